@@ -1,0 +1,289 @@
+//! Choosing the backend once per process, and saying why.
+
+use crate::loader::{self, Candidate};
+use libloading::Library;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+/// Environment variable that selects the backend.
+pub const ENV_BACKEND: &str = "ASCEND_BACKEND";
+
+/// Where calls go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The real AscendCL library (`libascendcl.so`).
+    Hardware,
+    /// The in-tree software device ([`crate::soft`]).
+    Software,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Hardware => "hardware",
+            Backend::Software => "software",
+        })
+    }
+}
+
+/// What the user asked for: the value of `ASCEND_BACKEND`, or the argument
+/// of [`select_backend`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackendRequest {
+    /// The real library when one is found, otherwise the software device.
+    Auto,
+    /// The real library, or an error.
+    Hardware,
+    /// The software device, without looking for a library.
+    Software,
+}
+
+impl BackendRequest {
+    /// Parses `auto`, `hardware` or `software` (ASCII case-insensitive).
+    ///
+    /// # Errors
+    ///
+    /// [`BackendError::InvalidRequest`] for any other text.
+    pub fn parse(text: &str) -> Result<Self, BackendError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" | "" => Ok(Self::Auto),
+            "hardware" => Ok(Self::Hardware),
+            "software" => Ok(Self::Software),
+            _ => Err(BackendError::InvalidRequest {
+                value: text.to_string(),
+            }),
+        }
+    }
+}
+
+/// One attempt to open the library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryAttempt {
+    /// The path passed to `dlopen` (a bare file name means the dynamic
+    /// linker's own search).
+    pub path: PathBuf,
+    /// Where this candidate came from (`ASCEND_ACL_LIB`, `ASCEND_HOME_PATH`,
+    /// a default install location, ...).
+    pub source: &'static str,
+    /// Why it failed (the loader's message), or `None` if it opened.
+    pub error: Option<String>,
+}
+
+impl fmt::Display for LibraryAttempt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.path.display(), self.source)?;
+        if let Some(error) = &self.error {
+            write!(f, ": {error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which backend is active, and why.
+#[derive(Debug)]
+pub struct BackendInfo {
+    /// The active backend.
+    pub backend: Backend,
+    /// What was asked for.
+    pub requested: BackendRequest,
+    /// Who asked: `"ASCEND_BACKEND"`, `"select_backend"` or `"default"`.
+    pub requested_by: &'static str,
+    /// The library file in use (hardware only).
+    pub library_path: Option<PathBuf>,
+    /// Every library path tried, in order (empty when the software device
+    /// was requested explicitly).
+    pub attempts: Vec<LibraryAttempt>,
+    library: Option<Library>,
+}
+
+impl BackendInfo {
+    /// A one-line explanation, as logged when the backend is chosen.
+    pub fn describe(&self) -> String {
+        let asked = match self.requested_by {
+            "default" => "no ASCEND_BACKEND set".to_string(),
+            who => format!("{who} asked for {:?}", self.requested),
+        };
+        match (&self.backend, &self.library_path) {
+            (Backend::Hardware, Some(path)) => format!("AscendCL backend: hardware, {} ({asked})", path.display()),
+            _ if self.attempts.is_empty() => format!("AscendCL backend: software device ({asked})"),
+            _ => format!(
+                "AscendCL backend: software device ({asked}; no AscendCL library found; tried: {})",
+                join(&self.attempts)
+            ),
+        }
+    }
+}
+
+/// Why no backend could be used, or why a selection was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    /// The hardware backend was required and no library could be opened.
+    #[error("the hardware backend was requested but no AscendCL library could be opened; tried: {}", join(.attempts))]
+    LibraryNotFound {
+        /// Every path tried, with the loader's message for each.
+        attempts: Vec<LibraryAttempt>,
+    },
+    /// `ASCEND_BACKEND` (or a parsed request) is not `auto`, `hardware` or
+    /// `software`.
+    #[error("ASCEND_BACKEND={value:?} is not one of auto, hardware, software")]
+    InvalidRequest {
+        /// The text given.
+        value: String,
+    },
+    /// [`select_backend`] was called after the backend had been chosen, with
+    /// a request the active backend does not satisfy.
+    #[error("the backend was already chosen ({active}); select_backend must be called before the first AscendCL call")]
+    AlreadyChosen {
+        /// The backend in use.
+        active: String,
+    },
+}
+
+fn join(attempts: &[LibraryAttempt]) -> String {
+    attempts.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// How a call is routed; computed once.
+pub(crate) enum Route {
+    Software,
+    Hardware(&'static Library),
+    Unavailable(&'static str),
+}
+
+static CHOSEN: OnceLock<Result<BackendInfo, BackendError>> = OnceLock::new();
+static ROUTE: OnceLock<RouteSlot> = OnceLock::new();
+/// Serialises [`select_backend`] against the first implicit choice.
+static CHOOSING: Mutex<()> = Mutex::new(());
+
+enum RouteSlot {
+    Software,
+    Hardware(&'static Library),
+    Unavailable(String),
+}
+
+/// The active backend, choosing it now (from `ASCEND_BACKEND`) if no call has
+/// chosen it yet. The choice is logged once at `info` level.
+///
+/// # Errors
+///
+/// [`BackendError::LibraryNotFound`] when `ASCEND_BACKEND=hardware` and no
+/// library opened (every path tried is listed);
+/// [`BackendError::InvalidRequest`] when `ASCEND_BACKEND` has another value.
+/// In both cases every C function returns `ACL_ERROR_RT_NO_DEVICE` and
+/// `aclGetRecentErrMsg` repeats this error.
+///
+/// ```
+/// let info = ascend_sys::backend().expect("a backend");
+/// println!("{}", info.describe());
+/// ```
+pub fn backend() -> Result<&'static BackendInfo, BackendError> {
+    chosen().as_ref().map_err(Clone::clone)
+}
+
+/// Chooses the backend from Rust instead of `ASCEND_BACKEND`. Call it before
+/// the first AscendCL call of the process; it overrides the variable.
+///
+/// Calling it again, or after the backend was chosen, succeeds when the
+/// active backend satisfies the request (`Auto` is satisfied by either), and
+/// returns [`BackendError::AlreadyChosen`] otherwise.
+///
+/// # Errors
+///
+/// As [`backend`] for the new choice, or [`BackendError::AlreadyChosen`].
+///
+/// ```
+/// use ascend_sys::{select_backend, Backend, BackendRequest};
+/// let info = select_backend(BackendRequest::Software).unwrap();
+/// assert_eq!(info.backend, Backend::Software);
+/// ```
+pub fn select_backend(request: BackendRequest) -> Result<&'static BackendInfo, BackendError> {
+    let _guard = CHOOSING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if CHOSEN.get().is_none() {
+        let _ = CHOSEN.set(choose(request, "select_backend"));
+        announce();
+    }
+    let chosen = backend()?;
+    let satisfied = match request {
+        BackendRequest::Auto => true,
+        BackendRequest::Hardware => chosen.backend == Backend::Hardware,
+        BackendRequest::Software => chosen.backend == Backend::Software,
+    };
+    if satisfied {
+        Ok(chosen)
+    } else {
+        Err(BackendError::AlreadyChosen {
+            active: chosen.backend.to_string(),
+        })
+    }
+}
+
+fn chosen() -> &'static Result<BackendInfo, BackendError> {
+    if let Some(chosen) = CHOSEN.get() {
+        return chosen;
+    }
+    let _guard = CHOOSING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let chosen = CHOSEN.get_or_init(|| {
+        match std::env::var(ENV_BACKEND) {
+            Ok(value) => BackendRequest::parse(&value).and_then(|request| choose(request, ENV_BACKEND)),
+            Err(_) => choose(BackendRequest::Auto, "default"),
+        }
+    });
+    announce();
+    chosen
+}
+
+fn announce() {
+    static ANNOUNCED: OnceLock<()> = OnceLock::new();
+    ANNOUNCED.get_or_init(|| match CHOSEN.get() {
+        Some(Ok(info)) => log::info!("{}", info.describe()),
+        Some(Err(error)) => log::error!("AscendCL backend unavailable: {error}"),
+        None => {}
+    });
+}
+
+fn choose(request: BackendRequest, requested_by: &'static str) -> Result<BackendInfo, BackendError> {
+    let software = |attempts| BackendInfo {
+        backend: Backend::Software,
+        requested: request,
+        requested_by,
+        library_path: None,
+        attempts,
+        library: None,
+    };
+    if request == BackendRequest::Software {
+        return Ok(software(Vec::new()));
+    }
+    let list: Vec<Candidate> = loader::candidates(|name| std::env::var(name).ok());
+    let (loaded, attempts) = loader::open_first(&list);
+    match loaded {
+        Some(loaded) => Ok(BackendInfo {
+            backend: Backend::Hardware,
+            requested: request,
+            requested_by,
+            library_path: Some(loaded.path),
+            attempts,
+            library: Some(loaded.library),
+        }),
+        None if request == BackendRequest::Auto => Ok(software(attempts)),
+        None => Err(BackendError::LibraryNotFound { attempts }),
+    }
+}
+
+/// The route for the next call. Cheap after the first call (one atomic load).
+#[inline]
+pub(crate) fn route() -> Route {
+    let slot = ROUTE.get_or_init(|| match chosen() {
+        Ok(BackendInfo {
+            library: Some(library), ..
+        }) => RouteSlot::Hardware(library),
+        Ok(_) => RouteSlot::Software,
+        Err(error) => RouteSlot::Unavailable(error.to_string()),
+    });
+    match slot {
+        RouteSlot::Software => Route::Software,
+        RouteSlot::Hardware(library) => Route::Hardware(library),
+        RouteSlot::Unavailable(why) => Route::Unavailable(why),
+    }
+}

@@ -1,0 +1,152 @@
+//! Software-device settings: how many devices, how much memory each.
+
+use std::fmt;
+
+/// Environment variable: number of software devices (default 2).
+pub const ENV_DEVICE_COUNT: &str = "ASCEND_SOFT_DEVICE_COUNT";
+/// Environment variable: memory per software device, in bytes, or with a
+/// `K`, `M`, `G` or `T` suffix (binary units; default `64G`).
+pub const ENV_DEVICE_MEMORY: &str = "ASCEND_SOFT_DEVICE_MEMORY";
+
+/// The largest device count accepted.
+pub const MAX_DEVICES: u32 = 64;
+
+/// Settings of the software device, fixed when it starts (on the first call
+/// routed to it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Number of devices (1 to [`MAX_DEVICES`]). Default 2, so that
+    /// multi-device and peer rules are exercised.
+    pub device_count: u32,
+    /// Bytes of memory per device. Default 64 GiB. The memory is sparse:
+    /// host RAM is committed only for bytes actually written.
+    pub device_memory: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            device_count: 2,
+            device_memory: 64 << 30,
+        }
+    }
+}
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// An environment variable could not be parsed or is out of range.
+    #[error("{variable}={value:?}: {reason}")]
+    BadVariable {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A field of [`Config`] is out of range.
+    #[error("software device configuration: {0}")]
+    OutOfRange(&'static str),
+    /// The software device has already started with another configuration.
+    #[error("the software device has already started; configure it before the first call")]
+    AlreadyStarted,
+}
+
+impl Config {
+    /// The default configuration overridden by the environment variables.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::BadVariable`] naming the variable that is malformed.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let mut config = Self::default();
+        if let Ok(value) = std::env::var(ENV_DEVICE_COUNT) {
+            config.device_count = value.trim().parse().map_err(|_| ConfigError::BadVariable {
+                variable: ENV_DEVICE_COUNT,
+                value: value.clone(),
+                reason: "not a whole number",
+            })?;
+        }
+        if let Ok(value) = std::env::var(ENV_DEVICE_MEMORY) {
+            config.device_memory = parse_size(&value).ok_or(ConfigError::BadVariable {
+                variable: ENV_DEVICE_MEMORY,
+                value: value.clone(),
+                reason: "not a size (bytes, or a number with K, M, G or T)",
+            })?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks the ranges.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::OutOfRange`] when the device count is 0 or above
+    /// [`MAX_DEVICES`], or the memory is under 64 MiB or above 1 TiB.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.device_count == 0 || self.device_count > MAX_DEVICES {
+            return Err(ConfigError::OutOfRange("device_count must be 1 to 64"));
+        }
+        if self.device_memory < (64 << 20) || self.device_memory > (1 << 40) {
+            return Err(ConfigError::OutOfRange("device_memory must be 64 MiB to 1 TiB"));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} device(s) x {} MiB", self.device_count, self.device_memory >> 20)
+    }
+}
+
+/// Parses `123`, `64M`, `64G`, `1T` (binary units, case-insensitive, an
+/// optional trailing `B` or `iB`).
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim().to_ascii_uppercase();
+    let text = text.strip_suffix("IB").or_else(|| text.strip_suffix('B')).unwrap_or(&text);
+    let (digits, shift) = match text.chars().last()? {
+        'K' => (&text[..text.len() - 1], 10),
+        'M' => (&text[..text.len() - 1], 20),
+        'G' => (&text[..text.len() - 1], 30),
+        'T' => (&text[..text.len() - 1], 40),
+        _ => (text, 0),
+    };
+    let number: u64 = digits.trim().parse().ok()?;
+    number.checked_mul(1u64 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("64g"), Some(64 << 30));
+        assert_eq!(parse_size("2GiB"), Some(2 << 30));
+        assert_eq!(parse_size("1T"), Some(1 << 40));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("99999999999999999999T"), None);
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        assert!(Config::default().validate().is_ok());
+        let zero = Config {
+            device_count: 0,
+            ..Config::default()
+        };
+        assert!(zero.validate().is_err());
+        let tiny = Config {
+            device_memory: 1 << 20,
+            ..Config::default()
+        };
+        assert!(tiny.validate().is_err());
+    }
+}

@@ -1,0 +1,112 @@
+//! `aclrtMallocHost*` / `aclrtFreeHost*`: page-locked host memory.
+//!
+//! On the software device host memory is ordinary process memory, 64-byte
+//! aligned as documented, tracked so that only pointers it handed out can be
+//! freed and so that copies can tell it from pageable memory.
+
+use super::context;
+use super::fail::{SoftResult, fail};
+use super::runtime::{self, HostAllocation};
+use crate::types::*;
+use std::alloc::Layout;
+
+/// The documented alignment of `aclrtMallocHost` memory.
+pub(crate) const HOST_ALIGN: usize = 64;
+
+fn layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size, HOST_ALIGN).ok()
+}
+
+/// Allocates `size` bytes (rounded up to 32) of host memory.
+pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
+    if size == 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+    }
+    context::require()?;
+    let Some(layout) = usize::try_from(size)
+        .ok()
+        .and_then(|size| size.checked_next_multiple_of(32))
+        .and_then(layout)
+    else {
+        return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, format!("size {size} is too large"));
+    };
+    let mut state = runtime::lock()?;
+    // SAFETY: `layout` has a non-zero size.
+    let pointer = unsafe { std::alloc::alloc(layout) };
+    if pointer.is_null() {
+        return fail(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            format!("out of host memory ({} bytes)", layout.size()),
+        );
+    }
+    state
+        .host_allocations
+        .insert(pointer as usize, HostAllocation { size: layout.size() });
+    Ok(pointer as usize)
+}
+
+/// Checks an `aclrtMallocHostWithCfg` configuration.
+///
+/// # Safety
+///
+/// As [`super::device_mem::check_device_cfg`].
+pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult {
+    // SAFETY: the caller guarantees `cfg` is NULL or valid.
+    let Some(cfg) = (unsafe { cfg.as_ref() }) else {
+        return Ok(());
+    };
+    if cfg.attrs.is_null() {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "cfg->attrs is NULL");
+    }
+    // SAFETY: the caller guarantees `attrs` holds `numAttrs` entries.
+    let attrs = unsafe { std::slice::from_raw_parts(cfg.attrs, cfg.numAttrs) };
+    for attr in attrs {
+        match attr.attr {
+            ACL_RT_MEM_ATTR_MODULE_ID => {}
+            ACL_RT_MEM_ATTR_VA_FLAG => {
+                // SAFETY: the union member named by `attr.attr`.
+                if unsafe { attr.value.vaFlag } != 0 {
+                    return fail(
+                        ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                        "ACL_RT_MEM_ATTR_VA_FLAG=1 (same host and device address) is not supported by the software device",
+                    );
+                }
+            }
+            other => {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("attribute kind {other} is not accepted for host memory"),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `aclrtFreeHost`: only a pointer `aclrtMallocHost*` returned. A device
+/// pointer is refused with `ACL_ERROR_RT_PARAM_INVALID` as on hardware; so is
+/// any other pointer (on hardware the driver decides; its code is not public).
+pub(crate) fn free_host(address: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let Some(allocation) = state.host_allocations.remove(&address) else {
+        let why = if state.device_of(address).is_some() {
+            format!("{address:#x} is a device address, not host memory")
+        } else {
+            format!("{address:#x} was not returned by aclrtMallocHost (or was already freed)")
+        };
+        return fail(ACL_ERROR_RT_PARAM_INVALID, why);
+    };
+    match layout(allocation.size) {
+        // SAFETY: `address` was returned by `alloc` with this layout and has
+        // just been removed from the table, so it is freed once.
+        Some(layout) => unsafe { std::alloc::dealloc(address as *mut u8, layout) },
+        None => return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host allocation with an invalid layout"),
+    }
+    Ok(())
+}
+
+/// The host allocation containing `address`, with its start address.
+pub(crate) fn find(state: &runtime::State, address: usize) -> Option<(usize, HostAllocation)> {
+    let (&start, allocation) = state.host_allocations.range(..=address).next_back()?;
+    (address < start + allocation.size).then_some((start, *allocation))
+}

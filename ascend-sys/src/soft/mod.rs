@@ -1,0 +1,76 @@
+//! The software device: an in-process emulator of the AscendCL memory
+//! runtime's *rules*, used when no `libascendcl.so` is present (or when
+//! `ASCEND_BACKEND=software`).
+//!
+//! It implements the same C functions as the real library, so code above it
+//! cannot tell the difference except through [`crate::backend`]:
+//!
+//! - device memory is sparse physical memory (a `memfd`) reached through the
+//!   device's own mapping, and device addresses are a separate range
+//!   reserved `PROT_NONE`, so a host dereference of a device pointer faults
+//!   as it does on hardware;
+//! - every argument and state rule it emulates returns the real runtime's
+//!   error code, and `aclGetRecentErrMsg` says which argument broke which
+//!   rule;
+//! - a function it does not emulate yet returns `ACL_ERROR_API_NOT_SUPPORT`
+//!   (and says so) rather than pretending to succeed.
+//!
+//! This module's Rust API is for tests: settings ([`configure`], or the
+//! environment variables [`ENV_DEVICE_COUNT`] and [`ENV_DEVICE_MEMORY`]),
+//! and introspection ([`live`], [`leak_report`], [`recent_error`]).
+//!
+//! ```
+//! use ascend_sys::*;
+//! ascend_sys::select_backend(BackendRequest::Software).unwrap();
+//! let mut ptr = std::ptr::null_mut();
+//! unsafe {
+//!     assert_eq!(aclrtSetDevice(0), ACL_SUCCESS);
+//!     let before = soft::live().device_allocations;
+//!     assert_eq!(aclrtMalloc(&mut ptr, 100, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+//!     assert!(soft::live().device_allocations >= before + 1);
+//!     assert_eq!(aclrtFree(ptr), ACL_SUCCESS);
+//!     // Freeing twice is refused, with a message naming the pointer.
+//!     assert_eq!(aclrtFree(ptr), ACL_ERROR_RT_PARAM_INVALID);
+//!     assert!(soft::recent_error().unwrap().contains("not a live device allocation"));
+//!     assert_eq!(aclrtResetDevice(0), ACL_SUCCESS);
+//! }
+//! ```
+
+mod arena;
+mod config;
+mod context;
+mod copy;
+mod device_mem;
+pub(crate) mod entry;
+mod fail;
+mod host_mem;
+mod introspect;
+mod process;
+mod range_alloc;
+mod runtime;
+
+pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, MAX_DEVICES};
+pub use introspect::{Live, leak_report, live};
+
+/// Sets the software device's configuration. It takes effect when the
+/// software device starts (on the first call routed to it); calling it after
+/// that succeeds only if the configuration is the same.
+///
+/// # Errors
+///
+/// [`ConfigError::OutOfRange`] for a bad value; [`ConfigError::AlreadyStarted`]
+/// when the device already runs with another configuration.
+pub fn configure(config: Config) -> Result<(), ConfigError> {
+    runtime::configure(config)
+}
+
+/// The configuration in force (`None` before the software device starts).
+pub fn active_config() -> Option<Config> {
+    runtime::lock_if_started().map(|state| state.config.clone())
+}
+
+/// The message `aclGetRecentErrMsg` would return on this thread, as a Rust
+/// string (any backend).
+pub fn recent_error() -> Option<String> {
+    crate::error_msg::pending_text()
+}
