@@ -1,3 +1,42 @@
-//! Safe Rust SDK for Huawei Ascend NPU memory management (placeholder while the
-//! safe layer is built; see `ascend_sys` for the raw API).
+//! Safe Rust SDK for Huawei Ascend NPU memory management (AscendCL / CANN).
+//!
+//! This crate wraps the raw [`ascend_sys`] API in owned, typed handles:
+//!
+//! | CPU concept            | Ascend concept           | This crate         |
+//! |------------------------|--------------------------|--------------------|
+//! | `Vec<T>` on the heap   | device memory            | [`DeviceBuf<T>`]   |
+//! | `Vec<T>` in locked RAM | page-locked host memory  | [`PinnedHostBuf<T>`] |
+//! | a CPU core             | a device, current per thread | [`Device`]     |
+//!
+//! Every call runs on the backend `ascend_sys` selected: the real
+//! `libascendcl.so` when present, otherwise the in-tree software device, so
+//! the examples below run anywhere:
+//!
+//! ```
+//! use ascend::{Device, DeviceBuf};
+//! let device = Device::new(0)?;
+//! let data: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+//! let on_device = DeviceBuf::from_slice(&device, &data)?;
+//! assert_eq!(on_device.to_vec()?, data);
+//! # Ok::<(), ascend::Error>(())
+//! ```
+//!
+//! Errors are values: nothing in this crate panics on a runtime failure, and
+//! every owner frees on `Drop` (logging a failure through the `log` facade)
+//! or through an explicit `free` that returns the error.
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod backend;
+mod device;
+mod error;
+mod error_code;
+mod error_code_names;
+pub mod memory;
+
 pub use ascend_sys as sys;
+pub use backend::{Backend, BackendInfo, backend, build_toolkit};
+pub use device::Device;
+pub use error::{Error, Result};
+pub use error_code::ErrorCode;
+pub use memory::{DeviceBuf, PinnedHostBuf};

@@ -52,7 +52,7 @@ trap 'rm -f "$tmp"' EXIT
   bindgen "$header" "${common[@]}" --allowlist-function '.*' --no-recursive-allowlist -- "${clang[@]}"
   echo "}"
 } >"$tmp"
-rustfmt --edition 2024 "$tmp"
+rustfmt --edition 2024 --config-path "$here/../rustfmt.toml" "$tmp"
 
 if [ "${1:-}" = "--check" ]; then
   if ! diff -u "$out" "$tmp"; then

@@ -154,6 +154,8 @@ pub(crate) enum Route {
 
 static CHOSEN: OnceLock<Result<BackendInfo, BackendError>> = OnceLock::new();
 static ROUTE: OnceLock<RouteSlot> = OnceLock::new();
+/// Directories tried after the documented search ([`add_library_fallback`]).
+static FALLBACKS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Serialises [`select_backend`] against the first implicit choice.
 static CHOOSING: Mutex<()> = Mutex::new(());
 
@@ -219,16 +221,30 @@ pub fn select_backend(request: BackendRequest) -> Result<&'static BackendInfo, B
     }
 }
 
+/// Adds a directory to try, after the documented search, when looking for
+/// `libascendcl.so`. It only has an effect before the backend is chosen; the
+/// safe `ascend` crate uses it for the toolkit found when it was built.
+/// Returns whether the directory will be searched.
+pub fn add_library_fallback(dir: impl Into<PathBuf>) -> bool {
+    let _guard = CHOOSING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if CHOSEN.get().is_some() {
+        return false;
+    }
+    FALLBACKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push(dir.into());
+    true
+}
+
 fn chosen() -> &'static Result<BackendInfo, BackendError> {
     if let Some(chosen) = CHOSEN.get() {
         return chosen;
     }
     let _guard = CHOOSING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let chosen = CHOSEN.get_or_init(|| {
-        match std::env::var(ENV_BACKEND) {
-            Ok(value) => BackendRequest::parse(&value).and_then(|request| choose(request, ENV_BACKEND)),
-            Err(_) => choose(BackendRequest::Auto, "default"),
-        }
+    let chosen = CHOSEN.get_or_init(|| match std::env::var(ENV_BACKEND) {
+        Ok(value) => BackendRequest::parse(&value).and_then(|request| choose(request, ENV_BACKEND)),
+        Err(_) => choose(BackendRequest::Auto, "default"),
     });
     announce();
     chosen
@@ -255,7 +271,11 @@ fn choose(request: BackendRequest, requested_by: &'static str) -> Result<Backend
     if request == BackendRequest::Software {
         return Ok(software(Vec::new()));
     }
-    let list: Vec<Candidate> = loader::candidates(|name| std::env::var(name).ok());
+    let fallbacks = FALLBACKS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone();
+    let list: Vec<Candidate> = loader::candidates(|name| std::env::var(name).ok(), &fallbacks);
     let (loaded, attempts) = loader::open_first(&list);
     match loaded {
         Some(loaded) => Ok(BackendInfo {

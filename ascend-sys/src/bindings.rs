@@ -30,9 +30,8 @@ pub mod c_types {
         unsafe extern "C" fn(allocator: aclrtAllocator, size: usize) -> *mut ::std::os::raw::c_void,
     >;
     #[doc = " User allocator callback: release a block previously returned by the allocator."]
-    pub type aclrtAllocatorFreeFunc = ::std::option::Option<
-        unsafe extern "C" fn(allocator: aclrtAllocator, block: aclrtAllocatorBlock),
-    >;
+    pub type aclrtAllocatorFreeFunc =
+        ::std::option::Option<unsafe extern "C" fn(allocator: aclrtAllocator, block: aclrtAllocatorBlock)>;
     #[doc = " User allocator callback: allocate `size` bytes, preferably at address hint `addr`; returns a block or NULL."]
     pub type aclrtAllocatorAllocAdviseFunc = ::std::option::Option<
         unsafe extern "C" fn(
@@ -42,15 +41,12 @@ pub mod c_types {
         ) -> *mut ::std::os::raw::c_void,
     >;
     #[doc = " User allocator callback: return the device address of a block."]
-    pub type aclrtAllocatorGetAddrFromBlockFunc = ::std::option::Option<
-        unsafe extern "C" fn(block: aclrtAllocatorBlock) -> *mut ::std::os::raw::c_void,
-    >;
+    pub type aclrtAllocatorGetAddrFromBlockFunc =
+        ::std::option::Option<unsafe extern "C" fn(block: aclrtAllocatorBlock) -> *mut ::std::os::raw::c_void>;
     #[doc = " Stream callback receiving the user data pointer it was registered with."]
-    pub type aclrtCallback =
-        ::std::option::Option<unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void)>;
+    pub type aclrtCallback = ::std::option::Option<unsafe extern "C" fn(userData: *mut ::std::os::raw::c_void)>;
     #[doc = " Host function launched on a stream, receiving its argument pointer."]
-    pub type aclrtHostFunc =
-        ::std::option::Option<unsafe extern "C" fn(args: *mut ::std::os::raw::c_void)>;
+    pub type aclrtHostFunc = ::std::option::Option<unsafe extern "C" fn(args: *mut ::std::os::raw::c_void)>;
     #[doc = " Callback invoked with runtime exception information."]
     pub type aclrtExceptionInfoCallback =
         ::std::option::Option<unsafe extern "C" fn(exceptionInfo: *mut aclrtExceptionInfo)>;
@@ -419,16 +415,13 @@ pub mod c_types {
     const _: () = {
         ["Size of aclrtMemLocation"][::std::mem::size_of::<aclrtMemLocation>() - 8usize];
         ["Alignment of aclrtMemLocation"][::std::mem::align_of::<aclrtMemLocation>() - 4usize];
-        ["Offset of field: aclrtMemLocation::id"]
-            [::std::mem::offset_of!(aclrtMemLocation, id) - 0usize];
-        ["Offset of field: aclrtMemLocation::type_"]
-            [::std::mem::offset_of!(aclrtMemLocation, type_) - 4usize];
+        ["Offset of field: aclrtMemLocation::id"][::std::mem::offset_of!(aclrtMemLocation, id) - 0usize];
+        ["Offset of field: aclrtMemLocation::type_"][::std::mem::offset_of!(aclrtMemLocation, type_) - 4usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtPhysicalMemProp"][::std::mem::size_of::<aclrtPhysicalMemProp>() - 32usize];
-        ["Alignment of aclrtPhysicalMemProp"]
-            [::std::mem::align_of::<aclrtPhysicalMemProp>() - 8usize];
+        ["Alignment of aclrtPhysicalMemProp"][::std::mem::align_of::<aclrtPhysicalMemProp>() - 8usize];
         ["Offset of field: aclrtPhysicalMemProp::handleType"]
             [::std::mem::offset_of!(aclrtPhysicalMemProp, handleType) - 0usize];
         ["Offset of field: aclrtPhysicalMemProp::allocationType"]
@@ -444,64 +437,50 @@ pub mod c_types {
     const _: () = {
         ["Size of aclrtMemAccessDesc"][::std::mem::size_of::<aclrtMemAccessDesc>() - 24usize];
         ["Alignment of aclrtMemAccessDesc"][::std::mem::align_of::<aclrtMemAccessDesc>() - 4usize];
-        ["Offset of field: aclrtMemAccessDesc::flags"]
-            [::std::mem::offset_of!(aclrtMemAccessDesc, flags) - 0usize];
+        ["Offset of field: aclrtMemAccessDesc::flags"][::std::mem::offset_of!(aclrtMemAccessDesc, flags) - 0usize];
         ["Offset of field: aclrtMemAccessDesc::location"]
             [::std::mem::offset_of!(aclrtMemAccessDesc, location) - 4usize];
-        ["Offset of field: aclrtMemAccessDesc::rsv"]
-            [::std::mem::offset_of!(aclrtMemAccessDesc, rsv) - 12usize];
+        ["Offset of field: aclrtMemAccessDesc::rsv"][::std::mem::offset_of!(aclrtMemAccessDesc, rsv) - 12usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtMemFabricHandle"][::std::mem::size_of::<aclrtMemFabricHandle>() - 128usize];
-        ["Alignment of aclrtMemFabricHandle"]
-            [::std::mem::align_of::<aclrtMemFabricHandle>() - 1usize];
-        ["Offset of field: aclrtMemFabricHandle::data"]
-            [::std::mem::offset_of!(aclrtMemFabricHandle, data) - 0usize];
+        ["Alignment of aclrtMemFabricHandle"][::std::mem::align_of::<aclrtMemFabricHandle>() - 1usize];
+        ["Offset of field: aclrtMemFabricHandle::data"][::std::mem::offset_of!(aclrtMemFabricHandle, data) - 0usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtMallocAttrValue"][::std::mem::size_of::<aclrtMallocAttrValue>() - 8usize];
-        ["Alignment of aclrtMallocAttrValue"]
-            [::std::mem::align_of::<aclrtMallocAttrValue>() - 4usize];
+        ["Alignment of aclrtMallocAttrValue"][::std::mem::align_of::<aclrtMallocAttrValue>() - 4usize];
         ["Offset of field: aclrtMallocAttrValue::moduleId"]
             [::std::mem::offset_of!(aclrtMallocAttrValue, moduleId) - 0usize];
         ["Offset of field: aclrtMallocAttrValue::deviceId"]
             [::std::mem::offset_of!(aclrtMallocAttrValue, deviceId) - 0usize];
         ["Offset of field: aclrtMallocAttrValue::vaFlag"]
             [::std::mem::offset_of!(aclrtMallocAttrValue, vaFlag) - 0usize];
-        ["Offset of field: aclrtMallocAttrValue::rsv"]
-            [::std::mem::offset_of!(aclrtMallocAttrValue, rsv) - 0usize];
+        ["Offset of field: aclrtMallocAttrValue::rsv"][::std::mem::offset_of!(aclrtMallocAttrValue, rsv) - 0usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtMallocAttribute"][::std::mem::size_of::<aclrtMallocAttribute>() - 12usize];
-        ["Alignment of aclrtMallocAttribute"]
-            [::std::mem::align_of::<aclrtMallocAttribute>() - 4usize];
-        ["Offset of field: aclrtMallocAttribute::attr"]
-            [::std::mem::offset_of!(aclrtMallocAttribute, attr) - 0usize];
-        ["Offset of field: aclrtMallocAttribute::value"]
-            [::std::mem::offset_of!(aclrtMallocAttribute, value) - 4usize];
+        ["Alignment of aclrtMallocAttribute"][::std::mem::align_of::<aclrtMallocAttribute>() - 4usize];
+        ["Offset of field: aclrtMallocAttribute::attr"][::std::mem::offset_of!(aclrtMallocAttribute, attr) - 0usize];
+        ["Offset of field: aclrtMallocAttribute::value"][::std::mem::offset_of!(aclrtMallocAttribute, value) - 4usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtMallocConfig"][::std::mem::size_of::<aclrtMallocConfig>() - 16usize];
         ["Alignment of aclrtMallocConfig"][::std::mem::align_of::<aclrtMallocConfig>() - 8usize];
-        ["Offset of field: aclrtMallocConfig::attrs"]
-            [::std::mem::offset_of!(aclrtMallocConfig, attrs) - 0usize];
-        ["Offset of field: aclrtMallocConfig::numAttrs"]
-            [::std::mem::offset_of!(aclrtMallocConfig, numAttrs) - 8usize];
+        ["Offset of field: aclrtMallocConfig::attrs"][::std::mem::offset_of!(aclrtMallocConfig, attrs) - 0usize];
+        ["Offset of field: aclrtMallocConfig::numAttrs"][::std::mem::offset_of!(aclrtMallocConfig, numAttrs) - 8usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtServerPid"][::std::mem::size_of::<aclrtServerPid>() - 24usize];
         ["Alignment of aclrtServerPid"][::std::mem::align_of::<aclrtServerPid>() - 8usize];
-        ["Offset of field: aclrtServerPid::sdid"]
-            [::std::mem::offset_of!(aclrtServerPid, sdid) - 0usize];
-        ["Offset of field: aclrtServerPid::pid"]
-            [::std::mem::offset_of!(aclrtServerPid, pid) - 8usize];
-        ["Offset of field: aclrtServerPid::num"]
-            [::std::mem::offset_of!(aclrtServerPid, num) - 16usize];
+        ["Offset of field: aclrtServerPid::sdid"][::std::mem::offset_of!(aclrtServerPid, sdid) - 0usize];
+        ["Offset of field: aclrtServerPid::pid"][::std::mem::offset_of!(aclrtServerPid, pid) - 8usize];
+        ["Offset of field: aclrtServerPid::num"][::std::mem::offset_of!(aclrtServerPid, num) - 16usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
@@ -511,21 +490,18 @@ pub mod c_types {
             [::std::mem::offset_of!(aclrtPtrAttributes, location) - 0usize];
         ["Offset of field: aclrtPtrAttributes::pageSize"]
             [::std::mem::offset_of!(aclrtPtrAttributes, pageSize) - 8usize];
-        ["Offset of field: aclrtPtrAttributes::rsv"]
-            [::std::mem::offset_of!(aclrtPtrAttributes, rsv) - 12usize];
+        ["Offset of field: aclrtPtrAttributes::rsv"][::std::mem::offset_of!(aclrtPtrAttributes, rsv) - 12usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtMemUsageInfo"][::std::mem::size_of::<aclrtMemUsageInfo>() - 112usize];
         ["Alignment of aclrtMemUsageInfo"][::std::mem::align_of::<aclrtMemUsageInfo>() - 8usize];
-        ["Offset of field: aclrtMemUsageInfo::name"]
-            [::std::mem::offset_of!(aclrtMemUsageInfo, name) - 0usize];
+        ["Offset of field: aclrtMemUsageInfo::name"][::std::mem::offset_of!(aclrtMemUsageInfo, name) - 0usize];
         ["Offset of field: aclrtMemUsageInfo::curMemSize"]
             [::std::mem::offset_of!(aclrtMemUsageInfo, curMemSize) - 32usize];
         ["Offset of field: aclrtMemUsageInfo::memPeakSize"]
             [::std::mem::offset_of!(aclrtMemUsageInfo, memPeakSize) - 40usize];
-        ["Offset of field: aclrtMemUsageInfo::reserved"]
-            [::std::mem::offset_of!(aclrtMemUsageInfo, reserved) - 48usize];
+        ["Offset of field: aclrtMemUsageInfo::reserved"][::std::mem::offset_of!(aclrtMemUsageInfo, reserved) - 48usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
@@ -536,8 +512,7 @@ pub mod c_types {
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtIpcEventHandle"][::std::mem::size_of::<aclrtIpcEventHandle>() - 64usize];
-        ["Alignment of aclrtIpcEventHandle"]
-            [::std::mem::align_of::<aclrtIpcEventHandle>() - 1usize];
+        ["Alignment of aclrtIpcEventHandle"][::std::mem::align_of::<aclrtIpcEventHandle>() - 1usize];
         ["Offset of field: aclrtIpcEventHandle::reserved"]
             [::std::mem::offset_of!(aclrtIpcEventHandle, reserved) - 0usize];
     };
@@ -1172,21 +1147,14 @@ pub mod c_functions {
         #[doc = " Drops one `aclInit` reference and finalises at zero; reports the remaining count."]
         pub fn aclFinalizeReference(refCount: *mut u64) -> aclError;
         #[doc = " Reports the ACL interface version (deprecated)."]
-        pub fn aclrtGetVersion(
-            majorVersion: *mut i32,
-            minorVersion: *mut i32,
-            patchVersion: *mut i32,
-        ) -> aclError;
+        pub fn aclrtGetVersion(majorVersion: *mut i32, minorVersion: *mut i32, patchVersion: *mut i32) -> aclError;
         #[doc = " Writes the version string of the named package (for example \"runtime\")."]
         pub fn aclsysGetVersionStr(
             pkgName: *mut ::std::os::raw::c_char,
             versionStr: *mut ::std::os::raw::c_char,
         ) -> aclError;
         #[doc = " Writes the numeric version of the named package."]
-        pub fn aclsysGetVersionNum(
-            pkgName: *mut ::std::os::raw::c_char,
-            versionNum: *mut i32,
-        ) -> aclError;
+        pub fn aclsysGetVersionNum(pkgName: *mut ::std::os::raw::c_char, versionNum: *mut i32) -> aclError;
         #[doc = " Returns the message of the most recent error on this thread, or NULL."]
         pub fn aclGetRecentErrMsg() -> *const ::std::os::raw::c_char;
         #[doc = " Returns the SoC name, or NULL on failure."]
@@ -1222,11 +1190,7 @@ pub mod c_functions {
         #[doc = " Reports the host-side process id used to whitelist importers."]
         pub fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError;
         #[doc = " Reports whether `deviceId` can access memory of `peerDeviceId`."]
-        pub fn aclrtDeviceCanAccessPeer(
-            canAccessPeer: *mut i32,
-            deviceId: i32,
-            peerDeviceId: i32,
-        ) -> aclError;
+        pub fn aclrtDeviceCanAccessPeer(canAccessPeer: *mut i32, deviceId: i32, peerDeviceId: i32) -> aclError;
         #[doc = " Enables access from the current device to `peerDeviceId`; `flags` must be 0."]
         pub fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
         #[doc = " Disables access from the current device to `peerDeviceId`."]
@@ -1234,11 +1198,7 @@ pub mod c_functions {
         #[doc = " Creates a stream on the current context."]
         pub fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
         #[doc = " Creates a stream with a priority (0 to 7) and `ACL_STREAM_*` flags."]
-        pub fn aclrtCreateStreamWithConfig(
-            stream: *mut aclrtStream,
-            priority: u32,
-            flag: u32,
-        ) -> aclError;
+        pub fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
         #[doc = " Destroys a stream."]
         pub fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
         #[doc = " Waits until all work queued on a stream has completed."]
@@ -1258,18 +1218,11 @@ pub mod c_functions {
         #[doc = " Waits until an event has completed."]
         pub fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
         #[doc = " Reports whether the work before an event's record point has completed."]
-        pub fn aclrtQueryEventStatus(
-            event: aclrtEvent,
-            status: *mut aclrtEventRecordedStatus,
-        ) -> aclError;
+        pub fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
         #[doc = " Makes later work on a stream wait for an event."]
         pub fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
         #[doc = " Reports the time in milliseconds between two completed events."]
-        pub fn aclrtEventElapsedTime(
-            ms: *mut f32,
-            startEvent: aclrtEvent,
-            endEvent: aclrtEvent,
-        ) -> aclError;
+        pub fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError;
         #[doc = " Allocates device memory (size rounded up to 32 bytes plus 32 bytes of padding)."]
         pub fn aclrtMalloc(
             devPtr: *mut *mut ::std::os::raw::c_void,
@@ -1307,8 +1260,7 @@ pub mod c_functions {
         #[doc = " Synchronises the device, then frees device memory."]
         pub fn aclrtFreeWithDevSync(devPtr: *mut ::std::os::raw::c_void) -> aclError;
         #[doc = " Reports free and total bytes of the current device for a memory kind."]
-        pub fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize)
-        -> aclError;
+        pub fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
         #[doc = " Reports per-component memory usage of a device."]
         pub fn aclrtGetMemUsageInfo(
             deviceId: i32,
@@ -1360,12 +1312,7 @@ pub mod c_functions {
             stream: aclrtStream,
         ) -> aclError;
         #[doc = " Sets `count` bytes to the low 8 bits of `value`, synchronously."]
-        pub fn aclrtMemset(
-            devPtr: *mut ::std::os::raw::c_void,
-            maxCount: usize,
-            value: i32,
-            count: usize,
-        ) -> aclError;
+        pub fn aclrtMemset(devPtr: *mut ::std::os::raw::c_void, maxCount: usize, value: i32, count: usize) -> aclError;
         #[doc = " Queues a memory set on a stream."]
         pub fn aclrtMemsetAsync(
             devPtr: *mut ::std::os::raw::c_void,
@@ -1394,11 +1341,7 @@ pub mod c_functions {
             devPtr: *mut *mut ::std::os::raw::c_void,
         ) -> aclError;
         #[doc = " Registers host memory with `ACL_HOST_REG_*` flags."]
-        pub fn aclrtHostRegisterV2(
-            ptr: *mut ::std::os::raw::c_void,
-            size: u64,
-            flag: u32,
-        ) -> aclError;
+        pub fn aclrtHostRegisterV2(ptr: *mut ::std::os::raw::c_void, size: u64, flag: u32) -> aclError;
         #[doc = " Returns the device address of registered host memory; `flag` must be 0."]
         pub fn aclrtHostGetDevicePointer(
             pHost: *mut ::std::os::raw::c_void,
@@ -1501,10 +1444,7 @@ pub mod c_functions {
             linkIdx: u32,
         ) -> aclError;
         #[doc = " Chooses the link for an imported physical allocation before it is mapped."]
-        pub fn aclrtMemMapSetLink(
-            handle: aclrtDrvMemHandle,
-            adviceLink: aclrtMemLinkType,
-        ) -> aclError;
+        pub fn aclrtMemMapSetLink(handle: aclrtDrvMemHandle, adviceLink: aclrtMemLinkType) -> aclError;
         #[doc = " Exports a physical allocation as a shareable handle; `handleType` must be NONE."]
         pub fn aclrtMemExportToShareableHandle(
             handle: aclrtDrvMemHandle,
@@ -1513,11 +1453,7 @@ pub mod c_functions {
             shareableHandle: *mut u64,
         ) -> aclError;
         #[doc = " Sets the processes allowed to import a shareable handle."]
-        pub fn aclrtMemSetPidToShareableHandle(
-            shareableHandle: u64,
-            pid: *mut i32,
-            pidNum: usize,
-        ) -> aclError;
+        pub fn aclrtMemSetPidToShareableHandle(shareableHandle: u64, pid: *mut i32, pidNum: usize) -> aclError;
         #[doc = " Imports a shareable handle exported by another process onto a device."]
         pub fn aclrtMemImportFromShareableHandle(
             shareableHandle: u64,
@@ -1562,11 +1498,7 @@ pub mod c_functions {
         #[doc = " Closes an imported key, or destroys an exported one."]
         pub fn aclrtIpcMemClose(key: *const ::std::os::raw::c_char) -> aclError;
         #[doc = " Sets the processes allowed to import a key."]
-        pub fn aclrtIpcMemSetImportPid(
-            key: *const ::std::os::raw::c_char,
-            pid: *mut i32,
-            num: usize,
-        ) -> aclError;
+        pub fn aclrtIpcMemSetImportPid(key: *const ::std::os::raw::c_char, pid: *mut i32, num: usize) -> aclError;
         #[doc = " Sets the processes of other servers allowed to import a key."]
         pub fn aclrtIpcMemImportPidInterServer(
             key: *const ::std::os::raw::c_char,
@@ -1584,10 +1516,7 @@ pub mod c_functions {
         #[doc = " Destroys an allocator descriptor."]
         pub fn aclrtAllocatorDestroyDesc(allocatorDesc: aclrtAllocatorDesc) -> aclError;
         #[doc = " Stores the user allocator object in a descriptor."]
-        pub fn aclrtAllocatorSetObjToDesc(
-            allocatorDesc: aclrtAllocatorDesc,
-            allocator: aclrtAllocator,
-        ) -> aclError;
+        pub fn aclrtAllocatorSetObjToDesc(allocatorDesc: aclrtAllocatorDesc, allocator: aclrtAllocator) -> aclError;
         #[doc = " Stores the allocation callback in a descriptor."]
         pub fn aclrtAllocatorSetAllocFuncToDesc(
             allocatorDesc: aclrtAllocatorDesc,
@@ -1609,10 +1538,7 @@ pub mod c_functions {
             func: aclrtAllocatorGetAddrFromBlockFunc,
         ) -> aclError;
         #[doc = " Registers a copy of a descriptor as the allocator of a stream."]
-        pub fn aclrtAllocatorRegister(
-            stream: aclrtStream,
-            allocatorDesc: aclrtAllocatorDesc,
-        ) -> aclError;
+        pub fn aclrtAllocatorRegister(stream: aclrtStream, allocatorDesc: aclrtAllocatorDesc) -> aclError;
         #[doc = " Reports the allocator registered for a stream; out-pointers other than `allocatorDesc` may be NULL."]
         pub fn aclrtAllocatorGetByStream(
             stream: aclrtStream,

@@ -70,6 +70,7 @@ pub(crate) fn missing_symbol<R: FailureValue>(api: &'static str) -> R {
         "{api}: the loaded AscendCL library does not export the symbol `{api}` \
          (this CANN version or driver does not support it)"
     ));
+    crate::error_msg::set_missing_symbol(api);
     R::feature_not_supported()
 }
 

@@ -57,6 +57,10 @@ mod types;
 mod bindings;
 
 pub use api::*;
+pub use backend::{
+    Backend, BackendError, BackendInfo, BackendRequest, ENV_BACKEND, LibraryAttempt, add_library_fallback, backend,
+    select_backend,
+};
 pub(crate) use dispatch::acl_functions;
-pub use backend::{Backend, BackendError, BackendInfo, BackendRequest, backend, select_backend};
+pub use error_msg::missing_symbol;
 pub use types::*;

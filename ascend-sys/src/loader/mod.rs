@@ -43,9 +43,19 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
             Err(error) => attempts.push(LibraryAttempt {
                 path: candidate.path.clone(),
                 source: candidate.source,
-                error: Some(error.to_string()),
+                error: Some(describe(&error)),
             }),
         }
     }
     (None, attempts)
+}
+
+/// The loader's message with its cause (`dlerror` text), which libloading
+/// keeps as the error's source.
+fn describe(error: &libloading::Error) -> String {
+    use std::error::Error as _;
+    match error.source() {
+        Some(cause) => format!("{error}: {cause}"),
+        None => error.to_string(),
+    }
 }

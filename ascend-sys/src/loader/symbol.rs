@@ -31,7 +31,9 @@ impl<F: Copy> LazySymbol<F> {
             // declared in the AscendCL header (checked at compile time by
             // `acl_functions!`); the library lives for the rest of the
             // process, so the copied pointer never dangles.
-            unsafe { library.get::<F>(self.name.as_bytes()) }.ok().map(|symbol| *symbol)
+            unsafe { library.get::<F>(self.name.as_bytes()) }
+                .ok()
+                .map(|symbol| *symbol)
         })
     }
 }

@@ -48,7 +48,12 @@ impl Arena {
         };
         let length = match usize::try_from(capacity) {
             Ok(length) => length,
-            Err(_) => return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "device memory larger than the address space"),
+            Err(_) => {
+                return fail(
+                    ACL_ERROR_RT_MEMORY_ALLOCATION,
+                    "device memory larger than the address space",
+                );
+            }
         };
         let memfd = match memfd_create(format!("ascend-soft-device-{device}"), MemfdFlags::CLOEXEC) {
             Ok(fd) => fd,

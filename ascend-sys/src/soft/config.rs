@@ -107,7 +107,10 @@ impl fmt::Display for Config {
 /// optional trailing `B` or `iB`).
 pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim().to_ascii_uppercase();
-    let text = text.strip_suffix("IB").or_else(|| text.strip_suffix('B')).unwrap_or(&text);
+    let text = text
+        .strip_suffix("IB")
+        .or_else(|| text.strip_suffix('B'))
+        .unwrap_or(&text);
     let (digits, shift) = match text.chars().last()? {
         'K' => (&text[..text.len() - 1], 10),
         'M' => (&text[..text.len() - 1], 20),

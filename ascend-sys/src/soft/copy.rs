@@ -18,7 +18,10 @@ struct Resolved {
 /// Translates `[address, address + length)` for the calling operation.
 fn resolve(state: &runtime::State, address: usize, length: usize, role: &str) -> SoftResult<Resolved> {
     let Some(end) = address.checked_add(length) else {
-        return fail(ACL_ERROR_RT_PARAM_INVALID, format!("{role} range wraps around the address space"));
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("{role} range wraps around the address space"),
+        );
     };
     if let Some(device) = state.device_of(address) {
         let Some((start, allocation)) = device_mem::find(state, address) else {
@@ -65,7 +68,13 @@ fn resolve(state: &runtime::State, address: usize, length: usize, role: &str) ->
 /// # Safety
 ///
 /// Host ranges must be valid for the copy (the caller's contract).
-pub(crate) unsafe fn memcpy(dst: usize, dest_max: usize, src: usize, count: usize, kind: aclrtMemcpyKind) -> SoftResult {
+pub(crate) unsafe fn memcpy(
+    dst: usize,
+    dest_max: usize,
+    src: usize,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> SoftResult {
     if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
         return fail(
             ACL_ERROR_INVALID_PARAM,

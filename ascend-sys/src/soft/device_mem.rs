@@ -30,7 +30,12 @@ pub(crate) fn rounded_size(size: usize, rounding: Rounding, policy: aclrtMemMall
         .and_then(|rounded| rounded.checked_add(pad))
         .filter(|&total| total <= usize::MAX as u64)
         .map_or_else(
-            || fail(ACL_ERROR_INVALID_PARAM, format!("size {size} overflows when rounded up")),
+            || {
+                fail(
+                    ACL_ERROR_INVALID_PARAM,
+                    format!("size {size} overflows when rounded up"),
+                )
+            },
             Ok,
         )
 }

@@ -64,7 +64,11 @@ pub(crate) unsafe fn aclFinalizeReference(refCount: *mut u64) -> aclError {
     )
 }
 
-pub(crate) unsafe fn aclrtGetVersion(majorVersion: *mut i32, minorVersion: *mut i32, patchVersion: *mut i32) -> aclError {
+pub(crate) unsafe fn aclrtGetVersion(
+    majorVersion: *mut i32,
+    minorVersion: *mut i32,
+    patchVersion: *mut i32,
+) -> aclError {
     finish(
         "aclrtGetVersion",
         non_null(majorVersion, "majorVersion")
@@ -168,11 +172,22 @@ pub(crate) unsafe fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: 
     finish("aclrtMalloc", malloc_into(devPtr, size, Rounding::Padded, policy))
 }
 
-pub(crate) unsafe fn aclrtMallocAlign32(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError {
-    finish("aclrtMallocAlign32", malloc_into(devPtr, size, Rounding::Align32, policy))
+pub(crate) unsafe fn aclrtMallocAlign32(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError {
+    finish(
+        "aclrtMallocAlign32",
+        malloc_into(devPtr, size, Rounding::Align32, policy),
+    )
 }
 
-pub(crate) unsafe fn aclrtMallocCached(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError {
+pub(crate) unsafe fn aclrtMallocCached(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+) -> aclError {
     finish("aclrtMallocCached", malloc_into(devPtr, size, Rounding::Padded, policy))
 }
 
@@ -231,7 +246,13 @@ pub(crate) unsafe fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total
     )
 }
 
-pub(crate) unsafe fn aclrtMemcpy(dst: *mut c_void, destMax: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind) -> aclError {
+pub(crate) unsafe fn aclrtMemcpy(
+    dst: *mut c_void,
+    destMax: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> aclError {
     if count == 0 {
         return ACL_SUCCESS;
     }

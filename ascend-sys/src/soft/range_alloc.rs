@@ -17,7 +17,11 @@ impl RangeAllocator {
         if capacity > 0 {
             free.insert(0, capacity);
         }
-        Self { free, capacity, used: 0 }
+        Self {
+            free,
+            capacity,
+            used: 0,
+        }
     }
 
     /// Bytes handed out and not yet released.

@@ -139,7 +139,10 @@ pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
         // A panic while holding the lock (a bug) must not take every later
         // call down with it: the bookkeeping is updated in single steps.
         Ok(mutex) => Ok(mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
-        Err(why) => fail(ACL_ERROR_RT_INTERNAL_ERROR, format!("the software device could not start: {why}")),
+        Err(why) => fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("the software device could not start: {why}"),
+        ),
     }
 }
 

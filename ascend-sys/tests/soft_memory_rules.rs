@@ -1,0 +1,380 @@
+//! The software device's rules for device/host memory, copies and memsets:
+//! each test breaks one rule and checks the exact code the real runtime
+//! returns (`acl-behaviour.md` §4–§6). Software device only: these tests
+//! select it explicitly.
+
+use ascend_sys::*;
+use std::ffi::{CStr, c_void};
+use std::ptr::null_mut;
+
+fn software() {
+    select_backend(BackendRequest::Software).expect("software device");
+}
+
+/// Runs `body` on a fresh thread with device 0 current.
+fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+    software();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                // SAFETY: no pointer arguments.
+                assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+                let result = body();
+                // SAFETY: no pointer arguments.
+                assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+                result
+            })
+            .join()
+            .expect("test thread panicked")
+    })
+}
+
+/// Runs `body` on a fresh thread that has no current device.
+fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+    software();
+    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
+}
+
+fn malloc(size: usize) -> *mut c_void {
+    let mut ptr = null_mut();
+    // SAFETY: `ptr` is a valid out-pointer.
+    assert_eq!(
+        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
+        ACL_SUCCESS
+    );
+    ptr
+}
+
+fn recent() -> String {
+    // SAFETY: no arguments; the result is copied at once.
+    let text = unsafe { aclGetRecentErrMsg() };
+    assert!(!text.is_null(), "a failure must leave a message");
+    // SAFETY: non-NULL C string valid until the next call on this thread.
+    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
+}
+
+#[test]
+fn malloc_refuses_null_out_pointer_and_zero_size() {
+    on_device(|| {
+        let mut ptr = null_mut();
+        // SAFETY: a NULL out-pointer is refused before any write.
+        assert_eq!(unsafe { aclrtMalloc(null_mut(), 64, 0) }, ACL_ERROR_INVALID_PARAM);
+        assert!(recent().contains("devPtr"));
+        // SAFETY: `ptr` is a valid out-pointer.
+        assert_eq!(unsafe { aclrtMalloc(&mut ptr, 0, 0) }, ACL_ERROR_INVALID_PARAM);
+        assert!(recent().contains("size is 0"));
+        // SAFETY: as above.
+        assert_eq!(unsafe { aclrtMallocAlign32(&mut ptr, 0, 0) }, ACL_ERROR_INVALID_PARAM);
+        // SAFETY: as above.
+        assert_eq!(unsafe { aclrtMallocCached(&mut ptr, 0, 0) }, ACL_ERROR_INVALID_PARAM);
+        // SAFETY: as above; size_t overflow on rounding.
+        assert_eq!(
+            unsafe { aclrtMalloc(&mut ptr, usize::MAX - 8, 0) },
+            ACL_ERROR_INVALID_PARAM
+        );
+    });
+}
+
+#[test]
+fn calls_that_need_a_context_fail_without_one() {
+    without_device(|| {
+        let mut ptr = null_mut();
+        let (mut free, mut total) = (0, 0);
+        let mut device = -1;
+        let mut buf = [0u8; 16];
+        // SAFETY: every out-pointer is valid; the host buffers are live.
+        unsafe {
+            assert_eq!(aclrtMalloc(&mut ptr, 64, 0), ACL_ERROR_RT_CONTEXT_NULL);
+            assert!(recent().contains("aclrtSetDevice"));
+            assert_eq!(aclrtMallocHost(&mut ptr, 64), ACL_ERROR_RT_CONTEXT_NULL);
+            assert_eq!(
+                aclrtGetMemInfo(ACL_HBM_MEM, &mut free, &mut total),
+                ACL_ERROR_RT_CONTEXT_NULL
+            );
+            assert_eq!(aclrtGetDevice(&mut device), ACL_ERROR_RT_CONTEXT_NULL);
+            let src = [1u8; 16];
+            assert_eq!(
+                aclrtMemcpy(
+                    buf.as_mut_ptr().cast(),
+                    16,
+                    src.as_ptr().cast(),
+                    16,
+                    ACL_MEMCPY_HOST_TO_HOST
+                ),
+                ACL_ERROR_RT_CONTEXT_NULL
+            );
+            assert_eq!(
+                aclrtMemset(buf.as_mut_ptr().cast(), 16, 0, 16),
+                ACL_ERROR_RT_CONTEXT_NULL
+            );
+            assert_eq!(aclrtSynchronizeDevice(), ACL_ERROR_RT_CONTEXT_NULL);
+        }
+    });
+}
+
+#[test]
+fn free_works_without_a_context_but_refuses_bad_pointers() {
+    let ptr = on_device(|| malloc(256) as usize);
+    without_device(move || {
+        // SAFETY: `ptr` is a live allocation; interior and repeated frees are
+        // refused without touching memory.
+        unsafe {
+            assert_eq!(aclrtFree(null_mut()), ACL_ERROR_INVALID_PARAM);
+            assert_eq!(aclrtFree((ptr + 32) as *mut c_void), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains("not its start"));
+            assert_eq!(aclrtFree(ptr as *mut c_void), ACL_SUCCESS);
+            assert_eq!(aclrtFree(ptr as *mut c_void), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains("not a live device allocation"));
+            let mut local = 0u64;
+            assert_eq!(aclrtFree((&raw mut local).cast()), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains("not a device address"));
+        }
+    });
+}
+
+#[test]
+fn device_addresses_are_distinct_and_aligned() {
+    on_device(|| {
+        let a = malloc(1) as usize;
+        let b = malloc(1) as usize;
+        assert_ne!(a, b);
+        assert_eq!(a % 512, 0, "the runtime allocates at 512-byte alignment");
+        assert_eq!(b % 512, 0);
+        // SAFETY: both are live allocations.
+        unsafe {
+            assert_eq!(aclrtFree(a as *mut c_void), ACL_SUCCESS);
+            assert_eq!(aclrtFree(b as *mut c_void), ACL_SUCCESS);
+        }
+    });
+}
+
+#[test]
+fn round_trip_host_device_device_host() {
+    on_device(|| {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let n = data.len();
+        let a = malloc(n);
+        let b = malloc(n);
+        let mut back = vec![0u8; n];
+        // SAFETY: `a` and `b` hold `n` bytes; host buffers are live.
+        unsafe {
+            assert_eq!(
+                aclrtMemcpy(a, n, data.as_ptr().cast(), n, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_SUCCESS
+            );
+            assert_eq!(aclrtMemcpy(b, n, a, n, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+            // The kind is only range-checked: DEFAULT infers the direction.
+            assert_eq!(
+                aclrtMemcpy(back.as_mut_ptr().cast(), n, b, n, ACL_MEMCPY_DEFAULT),
+                ACL_SUCCESS
+            );
+            assert_eq!(aclrtFree(a), ACL_SUCCESS);
+            assert_eq!(aclrtFree(b), ACL_SUCCESS);
+        }
+        assert_eq!(back, data);
+    });
+}
+
+#[test]
+fn memcpy_argument_rules() {
+    on_device(|| {
+        let dev = malloc(64);
+        let mut host = [0u8; 128];
+        let h = host.as_mut_ptr().cast::<c_void>();
+        // SAFETY: every pointer is NULL (refused before use) or live with
+        // the sizes given.
+        unsafe {
+            // count 0 succeeds without looking at the pointers.
+            assert_eq!(aclrtMemcpy(null_mut(), 0, std::ptr::null(), 0, 99), ACL_SUCCESS);
+            assert_eq!(
+                aclrtMemcpy(null_mut(), 8, h, 8, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtMemcpy(dev, 8, std::ptr::null(), 8, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_INVALID_PARAM
+            );
+            // Kinds 6 and 7 are refused by aclrtMemcpy.
+            assert_eq!(
+                aclrtMemcpy(dev, 8, h, 8, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtMemcpy(dev, 8, h, 8, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtMemcpy(dev, 0, h, 8, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert!(recent().contains("destMax is 0"));
+            assert_eq!(
+                aclrtMemcpy(dev, 8, h, 9, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert!(recent().contains("larger than destMax"));
+            // dst == src: success, nothing copied.
+            assert_eq!(aclrtMemcpy(dev, 8, dev, 8, ACL_MEMCPY_DEVICE_TO_DEVICE), ACL_SUCCESS);
+            // 64 requested, 96 reserved (32-aligned + 32 padding): 96 fit,
+            // 97 run past the allocation.
+            assert_eq!(aclrtMemcpy(dev, 128, h, 96, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+            assert_eq!(
+                aclrtMemcpy(dev, 128, h, 97, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert!(recent().contains("past the end"));
+            assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+            // Freed memory is no longer reachable.
+            assert_eq!(
+                aclrtMemcpy(h, 8, dev, 8, ACL_MEMCPY_DEVICE_TO_HOST),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert!(recent().contains("not inside a live allocation"));
+        }
+    });
+}
+
+#[test]
+fn memset_truncates_the_value_and_checks_max_count() {
+    on_device(|| {
+        let dev = malloc(32);
+        let mut back = [0u8; 32];
+        // SAFETY: `dev` holds 32 bytes; `back` is live.
+        unsafe {
+            assert_eq!(aclrtMemset(null_mut(), 8, 0, 8), ACL_ERROR_INVALID_PARAM);
+            assert_eq!(aclrtMemset(dev, 32, 0x1AB, 32), ACL_SUCCESS);
+            assert_eq!(aclrtMemset(dev, 8, 0, 16), ACL_ERROR_RT_PARAM_INVALID);
+            assert_eq!(
+                aclrtMemcpy(back.as_mut_ptr().cast(), 32, dev, 32, ACL_MEMCPY_DEVICE_TO_HOST),
+                ACL_SUCCESS
+            );
+            assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+        }
+        assert_eq!(back, [0xAB; 32]);
+    });
+}
+
+#[test]
+fn pinned_host_memory_rules() {
+    on_device(|| {
+        let mut ptr = null_mut();
+        // SAFETY: out-pointers are valid; frees are of pointers checked by
+        // the software device before use.
+        unsafe {
+            assert_eq!(aclrtMallocHost(null_mut(), 64), ACL_ERROR_INVALID_PARAM);
+            assert_eq!(aclrtMallocHost(&mut ptr, 0), ACL_ERROR_INVALID_PARAM);
+            assert_eq!(aclrtMallocHost(&mut ptr, 100), ACL_SUCCESS);
+            assert_eq!(ptr as usize % 64, 0, "64-byte aligned as documented");
+            // Host memory is host-accessible.
+            ptr.cast::<u8>().write_bytes(7, 100);
+            let dev = malloc(64);
+            assert_eq!(aclrtFreeHost(dev), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains("device address"));
+            assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+            let mut local = [0u8; 8];
+            assert_eq!(aclrtFreeHost(local.as_mut_ptr().cast()), ACL_ERROR_RT_PARAM_INVALID);
+            assert_eq!(aclrtFreeHost(null_mut()), ACL_ERROR_INVALID_PARAM);
+            assert_eq!(aclrtFreeHost(ptr), ACL_SUCCESS);
+            assert_eq!(aclrtFreeHost(ptr), ACL_ERROR_RT_PARAM_INVALID);
+            assert_eq!(aclrtFreeHostWithDevSync(null_mut()), ACL_ERROR_INVALID_PARAM);
+        }
+    });
+}
+
+#[test]
+fn malloc_with_cfg_checks_its_configuration() {
+    on_device(|| {
+        let mut ptr = null_mut();
+        let device_id = |id| aclrtMallocAttribute {
+            attr: ACL_RT_MEM_ATTR_DEVICE_ID,
+            value: aclrtMallocAttrValue { deviceId: id },
+        };
+        let va_flag = aclrtMallocAttribute {
+            attr: ACL_RT_MEM_ATTR_VA_FLAG,
+            value: aclrtMallocAttrValue { vaFlag: 1 },
+        };
+        // Each call gets a fresh configuration pointing at a fresh attribute.
+        let with = |attr: Option<aclrtMallocAttribute>, num: usize, host: bool, out: &mut *mut c_void| {
+            let mut attr = attr;
+            let mut cfg = aclrtMallocConfig {
+                attrs: attr.as_mut().map_or(null_mut(), |a| a as *mut _),
+                numAttrs: num,
+            };
+            // SAFETY: `cfg` and the attribute live across the call.
+            unsafe {
+                if host {
+                    aclrtMallocHostWithCfg(out, 64, &mut cfg)
+                } else {
+                    aclrtMallocWithCfg(out, 64, 0, &mut cfg)
+                }
+            }
+        };
+        assert_eq!(with(None, 1, false, &mut ptr), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(with(None, 0, false, &mut ptr), ACL_ERROR_RT_PARAM_INVALID);
+        // Device id 1 is not the current device 0.
+        assert_eq!(with(Some(device_id(1)), 1, false, &mut ptr), ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(with(Some(device_id(0)), 1, false, &mut ptr), ACL_SUCCESS);
+        // SAFETY: a live allocation.
+        assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
+        assert_eq!(with(Some(va_flag), 1, false, &mut ptr), ACL_ERROR_RT_PARAM_INVALID);
+        // The host variant accepts VA_FLAG, but the software device has no
+        // shared host/device addresses.
+        assert_eq!(with(Some(va_flag), 1, true, &mut ptr), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+        assert_eq!(with(Some(device_id(0)), 1, true, &mut ptr), ACL_ERROR_RT_PARAM_INVALID);
+        // SAFETY: valid out-pointer, NULL configuration.
+        assert_eq!(unsafe { aclrtMallocHostWithCfg(&mut ptr, 64, null_mut()) }, ACL_SUCCESS);
+        // SAFETY: a live allocation.
+        assert_eq!(unsafe { aclrtFreeHost(ptr) }, ACL_SUCCESS);
+    });
+}
+
+#[test]
+fn device_ids_are_range_checked() {
+    software();
+    let mut count = 0;
+    // SAFETY: valid out-pointer; no other pointers.
+    unsafe {
+        assert_eq!(aclrtGetDeviceCount(&mut count), ACL_SUCCESS);
+        assert_eq!(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+        assert_eq!(aclrtSetDevice(count as i32), ACL_ERROR_RT_INVALID_DEVICEID);
+        assert!(recent().contains("out of range"));
+        assert_eq!(aclrtResetDevice(count as i32), ACL_ERROR_RT_INVALID_DEVICEID);
+    }
+}
+
+#[test]
+fn mem_info_checks_the_attribute_and_pointers() {
+    on_device(|| {
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: valid out-pointers or NULL (refused).
+        unsafe {
+            assert_eq!(
+                aclrtGetMemInfo(ACL_HBM_MEM, null_mut(), &mut total),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtGetMemInfo(18, &mut free, &mut total),
+                ACL_ERROR_RT_INVALID_MEMORY_TYPE
+            );
+            assert_eq!(aclrtGetMemInfo(ACL_MEM_P2P_HUGE1G, &mut free, &mut total), ACL_SUCCESS);
+        }
+        assert!(free <= total && total > 0);
+    });
+}
+
+#[test]
+fn functions_not_emulated_say_so_and_do_not_pretend() {
+    on_device(|| {
+        let mut stream = null_mut();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { aclrtCreateStream(&mut stream) }, ACL_ERROR_API_NOT_SUPPORT);
+        assert!(stream.is_null());
+        let message = recent();
+        assert!(
+            message.contains("aclrtCreateStream") && message.contains("not emulated"),
+            "{message}"
+        );
+        // SAFETY: no arguments.
+        assert!(unsafe { aclrtAllocatorCreateDesc() }.is_null());
+    });
+}

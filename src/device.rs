@@ -1,0 +1,123 @@
+//! [`Device`]: one NPU (or software device), and the per-thread binding
+//! AscendCL needs.
+//!
+//! AscendCL keeps a *current device* per thread (`aclrtSetDevice`), and most
+//! memory calls act on it. A [`Device`] makes itself current on the calling
+//! thread before each call that needs it, so buffers can be moved to and used
+//! from any thread. Each thread retains a device's context at most once per
+//! switch and releases every retain when the thread ends.
+
+use crate::error::{Result, check};
+use ascend_sys as sys;
+use std::cell::RefCell;
+
+/// A device, by its id. Cheap to clone.
+///
+/// ```
+/// let device = ascend::Device::new(0)?;
+/// assert_eq!(device.id(), 0);
+/// let (free, total) = device.memory_info()?;
+/// assert!(free <= total);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Device {
+    id: i32,
+}
+
+impl Device {
+    /// Opens device `id` and makes it current on this thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`](crate::Error::Backend) when no backend is
+    /// available; `ACL_ERROR_RT_INVALID_DEVICEID` for an id out of range.
+    pub fn new(id: i32) -> Result<Self> {
+        crate::backend()?;
+        let device = Self { id };
+        device.make_current()?;
+        Ok(device)
+    }
+
+    /// The number of devices.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`](crate::Error::Backend), or the runtime's code.
+    pub fn count() -> Result<u32> {
+        crate::backend()?;
+        let mut count = 0;
+        // SAFETY: `count` is a valid out-pointer for the call.
+        check("aclrtGetDeviceCount", unsafe { sys::aclrtGetDeviceCount(&mut count) })?;
+        Ok(count)
+    }
+
+    /// The device id.
+    pub fn id(&self) -> i32 {
+        self.id
+    }
+
+    /// Free and total bytes of this device's memory
+    /// (`aclrtGetMemInfo(ACL_HBM_MEM)`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.make_current()?;
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: both out-pointers are valid for the call.
+        check("aclrtGetMemInfo", unsafe {
+            sys::aclrtGetMemInfo(sys::ACL_HBM_MEM, &mut free, &mut total)
+        })?;
+        Ok((free, total))
+    }
+
+    /// Makes this device current on the calling thread (`aclrtSetDevice`),
+    /// if it is not already.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn make_current(&self) -> Result<()> {
+        BINDING.with(|binding| binding.borrow_mut().bind(self.id))
+    }
+}
+
+/// What this thread has retained.
+#[derive(Default)]
+struct ThreadBinding {
+    current: Option<i32>,
+    /// One entry per successful `aclrtSetDevice` made by this crate on this
+    /// thread; each is released when the thread ends.
+    retains: Vec<i32>,
+}
+
+impl ThreadBinding {
+    fn bind(&mut self, id: i32) -> Result<()> {
+        if self.current == Some(id) {
+            return Ok(());
+        }
+        // SAFETY: no pointer arguments.
+        check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(id) })?;
+        self.current = Some(id);
+        self.retains.push(id);
+        Ok(())
+    }
+}
+
+impl Drop for ThreadBinding {
+    fn drop(&mut self) {
+        for &id in self.retains.iter().rev() {
+            // SAFETY: no pointer arguments.
+            let code = unsafe { sys::aclrtResetDevice(id) };
+            if code != sys::ACL_SUCCESS {
+                log::warn!("aclrtResetDevice({id}) at thread exit failed with {code}");
+            }
+        }
+    }
+}
+
+thread_local! {
+    static BINDING: RefCell<ThreadBinding> = RefCell::new(ThreadBinding::default());
+}

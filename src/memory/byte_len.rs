@@ -1,0 +1,25 @@
+//! Element counts to byte counts, checked.
+
+use crate::error::{Error, Result};
+
+/// `len * size_of::<T>()`, or an argument error naming `api` on overflow.
+pub(crate) fn byte_len<T>(api: &'static str, len: usize) -> Result<usize> {
+    len.checked_mul(size_of::<T>()).ok_or_else(|| {
+        Error::invalid(
+            api,
+            format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
+        )
+    })
+}
+
+/// Fails unless the two lengths match.
+pub(crate) fn same_len(api: &'static str, ours: usize, theirs: usize) -> Result<()> {
+    if ours == theirs {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            api,
+            format!("length mismatch: the buffer has {ours} elements, the other side {theirs}"),
+        ))
+    }
+}

@@ -1,0 +1,261 @@
+//! [`DeviceBuf`]: an owned, typed allocation of device memory.
+
+use super::byte_len::{byte_len, same_len};
+use crate::Device;
+use crate::error::{Result, check};
+use ascend_sys as sys;
+use bytemuck::Pod;
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// `len` elements of `T` in device memory (`aclrtMalloc` / `aclrtFree`).
+///
+/// The memory is never a Rust reference; its bytes move only through the
+/// copy methods, which check lengths first. Dropping the buffer frees it
+/// (best effort, a failure is logged); [`DeviceBuf::free`] frees it and
+/// reports the error.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf};
+/// let device = Device::new(0)?;
+/// let buf = DeviceBuf::from_slice(&device, &[1u32, 2, 3])?;
+/// assert_eq!(buf.len(), 3);
+/// assert_eq!(buf.to_vec()?, [1, 2, 3]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct DeviceBuf<T: Pod> {
+    /// Device address; `None` for an empty buffer (nothing allocated).
+    address: Option<NonNull<c_void>>,
+    len: usize,
+    device: Device,
+    _elements: PhantomData<T>,
+}
+
+// SAFETY: the buffer owns its device allocation exclusively; the address is
+// never dereferenced on the host, and every call through it first makes the
+// buffer's device current on the calling thread.
+unsafe impl<T: Pod> Send for DeviceBuf<T> {}
+// SAFETY: `&DeviceBuf` only allows reads of device memory through the
+// runtime (copies out), which may run concurrently.
+unsafe impl<T: Pod> Sync for DeviceBuf<T> {}
+
+impl<T: Pod> DeviceBuf<T> {
+    /// Allocates `len` elements without initialising them.
+    ///
+    /// # Safety
+    ///
+    /// The contents are whatever the device memory held. Reading them back
+    /// gives arbitrary bit patterns, which every `Pod` type accepts, but the
+    /// values are meaningless: write the buffer before relying on it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
+    /// size overflows; the runtime's code (e.g. out of device memory).
+    pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
+        let bytes = byte_len::<T>("aclrtMalloc", len)?;
+        let address = if bytes == 0 {
+            None
+        } else {
+            device.make_current()?;
+            let mut raw = std::ptr::null_mut();
+            // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
+            check("aclrtMalloc", unsafe {
+                sys::aclrtMalloc(&mut raw, bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)
+            })?;
+            NonNull::new(raw)
+        };
+        Ok(Self {
+            address,
+            len,
+            device: device.clone(),
+            _elements: PhantomData,
+        })
+    }
+
+    /// Allocates `len` zeroed elements.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::uninit`], and the memset's code.
+    pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        // SAFETY: the buffer is filled with zeros before it is returned.
+        let buf = unsafe { Self::uninit(device, len) }?;
+        buf.fill_bytes(0)?;
+        Ok(buf)
+    }
+
+    /// Allocates a buffer holding a copy of `data`.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::uninit`], and the copy's code.
+    pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
+        // SAFETY: the whole buffer is overwritten by the copy below.
+        let mut buf = unsafe { Self::uninit(device, data.len()) }?;
+        buf.copy_from_host(data)?;
+        Ok(buf)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The device the memory lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The device address, for raw `ascend-sys` calls (NULL when empty).
+    /// It must not be dereferenced on the host, nor freed.
+    pub fn as_raw(&self) -> *mut c_void {
+        self.address.map_or(std::ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    /// Copies `src` (host) into the buffer; the lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
+    /// mismatch (nothing is copied); the runtime's code.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, src.len())?;
+        let Some(address) = self.address else { return Ok(()) };
+        self.device.make_current()?;
+        let bytes = self.byte_len();
+        // SAFETY: `src` is readable for `bytes` bytes; the destination is
+        // this buffer's allocation of exactly `bytes` bytes.
+        check("aclrtMemcpy", unsafe {
+            sys::aclrtMemcpy(
+                address.as_ptr(),
+                bytes,
+                src.as_ptr().cast(),
+                bytes,
+                sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        })
+    }
+
+    /// Copies the buffer into `dst` (host); the lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::copy_from_host`].
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, dst.len())?;
+        let Some(address) = self.address else { return Ok(()) };
+        self.device.make_current()?;
+        let bytes = self.byte_len();
+        // SAFETY: `dst` is writable for `bytes` bytes and any bytes are a
+        // valid `T` (`Pod`); the source is this buffer's allocation.
+        check("aclrtMemcpy", unsafe {
+            sys::aclrtMemcpy(
+                dst.as_mut_ptr().cast(),
+                bytes,
+                address.as_ptr(),
+                bytes,
+                sys::ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        })
+    }
+
+    /// Copies another device buffer (same length) into this one.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::copy_from_host`].
+    pub fn copy_from_device(&mut self, src: &DeviceBuf<T>) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, src.len)?;
+        let (Some(to), Some(from)) = (self.address, src.address) else {
+            return Ok(());
+        };
+        self.device.make_current()?;
+        let bytes = self.byte_len();
+        // SAFETY: both are live allocations of `bytes` bytes.
+        check("aclrtMemcpy", unsafe {
+            sys::aclrtMemcpy(
+                to.as_ptr(),
+                bytes,
+                from.as_ptr(),
+                bytes,
+                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+            )
+        })
+    }
+
+    /// The contents, copied into a new `Vec`.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::copy_to_host`].
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+
+    /// Sets every byte of the buffer to `value` (`aclrtMemset`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn fill_bytes(&self, value: u8) -> Result<()> {
+        let Some(address) = self.address else { return Ok(()) };
+        self.device.make_current()?;
+        let bytes = self.byte_len();
+        // SAFETY: the target is this buffer's allocation of `bytes` bytes.
+        check("aclrtMemset", unsafe {
+            sys::aclrtMemset(address.as_ptr(), bytes, i32::from(value), bytes)
+        })
+    }
+
+    /// Frees the memory now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtFree`; the memory is then in an unknown
+    /// state and is not freed again.
+    pub fn free(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        let Some(address) = self.address.take() else {
+            return Ok(());
+        };
+        // SAFETY: the address came from `aclrtMalloc` and is freed once
+        // (`take` above); `aclrtFree` needs no current device.
+        check("aclrtFree", unsafe { sys::aclrtFree(address.as_ptr()) })
+    }
+}
+
+impl<T: Pod> Drop for DeviceBuf<T> {
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            log::warn!("DeviceBuf drop: {error}");
+        }
+    }
+}
+
+impl<T: Pod> fmt::Debug for DeviceBuf<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceBuf")
+            .field("address", &self.as_raw())
+            .field("len", &self.len)
+            .field("device", &self.device.id())
+            .finish()
+    }
+}

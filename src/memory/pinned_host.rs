@@ -1,0 +1,146 @@
+//! [`PinnedHostBuf`]: page-locked host memory from the runtime.
+
+use super::byte_len::byte_len;
+use crate::Device;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+use bytemuck::Pod;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// The alignment `aclrtMallocHost` guarantees.
+const HOST_ALIGN: usize = 64;
+
+/// `len` elements of `T` in page-locked host memory (`aclrtMallocHost` /
+/// `aclrtFreeHost`), usable as a slice.
+///
+/// Page-locked memory is what asynchronous copies need to run truly
+/// asynchronously. The buffer derefs to `[T]`.
+///
+/// ```
+/// use ascend::{Device, PinnedHostBuf};
+/// let device = Device::new(0)?;
+/// let mut host = PinnedHostBuf::<f32>::zeroed(&device, 4)?;
+/// host[1] = 2.5;
+/// assert_eq!(&host[..], &[0.0, 2.5, 0.0, 0.0]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct PinnedHostBuf<T: Pod> {
+    pointer: NonNull<T>,
+    len: usize,
+    /// Whether `pointer` came from `aclrtMallocHost` (not for empty buffers).
+    allocated: bool,
+}
+
+// SAFETY: the buffer owns its host allocation exclusively, like a `Box<[T]>`.
+unsafe impl<T: Pod> Send for PinnedHostBuf<T> {}
+// SAFETY: shared access is only through `&[T]`, like a `Box<[T]>`.
+unsafe impl<T: Pod> Sync for PinnedHostBuf<T> {}
+
+impl<T: Pod> PinnedHostBuf<T> {
+    /// Allocates `len` zeroed elements.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] if the byte size overflows or `T` needs an
+    /// alignment above 64 bytes; the runtime's code.
+    pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        if align_of::<T>() > HOST_ALIGN {
+            return Err(Error::invalid(
+                "aclrtMallocHost",
+                format!(
+                    "alignment {} is above the 64 bytes the runtime guarantees",
+                    align_of::<T>()
+                ),
+            ));
+        }
+        let bytes = byte_len::<T>("aclrtMallocHost", len)?;
+        if bytes == 0 {
+            return Ok(Self {
+                pointer: NonNull::dangling(),
+                len,
+                allocated: false,
+            });
+        }
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
+        check("aclrtMallocHost", unsafe { sys::aclrtMallocHost(&mut raw, bytes) })?;
+        let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
+            return Err(Error::invalid(
+                "aclrtMallocHost",
+                "the runtime returned NULL with success",
+            ));
+        };
+        // SAFETY: the allocation holds `bytes` writable bytes; zero is a
+        // valid `T` (`Pod: Zeroable`), so the slice is initialised after.
+        unsafe { pointer.as_ptr().cast::<u8>().write_bytes(0, bytes) };
+        Ok(Self {
+            pointer,
+            len,
+            allocated: true,
+        })
+    }
+
+    /// Allocates a buffer holding a copy of `data`.
+    ///
+    /// # Errors
+    ///
+    /// As [`PinnedHostBuf::zeroed`].
+    pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
+        let mut buf = Self::zeroed(device, data.len())?;
+        buf.copy_from_slice(data);
+        Ok(buf)
+    }
+
+    /// Frees the memory now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtFreeHost`.
+    pub fn free(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        if !std::mem::take(&mut self.allocated) {
+            return Ok(());
+        }
+        // SAFETY: the pointer came from `aclrtMallocHost` and is freed once
+        // (`allocated` was cleared above).
+        check("aclrtFreeHost", unsafe {
+            sys::aclrtFreeHost(self.pointer.as_ptr().cast())
+        })
+    }
+}
+
+impl<T: Pod> Deref for PinnedHostBuf<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` initialised, aligned elements (or a dangling pointer
+        // with a zero byte size), owned by `self`.
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Pod> DerefMut for PinnedHostBuf<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Pod> Drop for PinnedHostBuf<T> {
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            log::warn!("PinnedHostBuf drop: {error}");
+        }
+    }
+}
+
+impl<T: Pod + fmt::Debug> fmt::Debug for PinnedHostBuf<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
