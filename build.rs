@@ -18,7 +18,7 @@ fn main() {
     }
     let mut roots: Vec<PathBuf> = ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"]
         .iter()
-        .filter_map(|variable| std::env::var_os(variable))
+        .filter_map(std::env::var_os)
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
         .collect();

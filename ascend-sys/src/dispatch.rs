@@ -112,11 +112,11 @@ macro_rules! acl_functions {
         /// must satisfy the AscendCL contract for this call (valid for the
         /// reads and writes the call performs, for as long as it performs
         /// them). See `docs/` and the AscendCL reference.
-        #[allow(non_snake_case)]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
         #[inline]
         pub unsafe fn $name($($arg: $ty),*) -> $ret {
             const _: () = {
-                #[allow(dead_code)]
+                #[allow(dead_code, clippy::extra_unused_type_parameters)]
                 fn signature_matches_header<T>() {
                     let _: unsafe extern "C" fn($($ty),*) -> $ret =
                         crate::bindings::c_functions::$name;
@@ -152,6 +152,9 @@ macro_rules! acl_functions {
                 }
                 crate::backend::Route::Unavailable(why) => {
                     if stringify!($name) == "aclGetRecentErrMsg" {
+                        if crate::error_msg::pending_ptr().is_none() {
+                            crate::error_msg::set(format!("no AscendCL backend is available: {why}"));
+                        }
                         if let Some(message) =
                             <$ret as crate::dispatch::FailureValue>::pending_message()
                         {

@@ -45,16 +45,16 @@ fn resolve(state: &runtime::State, address: usize, length: usize, role: &str) ->
         let pointer = state.devices[allocation.device as usize].arena.view_at(offset);
         return Ok(Resolved { pointer });
     }
-    if let Some((start, allocation)) = host_mem::find(state, address) {
-        if end > start + allocation.size {
-            return fail(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!(
-                    "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
-                    allocation.size
-                ),
-            );
-        }
+    if let Some((start, allocation)) = host_mem::find(state, address)
+        && end > start + allocation.size
+    {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
+                allocation.size
+            ),
+        );
     }
     // Other host memory (pageable) is the caller's responsibility, as on
     // hardware.

@@ -5,7 +5,7 @@
 //! `ACL_ERROR_INVALID_PARAM`) first, then the runtime's, in the order the
 //! real runtime does them (`acl-behaviour.md` §1), and records a message for
 //! `aclGetRecentErrMsg` on every failure.
-#![allow(non_snake_case)]
+#![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::device_mem::{self, Rounding};
 use super::fail::{SoftResult, fail, finish};
@@ -200,10 +200,11 @@ pub(crate) unsafe fn aclrtMallocWithCfg(
     let outcome = (|| {
         non_null(devPtr, "devPtr")?;
         // SAFETY: a non-NULL cfg is valid by the call's contract.
-        if let Some(config) = unsafe { cfg.as_ref() } {
-            if config.numAttrs != 0 && config.attrs.is_null() {
-                return fail(ACL_ERROR_INVALID_PARAM, "cfg->numAttrs is not 0 but cfg->attrs is NULL");
-            }
+        if let Some(config) = unsafe { cfg.as_ref() }
+            && config.numAttrs != 0
+            && config.attrs.is_null()
+        {
+            return fail(ACL_ERROR_INVALID_PARAM, "cfg->numAttrs is not 0 but cfg->attrs is NULL");
         }
         if size == 0 {
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");

@@ -61,11 +61,11 @@ impl RangeAllocator {
     pub(crate) fn release(&mut self, offset: u64, size: u64) -> (u64, u64) {
         let mut start = offset;
         let mut end = offset + size;
-        if let Some((&before, &length)) = self.free.range(..offset).next_back() {
-            if before + length == offset {
-                self.free.remove(&before);
-                start = before;
-            }
+        if let Some((&before, &length)) = self.free.range(..offset).next_back()
+            && before + length == offset
+        {
+            self.free.remove(&before);
+            start = before;
         }
         if let Some(&length) = self.free.get(&end) {
             self.free.remove(&end);
