@@ -22,6 +22,8 @@ pub(crate) trait FailureValue: Sized {
     fn pending_message() -> Option<Self> {
         None
     }
+    /// The value for an injected fault with `code` (NULL for pointers).
+    fn injected(code: aclError) -> Self;
 }
 
 impl FailureValue for aclError {
@@ -34,6 +36,9 @@ impl FailureValue for aclError {
     fn not_emulated() -> Self {
         ACL_ERROR_API_NOT_SUPPORT
     }
+    fn injected(code: aclError) -> Self {
+        code
+    }
 }
 
 impl FailureValue for *const c_char {
@@ -44,6 +49,9 @@ impl FailureValue for *const c_char {
         core::ptr::null()
     }
     fn not_emulated() -> Self {
+        core::ptr::null()
+    }
+    fn injected(_: aclError) -> Self {
         core::ptr::null()
     }
     fn pending_message() -> Option<Self> {
@@ -59,6 +67,9 @@ impl FailureValue for *mut c_void {
         core::ptr::null_mut()
     }
     fn not_emulated() -> Self {
+        core::ptr::null_mut()
+    }
+    fn injected(_: aclError) -> Self {
         core::ptr::null_mut()
     }
 }
@@ -91,6 +102,13 @@ pub(crate) fn not_emulated<R: FailureValue>(api: &'static str) -> R {
     R::not_emulated()
 }
 
+/// The result of a call failed by an injected fault (software device).
+#[cold]
+pub(crate) fn injected_fault<R: FailureValue>(api: &'static str, code: aclError) -> R {
+    crate::error_msg::set(format!("{api}: injected fault (error {code})"));
+    R::injected(code)
+}
+
 /// Declares the bound functions. For each entry it generates:
 ///
 /// - `pub unsafe fn NAME(args) -> ret` at the crate root, which routes the
@@ -103,7 +121,10 @@ macro_rules! acl_functions {
     ($(
         $(#[$meta:meta])*
         fn $name:ident( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty;
-    )*) => {$(
+    )*) => {
+        /// The C name of every bound function, in the order of `api.rs`.
+        pub(crate) const FUNCTION_NAMES: &[&str] = &[$(stringify!($name)),*];
+        $(
         $(#[$meta])*
         ///
         /// # Safety
@@ -124,6 +145,9 @@ macro_rules! acl_functions {
             };
             match crate::backend::route() {
                 crate::backend::Route::Software => {
+                    if let Some(code) = crate::soft::take_fault(stringify!($name)) {
+                        return crate::dispatch::injected_fault(stringify!($name), code);
+                    }
                     // SAFETY: the software device implements this function
                     // with the same contract; the caller upholds it.
                     unsafe { crate::soft::entry::$name($($arg),*) }
@@ -165,6 +189,7 @@ macro_rules! acl_functions {
                 }
             }
         }
-    )*};
+    )*
+    };
 }
 pub(crate) use acl_functions;

@@ -1,80 +1,79 @@
-//! `aclrtMemcpy` / `aclrtMemset`: synchronous copies and fills.
+//! Moving bytes: the core of `aclrtMemcpy*` and `aclrtMemset*`.
 //!
 //! The direction comes from the addresses (the runtime hands the driver no
-//! kind; `kind` is only range-checked). A device range must lie inside one
-//! live allocation; the bytes are reached through the device view. The lock
-//! is held only to translate addresses, not while bytes move.
+//! kind; `kind` is only range-checked). Device ranges are translated through
+//! the address table ([`super::translate`]); the lock is held only to
+//! translate, never while bytes move.
+//!
+//! [`copy_bytes`] and [`fill_bytes`] are shared by the synchronous calls here
+//! and by stream tasks, which run them on the stream's worker thread.
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::{device_mem, host_mem, runtime};
+use super::{runtime, translate};
 use crate::types::*;
 
-/// Where one side of a copy really is.
-struct Resolved {
-    pointer: *mut u8,
-}
-
-/// Translates `[address, address + length)` for the calling operation.
-fn resolve(state: &runtime::State, address: usize, length: usize, role: &str) -> SoftResult<Resolved> {
-    let Some(end) = address.checked_add(length) else {
-        return fail(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!("{role} range wraps around the address space"),
-        );
-    };
-    if let Some(device) = state.device_of(address) {
-        let Some((start, allocation)) = device_mem::find(state, address) else {
-            return fail(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!("{role} {address:#x} on device {device} is not inside a live allocation"),
-            );
-        };
-        let limit = start + allocation.size as usize;
-        if end > limit {
-            return fail(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!(
-                    "{role} range {address:#x}+{length} runs {} bytes past the end of the allocation at {start:#x} ({} bytes)",
-                    end - limit,
-                    allocation.size
-                ),
-            );
-        }
-        let offset = allocation.offset + (address - start) as u64;
-        let pointer = state.devices[allocation.device as usize].arena.view_at(offset);
-        return Ok(Resolved { pointer });
-    }
-    if let Some((start, allocation)) = host_mem::find(state, address)
-        && end > start + allocation.size
-    {
-        return fail(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!(
-                "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
-                allocation.size
-            ),
-        );
-    }
-    // Other host memory (pageable) is the caller's responsibility, as on
-    // hardware.
-    Ok(Resolved {
-        pointer: address as *mut u8,
-    })
-}
-
-/// `aclrtMemcpy`, after the NULL checks of the ACL layer.
+/// Copies `count` bytes from `src` to `dst`, each either device memory
+/// (translated) or host memory.
 ///
 /// # Safety
 ///
 /// Host ranges must be valid for the copy (the caller's contract).
-pub(crate) unsafe fn memcpy(
-    dst: usize,
-    dest_max: usize,
-    src: usize,
-    count: usize,
-    kind: aclrtMemcpyKind,
-) -> SoftResult {
+pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftResult {
+    let (to, from) = {
+        let state = runtime::lock()?;
+        let to = translate::resolve(&state, dst, count, "dst", translate::Use::Write)?;
+        let from = translate::resolve(&state, src, count, "src", translate::Use::Read)?;
+        (to, from)
+    };
+    let mut done = 0;
+    let (mut to_segments, mut from_segments) = (to.iter(), from.iter());
+    let (mut to_segment, mut from_segment) = (to_segments.next(), from_segments.next());
+    let (mut to_used, mut from_used) = (0, 0);
+    while done < count {
+        let (Some(t), Some(f)) = (to_segment, from_segment) else {
+            return fail(ACL_ERROR_RT_INTERNAL_ERROR, "translation returned too few bytes");
+        };
+        let step = (t.len - to_used).min(f.len - from_used).min(count - done);
+        // SAFETY: device segments point into live device views for their
+        // length; host segments are valid by the caller's contract. `copy`
+        // tolerates overlap.
+        unsafe { std::ptr::copy(f.pointer.add(from_used), t.pointer.add(to_used), step) };
+        done += step;
+        to_used += step;
+        from_used += step;
+        if to_used == t.len {
+            to_segment = to_segments.next();
+            to_used = 0;
+        }
+        if from_used == f.len {
+            from_segment = from_segments.next();
+            from_used = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Sets `count` bytes at `address` (device or host) to `value`.
+///
+/// # Safety
+///
+/// A host range must be valid for the write (the caller's contract).
+pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> SoftResult {
+    let target = {
+        let state = runtime::lock()?;
+        translate::resolve(&state, address, count, "devPtr", translate::Use::Write)?
+    };
+    for segment in target.iter() {
+        // SAFETY: as in `copy_bytes`.
+        unsafe { std::ptr::write_bytes(segment.pointer, value, segment.len) };
+    }
+    Ok(())
+}
+
+/// The argument checks `aclrtMemcpy` and `aclrtMemcpyAsync` share after the
+/// ACL layer's NULL checks: the kind, `destMax` and `count > destMax`.
+pub(crate) fn check_copy_arguments(dest_max: usize, count: usize, kind: aclrtMemcpyKind) -> SoftResult {
     if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -90,19 +89,28 @@ pub(crate) unsafe fn memcpy(
             format!("count {count} is larger than destMax {dest_max}"),
         );
     }
+    Ok(())
+}
+
+/// `aclrtMemcpy`, after the NULL checks of the ACL layer.
+///
+/// # Safety
+///
+/// Host ranges must be valid for the copy (the caller's contract).
+pub(crate) unsafe fn memcpy(
+    dst: usize,
+    dest_max: usize,
+    src: usize,
+    count: usize,
+    kind: aclrtMemcpyKind,
+) -> SoftResult {
+    check_copy_arguments(dest_max, count, kind)?;
     if dst == src {
         return Ok(());
     }
     context::require()?;
-    let (to, from) = {
-        let state = runtime::lock()?;
-        (resolve(&state, dst, count, "dst")?, resolve(&state, src, count, "src")?)
-    };
-    // SAFETY: device sides were translated into the device view inside live
-    // allocations; host sides are valid by the caller's contract. `copy`
-    // tolerates overlap.
-    unsafe { std::ptr::copy(from.pointer, to.pointer, count) };
-    Ok(())
+    // SAFETY: forwarded contract.
+    unsafe { copy_bytes(dst, src, count) }
 }
 
 /// `aclrtMemset`, after the NULL check of the ACL layer. The value is
@@ -121,11 +129,6 @@ pub(crate) unsafe fn memset(address: usize, max_count: usize, value: i32, count:
             format!("count {count} is larger than maxCount {max_count}"),
         );
     }
-    let target = {
-        let state = runtime::lock()?;
-        resolve(&state, address, count, "devPtr")?
-    };
-    // SAFETY: as in `memcpy`.
-    unsafe { std::ptr::write_bytes(target.pointer, value as u8, count) };
-    Ok(())
+    // SAFETY: forwarded contract.
+    unsafe { fill_bytes(address, value as u8, count) }
 }

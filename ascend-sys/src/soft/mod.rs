@@ -36,6 +36,7 @@
 //! }
 //! ```
 
+mod allocator_desc;
 mod arena;
 mod config;
 mod context;
@@ -43,14 +44,23 @@ mod copy;
 mod device_mem;
 pub(crate) mod entry;
 mod fail;
+mod faults;
 mod host_mem;
+mod host_register;
 mod introspect;
+mod misuse;
+mod peer;
 mod process;
 mod range_alloc;
 mod runtime;
+mod streams;
+mod translate;
 
 pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, MAX_DEVICES};
+pub(crate) use faults::take as take_fault;
+pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault};
 pub use introspect::{Live, leak_report, live};
+pub use misuse::{Misuse, misuse, take_misuse};
 
 /// Sets the software device's configuration. It takes effect when the
 /// software device starts (on the first call routed to it); calling it after

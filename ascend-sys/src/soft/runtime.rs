@@ -50,6 +50,7 @@ pub(crate) struct InitState {
 }
 
 /// Everything behind the lock.
+#[allow(dead_code)] // TEMPORARY: families still being filled in read their fields soon
 pub(crate) struct State {
     pub(crate) config: Config,
     pub(crate) devices: Vec<Device>,
@@ -58,6 +59,14 @@ pub(crate) struct State {
     pub(crate) device_allocations: BTreeMap<usize, DeviceAllocation>,
     /// Host allocations by host address.
     pub(crate) host_allocations: BTreeMap<usize, HostAllocation>,
+    /// Streams and events.
+    pub(crate) streams: super::streams::Streams,
+    /// Registered host ranges.
+    pub(crate) registrations: super::host_register::Registrations,
+    /// Peer access between devices.
+    pub(crate) peers: super::peer::PeerAccess,
+    /// Custom allocator descriptors.
+    pub(crate) allocators: super::allocator_desc::Allocators,
 }
 
 impl State {
@@ -77,6 +86,10 @@ impl State {
             init: InitState::default(),
             device_allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
+            streams: Default::default(),
+            registrations: Default::default(),
+            peers: Default::default(),
+            allocators: Default::default(),
         })
     }
 

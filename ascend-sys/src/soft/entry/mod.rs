@@ -1,0 +1,63 @@
+//! The C entry points of the software device, one per bound function, with
+//! the same names and signatures as the crate-root functions.
+//!
+//! Each one does the ACL layer's argument checks (NULL pointers, zero sizes:
+//! `ACL_ERROR_INVALID_PARAM`) first, then the runtime's, in the order the
+//! real runtime does them (`acl-behaviour.md` §1), and records a message for
+//! `aclGetRecentErrMsg` on every failure.
+
+use super::device_mem::{self, Rounding};
+use super::fail::{SoftResult, fail, finish};
+use super::{context, copy, host_mem, process};
+use crate::types::*;
+use std::ffi::CStr;
+
+/// Fails with `ACL_ERROR_INVALID_PARAM` when `pointer` is NULL.
+fn non_null<T>(pointer: *const T, name: &str) -> SoftResult {
+    if pointer.is_null() {
+        fail(ACL_ERROR_INVALID_PARAM, format!("{name} is NULL"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Writes `value` through an out-pointer already checked non-NULL.
+///
+/// # Safety
+///
+/// `out` must be valid for a write of `T`.
+unsafe fn put<T>(out: *mut T, value: T) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { out.write(value) }
+}
+
+/// Declares entry points the software device does not emulate: each returns
+/// `ACL_ERROR_API_NOT_SUPPORT` (NULL for pointer results) and says so in
+/// `aclGetRecentErrMsg`. Nothing pretends to succeed.
+macro_rules! not_emulated {
+    ($( fn $name:ident( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {$(
+        pub(crate) unsafe fn $name($(_: $ty),*) -> $ret {
+            crate::dispatch::not_emulated(stringify!($name))
+        }
+    )*};
+}
+
+mod allocator;
+mod device;
+mod host;
+mod init;
+mod ipc;
+mod memory;
+mod share;
+mod stream;
+mod vmm;
+
+pub(crate) use allocator::*;
+pub(crate) use device::*;
+pub(crate) use host::*;
+pub(crate) use init::*;
+pub(crate) use ipc::*;
+pub(crate) use memory::*;
+pub(crate) use share::*;
+pub(crate) use stream::*;
+pub(crate) use vmm::*;

@@ -1,0 +1,151 @@
+//! Fault injection: make the Nth call of a named function fail with a
+//! chosen code (software device only).
+//!
+//! Armed faults are checked by every call routed to the software device,
+//! before it does anything, so an injected failure has no side effects —
+//! exactly what a test of "this operation cleans up when step N fails"
+//! needs.
+
+use crate::types::aclError;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Environment variable: faults armed when the software device starts, as
+/// `api:nth:code` entries separated by commas, e.g.
+/// `aclrtMalloc:3:207001,aclrtMapMem:1:107000`.
+pub const ENV_FAULTS: &str = "ASCEND_SOFT_FAULTS";
+
+#[derive(Debug, Clone)]
+struct Armed {
+    api: String,
+    /// Calls of `api` still to let through before failing.
+    skip: u64,
+    code: aclError,
+}
+
+static ARMED: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
+/// Fast path: whether any fault is armed (or the environment is unread).
+static ANY: AtomicBool = AtomicBool::new(true);
+static ENV_READ: std::sync::Once = std::sync::Once::new();
+
+/// A fault specification that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad fault specification {spec:?}: {reason}")]
+pub struct FaultError {
+    /// The specification.
+    pub spec: String,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+/// Makes the `nth` call (1 = the next one) of `api` from now on fail with
+/// `code`, without doing anything. Several faults may be armed at once; each
+/// fires once.
+///
+/// # Errors
+///
+/// [`FaultError`] when `nth` is 0, `code` is 0 (success is not a fault) or
+/// `api` is not a bound AscendCL function name.
+///
+/// ```
+/// use ascend_sys::*;
+/// select_backend(BackendRequest::Software).unwrap();
+/// soft::inject_fault("aclrtGetDeviceCount", 1, ACL_ERROR_RT_INTERNAL_ERROR).unwrap();
+/// let mut count = 0;
+/// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_ERROR_RT_INTERNAL_ERROR);
+/// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
+/// ```
+pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
+    let error = |reason| FaultError {
+        spec: format!("{api}:{nth}:{code}"),
+        reason,
+    };
+    if nth == 0 {
+        return Err(error("nth counts from 1"));
+    }
+    if code == 0 {
+        return Err(error("code 0 is success, not a fault"));
+    }
+    if !crate::api::FUNCTION_NAMES.contains(&api) {
+        return Err(error("not a bound AscendCL function"));
+    }
+    read_env();
+    let mut armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    armed.push(Armed {
+        api: api.to_string(),
+        skip: nth - 1,
+        code,
+    });
+    ANY.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Disarms every fault not yet fired.
+pub fn clear_faults() {
+    read_env();
+    ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+    ANY.store(false, Ordering::Release);
+}
+
+/// Faults armed and not yet fired, as `(api, calls left before it fires, code)`.
+pub fn armed_faults() -> Vec<(String, u64, aclError)> {
+    read_env();
+    let armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    armed.iter().map(|a| (a.api.clone(), a.skip + 1, a.code)).collect()
+}
+
+fn read_env() {
+    ENV_READ.call_once(|| {
+        let Ok(text) = std::env::var(ENV_FAULTS) else {
+            if ARMED.lock().map(|armed| armed.is_empty()).unwrap_or(false) {
+                ANY.store(false, Ordering::Release);
+            }
+            return;
+        };
+        for spec in text.split(',').map(str::trim).filter(|spec| !spec.is_empty()) {
+            let parsed = spec.split(':').collect::<Vec<_>>();
+            let result = match parsed.as_slice() {
+                [api, nth, code] => match (nth.parse(), code.parse()) {
+                    (Ok(nth), Ok(code)) => inject_fault(api, nth, code),
+                    _ => Err(FaultError {
+                        spec: spec.to_string(),
+                        reason: "nth and code must be numbers",
+                    }),
+                },
+                _ => Err(FaultError {
+                    spec: spec.to_string(),
+                    reason: "expected api:nth:code",
+                }),
+            };
+            if let Err(error) = result {
+                log::error!("{ENV_FAULTS}: {error}");
+            }
+        }
+    });
+}
+
+/// Called on every software-device call: the injected code if a fault for
+/// `api` fires now.
+#[inline]
+pub(crate) fn take(api: &str) -> Option<aclError> {
+    if !ANY.load(Ordering::Acquire) {
+        return None;
+    }
+    read_env();
+    let mut armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut fired = None;
+    for (index, fault) in armed.iter_mut().enumerate() {
+        if fault.api == api {
+            if fault.skip == 0 {
+                fired = Some(index);
+                break;
+            }
+            fault.skip -= 1;
+        }
+    }
+    let code = fired.map(|index| armed.remove(index).code);
+    if armed.is_empty() {
+        ANY.store(false, Ordering::Release);
+    }
+    code
+}

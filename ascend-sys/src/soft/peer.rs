@@ -1,0 +1,5 @@
+//! Peer access between devices (to be built).
+
+/// Which device may access which peer.
+#[derive(Debug, Default)]
+pub(crate) struct PeerAccess {}

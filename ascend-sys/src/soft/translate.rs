@@ -1,0 +1,103 @@
+//! Translating an address range into the bytes behind it.
+//!
+//! A device range becomes one or more segments of the device's own view of
+//! physical memory (several when it spans adjacent mappings); a host range
+//! is itself. The rules of what may be touched live here, so synchronous and
+//! stream copies enforce the same ones.
+
+use super::fail::{SoftResult, fail};
+use super::runtime::State;
+use super::{device_mem, host_mem};
+use crate::types::*;
+
+/// What the caller will do with the range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// The range is read.
+    Read,
+    /// The range is written.
+    Write,
+}
+
+/// A run of bytes to touch: `len` bytes at `pointer`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment {
+    pub(crate) pointer: *mut u8,
+    pub(crate) len: usize,
+}
+
+/// The segments of one range, in address order.
+#[derive(Debug, Clone)]
+pub(crate) struct Segments {
+    first: Segment,
+    rest: Vec<Segment>,
+}
+
+impl Segments {
+    pub(crate) fn one(pointer: *mut u8, len: usize) -> Self {
+        Self {
+            first: Segment { pointer, len },
+            rest: Vec::new(),
+        }
+    }
+
+    #[allow(dead_code)] // first user: VMM ranges spanning mappings
+    pub(crate) fn push(&mut self, segment: Segment) {
+        self.rest.push(segment);
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Segment> {
+        std::iter::once(&self.first).chain(self.rest.iter())
+    }
+}
+
+// SAFETY: segments are addresses of device views (live for the process) or
+// host memory owned by the caller of the operation; they are plain data.
+unsafe impl Send for Segments {}
+
+/// Translates `[address, address + length)`, refusing ranges the runtime
+/// would refuse.
+pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str, _use: Use) -> SoftResult<Segments> {
+    let Some(end) = address.checked_add(length) else {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("{role} range wraps around the address space"),
+        );
+    };
+    if let Some(device) = state.device_of(address) {
+        let Some((start, allocation)) = device_mem::find(state, address) else {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("{role} {address:#x} on device {device} is not inside a live allocation"),
+            );
+        };
+        let limit = start + allocation.size as usize;
+        if end > limit {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "{role} range {address:#x}+{length} runs {} bytes past the end of the allocation at {start:#x} ({} bytes)",
+                    end - limit,
+                    allocation.size
+                ),
+            );
+        }
+        let offset = allocation.offset + (address - start) as u64;
+        let pointer = state.devices[allocation.device as usize].arena.view_at(offset);
+        return Ok(Segments::one(pointer, length));
+    }
+    if let Some((start, allocation)) = host_mem::find(state, address)
+        && end > start + allocation.size
+    {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
+                allocation.size
+            ),
+        );
+    }
+    // Other host memory (pageable) is the caller's responsibility, as on
+    // hardware.
+    Ok(Segments::one(address as *mut u8, length))
+}
