@@ -73,6 +73,73 @@ impl Device {
         Ok((free, total))
     }
 
+    /// Whether this device can access `peer`'s memory
+    /// (`aclrtDeviceCanAccessPeer`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `peer`
+    /// is this device; the runtime's code.
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
+        if peer.id == self.id {
+            return Err(crate::Error::invalid(
+                "aclrtDeviceCanAccessPeer",
+                "a device is not its own peer",
+            ));
+        }
+        let mut can = 0;
+        // SAFETY: a valid out-pointer.
+        check("aclrtDeviceCanAccessPeer", unsafe {
+            sys::aclrtDeviceCanAccessPeer(&mut can, self.id, peer.id)
+        })?;
+        Ok(can != 0)
+    }
+
+    /// Lets this device access `peer`'s memory (one direction:
+    /// `aclrtDeviceEnablePeerAccess` with this device current).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `peer`
+    /// is this device; the runtime's code.
+    pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
+        if peer.id == self.id {
+            return Err(crate::Error::invalid(
+                "aclrtDeviceEnablePeerAccess",
+                "a device is not its own peer",
+            ));
+        }
+        self.make_current()?;
+        // SAFETY: no pointer arguments.
+        check("aclrtDeviceEnablePeerAccess", unsafe {
+            sys::aclrtDeviceEnablePeerAccess(peer.id, 0)
+        })
+    }
+
+    /// Withdraws this device's access to `peer`'s memory.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
+        self.make_current()?;
+        // SAFETY: no pointer arguments.
+        check("aclrtDeviceDisablePeerAccess", unsafe {
+            sys::aclrtDeviceDisablePeerAccess(peer.id)
+        })
+    }
+
+    /// Waits for all work queued on this device (`aclrtSynchronizeDevice`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code (including a failure of queued work).
+    pub fn synchronize(&self) -> Result<()> {
+        self.make_current()?;
+        // SAFETY: no arguments.
+        check("aclrtSynchronizeDevice", unsafe { sys::aclrtSynchronizeDevice() })
+    }
+
     /// Makes this device current on the calling thread (`aclrtSetDevice`),
     /// if it is not already.
     ///

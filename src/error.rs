@@ -1,6 +1,6 @@
 //! [`Error`], [`Result`] and the one function that turns `aclError` into them.
 
-use crate::ErrorCode;
+pub(crate) use crate::ErrorCode;
 use ascend_sys as sys;
 use std::ffi::CStr;
 

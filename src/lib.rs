@@ -33,10 +33,13 @@ mod error;
 mod error_code;
 mod error_code_names;
 pub mod memory;
+mod runtime;
+pub mod vmm;
 
 pub use ascend_sys as sys;
 pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 pub use device::Device;
 pub use error::{Error, Result};
 pub use error_code::ErrorCode;
-pub use memory::{DeviceBuf, PinnedHostBuf};
+pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};
+pub use runtime::Runtime;

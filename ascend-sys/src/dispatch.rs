@@ -1,7 +1,7 @@
 //! Expands the signature list in `api.rs` into the C-named functions at the
 //! crate root and routes each call to the active backend.
 
-use crate::types::{ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_NO_DEVICE, aclError};
+use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_NO_DEVICE, aclError};
 use core::ffi::{c_char, c_void};
 
 /// What a function returns when it cannot run at all.
@@ -14,8 +14,6 @@ pub(crate) trait FailureValue: Sized {
     fn feature_not_supported() -> Self;
     /// The value when no backend is available (hardware requested, no library).
     fn no_backend() -> Self;
-    /// The value for a function the software device does not emulate.
-    fn not_emulated() -> Self;
     /// For `aclGetRecentErrMsg` only: the message this crate itself recorded
     /// on this thread (a missing symbol), which takes precedence over the
     /// library's own.
@@ -33,9 +31,6 @@ impl FailureValue for aclError {
     fn no_backend() -> Self {
         ACL_ERROR_RT_NO_DEVICE
     }
-    fn not_emulated() -> Self {
-        ACL_ERROR_API_NOT_SUPPORT
-    }
     fn injected(code: aclError) -> Self {
         code
     }
@@ -46,9 +41,6 @@ impl FailureValue for *const c_char {
         core::ptr::null()
     }
     fn no_backend() -> Self {
-        core::ptr::null()
-    }
-    fn not_emulated() -> Self {
         core::ptr::null()
     }
     fn injected(_: aclError) -> Self {
@@ -64,9 +56,6 @@ impl FailureValue for *mut c_void {
         core::ptr::null_mut()
     }
     fn no_backend() -> Self {
-        core::ptr::null_mut()
-    }
-    fn not_emulated() -> Self {
         core::ptr::null_mut()
     }
     fn injected(_: aclError) -> Self {
@@ -90,16 +79,6 @@ pub(crate) fn missing_symbol<R: FailureValue>(api: &'static str) -> R {
 pub(crate) fn no_backend<R: FailureValue>(api: &'static str, why: &str) -> R {
     crate::error_msg::set(format!("{api}: no AscendCL backend is available: {why}"));
     R::no_backend()
-}
-
-/// The result of calling `api` on the software device when it does not
-/// emulate that function.
-#[cold]
-pub(crate) fn not_emulated<R: FailureValue>(api: &'static str) -> R {
-    crate::error_msg::set(format!(
-        "{api}: not emulated by the software device (use ASCEND_BACKEND=hardware on a machine with CANN)"
-    ));
-    R::not_emulated()
 }
 
 /// The result of a call failed by an injected fault (software device).

@@ -363,18 +363,22 @@ fn mem_info_checks_the_attribute_and_pointers() {
 }
 
 #[test]
-fn functions_not_emulated_say_so_and_do_not_pretend() {
+fn malloc_for_task_scheduler_follows_malloc_with_cfg() {
     on_device(|| {
-        let mut stream = null_mut();
-        // SAFETY: valid out-pointer.
-        assert_eq!(unsafe { aclrtCreateStream(&mut stream) }, ACL_ERROR_API_NOT_SUPPORT);
-        assert!(stream.is_null());
-        let message = recent();
-        assert!(
-            message.contains("aclrtCreateStream") && message.contains("not emulated"),
-            "{message}"
-        );
-        // SAFETY: no arguments.
-        assert!(unsafe { aclrtAllocatorCreateDesc() }.is_null());
+        let mut ptr = null_mut();
+        // SAFETY: valid out-pointer, NULL configuration.
+        unsafe {
+            assert_eq!(
+                aclrtMallocForTaskScheduler(&mut ptr, 0, 0, null_mut()),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtMallocForTaskScheduler(null_mut(), 64, 0, null_mut()),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(aclrtMallocForTaskScheduler(&mut ptr, 64, 0, null_mut()), ACL_SUCCESS);
+            assert!(!ptr.is_null());
+            assert_eq!(aclrtFree(ptr), ACL_SUCCESS);
+        }
     });
 }

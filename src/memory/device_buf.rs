@@ -1,6 +1,8 @@
 //! [`DeviceBuf`]: an owned, typed allocation of device memory.
 
-use super::byte_len::{byte_len, same_len};
+use super::MallocPolicy;
+use super::byte_len::byte_len;
+use super::view::{DeviceSlice, DeviceSliceMut};
 use crate::Device;
 use crate::error::{Result, check};
 use ascend_sys as sys;
@@ -55,6 +57,22 @@ impl<T: Pod> DeviceBuf<T> {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
     /// size overflows; the runtime's code (e.g. out of device memory).
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::uninit_with_policy(device, len, MallocPolicy::HugeFirst) }
+    }
+
+    /// Allocates `len` elements with an explicit page policy, without
+    /// initialising them.
+    ///
+    /// # Safety
+    ///
+    /// As [`DeviceBuf::uninit`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::uninit`]; a policy the chip cannot honour fails with
+    /// the runtime's code.
+    pub unsafe fn uninit_with_policy(device: &Device, len: usize, policy: MallocPolicy) -> Result<Self> {
         let bytes = byte_len::<T>("aclrtMalloc", len)?;
         let address = if bytes == 0 {
             None
@@ -63,7 +81,7 @@ impl<T: Pod> DeviceBuf<T> {
             let mut raw = std::ptr::null_mut();
             // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
             check("aclrtMalloc", unsafe {
-                sys::aclrtMalloc(&mut raw, bytes, sys::ACL_MEM_MALLOC_HUGE_FIRST)
+                sys::aclrtMalloc(&mut raw, bytes, policy.raw())
             })?;
             NonNull::new(raw)
         };
@@ -82,7 +100,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// As [`DeviceBuf::uninit`], and the memset's code.
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: the buffer is filled with zeros before it is returned.
-        let buf = unsafe { Self::uninit(device, len) }?;
+        let mut buf = unsafe { Self::uninit(device, len) }?;
         buf.fill_bytes(0)?;
         Ok(buf)
     }
@@ -125,6 +143,19 @@ impl<T: Pod> DeviceBuf<T> {
         self.address.map_or(std::ptr::null_mut(), NonNull::as_ptr)
     }
 
+    /// A shared view of the whole buffer.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        // SAFETY: the buffer owns `len` elements at `as_raw()` (or is empty)
+        // for as long as it is borrowed, on `self.device`.
+        unsafe { DeviceSlice::from_raw_parts(self.as_raw(), self.len, &self.device) }
+    }
+
+    /// An exclusive view of the whole buffer.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        // SAFETY: as in `as_slice`, and `&mut self` makes the view unique.
+        unsafe { DeviceSliceMut::from_raw_parts(self.as_raw(), self.len, &self.device) }
+    }
+
     /// Copies `src` (host) into the buffer; the lengths must be equal.
     ///
     /// # Errors
@@ -132,21 +163,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
     /// mismatch (nothing is copied); the runtime's code.
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, src.len())?;
-        let Some(address) = self.address else { return Ok(()) };
-        self.device.make_current()?;
-        let bytes = self.byte_len();
-        // SAFETY: `src` is readable for `bytes` bytes; the destination is
-        // this buffer's allocation of exactly `bytes` bytes.
-        check("aclrtMemcpy", unsafe {
-            sys::aclrtMemcpy(
-                address.as_ptr(),
-                bytes,
-                src.as_ptr().cast(),
-                bytes,
-                sys::ACL_MEMCPY_HOST_TO_DEVICE,
-            )
-        })
+        self.as_mut_slice().copy_from_host(src)
     }
 
     /// Copies the buffer into `dst` (host); the lengths must be equal.
@@ -155,21 +172,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::copy_from_host`].
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, dst.len())?;
-        let Some(address) = self.address else { return Ok(()) };
-        self.device.make_current()?;
-        let bytes = self.byte_len();
-        // SAFETY: `dst` is writable for `bytes` bytes and any bytes are a
-        // valid `T` (`Pod`); the source is this buffer's allocation.
-        check("aclrtMemcpy", unsafe {
-            sys::aclrtMemcpy(
-                dst.as_mut_ptr().cast(),
-                bytes,
-                address.as_ptr(),
-                bytes,
-                sys::ACL_MEMCPY_DEVICE_TO_HOST,
-            )
-        })
+        self.as_slice().copy_to_host(dst)
     }
 
     /// Copies another device buffer (same length) into this one.
@@ -178,22 +181,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::copy_from_host`].
     pub fn copy_from_device(&mut self, src: &DeviceBuf<T>) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, src.len)?;
-        let (Some(to), Some(from)) = (self.address, src.address) else {
-            return Ok(());
-        };
-        self.device.make_current()?;
-        let bytes = self.byte_len();
-        // SAFETY: both are live allocations of `bytes` bytes.
-        check("aclrtMemcpy", unsafe {
-            sys::aclrtMemcpy(
-                to.as_ptr(),
-                bytes,
-                from.as_ptr(),
-                bytes,
-                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
-            )
-        })
+        self.as_mut_slice().copy_from_device(&src.as_slice())
     }
 
     /// The contents, copied into a new `Vec`.
@@ -202,9 +190,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::copy_to_host`].
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::zeroed(); self.len];
-        self.copy_to_host(&mut out)?;
-        Ok(out)
+        self.as_slice().to_vec()
     }
 
     /// Sets every byte of the buffer to `value` (`aclrtMemset`).
@@ -212,14 +198,8 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// The runtime's code.
-    pub fn fill_bytes(&self, value: u8) -> Result<()> {
-        let Some(address) = self.address else { return Ok(()) };
-        self.device.make_current()?;
-        let bytes = self.byte_len();
-        // SAFETY: the target is this buffer's allocation of `bytes` bytes.
-        check("aclrtMemset", unsafe {
-            sys::aclrtMemset(address.as_ptr(), bytes, i32::from(value), bytes)
-        })
+    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
+        self.as_mut_slice().fill_bytes(value)
     }
 
     /// Frees the memory now, reporting a failure.

@@ -9,6 +9,11 @@
 mod byte_len;
 mod device_buf;
 mod pinned_host;
+mod policy;
+pub(crate) mod transfer;
+mod view;
 
 pub use device_buf::DeviceBuf;
 pub use pinned_host::PinnedHostBuf;
+pub use policy::MallocPolicy;
+pub use view::{DeviceSlice, DeviceSliceMut};

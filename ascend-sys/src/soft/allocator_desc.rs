@@ -1,5 +1,161 @@
-//! Custom allocator descriptors and their registration on streams (to be built).
+//! Custom allocator descriptors and their registration on streams
+//! (`acl-behaviour.md` §10): pure bookkeeping, no device involved.
+//!
+//! A descriptor handle is an opaque token (the address of a one-byte heap
+//! allocation the table owns); every handle a caller passes is looked up in
+//! the table, never dereferenced. The real runtime dereferences (and
+//! `delete`s) whatever it is given, so an unknown handle corrupts memory
+//! there; the software device refuses it with `ACL_ERROR_INVALID_PARAM` and
+//! records the misuse.
+
+use super::fail::{SoftResult, fail};
+use super::misuse;
+use super::runtime::{self, State};
+use crate::types::*;
+use std::collections::BTreeMap;
+
+/// The five fields of a descriptor. All start NULL.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Fields {
+    /// The user's allocator object.
+    pub(crate) obj: usize,
+    pub(crate) alloc: aclrtAllocatorAllocFunc,
+    pub(crate) free: aclrtAllocatorFreeFunc,
+    pub(crate) alloc_advise: aclrtAllocatorAllocAdviseFunc,
+    pub(crate) get_addr_from_block: aclrtAllocatorGetAddrFromBlockFunc,
+}
+
+/// A live descriptor.
+#[derive(Debug)]
+struct Descriptor {
+    fields: Fields,
+    /// The allocation whose address is the handle.
+    _token: Box<u8>,
+}
+
+/// A stream's registered allocator: the descriptor handle given at
+/// registration and a copy of its fields at that time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Registered {
+    pub(crate) descriptor: usize,
+    pub(crate) fields: Fields,
+}
 
 /// Every descriptor and every stream's registered allocator.
 #[derive(Debug, Default)]
-pub(crate) struct Allocators {}
+pub(crate) struct Allocators {
+    descriptors: BTreeMap<usize, Descriptor>,
+    /// By stream handle (not validated, as in the runtime).
+    by_stream: BTreeMap<usize, Registered>,
+}
+
+impl Allocators {
+    /// Number of live descriptors.
+    pub(crate) fn descriptor_count(&self) -> usize {
+        self.descriptors.len()
+    }
+
+    /// Handles of the live descriptors.
+    pub(crate) fn descriptor_handles(&self) -> impl Iterator<Item = usize> + '_ {
+        self.descriptors.keys().copied()
+    }
+}
+
+/// The live descriptor `handle`, or `ACL_ERROR_INVALID_PARAM` (recorded as
+/// misuse: the runtime would dereference it).
+fn descriptor<'a>(state: &'a mut State, api: &'static str, handle: usize) -> SoftResult<&'a mut Fields> {
+    match state.allocators.descriptors.get_mut(&handle) {
+        Some(descriptor) => Ok(&mut descriptor.fields),
+        None => {
+            misuse::record(
+                api,
+                format!("allocatorDesc {handle:#x} is not a live descriptor (the runtime would dereference it)"),
+            );
+            fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("allocatorDesc {handle:#x} is not a live descriptor (never created, or already destroyed)"),
+            )
+        }
+    }
+}
+
+/// `aclrtAllocatorCreateDesc`: a new descriptor with every field NULL.
+pub(crate) fn create() -> SoftResult<usize> {
+    let mut state = runtime::lock()?;
+    let token = Box::new(0u8);
+    let handle = std::ptr::from_ref::<u8>(&token) as usize;
+    state.allocators.descriptors.insert(
+        handle,
+        Descriptor {
+            fields: Fields::default(),
+            _token: token,
+        },
+    );
+    Ok(handle)
+}
+
+/// `aclrtAllocatorDestroyDesc` after the NULL check. Streams it was
+/// registered on keep their copy, as in the runtime.
+pub(crate) fn destroy(handle: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    descriptor(&mut state, "aclrtAllocatorDestroyDesc", handle)?;
+    state.allocators.descriptors.remove(&handle);
+    Ok(())
+}
+
+/// The `aclrtAllocatorSet*ToDesc` calls after their NULL checks: `set`
+/// stores the value.
+pub(crate) fn set_field(api: &'static str, handle: usize, set: impl FnOnce(&mut Fields)) -> SoftResult {
+    let mut state = runtime::lock()?;
+    set(descriptor(&mut state, api, handle)?);
+    Ok(())
+}
+
+/// `aclrtAllocatorRegister` after the NULL checks of `stream` and the
+/// descriptor: the object, alloc, free and get-address fields must be set
+/// (alloc-advise is optional); a copy is stored for `stream`, replacing any
+/// earlier one.
+pub(crate) fn register(stream: usize, handle: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let fields = *descriptor(&mut state, "aclrtAllocatorRegister", handle)?;
+    let missing = [
+        (fields.obj == 0, "allocatorDesc->obj"),
+        (fields.alloc.is_none(), "allocatorDesc->allocFunc"),
+        (fields.free.is_none(), "allocatorDesc->freeFunc"),
+        (
+            fields.get_addr_from_block.is_none(),
+            "allocatorDesc->getAddrFromBlockFunc",
+        ),
+    ];
+    if let Some((_, name)) = missing.iter().find(|(unset, _)| *unset) {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{name} is NULL"));
+    }
+    state.allocators.by_stream.insert(
+        stream,
+        Registered {
+            descriptor: handle,
+            fields,
+        },
+    );
+    Ok(())
+}
+
+/// `aclrtAllocatorGetByStream` after the NULL checks: what was registered
+/// for `stream`, or `ACL_ERROR_INVALID_PARAM` when nothing is.
+pub(crate) fn get(stream: usize) -> SoftResult<Registered> {
+    let state = runtime::lock()?;
+    match state.allocators.by_stream.get(&stream) {
+        Some(registered) => Ok(*registered),
+        None => fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("stream {stream:#x} has no registered allocator"),
+        ),
+    }
+}
+
+/// `aclrtAllocatorUnregister` after the NULL check: forgets `stream`'s
+/// allocator; an unknown stream or a repeated call succeeds.
+pub(crate) fn unregister(stream: usize) -> SoftResult {
+    runtime::lock()?.allocators.by_stream.remove(&stream);
+    Ok(())
+}

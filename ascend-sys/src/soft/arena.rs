@@ -12,7 +12,7 @@
 
 use super::fail::{SoftResult, fail};
 use crate::types::ACL_ERROR_RT_MEMORY_ALLOCATION;
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{FallocateFlags, MemfdFlags, fallocate, ftruncate, memfd_create};
 use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 use std::ffi::c_void;
@@ -101,6 +101,11 @@ impl Arena {
             device_base,
             capacity,
         })
+    }
+
+    /// The device memory's `memfd` (an IPC key names it for importers).
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self._memfd.as_fd()
     }
 
     /// The first device address of this device.

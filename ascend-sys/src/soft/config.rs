@@ -7,6 +7,9 @@ pub const ENV_DEVICE_COUNT: &str = "ASCEND_SOFT_DEVICE_COUNT";
 /// Environment variable: memory per software device, in bytes, or with a
 /// `K`, `M`, `G` or `T` suffix (binary units; default `64G`).
 pub const ENV_DEVICE_MEMORY: &str = "ASCEND_SOFT_DEVICE_MEMORY";
+/// Environment variable: VMM granularity for normal and huge pages (default
+/// `2M`).
+pub const ENV_GRANULARITY: &str = "ASCEND_SOFT_GRANULARITY";
 
 /// The largest device count accepted.
 pub const MAX_DEVICES: u32 = 64;
@@ -21,6 +24,10 @@ pub struct Config {
     /// Bytes of memory per device. Default 64 GiB. The memory is sparse:
     /// host RAM is committed only for bytes actually written.
     pub device_memory: u64,
+    /// VMM allocation granularity for normal and huge pages (MINIMUM and
+    /// RECOMMENDED alike); 1 GiB pages always have 1 GiB. Default 2 MiB, the
+    /// huge-page size of the hardware; a power of two from 4 KiB to 1 GiB.
+    pub granularity: u64,
 }
 
 impl Default for Config {
@@ -28,6 +35,7 @@ impl Default for Config {
         Self {
             device_count: 2,
             device_memory: 64 << 30,
+            granularity: 2 << 20,
         }
     }
 }
@@ -76,6 +84,13 @@ impl Config {
                 reason: "not a size (bytes, or a number with K, M, G or T)",
             })?;
         }
+        if let Ok(value) = std::env::var(ENV_GRANULARITY) {
+            config.granularity = parse_size(&value).ok_or(ConfigError::BadVariable {
+                variable: ENV_GRANULARITY,
+                value: value.clone(),
+                reason: "not a size (bytes, or a number with K, M, G or T)",
+            })?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -85,7 +100,8 @@ impl Config {
     /// # Errors
     ///
     /// [`ConfigError::OutOfRange`] when the device count is 0 or above
-    /// [`MAX_DEVICES`], or the memory is under 64 MiB or above 1 TiB.
+    /// [`MAX_DEVICES`], the memory is under 64 MiB or above 1 TiB, or the
+    /// granularity is not a power of two from 4 KiB to 1 GiB.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.device_count == 0 || self.device_count > MAX_DEVICES {
             return Err(ConfigError::OutOfRange("device_count must be 1 to 64"));
@@ -93,13 +109,24 @@ impl Config {
         if self.device_memory < (64 << 20) || self.device_memory > (1 << 40) {
             return Err(ConfigError::OutOfRange("device_memory must be 64 MiB to 1 TiB"));
         }
+        if !self.granularity.is_power_of_two() || self.granularity < 4096 || self.granularity > (1 << 30) {
+            return Err(ConfigError::OutOfRange(
+                "granularity must be a power of two from 4 KiB to 1 GiB",
+            ));
+        }
         Ok(())
     }
 }
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} device(s) x {} MiB", self.device_count, self.device_memory >> 20)
+        write!(
+            f,
+            "{} device(s) x {} MiB, VMM granularity {} KiB",
+            self.device_count,
+            self.device_memory >> 20,
+            self.granularity >> 10
+        )
     }
 }
 

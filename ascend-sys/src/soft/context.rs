@@ -1,11 +1,31 @@
-//! The calling thread's current device (its current context).
+//! The calling thread's current device (its current context), and the
+//! contexts themselves "as far as the memory API needs them".
+//!
+//! - `aclrtSetDevice` makes the device's **primary context** current; its
+//!   handle (what `aclrtGetCurrentContext` returns) is stable per device and
+//!   valid while the device is set (its retain count is above zero).
+//! - `aclrtCreateContext` creates a further context on a device and makes
+//!   it current; it lives until `aclrtDestroyContext`. It does not count as
+//!   an `aclrtSetDevice` retain (`aclrtResetDevice` balances only those), as
+//!   in the runtime, where a created context is separate from the primary
+//!   context's reference count.
+//!
+//! A context handle is an opaque token: the address of a one-byte heap
+//! allocation the table owns, so it is unique among live handles of every
+//! kind and never dereferenced. Every handle a caller passes is looked up in
+//! the table first.
 
 use super::fail::{SoftResult, fail};
-use crate::types::ACL_ERROR_RT_CONTEXT_NULL;
+use super::runtime::{self, State};
+use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID};
 use std::cell::Cell;
+use std::collections::BTreeMap;
 
 thread_local! {
     static CURRENT: Cell<Option<i32>> = const { Cell::new(None) };
+    /// The handle of this thread's current context when it is a created
+    /// context; 0 when it is the current device's primary context.
+    static CREATED: Cell<usize> = const { Cell::new(0) };
 }
 
 /// This thread's current device, if `aclrtSetDevice` was called on it.
@@ -25,7 +45,161 @@ pub(crate) fn require() -> SoftResult<i32> {
     }
 }
 
-/// Makes `device` (or nothing) this thread's current device.
+/// Makes `device`'s primary context (or nothing) this thread's current
+/// context.
 pub(crate) fn set(device: Option<i32>) {
     let _ = CURRENT.try_with(|current| current.set(device));
+    let _ = CREATED.try_with(|created| created.set(0));
+}
+
+/// Makes the created context `handle` on `device` this thread's current
+/// context.
+fn set_created(device: i32, handle: usize) {
+    let _ = CURRENT.try_with(|current| current.set(Some(device)));
+    let _ = CREATED.try_with(|created| created.set(handle));
+}
+
+/// `aclrtResetDevice(id)` on this thread: the thread loses its current
+/// context if it is `id`'s primary context (a created context stays).
+pub(crate) fn release_primary(id: i32) {
+    let primary = CREATED.try_with(Cell::get).unwrap_or(0) == 0;
+    if primary && current() == Some(id) {
+        set(None);
+    }
+}
+
+/// A live created context.
+#[derive(Debug)]
+struct Created {
+    device: i32,
+    /// The allocation whose address is the handle.
+    _token: Box<u8>,
+}
+
+/// Every context handle handed out.
+#[derive(Debug, Default)]
+pub(crate) struct Contexts {
+    /// Created contexts by handle.
+    created: BTreeMap<usize, Created>,
+    /// The token of each device's primary context, made on first request.
+    primary: BTreeMap<i32, Box<u8>>,
+}
+
+fn token_address(token: &u8) -> usize {
+    std::ptr::from_ref(token) as usize
+}
+
+impl Contexts {
+    /// Number of live created contexts.
+    pub(crate) fn created_count(&self) -> usize {
+        self.created.len()
+    }
+
+    /// `(handle, device)` of every live created context.
+    pub(crate) fn created(&self) -> impl Iterator<Item = (usize, i32)> + '_ {
+        self.created.iter().map(|(&handle, context)| (handle, context.device))
+    }
+
+    /// The handle of `device`'s primary context.
+    fn primary_handle(&mut self, device: i32) -> usize {
+        token_address(self.primary.entry(device).or_insert_with(|| Box::new(0)))
+    }
+
+    /// The device of the primary context `handle`, if it is one.
+    fn primary_device(&self, handle: usize) -> Option<i32> {
+        self.primary
+            .iter()
+            .find(|(_, token)| token_address(token) == handle)
+            .map(|(&device, _)| device)
+    }
+}
+
+/// `aclrtCreateContext`: a new context on `device`, made current.
+pub(crate) fn create(device: i32) -> SoftResult<usize> {
+    let mut state = runtime::lock()?;
+    state.device(device)?;
+    let token = Box::new(0u8);
+    let handle = token_address(&token);
+    state.contexts.created.insert(handle, Created { device, _token: token });
+    set_created(device, handle);
+    Ok(handle)
+}
+
+/// `aclrtDestroyContext`: only a live created context. The primary context
+/// and unknown or destroyed handles are refused with
+/// `ACL_ERROR_RT_CONTEXT_NULL`, as the runtime does. A thread whose current
+/// context it was has none afterwards.
+pub(crate) fn destroy(handle: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    if state.contexts.created.remove(&handle).is_none() {
+        let why = match state.contexts.primary_device(handle) {
+            Some(device) => format!(
+                "context {handle:#x} is the primary context of device {device}, which cannot be destroyed explicitly (use aclrtResetDevice)"
+            ),
+            None => format!("context {handle:#x} is not a live context (never created, or already destroyed)"),
+        };
+        return fail(ACL_ERROR_RT_CONTEXT_NULL, why);
+    }
+    if CREATED.try_with(Cell::get).ok() == Some(handle) {
+        set(None);
+    }
+    Ok(())
+}
+
+/// The device of a context handle that may be made current, or
+/// `ACL_ERROR_RT_PARAM_INVALID` (the runtime's code for an invalid context
+/// passed to `aclrtSetCurrentContext`).
+fn device_of_handle(state: &State, handle: usize) -> SoftResult<(i32, bool)> {
+    if let Some(context) = state.contexts.created.get(&handle) {
+        return Ok((context.device, false));
+    }
+    match state.contexts.primary_device(handle) {
+        Some(device) if state.devices.get(device as usize).is_some_and(|d| d.retains > 0) => Ok((device, true)),
+        Some(device) => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("context {handle:#x} is the primary context of device {device}, which has been reset"),
+        ),
+        None => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("context {handle:#x} is not a live context (never created, or already destroyed)"),
+        ),
+    }
+}
+
+/// `aclrtSetCurrentContext`: the thread's current device becomes the
+/// context's device.
+pub(crate) fn set_current(handle: usize) -> SoftResult {
+    let state = runtime::lock()?;
+    let (device, primary) = device_of_handle(&state, handle)?;
+    if primary {
+        set(Some(device));
+    } else {
+        set_created(device, handle);
+    }
+    Ok(())
+}
+
+/// `aclrtGetCurrentContext`: the created context made current on this
+/// thread, or the current device's primary context; `ACL_ERROR_RT_CONTEXT_NULL`
+/// when there is none (or it has been destroyed or reset meanwhile).
+pub(crate) fn get_current() -> SoftResult<usize> {
+    let device = require()?;
+    let created = CREATED.try_with(Cell::get).unwrap_or(0);
+    let mut state = runtime::lock()?;
+    if created != 0 {
+        if state.contexts.created.contains_key(&created) {
+            return Ok(created);
+        }
+        return fail(
+            ACL_ERROR_RT_CONTEXT_NULL,
+            format!("this thread's current context {created:#x} has been destroyed"),
+        );
+    }
+    if state.devices.get(device as usize).is_none_or(|d| d.retains == 0) {
+        return fail(
+            ACL_ERROR_RT_CONTEXT_NULL,
+            format!("the primary context of device {device} has been reset"),
+        );
+    }
+    Ok(state.contexts.primary_handle(device))
 }

@@ -10,7 +10,7 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::{runtime, translate};
+use super::{peer, runtime, translate};
 use crate::types::*;
 
 /// Copies `count` bytes from `src` to `dst`, each either device memory
@@ -24,6 +24,8 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         let state = runtime::lock()?;
         let to = translate::resolve(&state, dst, count, "dst", translate::Use::Write)?;
         let from = translate::resolve(&state, src, count, "src", translate::Use::Read)?;
+        // A copy between two devices needs peer access.
+        peer::check_sides(&state, &to, &from)?;
         (to, from)
     };
     let mut done = 0;

@@ -49,8 +49,11 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
     let device = context::require()?;
     let mut state = runtime::lock()?;
     let slot = state.device(device)?;
-    let Some(offset) = slot.space.allocate(reserved, DEVICE_ALIGN) else {
-        let free = slot.space.capacity() - slot.space.used();
+    let placed = (reserved <= slot.free_bytes())
+        .then(|| slot.space.allocate(reserved, DEVICE_ALIGN))
+        .flatten();
+    let Some(offset) = placed else {
+        let free = slot.free_bytes();
         return fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,
             format!("out of device memory on device {device}: {reserved} bytes requested, {free} free"),
@@ -127,6 +130,7 @@ pub(crate) fn free(address: usize) -> SoftResult {
         };
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
+    super::share::forget_allocation(&mut state, address);
     let device = state.device(allocation.device)?;
     let (start, length) = device.space.release(allocation.offset, allocation.size);
     device.arena.release_pages(start, length);

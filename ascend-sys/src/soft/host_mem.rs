@@ -86,6 +86,8 @@ pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult
 /// `aclrtFreeHost`: only a pointer `aclrtMallocHost*` returned. A device
 /// pointer is refused with `ACL_ERROR_RT_PARAM_INVALID` as on hardware; so is
 /// any other pointer (on hardware the driver decides; its code is not public).
+/// It does not wait for queued stream work
+/// ([`super::streams::host_memory_freed`]).
 pub(crate) fn free_host(address: usize) -> SoftResult {
     let mut state = runtime::lock()?;
     let Some(allocation) = state.host_allocations.remove(&address) else {
@@ -96,9 +98,17 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
         };
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
+    // The free does not wait for queued stream work: tasks still queued on
+    // this memory are recorded as misuse and skipped; only a task copying it
+    // right now is waited for (without the lock), so no byte is moved
+    // through freed memory.
+    let in_flight = super::streams::host_memory_freed(&state, address, address + allocation.size);
+    drop(state);
+    in_flight.wait();
     match layout(allocation.size) {
         // SAFETY: `address` was returned by `alloc` with this layout and has
-        // just been removed from the table, so it is freed once.
+        // just been removed from the table, so it is freed once; no stream
+        // task touches it any more (see above).
         Some(layout) => unsafe { std::alloc::dealloc(address as *mut u8, layout) },
         None => return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host allocation with an invalid layout"),
     }

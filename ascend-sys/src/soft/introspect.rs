@@ -13,6 +13,39 @@ pub struct Live {
     pub host_allocations: usize,
     /// Bytes they reserve (after rounding).
     pub host_bytes: u64,
+    /// Live host registrations (`aclrtHostRegister*`).
+    pub host_registrations: usize,
+    /// Host bytes they cover.
+    pub registered_bytes: u64,
+    /// Live contexts created by `aclrtCreateContext` (primary contexts are
+    /// balanced by `aclrtResetDevice` and not counted).
+    pub contexts: usize,
+    /// Live custom allocator descriptors (`aclrtAllocatorCreateDesc`).
+    pub allocator_descriptors: usize,
+    /// Live physical allocations (`aclrtMallocPhysical`, imports), including
+    /// ones freed but still mapped.
+    pub physical_allocations: usize,
+    /// Their bytes.
+    pub physical_bytes: u64,
+    /// Live reserved address ranges.
+    pub reservations: usize,
+    /// Live mappings.
+    pub mappings: usize,
+    /// Live streams created by `aclrtCreateStream*` (each has a worker
+    /// thread; a device's default stream is not counted).
+    pub streams: usize,
+    /// Live events (`aclrtCreateEvent*`).
+    pub events: usize,
+    /// Physical allocations this process exported as shareable handles
+    /// (until their handle is freed).
+    pub shareable_exports: usize,
+    /// Physical allocations imported from other processes (also counted in
+    /// `physical_allocations`).
+    pub shareable_imports: usize,
+    /// IPC keys this process exported and has not destroyed.
+    pub ipc_keys: usize,
+    /// IPC imports this process has not closed.
+    pub ipc_imports: usize,
 }
 
 impl Live {
@@ -33,6 +66,20 @@ fn count(state: &State) -> Live {
         device_bytes: state.device_allocations.values().map(|a| a.size).sum(),
         host_allocations: state.host_allocations.len(),
         host_bytes: state.host_allocations.values().map(|a| a.size as u64).sum(),
+        host_registrations: state.registrations.count(),
+        registered_bytes: state.registrations.bytes(),
+        contexts: state.contexts.created_count(),
+        allocator_descriptors: state.allocators.descriptor_count(),
+        physical_allocations: state.vmm.physicals.len(),
+        physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
+        reservations: state.vmm.reservations.len(),
+        mappings: state.vmm.mappings.len(),
+        streams: state.streams.stream_count(),
+        events: state.streams.event_count(),
+        shareable_exports: state.share.exports.len(),
+        shareable_imports: state.vmm.physicals.values().filter(|p| p.imported).count(),
+        ipc_keys: state.share.keys.len(),
+        ipc_imports: state.share.imports.len(),
     }
 }
 
@@ -52,6 +99,36 @@ fn report(state: &State) -> String {
     for (address, allocation) in &state.host_allocations {
         lines.push(format!("host memory {address:#x}: {} bytes", allocation.size));
     }
+    lines.extend(state.registrations.report());
+    for (handle, device) in state.contexts.created() {
+        lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
+    }
+    for handle in state.allocators.descriptor_handles() {
+        lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
+    }
+    for (handle, physical) in &state.vmm.physicals {
+        lines.push(format!(
+            "physical allocation {handle:#x}: {} bytes, {} handle reference(s), {} mapping(s){}",
+            physical.size,
+            physical.handle_refs,
+            physical.mappings,
+            if physical.imported { ", imported" } else { "" }
+        ));
+    }
+    for (base, reservation) in &state.vmm.reservations {
+        lines.push(format!(
+            "reserved range {base:#x}: {} bytes, {} mapping(s)",
+            reservation.size, reservation.mappings
+        ));
+    }
+    for (address, mapping) in &state.vmm.mappings {
+        lines.push(format!(
+            "mapping {address:#x}: {} bytes of physical allocation {:#x}",
+            mapping.size, mapping.physical
+        ));
+    }
+    lines.extend(state.streams.report());
+    lines.extend(state.share.report());
     lines.join("\n")
 }
 

@@ -15,7 +15,6 @@ pub struct Misuse {
 static DETECTED: Mutex<Vec<Misuse>> = Mutex::new(Vec::new());
 
 /// Records a misuse (and logs it at `warn` level).
-#[allow(dead_code)] // first users: stream tasks and host registration
 pub(crate) fn record(api: &'static str, description: String) {
     log::warn!("software device detected misuse in {api}: {description}");
     DETECTED

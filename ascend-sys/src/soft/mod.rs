@@ -53,10 +53,12 @@ mod peer;
 mod process;
 mod range_alloc;
 mod runtime;
+mod share;
 mod streams;
 mod translate;
+mod vmm;
 
-pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, MAX_DEVICES};
+pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
 pub(crate) use faults::take as take_fault;
 pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault};
 pub use introspect::{Live, leak_report, live};

@@ -1,5 +1,121 @@
-//! Peer access between devices (to be built).
+//! Peer access between devices (`acl-behaviour.md` §11).
+//!
+//! On the software device every pair of distinct devices can access each
+//! other. Access is enabled one direction at a time (current device →
+//! peer), process-wide, and a device-to-device copy between two devices
+//! needs it (see [`check_copy`]).
 
-/// Which device may access which peer.
+use super::context;
+use super::fail::{SoftResult, fail};
+use super::runtime::{self, State};
+use super::translate::Segments;
+use crate::types::*;
+use std::collections::BTreeSet;
+
+/// Which device may access which peer: `(from, to)` pairs.
 #[derive(Debug, Default)]
-pub(crate) struct PeerAccess {}
+pub(crate) struct PeerAccess {
+    enabled: BTreeSet<(i32, i32)>,
+}
+
+impl PeerAccess {
+    /// Whether `from` has enabled access to `to`.
+    pub(crate) fn is_enabled(&self, from: i32, to: i32) -> bool {
+        self.enabled.contains(&(from, to))
+    }
+}
+
+/// `aclrtDeviceCanAccessPeer` after the ACL layer's checks: both ids must
+/// be devices; every pair of distinct devices can (1).
+pub(crate) fn can_access(device: i32, peer: i32) -> SoftResult<i32> {
+    let mut state = runtime::lock()?;
+    state.device(peer)?;
+    state.device(device)?;
+    Ok(1)
+}
+
+/// `aclrtDeviceEnablePeerAccess` after the flags check: the current device
+/// gains access to `peer` (one direction). Enabling it again succeeds and
+/// changes nothing (the runtime leaves this to the driver; the software
+/// device chooses idempotence, see `docs/runtime-choices.md`).
+pub(crate) fn enable(peer: i32) -> SoftResult {
+    let device = context::require()?;
+    if device == peer {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("peerDeviceId {peer} is the current device"),
+        );
+    }
+    let mut state = runtime::lock()?;
+    state.device(peer)?;
+    state.peers.enabled.insert((device, peer));
+    Ok(())
+}
+
+/// `aclrtDeviceDisablePeerAccess`: the current device loses access to
+/// `peer`. Disabling access that is not enabled is refused with
+/// `ACL_ERROR_RT_PARAM_INVALID` (a driver decision on hardware; see
+/// `docs/runtime-choices.md`).
+pub(crate) fn disable(peer: i32) -> SoftResult {
+    let device = context::require()?;
+    if device == peer {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("peerDeviceId {peer} is the current device"),
+        );
+    }
+    let mut state = runtime::lock()?;
+    state.device(peer)?;
+    if !state.peers.enabled.remove(&(device, peer)) {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("peer access from device {device} to device {peer} is not enabled"),
+        );
+    }
+    Ok(())
+}
+
+/// The peer-access rule for a copy whose two sides were translated to `to`
+/// and `from` ([`super::translate::resolve`]): nothing to check unless both
+/// are device memory of two different devices (one branch on the hot path),
+/// then [`check_copy`].
+#[inline]
+pub(crate) fn check_sides(state: &State, to: &Segments, from: &Segments) -> SoftResult {
+    match (to.device, from.device) {
+        (Some(dst), Some(src)) if dst != src => check_copy(state, dst, src),
+        _ => Ok(()),
+    }
+}
+
+/// The rule for a copy whose destination is on device `dst` and source on
+/// device `src` (`dst != src`): the device driving the copy — this thread's
+/// current device — must have enabled access to the other one. When the
+/// current device is neither, it needs access to both; a thread with no
+/// current device (a stream worker) needs access enabled in either
+/// direction between the two. Refused with `ACL_ERROR_RT_PARAM_INVALID`
+/// (the runtime leaves this to the driver; see `docs/runtime-choices.md`).
+#[cold]
+pub(crate) fn check_copy(state: &State, dst: i32, src: i32) -> SoftResult {
+    let peers = &state.peers;
+    let allowed = match context::current() {
+        Some(current) if current == dst => peers.is_enabled(dst, src),
+        Some(current) if current == src => peers.is_enabled(src, dst),
+        Some(current) => peers.is_enabled(current, dst) && peers.is_enabled(current, src),
+        None => peers.is_enabled(dst, src) || peers.is_enabled(src, dst),
+    };
+    if allowed {
+        return Ok(());
+    }
+    let how = match context::current() {
+        Some(current) if current == dst || current == src => {
+            let other = if current == dst { src } else { dst };
+            format!("call aclrtDeviceEnablePeerAccess({other}, 0) with device {current} current")
+        }
+        Some(current) => format!("device {current} (current) needs peer access to both devices"),
+        None => "no peer access is enabled between them".to_string(),
+    };
+    fail(
+        ACL_ERROR_RT_PARAM_INVALID,
+        format!("copy from device {src} to device {dst} needs peer access: {how}"),
+    )
+}

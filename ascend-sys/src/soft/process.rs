@@ -98,9 +98,7 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
         );
     }
     device.retains = if force { 0 } else { device.retains - 1 };
-    if context::current() == Some(id) {
-        context::set(None);
-    }
+    context::release_primary(id);
     Ok(())
 }
 
@@ -120,7 +118,6 @@ pub(crate) fn mem_info(attr: aclrtMemAttr) -> SoftResult<(usize, usize)> {
     }
     let device = context::require()?;
     let mut state = runtime::lock()?;
-    let space = &state.device(device)?.space;
-    let total = space.capacity();
-    Ok(((total - space.used()) as usize, total as usize))
+    let device = state.device(device)?;
+    Ok((device.free_bytes() as usize, device.space.capacity() as usize))
 }

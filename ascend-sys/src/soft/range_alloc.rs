@@ -9,6 +9,8 @@ pub(crate) struct RangeAllocator {
     free: BTreeMap<u64, u64>,
     capacity: u64,
     used: u64,
+    /// The highest `used` has been.
+    peak: u64,
 }
 
 impl RangeAllocator {
@@ -21,12 +23,18 @@ impl RangeAllocator {
             free,
             capacity,
             used: 0,
+            peak: 0,
         }
     }
 
     /// Bytes handed out and not yet released.
     pub(crate) fn used(&self) -> u64 {
         self.used
+    }
+
+    /// The highest [`used`](Self::used) has been.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak
     }
 
     /// The size of the space.
@@ -52,6 +60,7 @@ impl RangeAllocator {
             self.free.insert(end, start + length - end);
         }
         self.used += size;
+        self.peak = self.peak.max(self.used);
         Some(offset)
     }
 

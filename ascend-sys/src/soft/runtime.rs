@@ -36,6 +36,15 @@ pub(crate) struct Device {
     pub(crate) space: RangeAllocator,
     /// `aclrtSetDevice` retains minus `aclrtResetDevice` releases.
     pub(crate) retains: u32,
+    /// Bytes of VMM physical allocations on this device.
+    pub(crate) vmm_bytes: u64,
+}
+
+impl Device {
+    /// Bytes not yet allocated (by `aclrtMalloc*` or `aclrtMallocPhysical`).
+    pub(crate) fn free_bytes(&self) -> u64 {
+        self.space.capacity().saturating_sub(self.space.used() + self.vmm_bytes)
+    }
 }
 
 /// `aclInit` / `aclFinalize` state.
@@ -50,7 +59,6 @@ pub(crate) struct InitState {
 }
 
 /// Everything behind the lock.
-#[allow(dead_code)] // TEMPORARY: families still being filled in read their fields soon
 pub(crate) struct State {
     pub(crate) config: Config,
     pub(crate) devices: Vec<Device>,
@@ -67,6 +75,12 @@ pub(crate) struct State {
     pub(crate) peers: super::peer::PeerAccess,
     /// Custom allocator descriptors.
     pub(crate) allocators: super::allocator_desc::Allocators,
+    /// Context handles (primary and created contexts).
+    pub(crate) contexts: super::context::Contexts,
+    /// Physical allocations, reserved ranges and mappings.
+    pub(crate) vmm: super::vmm::Vmm,
+    /// Memory shared with other processes (shareable handles, IPC keys).
+    pub(crate) share: super::share::Share,
 }
 
 impl State {
@@ -77,6 +91,7 @@ impl State {
                 arena: Arena::new(id as i32, config.device_memory)?,
                 space: RangeAllocator::new(config.device_memory),
                 retains: 0,
+                vmm_bytes: 0,
             });
         }
         log::info!("software device started: {config}");
@@ -90,6 +105,9 @@ impl State {
             registrations: Default::default(),
             peers: Default::default(),
             allocators: Default::default(),
+            contexts: Default::default(),
+            vmm: Default::default(),
+            share: Default::default(),
         })
     }
 

@@ -7,7 +7,7 @@
 
 use super::fail::{SoftResult, fail};
 use super::runtime::State;
-use super::{device_mem, host_mem};
+use super::{device_mem, host_mem, host_register};
 use crate::types::*;
 
 /// What the caller will do with the range.
@@ -31,6 +31,8 @@ pub(crate) struct Segment {
 pub(crate) struct Segments {
     first: Segment,
     rest: Vec<Segment>,
+    /// The device whose memory this is (`None`: host memory, or not known).
+    pub(crate) device: Option<i32>,
 }
 
 impl Segments {
@@ -38,10 +40,16 @@ impl Segments {
         Self {
             first: Segment { pointer, len },
             rest: Vec::new(),
+            device: None,
         }
     }
 
-    #[allow(dead_code)] // first user: VMM ranges spanning mappings
+    /// The same segments, marked as memory of `device`.
+    pub(crate) fn on_device(mut self, device: i32) -> Self {
+        self.device = Some(device);
+        self
+    }
+
     pub(crate) fn push(&mut self, segment: Segment) {
         self.rest.push(segment);
     }
@@ -84,8 +92,21 @@ pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str, 
         }
         let offset = allocation.offset + (address - start) as u64;
         let pointer = state.devices[allocation.device as usize].arena.view_at(offset);
-        return Ok(Segments::one(pointer, length));
+        return Ok(Segments::one(pointer, length).on_device(allocation.device));
     }
+    if let Some((base, reservation)) = state.vmm.reservation_of(address) {
+        let segments = state.vmm.resolve(base, address, length, role)?;
+        // Memory of one device (a reservation maps one device); host-located
+        // physical memory has no device.
+        return Ok(match reservation.device {
+            Some(device) => segments.on_device(device),
+            None => segments,
+        });
+    }
+    if let Some(segments) = super::share::resolve(state, address, length, role)? {
+        return Ok(segments);
+    }
+    host_register::refuse_device_window(state, address, end, role)?;
     if let Some((start, allocation)) = host_mem::find(state, address)
         && end > start + allocation.size
     {

@@ -2,6 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::peer;
 
 pub(crate) unsafe fn aclrtSetDevice(deviceId: i32) -> aclError {
     finish("aclrtSetDevice", process::set_device(deviceId))
@@ -50,9 +51,14 @@ pub(crate) unsafe fn aclrtGetRunMode(runMode: *mut aclrtRunMode) -> aclError {
 }
 
 pub(crate) unsafe fn aclrtSynchronizeDevice() -> aclError {
-    // No queued work exists yet on the software device: synchronising only
-    // needs a current device.
-    finish("aclrtSynchronizeDevice", context::require().map(|_| ()))
+    finish("aclrtSynchronizeDevice", crate::soft::streams::synchronize_device(None))
+}
+
+pub(crate) unsafe fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError {
+    finish(
+        "aclrtSynchronizeDeviceWithTimeout",
+        crate::soft::streams::deadline(timeout).and_then(crate::soft::streams::synchronize_device),
+    )
 }
 
 pub(crate) unsafe fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError {
@@ -68,13 +74,81 @@ pub(crate) unsafe fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError {
 
 // ---- 3.4 device memory, copy, set -------------------------------------------
 
-not_emulated! {
-    fn aclrtCreateContext(context: *mut aclrtContext, deviceId: i32) -> aclError;
-    fn aclrtDestroyContext(context: aclrtContext) -> aclError;
-    fn aclrtSetCurrentContext(context: aclrtContext) -> aclError;
-    fn aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError;
-    fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError;
-    fn aclrtDeviceCanAccessPeer(canAccessPeer: *mut i32, deviceId: i32, peerDeviceId: i32) -> aclError;
-    fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
-    fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+// ---- contexts ----------------------------------------------------------------
+
+pub(crate) unsafe fn aclrtCreateContext(context: *mut aclrtContext, deviceId: i32) -> aclError {
+    finish(
+        "aclrtCreateContext",
+        non_null(context, "context").and_then(|()| {
+            let handle = context::create(deviceId)?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(context, handle as aclrtContext) };
+            Ok(())
+        }),
+    )
+}
+
+pub(crate) unsafe fn aclrtDestroyContext(context: aclrtContext) -> aclError {
+    finish(
+        "aclrtDestroyContext",
+        non_null(context, "context").and_then(|()| context::destroy(context as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtSetCurrentContext(context: aclrtContext) -> aclError {
+    finish(
+        "aclrtSetCurrentContext",
+        non_null(context, "context").and_then(|()| context::set_current(context as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError {
+    finish(
+        "aclrtGetCurrentContext",
+        non_null(context, "context").and_then(|()| {
+            let handle = context::get_current()?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(context, handle as aclrtContext) };
+            Ok(())
+        }),
+    )
+}
+
+// ---- peer access ---------------------------------------------------------------
+
+pub(crate) unsafe fn aclrtDeviceCanAccessPeer(canAccessPeer: *mut i32, deviceId: i32, peerDeviceId: i32) -> aclError {
+    let outcome = (|| {
+        if deviceId == peerDeviceId {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("deviceId {deviceId} is equal to peerDeviceId"),
+            );
+        }
+        let answer = peer::can_access(deviceId, peerDeviceId)?;
+        // The ACL layer does not check this pointer; the runtime does, after
+        // the device ids, with its "invalid value" code.
+        if canAccessPeer.is_null() {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "canAccessPeer is NULL");
+        }
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(canAccessPeer, answer) };
+        Ok(())
+    })();
+    finish("aclrtDeviceCanAccessPeer", outcome)
+}
+
+pub(crate) unsafe fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError {
+    let outcome = if flags != 0 {
+        fail(
+            ACL_ERROR_FEATURE_UNSUPPORTED,
+            format!("flags {flags:#x} is reserved and must be 0"),
+        )
+    } else {
+        peer::enable(peerDeviceId)
+    };
+    finish("aclrtDeviceEnablePeerAccess", outcome)
+}
+
+pub(crate) unsafe fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError {
+    finish("aclrtDeviceDisablePeerAccess", peer::disable(peerDeviceId))
 }

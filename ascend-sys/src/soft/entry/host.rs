@@ -2,6 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::host_register;
 
 fn malloc_host_into(hostPtr: *mut *mut c_void, size: u64) -> SoftResult {
     let address = host_mem::malloc_host(size)?;
@@ -41,15 +42,79 @@ pub(crate) unsafe fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError 
     finish(
         "aclrtFreeHostWithDevSync",
         non_null(hostPtr, "hostPtr")
-            .and_then(|()| context::require())
-            .and_then(|_| host_mem::free_host(hostPtr as usize)),
+            .and_then(|()| crate::soft::streams::synchronize_device(None))
+            .and_then(|()| host_mem::free_host(hostPtr as usize)),
     )
 }
 
-not_emulated! {
-    fn aclrtHostRegister(ptr: *mut c_void, size: u64, type: aclrtHostRegisterType, devPtr: *mut *mut c_void) -> aclError;
-    fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> aclError;
-    fn aclrtHostGetDevicePointer(pHost: *mut c_void, pDevice: *mut *mut c_void, flag: u32) -> aclError;
-    fn aclrtHostMemMapCapabilities(deviceId: u32, hacType: aclrtHacType, capabilities: *mut aclrtHostMemMapCapability) -> aclError;
-    fn aclrtHostUnregister(ptr: *mut c_void) -> aclError;
+// ---- host registration ---------------------------------------------------------
+
+pub(crate) unsafe fn aclrtHostRegister(
+    ptr: *mut c_void,
+    size: u64,
+    type_: aclrtHostRegisterType,
+    devPtr: *mut *mut c_void,
+) -> aclError {
+    let outcome = (|| {
+        non_null(ptr, "ptr")?;
+        non_null(devPtr, "devPtr")?;
+        if size == 0 {
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        }
+        let device_pointer = host_register::register_v1(ptr as usize, size, type_)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(devPtr, device_pointer as *mut c_void) };
+        Ok(())
+    })();
+    finish("aclrtHostRegister", outcome)
+}
+
+pub(crate) unsafe fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> aclError {
+    let outcome = (|| {
+        non_null(ptr, "ptr")?;
+        if size == 0 {
+            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+        }
+        host_register::register_v2(ptr as usize, size, flag)
+    })();
+    finish("aclrtHostRegisterV2", outcome)
+}
+
+pub(crate) unsafe fn aclrtHostGetDevicePointer(pHost: *mut c_void, pDevice: *mut *mut c_void, flag: u32) -> aclError {
+    let outcome = (|| {
+        non_null(pHost, "pHost")?;
+        non_null(pDevice, "pDevice")?;
+        if flag != 0 {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("flag {flag} is reserved and must be 0"),
+            );
+        }
+        let device_pointer = host_register::device_pointer(pHost as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(pDevice, device_pointer as *mut c_void) };
+        Ok(())
+    })();
+    finish("aclrtHostGetDevicePointer", outcome)
+}
+
+pub(crate) unsafe fn aclrtHostMemMapCapabilities(
+    deviceId: u32,
+    hacType: aclrtHacType,
+    capabilities: *mut aclrtHostMemMapCapability,
+) -> aclError {
+    let outcome = non_null(capabilities, "capabilities").and_then(|()| {
+        let answer = host_register::map_capabilities(deviceId, hacType)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(capabilities, answer) };
+        Ok(())
+    });
+    finish("aclrtHostMemMapCapabilities", outcome)
+}
+
+pub(crate) unsafe fn aclrtHostUnregister(ptr: *mut c_void) -> aclError {
+    finish(
+        "aclrtHostUnregister",
+        non_null(ptr, "ptr").and_then(|()| host_register::unregister(ptr as usize)),
+    )
 }

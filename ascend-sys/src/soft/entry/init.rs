@@ -62,11 +62,92 @@ pub(crate) unsafe fn aclrtGetSocName() -> *const c_char {
     c"AscendSoftwareDevice".as_ptr()
 }
 
-// ---- 3.2 device / context --------------------------------------------------
+// ---- package versions ----------------------------------------------------------
 
-not_emulated! {
-    fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> aclError;
-    fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> aclError;
-    fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
-    fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+/// The one package the software device knows: the runtime, at the ACL
+/// interface version of the headers (`ACL_MAJOR/MINOR/PATCH_VERSION`).
+const RUNTIME_PACKAGE: &str = "runtime";
+
+/// `ACL_PKG_VERSION_MAX_SIZE`: the buffer callers give `aclsysGetVersionStr`.
+const PKG_VERSION_MAX_SIZE: usize = 128;
+
+/// The version of `pkgName`, as the runtime reads it from the package's
+/// `version.info`: only `"runtime"` exists on the software device; any other
+/// name is `ACL_ERROR_INVALID_FILE`, the runtime's code when the package's
+/// version file is missing.
+///
+/// # Safety
+///
+/// `pkgName` must be a non-NULL C string.
+unsafe fn package_version(pkgName: *const c_char) -> SoftResult<(i32, i32, i32)> {
+    // SAFETY: guaranteed by the caller.
+    let name = unsafe { CStr::from_ptr(pkgName) }.to_string_lossy();
+    if name == RUNTIME_PACKAGE {
+        Ok((ACL_MAJOR_VERSION, ACL_MINOR_VERSION, ACL_PATCH_VERSION))
+    } else {
+        fail(
+            ACL_ERROR_INVALID_FILE,
+            format!("package {name:?} is not installed (the software device has only {RUNTIME_PACKAGE:?})"),
+        )
+    }
+}
+
+pub(crate) unsafe fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> aclError {
+    let outcome = non_null(versionStr, "versionStr")
+        .and(non_null(pkgName, "pkgName"))
+        .and_then(|()| {
+            // SAFETY: checked non-NULL; a C string by the call's contract.
+            let (major, minor, patch) = unsafe { package_version(pkgName) }?;
+            let text = format!("{major}.{minor}.{patch}");
+            let bytes = text.as_bytes();
+            debug_assert!(bytes.len() < PKG_VERSION_MAX_SIZE);
+            // SAFETY: the caller provides ACL_PKG_VERSION_MAX_SIZE (128)
+            // bytes at `versionStr` (the documented contract); the text and
+            // its NUL are far shorter.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), versionStr.cast::<u8>(), bytes.len());
+                versionStr.add(bytes.len()).write(0);
+            }
+            Ok(())
+        });
+    finish("aclsysGetVersionStr", outcome)
+}
+
+pub(crate) unsafe fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> aclError {
+    let outcome = non_null(versionNum, "versionNum")
+        .and(non_null(pkgName, "pkgName"))
+        .and_then(|()| {
+            // SAFETY: checked non-NULL; a C string by the call's contract.
+            let (major, minor, patch) = unsafe { package_version(pkgName) }?;
+            // The runtime's encoding of "X.Y.Z": X·10^7 + Y·10^5 + Z·10^3
+            // (the last three digits count pre-releases down from a release).
+            let number = major * 10_000_000 + minor * 100_000 + patch * 1_000;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(versionNum, number) };
+            Ok(())
+        });
+    finish("aclsysGetVersionNum", outcome)
+}
+
+// ---- last error ------------------------------------------------------------------
+
+/// `aclrtGetLastError` / `aclrtPeekAtLastError`: `level` must be
+/// `ACL_RT_THREAD_LEVEL`. A bad level is reported through
+/// `aclGetRecentErrMsg` but does not replace the recorded last error.
+fn last_error(api: &'static str, level: aclrtLastErrLevel, clear: bool) -> aclError {
+    if level != ACL_RT_THREAD_LEVEL {
+        crate::error_msg::set(format!(
+            "{api}: level {level} is not ACL_RT_THREAD_LEVEL ({ACL_RT_THREAD_LEVEL}) (error {ACL_ERROR_INVALID_PARAM})"
+        ));
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    crate::soft::fail::last_error(clear)
+}
+
+pub(crate) unsafe fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError {
+    last_error("aclrtGetLastError", level, true)
+}
+
+pub(crate) unsafe fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError {
+    last_error("aclrtPeekAtLastError", level, false)
 }

@@ -2,12 +2,179 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::share;
+use std::ffi::c_char;
 
-not_emulated! {
-    fn aclrtIpcMemGetExportKey(devPtr: *mut c_void, size: usize, key: *mut c_char, len: usize, flags: u64) -> aclError;
-    fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
-    fn aclrtIpcMemClose(key: *const c_char) -> aclError;
-    fn aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
-    fn aclrtIpcMemImportPidInterServer(key: *const c_char, serverPids: *mut aclrtServerPid, num: usize) -> aclError;
-    fn aclrtIpcMemSetAttr(key: *const c_char, type: aclrtIpcMemAttrType, attr: u64) -> aclError;
+/// The key as text, or why it is not (the runtime's NULL check: 107000
+/// where the ACL layer does not check, 100000 where it does).
+///
+/// # Safety
+///
+/// A non-NULL `key` must be a NUL-terminated string.
+unsafe fn key_text<'a>(key: *const c_char) -> SoftResult<&'a str> {
+    // SAFETY: guaranteed by the caller.
+    let text = unsafe { CStr::from_ptr(key) };
+    text.to_str()
+        .map_or_else(|_| fail(ACL_ERROR_RT_PARAM_INVALID, "key is not valid UTF-8 text"), Ok)
+}
+
+/// The runtime's `num ≤ 0` check (after conversion to `int32_t`).
+fn check_count(num: usize, name: &str) -> SoftResult<usize> {
+    let converted = num as i32;
+    if converted <= 0 {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("{name} {num} is not positive once converted to a 32-bit signed count ({converted})"),
+        );
+    }
+    Ok(converted as usize)
+}
+
+pub(crate) unsafe fn aclrtIpcMemGetExportKey(
+    devPtr: *mut c_void,
+    size: usize,
+    key: *mut c_char,
+    len: usize,
+    flags: u64,
+) -> aclError {
+    let outcome = (|| {
+        non_null(devPtr, "devPtr")?;
+        non_null(key, "key")?;
+        if size == 0 {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
+        }
+        // The ACL layer hands the runtime `len` as a 32-bit value.
+        let len = len as u32 as usize;
+        if len == 0 {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "len is 0 (as a 32-bit value)");
+        }
+        if flags > ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "flags {flags:#x} must be ACL_RT_IPC_MEM_EXPORT_FLAG_DEFAULT (0) or _DISABLE_PID_VALIDATION (1)"
+                ),
+            );
+        }
+        context::require()?;
+        if len < share::KEY_BUFFER_MIN {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("len {len} is too small: the key buffer needs at least 65 bytes"),
+            );
+        }
+        let text = share::export_key(devPtr as usize, size, flags)?;
+        // SAFETY: `key` has room for `len` ≥ 65 bytes by the call's
+        // contract, and the key is at most 64 bytes long.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), key.cast::<u8>(), text.len());
+            key.add(text.len()).write(0);
+        }
+        Ok(())
+    })();
+    finish("aclrtIpcMemGetExportKey", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError {
+    let outcome = (|| {
+        non_null(devPtr, "devPtr")?;
+        non_null(key, "key")?;
+        if flags > ACL_RT_IPC_MEM_IMPORT_FLAG_ENABLE_PEER_ACCESS {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("flags {flags:#x} must be ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT (0) or _ENABLE_PEER_ACCESS (1)"),
+            );
+        }
+        context::require()?;
+        // SAFETY: checked non-NULL; a C string by the call's contract.
+        let text = unsafe { key_text(key)? };
+        let address = share::import(text)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(devPtr, address as *mut c_void) };
+        Ok(())
+    })();
+    finish("aclrtIpcMemImportByKey", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcMemClose(key: *const c_char) -> aclError {
+    let outcome = (|| {
+        non_null(key, "key")?;
+        context::require()?;
+        // SAFETY: checked non-NULL; a C string by the call's contract.
+        share::close(unsafe { key_text(key)? })
+    })();
+    finish("aclrtIpcMemClose", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize) -> aclError {
+    let outcome = (|| {
+        non_null(key, "key")?;
+        non_null(pid, "pid")?;
+        let count = check_count(num, "num")?;
+        context::require()?;
+        // SAFETY: checked non-NULL; a C string by the call's contract.
+        let text = unsafe { key_text(key)? };
+        // SAFETY: checked non-NULL; `pid` holds `num` pids by the call's
+        // contract.
+        let pids = unsafe { std::slice::from_raw_parts(pid, count) };
+        share::set_import_pids(text, pids)
+    })();
+    finish("aclrtIpcMemSetImportPid", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcMemImportPidInterServer(
+    key: *const c_char,
+    serverPids: *mut aclrtServerPid,
+    num: usize,
+) -> aclError {
+    // No ACL-layer checks: the runtime refuses NULL and 0 with 107000.
+    let outcome = (|| {
+        if key.is_null() {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "key is NULL");
+        }
+        if serverPids.is_null() {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids is NULL");
+        }
+        if num == 0 {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
+        }
+        // SAFETY: checked non-NULL; `serverPids` holds `num` entries by the
+        // call's contract.
+        let entries = unsafe { std::slice::from_raw_parts(serverPids, num) };
+        if let Some(index) = entries.iter().position(|entry| entry.pid.is_null()) {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, format!("serverPids[{index}].pid is NULL"));
+        }
+        fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "whitelisting processes of other servers exists only on Atlas A3; the software device models the common chips",
+        )
+    })();
+    finish("aclrtIpcMemImportPidInterServer", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcMemSetAttr(key: *const c_char, type_: aclrtIpcMemAttrType, attr: u64) -> aclError {
+    // No ACL-layer checks: the runtime refuses these with 107000.
+    let outcome = (|| {
+        if key.is_null() {
+            return fail(ACL_ERROR_RT_PARAM_INVALID, "key is NULL");
+        }
+        if type_ != ACL_RT_IPC_MEM_ATTR_ACCESS_LINK {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("type {type_} is not ACL_RT_IPC_MEM_ATTR_ACCESS_LINK (0)"),
+            );
+        }
+        if attr > ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_UB_MULTI_PORT_PATH {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("attr {attr} is not an ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_* value (0 to 3)"),
+            );
+        }
+        context::require()?;
+        fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "choosing the IPC access link exists only on Atlas A3 and Ascend 950; the software device models the common chips",
+        )
+    })();
+    finish("aclrtIpcMemSetAttr", outcome)
 }

@@ -34,29 +34,50 @@ pub(crate) unsafe fn aclrtMallocCached(
     finish("aclrtMallocCached", malloc_into(devPtr, size, Rounding::Padded, policy))
 }
 
+/// The shared body of `aclrtMallocWithCfg` and `aclrtMallocForTaskScheduler`.
+fn malloc_with_cfg(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+    cfg: *mut aclrtMallocConfig,
+) -> SoftResult {
+    non_null(devPtr, "devPtr")?;
+    // SAFETY: a non-NULL cfg is valid by the call's contract.
+    if let Some(config) = unsafe { cfg.as_ref() }
+        && config.numAttrs != 0
+        && config.attrs.is_null()
+    {
+        return fail(ACL_ERROR_INVALID_PARAM, "cfg->numAttrs is not 0 but cfg->attrs is NULL");
+    }
+    if size == 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+    }
+    // SAFETY: as above.
+    unsafe { device_mem::check_device_cfg(cfg) }?;
+    malloc_into(devPtr, size, Rounding::Align32, policy)
+}
+
 pub(crate) unsafe fn aclrtMallocWithCfg(
     devPtr: *mut *mut c_void,
     size: usize,
     policy: aclrtMemMallocPolicy,
     cfg: *mut aclrtMallocConfig,
 ) -> aclError {
-    let outcome = (|| {
-        non_null(devPtr, "devPtr")?;
-        // SAFETY: a non-NULL cfg is valid by the call's contract.
-        if let Some(config) = unsafe { cfg.as_ref() }
-            && config.numAttrs != 0
-            && config.attrs.is_null()
-        {
-            return fail(ACL_ERROR_INVALID_PARAM, "cfg->numAttrs is not 0 but cfg->attrs is NULL");
-        }
-        if size == 0 {
-            return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-        }
-        // SAFETY: as above.
-        unsafe { device_mem::check_device_cfg(cfg) }?;
-        malloc_into(devPtr, size, Rounding::Align32, policy)
-    })();
-    finish("aclrtMallocWithCfg", outcome)
+    finish("aclrtMallocWithCfg", malloc_with_cfg(devPtr, size, policy, cfg))
+}
+
+/// Memory for the task scheduler is ordinary device memory on the software
+/// device; the call follows `aclrtMallocWithCfg`'s rules.
+pub(crate) unsafe fn aclrtMallocForTaskScheduler(
+    devPtr: *mut *mut c_void,
+    size: usize,
+    policy: aclrtMemMallocPolicy,
+    cfg: *mut aclrtMallocConfig,
+) -> aclError {
+    finish(
+        "aclrtMallocForTaskScheduler",
+        malloc_with_cfg(devPtr, size, policy, cfg),
+    )
 }
 
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {
@@ -70,8 +91,8 @@ pub(crate) unsafe fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFreeWithDevSync",
         non_null(devPtr, "devPtr")
-            .and_then(|()| context::require())
-            .and_then(|_| device_mem::free(devPtr as usize)),
+            .and_then(|()| crate::soft::streams::synchronize_device(None))
+            .and_then(|()| device_mem::free(devPtr as usize)),
     )
 }
 
@@ -88,6 +109,99 @@ pub(crate) unsafe fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total
             Ok(())
         }),
     )
+}
+
+/// The one component `aclrtGetMemUsageInfo` reports on the software device.
+const USAGE_COMPONENT: &[u8] = b"software";
+
+/// `(current, peak)` bytes of device memory in use on `device`: every
+/// `aclrtMalloc*` allocation and VMM physical allocation now, and the
+/// highest the allocations have been.
+fn memory_usage(device: i32) -> SoftResult<(u64, u64)> {
+    let mut state = crate::soft::runtime::lock()?;
+    let device = state.device(device)?;
+    let current = device.space.capacity() - device.free_bytes();
+    Ok((current, device.space.peak().max(current)))
+}
+
+pub(crate) unsafe fn aclrtGetMemUsageInfo(
+    deviceId: i32,
+    memUsageInfo: *mut aclrtMemUsageInfo,
+    inputNum: usize,
+    outputNum: *mut usize,
+) -> aclError {
+    let outcome = non_null(memUsageInfo, "memUsageInfo")
+        .and(non_null(outputNum, "outputNum"))
+        .and_then(|()| {
+            // SAFETY: checked non-NULL; valid by the call's contract. The
+            // runtime zeroes the count before its own checks.
+            unsafe { put(outputNum, 0) };
+            if inputNum == 0 {
+                return fail(ACL_ERROR_RT_PARAM_INVALID, "inputNum is 0");
+            }
+            let (current, peak) = memory_usage(deviceId)?;
+            context::require()?;
+            let mut info = aclrtMemUsageInfo {
+                curMemSize: current,
+                memPeakSize: peak,
+                ..Default::default()
+            };
+            for (slot, &byte) in info.name.iter_mut().zip(USAGE_COMPONENT) {
+                *slot = byte as c_char;
+            }
+            // SAFETY: both checked non-NULL; `memUsageInfo` holds at least
+            // `inputNum` (≥ 1) entries by the call's contract.
+            unsafe {
+                put(memUsageInfo, info);
+                put(outputNum, 1);
+            }
+            Ok(())
+        });
+    finish("aclrtGetMemUsageInfo", outcome)
+}
+
+/// What `aclrtPointerGetAttributes` reports for `address`: device memory
+/// (allocations, mapped VMM ranges, the device pointer of a host
+/// registration) is DEVICE with its device id; `aclrtMallocHost*` memory and
+/// registered host ranges are HOST; anything else is UNREGISTERED. The page
+/// size is the 4 KiB the software device uses everywhere.
+fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
+    let state = crate::soft::runtime::lock()?;
+    let vmm_device = || {
+        state
+            .vmm
+            .reservation_of(address)
+            .and_then(|(_, reservation)| reservation.device)
+    };
+    let (kind, id) = if let Some(device) = state
+        .device_of(address)
+        .or_else(|| state.registrations.window_device(address))
+        .or_else(vmm_device)
+        .or_else(|| crate::soft::share::import_device(&state, address))
+    {
+        (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32)
+    } else if host_mem::find(&state, address).is_some() || state.registrations.is_registered_host(address) {
+        (ACL_MEM_LOCATION_TYPE_HOST, 0)
+    } else {
+        (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0)
+    };
+    Ok(aclrtPtrAttributes {
+        location: aclrtMemLocation { id, type_: kind },
+        pageSize: 4096,
+        rsv: [0; 4],
+    })
+}
+
+pub(crate) unsafe fn aclrtPointerGetAttributes(ptr: *const c_void, attributes: *mut aclrtPtrAttributes) -> aclError {
+    let outcome = non_null(ptr, "ptr")
+        .and(non_null(attributes, "attributes"))
+        .and_then(|()| {
+            let answer = pointer_attributes(ptr as usize)?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(attributes, answer) };
+            Ok(())
+        });
+    finish("aclrtPointerGetAttributes", outcome)
 }
 
 pub(crate) unsafe fn aclrtMemcpy(
@@ -118,14 +232,139 @@ pub(crate) unsafe fn aclrtMemset(devPtr: *mut c_void, maxCount: usize, value: i3
     finish("aclrtMemset", outcome)
 }
 
-// ---- 3.5 host memory ---------------------------------------------------------
+// ---- asynchronous and 2-D copies (streams) -----------------------------------
 
-not_emulated! {
-    fn aclrtMallocForTaskScheduler(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy, cfg: *mut aclrtMallocConfig) -> aclError;
-    fn aclrtGetMemUsageInfo(deviceId: i32, memUsageInfo: *mut aclrtMemUsageInfo, inputNum: usize, outputNum: *mut usize) -> aclError;
-    fn aclrtPointerGetAttributes(ptr: *const c_void, attributes: *mut aclrtPtrAttributes) -> aclError;
-    fn aclrtMemcpyAsync(dst: *mut c_void, destMax: usize, src: *const c_void, count: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
-    fn aclrtMemcpy2d(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: aclrtMemcpyKind) -> aclError;
-    fn aclrtMemcpy2dAsync(dst: *mut c_void, dpitch: usize, src: *const c_void, spitch: usize, width: usize, height: usize, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
-    fn aclrtMemsetAsync(devPtr: *mut c_void, maxCount: usize, value: i32, count: usize, stream: aclrtStream) -> aclError;
+pub(crate) unsafe fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    destMax: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    if count == 0 {
+        return ACL_SUCCESS;
+    }
+    let outcome = non_null(dst, "dst").and(non_null(src, "src")).and_then(|()| {
+        if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
+            return fail(
+                ACL_ERROR_INVALID_PARAM,
+                format!("kind {kind} is not accepted by aclrtMemcpyAsync (0 to 5)"),
+            );
+        }
+        // SAFETY: the caller's contract covers the host sides until the copy
+        // has run.
+        unsafe { crate::soft::streams::memcpy_async(dst as usize, destMax, src as usize, count, kind, stream as usize) }
+    });
+    finish("aclrtMemcpyAsync", outcome)
 }
+
+pub(crate) unsafe fn aclrtMemsetAsync(
+    devPtr: *mut c_void,
+    maxCount: usize,
+    value: i32,
+    count: usize,
+    stream: aclrtStream,
+) -> aclError {
+    if count == 0 {
+        return ACL_SUCCESS;
+    }
+    let outcome = non_null(devPtr, "devPtr")
+        .and_then(|()| crate::soft::streams::memset_async(devPtr as usize, maxCount, value, count, stream as usize));
+    finish("aclrtMemsetAsync", outcome)
+}
+
+fn rows(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+) -> crate::soft::streams::Rows {
+    crate::soft::streams::Rows {
+        dst: dst as usize,
+        dpitch,
+        src: src as usize,
+        spitch,
+        width,
+        height,
+    }
+}
+
+/// The ACL layer's checks of both 2-D copies; `Ok(false)`: nothing to copy.
+fn check_2d_arguments(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: aclrtMemcpyKind,
+) -> SoftResult<bool> {
+    if width == 0 || height == 0 {
+        return Ok(false);
+    }
+    non_null(dst, "dst")?;
+    non_null(src, "src")?;
+    if width > spitch || width > dpitch {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("width {width} is larger than spitch {spitch} or dpitch {dpitch}"),
+        );
+    }
+    if !matches!(
+        kind,
+        ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST | ACL_MEMCPY_DEVICE_TO_DEVICE | ACL_MEMCPY_DEFAULT
+    ) {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("kind {kind} is not ACL_MEMCPY_HOST_TO_DEVICE, _DEVICE_TO_HOST, _DEVICE_TO_DEVICE or _DEFAULT"),
+        );
+    }
+    Ok(true)
+}
+
+pub(crate) unsafe fn aclrtMemcpy2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: aclrtMemcpyKind,
+) -> aclError {
+    let outcome = check_2d_arguments(dst, dpitch, src, spitch, width, height, kind).and_then(|copy| {
+        if !copy {
+            return Ok(());
+        }
+        // SAFETY: the caller's contract covers the host spans.
+        unsafe { crate::soft::streams::memcpy_2d(rows(dst, dpitch, src, spitch, width, height), kind) }
+    });
+    finish("aclrtMemcpy2d", outcome)
+}
+
+pub(crate) unsafe fn aclrtMemcpy2dAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    let outcome = check_2d_arguments(dst, dpitch, src, spitch, width, height, kind).and_then(|copy| {
+        if !copy {
+            return Ok(());
+        }
+        // SAFETY: the caller's contract covers the host spans until the copy
+        // has run.
+        unsafe {
+            crate::soft::streams::memcpy_2d_async(rows(dst, dpitch, src, spitch, width, height), kind, stream as usize)
+        }
+    });
+    finish("aclrtMemcpy2dAsync", outcome)
+}
+
+// ---- 3.5 host memory ---------------------------------------------------------

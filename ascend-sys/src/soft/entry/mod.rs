@@ -31,17 +31,6 @@ unsafe fn put<T>(out: *mut T, value: T) {
     unsafe { out.write(value) }
 }
 
-/// Declares entry points the software device does not emulate: each returns
-/// `ACL_ERROR_API_NOT_SUPPORT` (NULL for pointer results) and says so in
-/// `aclGetRecentErrMsg`. Nothing pretends to succeed.
-macro_rules! not_emulated {
-    ($( fn $name:ident( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty; )*) => {$(
-        pub(crate) unsafe fn $name($(_: $ty),*) -> $ret {
-            crate::dispatch::not_emulated(stringify!($name))
-        }
-    )*};
-}
-
 mod allocator;
 mod device;
 mod host;

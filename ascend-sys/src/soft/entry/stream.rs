@@ -2,20 +2,121 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::streams::{self, EventCreation};
 
-not_emulated! {
-    fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
-    fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
-    fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
-    fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
-    fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
-    fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
-    fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
-    fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
-    fn aclrtDestroyEvent(event: aclrtEvent) -> aclError;
-    fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
-    fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
-    fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
-    fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
-    fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError;
+fn create_stream_into(stream: *mut aclrtStream, priority: u32, flag: u32) -> SoftResult {
+    non_null(stream, "stream")?;
+    let handle = streams::create_stream(priority, flag)?;
+    // SAFETY: checked non-NULL; valid by the call's contract.
+    unsafe { put(stream, handle as aclrtStream) };
+    Ok(())
+}
+
+pub(crate) unsafe fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError {
+    finish("aclrtCreateStream", create_stream_into(stream, 0, 0))
+}
+
+pub(crate) unsafe fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError {
+    finish(
+        "aclrtCreateStreamWithConfig",
+        create_stream_into(stream, priority, flag),
+    )
+}
+
+pub(crate) unsafe fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtDestroyStream",
+        non_null(stream, "stream").and_then(|()| streams::destroy_stream(stream as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtSynchronizeStream",
+        streams::synchronize_stream(stream as usize, None),
+    )
+}
+
+pub(crate) unsafe fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError {
+    finish(
+        "aclrtSynchronizeStreamWithTimeout",
+        streams::deadline(timeout).and_then(|deadline| streams::synchronize_stream(stream as usize, deadline)),
+    )
+}
+
+fn create_event_into(event: *mut aclrtEvent, creation: EventCreation, flag: u32) -> SoftResult {
+    non_null(event, "event")?;
+    let handle = streams::create_event(creation, flag)?;
+    // SAFETY: checked non-NULL; valid by the call's contract.
+    unsafe { put(event, handle as aclrtEvent) };
+    Ok(())
+}
+
+pub(crate) unsafe fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError {
+    finish("aclrtCreateEvent", create_event_into(event, EventCreation::Plain, 0))
+}
+
+pub(crate) unsafe fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError {
+    finish(
+        "aclrtCreateEventWithFlag",
+        create_event_into(event, EventCreation::WithFlag, flag),
+    )
+}
+
+pub(crate) unsafe fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError {
+    finish(
+        "aclrtCreateEventExWithFlag",
+        create_event_into(event, EventCreation::ExWithFlag, flag),
+    )
+}
+
+pub(crate) unsafe fn aclrtDestroyEvent(event: aclrtEvent) -> aclError {
+    finish(
+        "aclrtDestroyEvent",
+        non_null(event, "event").and_then(|()| streams::destroy_event(event as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtRecordEvent",
+        non_null(event, "event").and_then(|()| streams::record_event(event as usize, stream as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
+    finish(
+        "aclrtSynchronizeEvent",
+        non_null(event, "event").and_then(|()| streams::synchronize_event(event as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError {
+    let outcome = non_null(event, "event").and(non_null(status, "status")).and_then(|()| {
+        let value = streams::query_event(event as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtQueryEventStatus", outcome)
+}
+
+pub(crate) unsafe fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError {
+    finish(
+        "aclrtStreamWaitEvent",
+        non_null(event, "event").and_then(|()| streams::stream_wait_event(stream as usize, event as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError {
+    let outcome = non_null(ms, "ms")
+        .and(non_null(startEvent, "startEvent"))
+        .and(non_null(endEvent, "endEvent"))
+        .and_then(|()| {
+            let value = streams::elapsed_time(startEvent as usize, endEvent as usize)?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(ms, value) };
+            Ok(())
+        });
+    finish("aclrtEventElapsedTime", outcome)
 }

@@ -1,0 +1,112 @@
+//! Sharing memory with other processes: shareable handles of physical
+//! allocations ([`handle`]) and key-based IPC memory ([`ipc`]).
+//!
+//! Memory really crosses processes. Each export is a `memfd` (a physical
+//! allocation's own, or a small metadata file naming a range of the
+//! device's arena); an importer opens it through `/proc/<pid>/fd/<fd>`,
+//! which the kernel allows for processes of the same user only. The first
+//! page of the file ([`header`]) holds the sharing metadata: a magic, a
+//! random token, the exporter's pid, the size, the kind of memory, the
+//! state bits and the pid whitelist, which the software device enforces.
+//! Nothing is ever created in a file system, and the memory is freed when
+//! the last process holding it closes it or exits.
+
+mod handle;
+mod header;
+mod ipc;
+mod proc_fd;
+
+pub(crate) use handle::{adopt, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
+pub(crate) use ipc::{
+    KEY_BUFFER_MIN, close, export_key, forget_allocation, import, import_device, resolve, set_import_pids,
+};
+
+use crate::soft::fail::{SoftResult, fail};
+use crate::soft::vmm::PhysicalMemory;
+use crate::types::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// One physical allocation exported by this process.
+pub(crate) struct Export {
+    /// The physical-memory handle exported.
+    pub(crate) physical: usize,
+    /// Its memory (the header lives in its first page).
+    memory: Arc<PhysicalMemory>,
+    /// The full token.
+    token: u64,
+    /// Pids whitelisted so far.
+    pids: BTreeSet<i32>,
+    /// Exported with `DISABLE_PID_VALIDATION`.
+    disabled: bool,
+}
+
+/// The sharing tables of this process.
+#[derive(Default)]
+pub(crate) struct Share {
+    /// Exports by shareable handle.
+    pub(crate) exports: BTreeMap<u64, Export>,
+    /// Shareable handle of each exported physical handle.
+    by_physical: HashMap<usize, u64>,
+    /// IPC keys this process exported.
+    pub(crate) keys: BTreeMap<String, ipc::IpcKey>,
+    /// IPC imports by the base of their reserved range.
+    pub(crate) imports: BTreeMap<usize, ipc::IpcImport>,
+    /// Counter ordering IPC imports.
+    next_seq: u64,
+}
+
+impl Share {
+    /// Leak-report lines of the sharing tables.
+    pub(crate) fn report(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (shareable, export) in &self.exports {
+            lines.push(format!(
+                "shareable handle {shareable:#x}: export of physical allocation {:#x}",
+                export.physical
+            ));
+        }
+        for (key, exported) in &self.keys {
+            lines.push(format!(
+                "IPC key {key}: {} bytes of device {} memory at {:#x}",
+                exported.size, exported.device, exported.address
+            ));
+        }
+        for import in self.imports.values() {
+            lines.push(format!(
+                "IPC import {:#x}: {} bytes of key {}",
+                import.address, import.size, import.key
+            ));
+        }
+        lines
+    }
+}
+
+/// The pids of `pids` not already in `existing`, checked: each must be a
+/// process id (positive), and the whitelist holds at most 65535 pids.
+pub(crate) fn add_pids(existing: &BTreeSet<i32>, pids: &[i32]) -> SoftResult<Vec<i32>> {
+    if let Some((index, pid)) = pids.iter().enumerate().find(|(_, pid)| **pid <= 0) {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("pid[{index}] {pid} is not a process id"),
+        );
+    }
+    let fresh: Vec<i32> = pids
+        .iter()
+        .copied()
+        .collect::<BTreeSet<i32>>()
+        .into_iter()
+        .filter(|pid| !existing.contains(pid))
+        .collect();
+    if existing.len() + fresh.len() > header::MAX_PIDS {
+        return fail(
+            ACL_ERROR_RT_OVER_LIMIT,
+            format!(
+                "the whitelist would hold {} pids; at most {} are allowed",
+                existing.len() + fresh.len(),
+                header::MAX_PIDS
+            ),
+        );
+    }
+    Ok(fresh)
+}

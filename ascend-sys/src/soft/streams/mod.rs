@@ -1,0 +1,639 @@
+//! Streams and events: one worker thread per stream runs its tasks in order.
+//!
+//! - A stream belongs to the device current when it was created. Its handle
+//!   is an opaque token looked up in [`Streams`]; a destroyed or unknown
+//!   handle is refused with `ACL_ERROR_RT_INVALID_HANDLE`, as the runtime's
+//!   handle check does. NULL means the current device's default stream,
+//!   created on first use.
+//! - Asynchronous calls check their arguments (translating addresses, so a
+//!   bad range fails at the call), enqueue a [`task::Task`] and return. The
+//!   stream's worker moves the bytes with the same core as the synchronous
+//!   calls ([`super::copy`]). A failure inside a task is kept on the stream
+//!   and reported by its next synchronisation.
+//! - An event counts its records: recording enqueues a marker that the
+//!   worker "reaches" (stamping the time); waiting and synchronising wait
+//!   for the record that was the latest one when they were called.
+//!
+//! Locking: the runtime lock may be held while a stream's or an event's own
+//! lock is taken (in that order, runtime → event → stream queue), never the
+//! other way round, and no lock is held while a worker moves bytes or while
+//! anybody waits.
+
+mod event;
+mod queue;
+mod rows;
+mod task;
+mod transfer;
+
+pub(crate) use event::{Event, EventMode};
+pub(crate) use queue::Stream;
+pub(crate) use rows::Rows;
+pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async};
+
+use super::fail::{SoftResult, fail};
+use super::runtime::{self, State};
+use super::{context, misuse};
+use crate::types::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Handles live in the kernel half of the address space, which no user
+/// pointer can reach, so they never collide with another kind of handle or
+/// with memory; the numbers are never reused, so a stale handle stays stale.
+const HANDLE_BASE: usize = 0xffff_8000_0000_0000;
+const STREAM_TAG: usize = 0x1;
+const EVENT_TAG: usize = 0x2;
+
+/// A live stream and its worker.
+struct StreamEntry {
+    stream: Arc<Stream>,
+    worker: Option<JoinHandle<()>>,
+}
+
+/// Every live stream and event.
+#[derive(Default)]
+pub(crate) struct Streams {
+    next_id: u64,
+    /// Streams created by `aclrtCreateStream*`, by handle.
+    created: BTreeMap<usize, StreamEntry>,
+    /// Each device's default stream (made on first use; lives as long as the
+    /// process).
+    defaults: BTreeMap<i32, StreamEntry>,
+    /// Events by handle.
+    events: BTreeMap<usize, Arc<Event>>,
+}
+
+impl std::fmt::Debug for Streams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streams")
+            .field("created", &self.created.len())
+            .field("defaults", &self.defaults.len())
+            .field("events", &self.events.len())
+            .finish()
+    }
+}
+
+impl Streams {
+    fn next_handle(&mut self, tag: usize) -> (u64, usize) {
+        self.next_id += 1;
+        let id = self.next_id;
+        (id, HANDLE_BASE | ((id as usize) << 4) | tag)
+    }
+
+    /// Number of live streams created by `aclrtCreateStream*` (default
+    /// streams are not counted).
+    pub(crate) fn stream_count(&self) -> usize {
+        self.created.len()
+    }
+
+    /// Number of live events.
+    pub(crate) fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// One line per live created stream and event, for the leak report.
+    pub(crate) fn report(&self) -> Vec<String> {
+        let streams = self.created.iter().map(|(handle, entry)| {
+            format!(
+                "stream {handle:#x} on device {}: {} task(s) not yet run",
+                entry.stream.device,
+                entry.stream.backlog()
+            )
+        });
+        let events = self
+            .events
+            .iter()
+            .map(|(handle, event)| format!("event {handle:#x} created on device {}", event.device));
+        streams.chain(events).collect()
+    }
+
+    /// Every stream (created and default) of `device`.
+    fn of_device(&self, device: i32) -> Vec<Arc<Stream>> {
+        self.created
+            .values()
+            .chain(self.defaults.values())
+            .filter(|entry| entry.stream.device == device)
+            .map(|entry| Arc::clone(&entry.stream))
+            .collect()
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Arc<Stream>> {
+        self.created
+            .values()
+            .chain(self.defaults.values())
+            .map(|entry| &entry.stream)
+    }
+}
+
+/// Starts a stream's worker thread.
+fn start(device: i32, id: u64, handle: usize) -> SoftResult<StreamEntry> {
+    let stream = Arc::new(Stream::new(device, handle));
+    let runner = Arc::clone(&stream);
+    let worker = std::thread::Builder::new()
+        .name(format!("ascend-soft-stream-{id}"))
+        .spawn(move || queue::run(&runner))
+        .or_else(|error| {
+            fail(
+                ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+                format!("cannot start the stream's worker thread: {error}"),
+            )
+        })?;
+    Ok(StreamEntry {
+        stream,
+        worker: Some(worker),
+    })
+}
+
+/// The stream `handle` refers to (NULL: none), or
+/// `ACL_ERROR_RT_INVALID_HANDLE` — the runtime validates handles before any
+/// other runtime check.
+pub(crate) fn lookup_stream(state: &State, handle: usize) -> SoftResult<Option<Arc<Stream>>> {
+    if handle == 0 {
+        return Ok(None);
+    }
+    match state.streams.created.get(&handle) {
+        Some(entry) => Ok(Some(Arc::clone(&entry.stream))),
+        None => fail(
+            ACL_ERROR_RT_INVALID_HANDLE,
+            format!("stream {handle:#x} is not a live stream (never created, or already destroyed)"),
+        ),
+    }
+}
+
+/// The stream an asynchronous call on `device` (the current device) runs on:
+/// `explicit`, which must belong to `device` (`ACL_ERROR_RT_STREAM_CONTEXT`
+/// otherwise), or the device's default stream.
+pub(crate) fn target_stream(state: &mut State, explicit: Option<Arc<Stream>>, device: i32) -> SoftResult<Arc<Stream>> {
+    match explicit {
+        Some(stream) if stream.device != device => fail(
+            ACL_ERROR_RT_STREAM_CONTEXT,
+            format!(
+                "stream {:#x} belongs to device {}, not to the current device {device}",
+                stream.handle, stream.device
+            ),
+        ),
+        Some(stream) => Ok(stream),
+        None => default_stream(state, device),
+    }
+}
+
+/// `device`'s default stream, started on first use.
+fn default_stream(state: &mut State, device: i32) -> SoftResult<Arc<Stream>> {
+    if let Some(entry) = state.streams.defaults.get(&device) {
+        return Ok(Arc::clone(&entry.stream));
+    }
+    let (id, _) = state.streams.next_handle(STREAM_TAG);
+    // The default stream has no handle a caller could hold (NULL names it).
+    let entry = start(device, id, 0)?;
+    let stream = Arc::clone(&entry.stream);
+    state.streams.defaults.insert(device, entry);
+    Ok(stream)
+}
+
+/// Flags of `aclrtCreateStreamWithConfig` the software device emulates:
+/// their effect is about speed or capacity only.
+const HINT_FLAGS: u32 = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_HUGE;
+/// Flags for streams that only models, AI CPU scheduling or device-side code
+/// use, which the software device does not have.
+const UNSUPPORTED_FLAGS: u32 = ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+
+/// `aclrtCreateStream` / `aclrtCreateStreamWithConfig`: a stream on the
+/// current device. `priority` is a reserved parameter (the runtime clamps it
+/// to 0–7 silently); bits of `flag` that are no `ACL_STREAM_*` flag are
+/// ignored, as the ACL layer does (it forwards only the flags it knows).
+pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
+    let _ = priority;
+    let known = flag & (HINT_FLAGS | UNSUPPORTED_FLAGS);
+    if known & ACL_STREAM_DEVICE_USE_ONLY != 0 && known != ACL_STREAM_DEVICE_USE_ONLY {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag {flag:#x}: ACL_STREAM_DEVICE_USE_ONLY cannot be combined with other flags"),
+        );
+    }
+    let device = context::require()?;
+    if known & UNSUPPORTED_FLAGS != 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "flag {flag:#x}: ACL_STREAM_PERSISTENT, ACL_STREAM_CPU_SCHEDULE and ACL_STREAM_DEVICE_USE_ONLY streams \
+                 serve models, AI CPU scheduling and device-side code, which the software device does not have"
+            ),
+        );
+    }
+    let mut state = runtime::lock()?;
+    state.device(device)?;
+    let (id, handle) = state.streams.next_handle(STREAM_TAG);
+    let entry = start(device, id, handle)?;
+    state.streams.created.insert(handle, entry);
+    Ok(handle)
+}
+
+/// `aclrtDestroyStream`: only a stream of the current device
+/// (`ACL_ERROR_RT_STREAM_CONTEXT` otherwise). Queued work runs to the end
+/// first (documented: the stream is destroyed once its tasks finish), then
+/// the worker thread is joined. A task failure nobody synchronised is
+/// dropped, with a log line.
+pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
+    let mut entry = {
+        let mut state = runtime::lock()?;
+        let Some(stream) = lookup_stream(&state, handle)? else {
+            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+        };
+        let device = context::require()?;
+        target_stream(&mut state, Some(stream), device)?;
+        match state.streams.created.remove(&handle) {
+            Some(entry) => entry,
+            None => return fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
+        }
+    };
+    entry.stream.close();
+    if let Some(worker) = entry.worker.take()
+        && worker.join().is_err()
+    {
+        return fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("the worker of stream {handle:#x} panicked"),
+        );
+    }
+    if let Some(failure) = entry.stream.take_failure() {
+        log::warn!(
+            "stream {handle:#x} destroyed with an unreported task failure: {} (error {})",
+            failure.message,
+            failure.code
+        );
+    }
+    Ok(())
+}
+
+/// Converts an `int32_t timeout` in milliseconds (-1 = no limit, 0 and other
+/// negative values refused with `ACL_ERROR_RT_PARAM_INVALID`, as the
+/// runtime does) into a deadline.
+pub(crate) fn deadline(timeout: i32) -> SoftResult<Option<Instant>> {
+    match timeout {
+        -1 => Ok(None),
+        t if t > 0 => Ok(Some(Instant::now() + Duration::from_millis(t as u64))),
+        t => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("timeout {t} ms is neither -1 (no limit) nor positive"),
+        ),
+    }
+}
+
+/// `aclrtSynchronizeStream(WithTimeout)`: waits until every task enqueued
+/// before the call has run, then reports (and clears) the first task
+/// failure since the last synchronisation. NULL is the current device's
+/// default stream. An explicit stream of another device may be synchronised
+/// (the runtime switches context for it).
+pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> SoftResult {
+    let stream = {
+        let state = runtime::lock()?;
+        let explicit = lookup_stream(&state, handle)?;
+        let device = context::require()?;
+        match explicit {
+            Some(stream) => stream,
+            None => match state.streams.defaults.get(&device) {
+                Some(entry) => Arc::clone(&entry.stream),
+                // No default stream yet: nothing was ever queued on it.
+                None => return Ok(()),
+            },
+        }
+    };
+    stream.synchronize(deadline)
+}
+
+/// `aclrtSynchronizeDevice(WithTimeout)`: waits for every stream of the
+/// current device (all with the one deadline) and reports the first task
+/// failure found (clearing the failures of all of them).
+pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
+    let device = context::require()?;
+    let streams = runtime::lock()?.streams.of_device(device);
+    let mut first = None;
+    for stream in streams {
+        if let Err(failure) = stream.synchronize(deadline) {
+            if failure.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT {
+                return Err(failure);
+            }
+            first.get_or_insert(failure);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+// ---- events ------------------------------------------------------------------
+
+/// The event `handle` refers to, or `ACL_ERROR_RT_INVALID_HANDLE`.
+fn lookup_event(state: &State, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
+    match state.streams.events.get(&handle) {
+        Some(event) => Ok(Arc::clone(event)),
+        None => fail(
+            ACL_ERROR_RT_INVALID_HANDLE,
+            format!("{role} {handle:#x} is not a live event (never created, or already destroyed)"),
+        ),
+    }
+}
+
+/// Runtime event flags (the ACL layer hands `ACL_EVENT_*` through unchanged;
+/// 0x4 is a runtime-only bit that `aclrtCreateEvent` sets).
+const EVENT_SYNC: u32 = ACL_EVENT_SYNC;
+const EVENT_STREAM_MARK: u32 = ACL_EVENT_CAPTURE_STREAM_PROGRESS;
+const EVENT_DDSYNC: u32 = 0x4;
+const EVENT_TIME_LINE: u32 = ACL_EVENT_TIME_LINE;
+const EVENT_DEVICE_ONLY: u32 = ACL_EVENT_DEVICE_USE_ONLY;
+const EVENT_EXTERNAL: u32 = ACL_EVENT_EXTERNAL;
+const EVENT_IPC: u32 = ACL_EVENT_IPC;
+/// The flags `aclrtCreateEvent` gives its events.
+const EVENT_DEFAULT: u32 = EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_STREAM_MARK;
+
+/// Which creation call made an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventCreation {
+    /// `aclrtCreateEvent`.
+    Plain,
+    /// `aclrtCreateEventWithFlag`.
+    WithFlag,
+    /// `aclrtCreateEventExWithFlag`.
+    ExWithFlag,
+}
+
+fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
+    let alone = |bit: u32| flag & bit != 0 && flag & !bit != 0;
+    match creation {
+        EventCreation::Plain => Ok(EVENT_DEFAULT),
+        EventCreation::WithFlag => {
+            let valid =
+                EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_DEVICE_ONLY | EVENT_EXTERNAL;
+            if flag & valid == 0 || flag > valid {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x} is not an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE (or ACL_EVENT_DEVICE_USE_ONLY / ACL_EVENT_EXTERNAL alone)"
+                    ),
+                );
+            }
+            if alone(EVENT_DEVICE_ONLY) || alone(EVENT_EXTERNAL) {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x}: ACL_EVENT_DEVICE_USE_ONLY and ACL_EVENT_EXTERNAL cannot be combined with other flags"
+                    ),
+                );
+            }
+            Ok(flag)
+        }
+        EventCreation::ExWithFlag => {
+            if alone(EVENT_DEVICE_ONLY) || alone(EVENT_EXTERNAL) || alone(EVENT_IPC) {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("flag {flag:#x}: ACL_EVENT_IPC cannot be combined with other flags"),
+                );
+            }
+            if flag == EVENT_IPC {
+                return fail(
+                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                    "ACL_EVENT_IPC events (shared between processes) are not supported by the software device",
+                );
+            }
+            let valid = EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_IPC;
+            if flag & valid == 0 || flag > valid {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x} is not an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS and ACL_EVENT_TIME_LINE (or ACL_EVENT_IPC alone)"
+                    ),
+                );
+            }
+            Ok(flag)
+        }
+    }
+}
+
+/// `aclrtCreateEvent*`: an event on the current device.
+pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usize> {
+    let flags = check_event_flag(creation, flag)?;
+    let device = context::require()?;
+    let mode = if creation == EventCreation::ExWithFlag {
+        EventMode::Ex
+    } else {
+        EventMode::Classic
+    };
+    let mut state = runtime::lock()?;
+    let (_, handle) = state.streams.next_handle(EVENT_TAG);
+    state
+        .streams
+        .events
+        .insert(handle, Arc::new(Event::new(handle, device, flags, mode)));
+    Ok(handle)
+}
+
+/// `aclrtDestroyEvent`: does not wait; records still queued complete
+/// harmlessly, and a stream waiting for a record that will now never be
+/// issued stops waiting.
+pub(crate) fn destroy_event(handle: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let event = lookup_event(&state, handle, "event")?;
+    state.streams.events.remove(&handle);
+    event.destroy();
+    Ok(())
+}
+
+fn refuse_device_only(event: &Event, api: &str) -> SoftResult {
+    if event.flags & EVENT_DEVICE_ONLY != 0 {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "event {:#x} was created with ACL_EVENT_DEVICE_USE_ONLY and cannot be used by {api} on the host",
+                event.handle
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn refuse_external(event: &Event, what: &str) -> SoftResult {
+    if event.flags & (EVENT_EXTERNAL | EVENT_IPC) != 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created with ACL_EVENT_EXTERNAL, which does not support {what}",
+                event.handle
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `aclrtRecordEvent`: enqueues a marker on the stream (NULL: the default
+/// stream); the event's latest record is that marker from now on.
+pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let event = lookup_event(&state, event, "event")?;
+    let explicit = lookup_stream(&state, stream)?;
+    refuse_device_only(&event, "aclrtRecordEvent")?;
+    let device = context::require()?;
+    let stream = target_stream(&mut state, explicit, device)?;
+    let number = event.issue();
+    stream.submit(task::Task::record(event, number));
+    Ok(())
+}
+
+/// `aclrtStreamWaitEvent`: the stream's later tasks wait until the event's
+/// latest record (at the time of this call) is reached.
+///
+/// An event never recorded: `aclrtCreateEventExWithFlag` events make this a
+/// no-op (documented); other events with `ACL_EVENT_SYNC` wait for the
+/// event's next record; others are refused (`ACL_ERROR_RT_PARAM_INVALID`,
+/// "record first"), as the runtime does.
+pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let explicit = lookup_stream(&state, stream)?;
+    let event = lookup_event(&state, event, "event")?;
+    refuse_device_only(&event, "aclrtStreamWaitEvent")?;
+    if event.flags & (EVENT_SYNC | EVENT_DDSYNC | EVENT_EXTERNAL | EVENT_IPC) == 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} (flag {:#x}) has no ACL_EVENT_SYNC: a stream cannot wait for it",
+                event.handle, event.flags
+            ),
+        );
+    }
+    let device = context::require()?;
+    let stream = target_stream(&mut state, explicit, device)?;
+    let target = match event.latest() {
+        0 if event.mode == EventMode::Ex => return Ok(()),
+        0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => 1,
+        0 => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "event {:#x} has not been recorded: call aclrtRecordEvent before aclrtStreamWaitEvent",
+                    event.handle
+                ),
+            );
+        }
+        latest => latest,
+    };
+    stream.submit(task::Task::wait(event, target));
+    Ok(())
+}
+
+/// `aclrtSynchronizeEvent`: waits until the event's latest record is
+/// reached; an event never recorded returns at once (as the runtime does).
+pub(crate) fn synchronize_event(event: usize) -> SoftResult {
+    let event = lookup_event(&*runtime::lock()?, event, "event")?;
+    refuse_external(&event, "synchronisation")?;
+    match event.latest() {
+        0 => Ok(()),
+        latest => {
+            event.wait_reached(latest, None);
+            Ok(())
+        }
+    }
+}
+
+/// `aclrtQueryEventStatus`: whether the latest record was reached. Before
+/// the first record: complete for `aclrtCreateEventExWithFlag` events
+/// (documented), not ready for the others (as the runtime does).
+pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> {
+    let event = lookup_event(&*runtime::lock()?, event, "event")?;
+    refuse_external(&event, "status queries")?;
+    let complete = match event.latest() {
+        0 => event.mode == EventMode::Ex,
+        latest => event.is_reached(latest),
+    };
+    Ok(if complete {
+        ACL_EVENT_RECORDED_STATUS_COMPLETE
+    } else {
+        ACL_EVENT_RECORDED_STATUS_NOT_READY
+    })
+}
+
+/// `aclrtEventElapsedTime`: milliseconds from `start`'s latest record to
+/// `end`'s (negative when `end` was reached first). An event never recorded
+/// gives `ACL_ERROR_RT_INTERNAL_ERROR` (the runtime's "event recorder null"
+/// maps there); a record not yet reached gives
+/// `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID` (its timestamp is not valid yet).
+pub(crate) fn elapsed_time(start: usize, end: usize) -> SoftResult<f32> {
+    let (start, end) = {
+        let state = runtime::lock()?;
+        (
+            lookup_event(&state, start, "startEvent")?,
+            lookup_event(&state, end, "endEvent")?,
+        )
+    };
+    refuse_external(&start, "elapsed time")?;
+    refuse_external(&end, "elapsed time")?;
+    for (event, role) in [(&start, "startEvent"), (&end, "endEvent")] {
+        if event.latest() == 0 {
+            return fail(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                format!("{role} {:#x} has never been recorded", event.handle),
+            );
+        }
+    }
+    let stamp = |event: &Event, role: &str| {
+        event.timestamp().map_or_else(
+            || {
+                fail(
+                    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                    format!(
+                        "{role} {:#x}: its latest record has not been reached yet (synchronise first)",
+                        event.handle
+                    ),
+                )
+            },
+            Ok,
+        )
+    };
+    let (from, to) = (stamp(&start, "startEvent")?, stamp(&end, "endEvent")?);
+    let millis = if to >= from {
+        to.duration_since(from).as_secs_f64() * 1e3
+    } else {
+        -(from.duration_since(to).as_secs_f64() * 1e3)
+    };
+    Ok(millis as f32)
+}
+
+// ---- host memory -------------------------------------------------------------
+
+/// Tasks that were running on a freed host range when it was freed.
+#[must_use = "wait before releasing the memory"]
+pub(crate) struct InFlight(Vec<(Arc<Stream>, u64)>);
+
+impl InFlight {
+    /// Waits until those tasks have finished (call without the runtime
+    /// lock). Queued tasks are not waited for: they were cancelled.
+    pub(crate) fn wait(self) {
+        for (stream, task) in self.0 {
+            stream.wait_finished(task);
+        }
+    }
+}
+
+/// Called by `aclrtFreeHost*` (with the runtime lock held) before it frees
+/// the host range `[start, end)`: each queued task that still uses the range
+/// is recorded as misuse and cancelled (its worker will skip it rather than
+/// touch freed memory); tasks running on it right now are returned so the
+/// caller can wait for them to finish before releasing the memory. The free
+/// itself does not wait for queued work, as on hardware.
+pub(crate) fn host_memory_freed(state: &State, start: usize, end: usize) -> InFlight {
+    let mut running = Vec::new();
+    for stream in state.streams.all() {
+        let (cancelled, busy) = stream.cancel_host_users(start, end);
+        for task in cancelled {
+            misuse::record(
+                "aclrtFreeHost",
+                format!(
+                    "host memory {start:#x}..{end:#x} freed while {task} was still queued; \
+                     the task will not run (on hardware it would touch freed memory)"
+                ),
+            );
+        }
+        if let Some(task) = busy {
+            running.push((Arc::clone(stream), task));
+        }
+    }
+    InFlight(running)
+}

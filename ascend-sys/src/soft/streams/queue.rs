@@ -1,0 +1,209 @@
+//! One stream: its FIFO of tasks, the worker that runs them, and
+//! synchronisation with it.
+
+use super::task::Task;
+use crate::soft::fail::{Failure, SoftResult, fail};
+use crate::soft::misuse;
+use crate::types::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// What the worker is running now.
+struct Running {
+    number: u64,
+    host: Vec<(usize, usize)>,
+}
+
+/// The stream's state behind its lock.
+#[derive(Default)]
+struct Queue {
+    tasks: VecDeque<Task>,
+    /// Number of the last task enqueued (tasks are numbered from 1).
+    submitted: u64,
+    /// Every task numbered up to this one has run or was skipped.
+    finished: u64,
+    running: Option<Running>,
+    /// The first task failure since the last synchronisation.
+    failure: Option<Failure>,
+    /// Set by `aclrtDestroyStream`: the worker ends once the queue is empty.
+    closing: bool,
+}
+
+/// A stream: tasks run in the order they were enqueued, one at a time, on
+/// the stream's own worker thread.
+pub(crate) struct Stream {
+    /// The device the stream belongs to.
+    pub(crate) device: i32,
+    /// The handle callers hold (0 for a default stream).
+    pub(crate) handle: usize,
+    queue: Mutex<Queue>,
+    /// Signalled whenever a task is enqueued or finishes.
+    changed: Condvar,
+}
+
+impl Stream {
+    pub(crate) fn new(device: i32, handle: usize) -> Self {
+        Self {
+            device,
+            handle,
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn wait<'a>(&self, guard: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        self.changed
+            .wait(guard)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Names the stream in messages.
+    pub(crate) fn name(&self) -> String {
+        if self.handle == 0 {
+            format!("the default stream of device {}", self.device)
+        } else {
+            format!("stream {:#x}", self.handle)
+        }
+    }
+
+    /// Enqueues `task`; it runs after every task enqueued before it.
+    pub(crate) fn submit(&self, mut task: Task) {
+        let mut queue = self.lock();
+        queue.submitted += 1;
+        task.number = queue.submitted;
+        task.stream = self.name();
+        queue.tasks.push_back(task);
+        drop(queue);
+        self.changed.notify_all();
+    }
+
+    /// Tasks enqueued and not yet finished.
+    pub(crate) fn backlog(&self) -> u64 {
+        let queue = self.lock();
+        queue.submitted - queue.finished
+    }
+
+    /// Waits until every task enqueued before the call has finished (or the
+    /// deadline passes: `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT`), then returns and
+    /// clears the first task failure.
+    pub(crate) fn synchronize(&self, deadline: Option<Instant>) -> SoftResult {
+        let mut queue = self.lock();
+        let target = queue.submitted;
+        while queue.finished < target {
+            queue = match deadline {
+                None => self.wait(queue),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return fail(
+                            ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                            format!(
+                                "{} still has {} unfinished task(s) when the timeout expired",
+                                self.name(),
+                                target - queue.finished
+                            ),
+                        );
+                    }
+                    self.changed
+                        .wait_timeout(queue, deadline - now)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0
+                }
+            };
+        }
+        queue.failure.take().map_or(Ok(()), Err)
+    }
+
+    /// Waits until task `number` has finished.
+    pub(crate) fn wait_finished(&self, number: u64) {
+        let mut queue = self.lock();
+        while queue.finished < number {
+            queue = self.wait(queue);
+        }
+    }
+
+    /// Takes the pending failure, if any.
+    pub(crate) fn take_failure(&self) -> Option<Failure> {
+        self.lock().failure.take()
+    }
+
+    /// Asks the worker to end once every queued task has run.
+    pub(crate) fn close(&self) {
+        self.lock().closing = true;
+        self.changed.notify_all();
+    }
+
+    /// Cancels the queued tasks that use host memory in `[start, end)`;
+    /// returns their descriptions, and the number of the task running on
+    /// that memory right now, if any.
+    pub(crate) fn cancel_host_users(&self, start: usize, end: usize) -> (Vec<String>, Option<u64>) {
+        let overlaps = |ranges: &[(usize, usize)]| ranges.iter().any(|&(from, to)| from < end && start < to);
+        let mut queue = self.lock();
+        let mut cancelled = Vec::new();
+        for task in queue.tasks.iter_mut().filter(|task| !task.cancelled) {
+            if overlaps(&task.host) {
+                task.cancelled = true;
+                cancelled.push(task.describe());
+            }
+        }
+        let busy = queue
+            .running
+            .as_ref()
+            .filter(|running| overlaps(&running.host))
+            .map(|running| running.number);
+        (cancelled, busy)
+    }
+}
+
+/// The worker loop: runs the stream's tasks in order until the stream is
+/// closed and its queue is empty.
+pub(crate) fn run(stream: &Stream) {
+    loop {
+        let task = {
+            let mut queue = stream.lock();
+            let task = loop {
+                if let Some(task) = queue.tasks.pop_front() {
+                    break task;
+                }
+                if queue.closing {
+                    return;
+                }
+                queue = stream.wait(queue);
+            };
+            if !task.cancelled {
+                queue.running = Some(Running {
+                    number: task.number,
+                    host: task.host.clone(),
+                });
+            }
+            task
+        };
+        let outcome = if task.cancelled {
+            misuse::record(
+                task.api,
+                format!(
+                    "{} skipped: its host memory was freed by aclrtFreeHost before it ran",
+                    task.describe()
+                ),
+            );
+            Ok(())
+        } else {
+            task.execute()
+        };
+        let mut queue = stream.lock();
+        queue.running = None;
+        queue.finished = task.number;
+        if let Err(failure) = outcome
+            && queue.failure.is_none()
+        {
+            queue.failure = Some(failure);
+        }
+        drop(queue);
+        stream.changed.notify_all();
+    }
+}

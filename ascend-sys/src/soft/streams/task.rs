@@ -1,0 +1,128 @@
+//! The work a stream runs.
+
+use super::event::Event;
+use super::rows::{self, Rows};
+use crate::soft::copy;
+use crate::soft::fail::{Failure, SoftResult};
+use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA};
+use std::sync::Arc;
+
+/// What a task does.
+pub(crate) enum Work {
+    /// `aclrtMemcpyAsync`.
+    Copy { dst: usize, src: usize, count: usize },
+    /// `aclrtMemsetAsync`.
+    Fill { address: usize, value: u8, count: usize },
+    /// `aclrtMemcpy2dAsync`.
+    Copy2d(Rows),
+    /// `aclrtRecordEvent`: marks the record reached.
+    Record { event: Arc<Event>, number: u64 },
+    /// `aclrtStreamWaitEvent`: blocks the stream until the record is reached.
+    Wait { event: Arc<Event>, number: u64 },
+}
+
+/// One task on a stream.
+pub(crate) struct Task {
+    /// The call that enqueued it.
+    pub(crate) api: &'static str,
+    pub(crate) work: Work,
+    /// Pinned host ranges `[start, end)` it touches (for `aclrtFreeHost`).
+    pub(crate) host: Vec<(usize, usize)>,
+    /// Set when its host memory was freed before it ran.
+    pub(crate) cancelled: bool,
+    /// Its place on the stream (set on submission).
+    pub(crate) number: u64,
+    /// The stream's name (set on submission).
+    pub(crate) stream: String,
+}
+
+impl Task {
+    pub(crate) fn new(api: &'static str, work: Work, host: Vec<(usize, usize)>) -> Self {
+        Self {
+            api,
+            work,
+            host,
+            cancelled: false,
+            number: 0,
+            stream: String::new(),
+        }
+    }
+
+    pub(crate) fn record(event: Arc<Event>, number: u64) -> Self {
+        Self::new("aclrtRecordEvent", Work::Record { event, number }, Vec::new())
+    }
+
+    pub(crate) fn wait(event: Arc<Event>, number: u64) -> Self {
+        Self::new("aclrtStreamWaitEvent", Work::Wait { event, number }, Vec::new())
+    }
+
+    /// Says what the task is, for messages.
+    pub(crate) fn describe(&self) -> String {
+        let what = match &self.work {
+            Work::Copy { dst, src, count } => format!("a copy of {count} bytes from {src:#x} to {dst:#x}"),
+            Work::Fill { address, value, count } => {
+                format!("a memset of {count} bytes at {address:#x} to {value:#04x}")
+            }
+            Work::Copy2d(Rows {
+                dst,
+                dpitch,
+                src,
+                spitch,
+                width,
+                height,
+            }) => format!(
+                "a 2-D copy of {height} rows of {width} bytes from {src:#x} (pitch {spitch}) to {dst:#x} (pitch {dpitch})"
+            ),
+            Work::Record { event, number } => format!("record {number} of event {:#x}", event.handle),
+            Work::Wait { event, number } => format!("a wait for record {number} of event {:#x}", event.handle),
+        };
+        format!(
+            "{} (task {} on {}, queued by {})",
+            what, self.number, self.stream, self.api
+        )
+    }
+
+    /// Runs the task on the worker. A failure (memory freed meanwhile, for
+    /// instance) becomes `ACL_ERROR_RT_SYS_DMA`, the code a failed copy task
+    /// reports on hardware, with the reason in the message.
+    pub(crate) fn execute(&self) -> SoftResult {
+        // Why the copies below are sound: device ranges are translated again
+        // now; host ranges were checked at the call and stay valid until the
+        // task has run by the caller's contract (the C API's rule for
+        // asynchronous copies), and a pinned range freed meanwhile cancels
+        // the task instead (`host_memory_freed`).
+        let run = || match self.work {
+            // SAFETY: see above.
+            Work::Copy { dst, src, count } => unsafe { copy::copy_bytes(dst, src, count) },
+            // SAFETY: see above.
+            Work::Fill { address, value, count } => unsafe { copy::fill_bytes(address, value, count) },
+            // SAFETY: see above.
+            Work::Copy2d(geometry) => unsafe { rows::copy_rows(geometry) },
+            Work::Record { ref event, number } => {
+                event.reach(number);
+                Ok(())
+            }
+            Work::Wait { ref event, number } => {
+                event.wait_reached(number, Some(&self.describe()));
+                Ok(())
+            }
+        };
+        // A panic (a bug) must not kill the worker and leave every later
+        // synchronisation of the stream waiting forever.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| {
+            Err(Failure {
+                code: ACL_ERROR_RT_INTERNAL_ERROR,
+                message: "the software device's worker panicked".into(),
+            })
+        });
+        outcome.map_err(|failure| Failure {
+            code: ACL_ERROR_RT_SYS_DMA,
+            message: format!(
+                "{} failed on the device: {} (error {})",
+                self.describe(),
+                failure.message,
+                failure.code
+            ),
+        })
+    }
+}

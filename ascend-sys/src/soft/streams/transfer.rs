@@ -1,0 +1,332 @@
+//! `aclrtMemcpyAsync`, `aclrtMemsetAsync`, `aclrtMemcpy2d` and
+//! `aclrtMemcpy2dAsync`, after the ACL layer's checks (done by the entry
+//! points): the runtime's checks in the runtime's order, the kind
+//! correction from the real location of each pointer, and the task.
+//!
+//! Locations: device memory (an `aclrtMalloc*` range, a VMM range, or the
+//! device pointer of a host registration, which translation then refuses),
+//! host memory the device can reach (from `aclrtMallocHost*`, or registered
+//! with `aclrtHostRegister*`), and pageable host memory (anything else). As on hardware, an asynchronous copy that
+//! involves pageable memory is turned into a synchronisation of the stream
+//! followed by a synchronous copy, so the call returns after the copy.
+
+use super::rows::{Rows, copy_rows};
+use super::task::{Task, Work};
+use super::{Stream, lookup_stream, target_stream};
+use crate::soft::fail::{SoftResult, fail};
+use crate::soft::runtime::{self, State};
+use crate::soft::translate::{self, Use};
+use crate::soft::{context, copy, host_mem, peer};
+use crate::types::*;
+use std::sync::Arc;
+
+/// Where an address lives, as the runtime's location query sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Location {
+    Device,
+    /// Host memory the device can reach (pinned).
+    Host,
+    /// Host memory the device cannot reach.
+    Pageable,
+}
+
+impl Location {
+    fn name(self) -> &'static str {
+        match self {
+            Location::Device => "device memory",
+            Location::Host => "pinned host memory",
+            Location::Pageable => "pageable host memory",
+        }
+    }
+}
+
+fn location(state: &State, address: usize) -> Location {
+    if state.device_of(address).is_some()
+        || state.vmm.reservation_of(address).is_some()
+        || state.registrations.window_device(address).is_some()
+        || crate::soft::share::import_device(state, address).is_some()
+    {
+        Location::Device
+    } else if host_mem::find(state, address).is_some() || state.registrations.is_registered_host(address) {
+        Location::Host
+    } else {
+        Location::Pageable
+    }
+}
+
+fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
+    match kind {
+        ACL_MEMCPY_HOST_TO_HOST => "ACL_MEMCPY_HOST_TO_HOST",
+        ACL_MEMCPY_HOST_TO_DEVICE => "ACL_MEMCPY_HOST_TO_DEVICE",
+        ACL_MEMCPY_DEVICE_TO_HOST => "ACL_MEMCPY_DEVICE_TO_HOST",
+        ACL_MEMCPY_DEVICE_TO_DEVICE => "ACL_MEMCPY_DEVICE_TO_DEVICE",
+        ACL_MEMCPY_DEFAULT => "ACL_MEMCPY_DEFAULT",
+        ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE => "ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE",
+        _ => "an unknown kind",
+    }
+}
+
+/// The runtime's kind correction: a pair of pinned/device locations forces
+/// the matching kind whatever was passed; with pageable memory only some
+/// kinds are accepted and `ACL_MEMCPY_DEFAULT` picks one.
+/// `ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE` is not corrected: it needs a host
+/// source and a device destination and then behaves as host-to-device.
+fn correct_kind(kind: aclrtMemcpyKind, src: Location, dst: Location) -> SoftResult<aclrtMemcpyKind> {
+    use Location::*;
+    const H2H: aclrtMemcpyKind = ACL_MEMCPY_HOST_TO_HOST;
+    const H2D: aclrtMemcpyKind = ACL_MEMCPY_HOST_TO_DEVICE;
+    const D2H: aclrtMemcpyKind = ACL_MEMCPY_DEVICE_TO_HOST;
+    const D2D: aclrtMemcpyKind = ACL_MEMCPY_DEVICE_TO_DEVICE;
+    let refuse = || {
+        fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "kind {} ({kind}) does not fit a copy from {} to {}",
+                kind_name(kind),
+                src.name(),
+                dst.name()
+            ),
+        )
+    };
+    if kind == ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
+        return if src != Device && dst == Device {
+            Ok(H2D)
+        } else {
+            refuse()
+        };
+    }
+    let (allowed, default): (&[aclrtMemcpyKind], aclrtMemcpyKind) = match (src, dst) {
+        (Host, Device) => return Ok(H2D),
+        (Device, Host) => return Ok(D2H),
+        (Host, Host) => return Ok(H2H),
+        (Device, Device) => return Ok(D2D),
+        (Pageable, Device) => (&[H2D, D2D], H2D),
+        (Device, Pageable) => (&[D2H, D2D], D2H),
+        (Host, Pageable) => (&[H2H, H2D], H2H),
+        (Pageable, Host) => (&[H2H, D2H], H2H),
+        (Pageable, Pageable) => (&[H2H, H2D, D2H, D2D], H2H),
+    };
+    if kind == ACL_MEMCPY_DEFAULT {
+        Ok(default)
+    } else if allowed.contains(&kind) {
+        Ok(kind)
+    } else {
+        refuse()
+    }
+}
+
+/// Host ranges of a task on pinned memory (for `aclrtFreeHost`).
+fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
+    sides
+        .iter()
+        .filter(|(place, _, _)| *place == Location::Host)
+        .map(|&(_, address, length)| (address, address.saturating_add(length)))
+        .collect()
+}
+
+/// The pageable path: synchronise the stream the call names (NULL: the
+/// current device's default stream, if it exists), then copy at once.
+fn synchronize_for_pageable(state: &State, explicit: Option<Arc<Stream>>, device: i32) -> Option<Arc<Stream>> {
+    explicit.or_else(|| {
+        state
+            .streams
+            .defaults
+            .get(&device)
+            .map(|entry| Arc::clone(&entry.stream))
+    })
+}
+
+/// `aclrtMemcpyAsync` after the ACL checks (count 0, NULL pointers, kind
+/// outside 0–5).
+///
+/// # Safety
+///
+/// Host ranges must be valid for the copy until it has run (the C API's
+/// contract).
+pub(crate) unsafe fn memcpy_async(
+    dst: usize,
+    dest_max: usize,
+    src: usize,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: usize,
+) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let explicit = lookup_stream(&state, stream)?;
+    if count > dest_max {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("count {count} is larger than destMax {dest_max}"),
+        );
+    }
+    let device = context::require()?;
+    let (from, to) = (location(&state, src), location(&state, dst));
+    let resolved = correct_kind(kind, from, to)?;
+    if resolved == ACL_MEMCPY_HOST_TO_HOST {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "asynchronous host-to-host copies are not supported with a device card (run mode ACL_HOST); use memcpy",
+        );
+    }
+    if dst == src {
+        return Ok(());
+    }
+    if from == Location::Pageable || to == Location::Pageable {
+        let sync = synchronize_for_pageable(&state, explicit, device);
+        drop(state);
+        if let Some(stream) = sync {
+            stream.synchronize(None)?;
+        }
+        // SAFETY: forwarded contract.
+        return unsafe { copy::copy_bytes(dst, src, count) };
+    }
+    let stream = target_stream(&mut state, explicit, device)?;
+    let to_bytes = translate::resolve(&state, dst, count, "dst", Use::Write)?;
+    let from_bytes = translate::resolve(&state, src, count, "src", Use::Read)?;
+    peer::check_sides(&state, &to_bytes, &from_bytes)?;
+    drop(state);
+    let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
+    stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
+    Ok(())
+}
+
+/// `aclrtMemsetAsync` after the ACL checks (count 0, NULL pointer). The value
+/// is truncated to its low 8 bits, as the runtime does.
+pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: usize, stream: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let explicit = lookup_stream(&state, stream)?;
+    if count > max_count {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("count {count} is larger than maxCount {max_count}"),
+        );
+    }
+    let device = context::require()?;
+    let stream = target_stream(&mut state, explicit, device)?;
+    let place = location(&state, address);
+    if place == Location::Pageable {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "devPtr {address:#x} is pageable host memory, which a stream task cannot reach \
+                 (use device memory or memory from aclrtMallocHost)"
+            ),
+        );
+    }
+    translate::resolve(&state, address, count, "devPtr", Use::Write)?;
+    drop(state);
+    let host = pinned_ranges(&[(place, address, count)]);
+    let work = Work::Fill {
+        address,
+        value: value as u8,
+        count,
+    };
+    stream.submit(Task::new("aclrtMemsetAsync", work, host));
+    Ok(())
+}
+
+/// The largest height and width a 2-D copy accepts.
+const MAX_2D_HEIGHT: usize = 5 * 1024 * 1024;
+const MAX_2D_WIDTH: usize = 5_000_000;
+
+/// The runtime's checks shared by both 2-D copies.
+fn check_2d(rows: &Rows) -> SoftResult {
+    if rows.dpitch == 0 || rows.spitch == 0 {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "dpitch and spitch must not be 0");
+    }
+    if rows.height > MAX_2D_HEIGHT {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("height {} is larger than {MAX_2D_HEIGHT}", rows.height),
+        );
+    }
+    if rows.width > MAX_2D_WIDTH {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("width {} is larger than {MAX_2D_WIDTH}", rows.width),
+        );
+    }
+    Ok(())
+}
+
+/// `aclrtMemcpy2d` after the ACL checks (width or height 0, NULL pointers,
+/// width larger than a pitch, kind outside H2D/D2H/D2D/DEFAULT).
+///
+/// # Safety
+///
+/// Host spans must be valid for the copy (the caller's contract).
+pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult {
+    check_2d(&rows)?;
+    if kind == ACL_MEMCPY_DEVICE_TO_DEVICE {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            "synchronous 2-D copies support only ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST and ACL_MEMCPY_DEFAULT",
+        );
+    }
+    context::require()?;
+    let (from, to) = {
+        let state = runtime::lock()?;
+        (location(&state, rows.src), location(&state, rows.dst))
+    };
+    match correct_kind(kind, from, to) {
+        Ok(ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST) => {}
+        _ => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "a synchronous 2-D copy from {} to {} with kind {} is not host-to-device or device-to-host",
+                    from.name(),
+                    to.name(),
+                    kind_name(kind)
+                ),
+            );
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { copy_rows(rows) }
+}
+
+/// `aclrtMemcpy2dAsync` after the ACL checks (as `aclrtMemcpy2d`).
+///
+/// # Safety
+///
+/// Host spans must be valid for the copy until it has run.
+pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: usize) -> SoftResult {
+    let mut state = runtime::lock()?;
+    let explicit = lookup_stream(&state, stream)?;
+    check_2d(&rows)?;
+    let device = context::require()?;
+    let (from, to) = (location(&state, rows.src), location(&state, rows.dst));
+    match correct_kind(kind, from, to) {
+        Ok(ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST | ACL_MEMCPY_DEVICE_TO_DEVICE) => {}
+        _ => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "an asynchronous 2-D copy from {} to {} with kind {} is not host-to-device, device-to-host or device-to-device",
+                    from.name(),
+                    to.name(),
+                    kind_name(kind)
+                ),
+            );
+        }
+    }
+    if from == Location::Pageable || to == Location::Pageable {
+        let sync = synchronize_for_pageable(&state, explicit, device);
+        drop(state);
+        if let Some(stream) = sync {
+            stream.synchronize(None)?;
+        }
+        // SAFETY: forwarded contract.
+        return unsafe { copy_rows(rows) };
+    }
+    let stream = target_stream(&mut state, explicit, device)?;
+    let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
+    let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst", Use::Write)?;
+    let from_bytes = translate::resolve(&state, rows.src, src_span, "src", Use::Read)?;
+    peer::check_sides(&state, &to_bytes, &from_bytes)?;
+    drop(state);
+    let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
+    stream.submit(Task::new("aclrtMemcpy2dAsync", Work::Copy2d(rows), host));
+    Ok(())
+}

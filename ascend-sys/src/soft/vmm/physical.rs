@@ -1,0 +1,130 @@
+//! `aclrtMallocPhysical`, `aclrtFreePhysical`, retaining handles and
+//! reading their properties.
+
+use super::properties::{self, Place};
+use super::{Physical, PhysicalMemory};
+use crate::soft::context;
+use crate::soft::fail::{SoftResult, fail};
+use crate::soft::runtime::State;
+use crate::types::*;
+use std::sync::Arc;
+
+/// `aclrtMallocPhysical`, after the NULL checks: returns the new handle.
+pub(crate) fn malloc_physical(
+    state: &mut State,
+    size: usize,
+    prop: &aclrtPhysicalMemProp,
+    flags: u64,
+) -> SoftResult<usize> {
+    if size == 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+    }
+    if flags != 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("flags {flags:#x} must be 0"));
+    }
+    let kind = properties::validate(prop)?;
+    match kind.place {
+        Place::Device(id) => {
+            state.device(id)?;
+        }
+        Place::Host { numa: true, .. } => {
+            context::require()?;
+        }
+        Place::Host { numa: false, .. } => {}
+    }
+    let granularity = properties::granularity(kind.pages, state.config.granularity);
+    if !(size as u64).is_multiple_of(granularity) {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("size {size} is not a multiple of the allocation granularity {granularity}"),
+        );
+    }
+    let size = size as u64;
+    if let Place::Device(id) = kind.place {
+        let device = state.device(id)?;
+        if size > device.free_bytes() {
+            return fail(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!(
+                    "out of device memory on device {id}: {size} bytes requested, {} free",
+                    device.free_bytes()
+                ),
+            );
+        }
+    }
+    let memory = Arc::new(PhysicalMemory::create(size)?);
+    if let Place::Device(id) = kind.place {
+        state.device(id)?.vmm_bytes += size;
+    }
+    let handle = state.vmm.new_handle();
+    state.vmm.physicals.insert(
+        handle,
+        Physical {
+            kind,
+            size,
+            memory,
+            handle_refs: 1,
+            mappings: 0,
+            imported: false,
+        },
+    );
+    Ok(handle)
+}
+
+/// `aclrtFreePhysical`: drops one handle reference; the memory goes when
+/// no reference and no mapping is left.
+pub(crate) fn free_physical(state: &mut State, handle: usize) -> SoftResult {
+    state.vmm.physical(handle)?;
+    let Some(physical) = state.vmm.physicals.get_mut(&handle) else {
+        return fail(ACL_ERROR_RT_INVALID_HANDLE, "handle vanished");
+    };
+    physical.handle_refs -= 1;
+    if physical.handle_refs == 0 {
+        crate::soft::share::withdraw(state, handle);
+    }
+    release_if_unused(state, handle);
+    Ok(())
+}
+
+/// Releases the physical allocation `handle` if nothing refers to it.
+pub(crate) fn release_if_unused(state: &mut State, handle: usize) {
+    let unused = state
+        .vmm
+        .physicals
+        .get(&handle)
+        .is_some_and(|physical| physical.handle_refs == 0 && physical.mappings == 0);
+    if !unused {
+        return;
+    }
+    if let Some(physical) = state.vmm.physicals.remove(&handle)
+        && let Place::Device(id) = physical.kind.place
+        && !physical.imported
+        && let Ok(device) = state.device(id)
+    {
+        device.vmm_bytes -= physical.size;
+    }
+}
+
+/// `aclrtMemRetainAllocationHandle`: the handle of the allocation mapped at
+/// `address` (any address inside the mapping), with one more reference.
+pub(crate) fn retain_handle(state: &mut State, address: usize) -> SoftResult<usize> {
+    let Some((_, mapping)) = state.vmm.mapping_of(address) else {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("{address:#x} is not inside a mapped range"),
+        );
+    };
+    let handle = mapping.physical;
+    match state.vmm.physicals.get_mut(&handle) {
+        Some(physical) => {
+            physical.handle_refs += 1;
+            Ok(handle)
+        }
+        None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "mapping of a missing allocation"),
+    }
+}
+
+/// `aclrtMemGetAllocationPropertiesFromHandle`.
+pub(crate) fn properties_from_handle(state: &State, handle: usize) -> SoftResult<aclrtPhysicalMemProp> {
+    Ok(properties::reported(state.vmm.physical(handle)?.kind))
+}

@@ -1,0 +1,50 @@
+//! `aclrtMemGetAllocationGranularity` and `aclrtMemGetAddressRange`.
+
+use super::properties;
+use crate::soft::fail::{SoftResult, fail};
+use crate::soft::runtime::State;
+use crate::soft::{device_mem, host_mem};
+use crate::types::*;
+
+/// `aclrtMemGetAllocationGranularity`, after the NULL checks.
+pub(crate) fn granularity(
+    state: &mut State,
+    prop: &aclrtPhysicalMemProp,
+    option: aclrtMemGranularityOptions,
+) -> SoftResult<usize> {
+    let kind = properties::validate(prop)?;
+    if let properties::Place::Device(id) = kind.place {
+        state.device(id)?;
+    }
+    if option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM && option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"),
+        );
+    }
+    Ok(properties::granularity(kind.pages, state.config.granularity) as usize)
+}
+
+/// The host page size used for rounding reported sizes.
+const PAGE: usize = 4096;
+
+/// `aclrtMemGetAddressRange`: the allocation containing `address` —
+/// `aclrtMalloc*` or `aclrtMallocHost*` memory (size rounded up to whole
+/// pages, as the driver reports it) or a VMM mapping.
+pub(crate) fn address_range(state: &State, address: usize) -> SoftResult<(usize, usize)> {
+    if let Some((start, allocation)) = device_mem::find(state, address) {
+        return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
+    }
+    if let Some((start, allocation)) = host_mem::find(state, address) {
+        return Ok((start, allocation.size.next_multiple_of(PAGE)));
+    }
+    if let Some((start, mapping)) = state.vmm.mapping_of(address) {
+        return Ok((start, mapping.size));
+    }
+    let why = if state.vmm.reservation_of(address).is_some() {
+        format!("{address:#x} is reserved but not mapped")
+    } else {
+        format!("{address:#x} is not inside any allocation")
+    };
+    fail(ACL_ERROR_RT_PARAM_INVALID, why)
+}

@@ -1,0 +1,293 @@
+//! Typed views of device memory: [`DeviceSlice`] and [`DeviceSliceMut`].
+//!
+//! A view is a handle to `len` elements at a device address, borrowed from
+//! the owner of the memory ([`DeviceBuf`](crate::DeviceBuf), a
+//! [`MappedRegion`](crate::vmm::MappedRegion), ...). It is never a Rust
+//! reference to the bytes: data moves only through its copy methods, which
+//! check lengths, and sub-views are bounds-checked.
+
+use super::byte_len::same_len;
+use super::transfer;
+use crate::Device;
+use crate::error::{Error, Result};
+use ascend_sys as sys;
+use bytemuck::Pod;
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// A shared view of `len` elements of `T` in device memory.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf};
+/// let device = Device::new(0)?;
+/// let buf = DeviceBuf::from_slice(&device, &[10u16, 11, 12, 13])?;
+/// let middle = buf.as_slice().slice(1..3)?;
+/// assert_eq!(middle.to_vec()?, [11, 12]);
+/// assert!(buf.as_slice().slice(2..9).is_err());
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct DeviceSlice<'a, T: Pod> {
+    address: usize,
+    len: usize,
+    device: &'a Device,
+    _elements: PhantomData<&'a [T]>,
+}
+
+/// An exclusive view of `len` elements of `T` in device memory.
+pub struct DeviceSliceMut<'a, T: Pod> {
+    address: usize,
+    len: usize,
+    device: &'a Device,
+    _elements: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Pod> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod> Copy for DeviceSlice<'_, T> {}
+
+// SAFETY: a view is an address and a length; the memory it names is only
+// touched through the runtime, which may be called from any thread.
+unsafe impl<T: Pod> Send for DeviceSlice<'_, T> {}
+// SAFETY: as above; shared views only read.
+unsafe impl<T: Pod> Sync for DeviceSlice<'_, T> {}
+// SAFETY: as above; the exclusive view is unique by its borrow.
+unsafe impl<T: Pod> Send for DeviceSliceMut<'_, T> {}
+// SAFETY: `&DeviceSliceMut` only allows reads (through `as_slice`).
+unsafe impl<T: Pod> Sync for DeviceSliceMut<'_, T> {}
+
+/// `range` of a view of `len` elements, checked.
+fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => start,
+        Bound::Excluded(&start) => start.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.saturating_add(1),
+        Bound::Excluded(&end) => end,
+        Bound::Unbounded => len,
+    };
+    if start > end || end > len {
+        return Err(Error::invalid(
+            api,
+            format!("range {start}..{end} is out of bounds for a view of {len} elements"),
+        ));
+    }
+    Ok((start, end - start))
+}
+
+impl<'a, T: Pod> DeviceSlice<'a, T> {
+    /// A view of `len` elements at the device address `address`.
+    ///
+    /// # Safety
+    ///
+    /// `address` must be the start of `len * size_of::<T>()` bytes of device
+    /// memory (accessible to `device`) that stay allocated and are not
+    /// written through another view for `'a`.
+    pub unsafe fn from_raw_parts(address: *mut c_void, len: usize, device: &'a Device) -> Self {
+        Self {
+            address: address as usize,
+            len,
+            device,
+            _elements: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The device address (for raw `ascend-sys` calls; never dereference it
+    /// on the host).
+    pub fn as_raw(&self) -> *const c_void {
+        self.address as *const c_void
+    }
+
+    /// The device whose context the view's copies use.
+    pub fn device(&self) -> &'a Device {
+        self.device
+    }
+
+    /// A sub-view of the elements in `range`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
+        let (start, len) = sub_range("DeviceSlice::slice", self.len, range)?;
+        Ok(DeviceSlice {
+            address: self.address + start * size_of::<T>(),
+            len,
+            device: self.device,
+            _elements: PhantomData,
+        })
+    }
+
+    /// Copies the view into `dst` (host); the lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] on a length mismatch (nothing is copied);
+    /// the runtime's code.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, dst.len())?;
+        transfer::copy(
+            self.device,
+            dst.as_mut_ptr().cast(),
+            self.as_raw(),
+            self.byte_len(),
+            sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    }
+
+    /// The contents, copied into a new `Vec`.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.copy_to_host(&mut out)?;
+        Ok(out)
+    }
+}
+
+impl<'a, T: Pod> DeviceSliceMut<'a, T> {
+    /// An exclusive view of `len` elements at the device address `address`.
+    ///
+    /// # Safety
+    ///
+    /// As [`DeviceSlice::from_raw_parts`], and no other view may use the
+    /// memory for `'a`.
+    pub unsafe fn from_raw_parts(address: *mut c_void, len: usize, device: &'a Device) -> Self {
+        Self {
+            address: address as usize,
+            len,
+            device,
+            _elements: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+
+    /// The device address (for raw `ascend-sys` calls).
+    pub fn as_raw(&self) -> *mut c_void {
+        self.address as *mut c_void
+    }
+
+    /// A shared view of the same elements, for the borrow's duration.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            address: self.address,
+            len: self.len,
+            device: self.device,
+            _elements: PhantomData,
+        }
+    }
+
+    /// An exclusive sub-view of the elements in `range`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        let (start, len) = sub_range("DeviceSliceMut::slice_mut", self.len, range)?;
+        Ok(DeviceSliceMut {
+            address: self.address + start * size_of::<T>(),
+            len,
+            device: self.device,
+            _elements: PhantomData,
+        })
+    }
+
+    /// Copies `src` (host) into the view; the lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] on a length mismatch (nothing is copied);
+    /// the runtime's code.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, src.len())?;
+        transfer::copy(
+            self.device,
+            self.as_raw(),
+            src.as_ptr().cast(),
+            self.byte_len(),
+            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    }
+
+    /// Copies another device view (same length) into this one.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceSliceMut::copy_from_host`].
+    pub fn copy_from_device(&mut self, src: &DeviceSlice<'_, T>) -> Result<()> {
+        same_len("aclrtMemcpy", self.len, src.len)?;
+        transfer::copy(
+            self.device,
+            self.as_raw(),
+            src.as_raw(),
+            self.byte_len(),
+            sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+        )
+    }
+
+    /// Sets every byte of the view to `value` (`aclrtMemset`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
+        transfer::fill(self.device, self.as_raw(), value, self.byte_len())
+    }
+}
+
+impl<T: Pod> fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceSlice")
+            .field("address", &self.as_raw())
+            .field("len", &self.len)
+            .field("device", &self.device.id())
+            .finish()
+    }
+}
+
+impl<T: Pod> fmt::Debug for DeviceSliceMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceSliceMut")
+            .field("address", &self.as_raw())
+            .field("len", &self.len)
+            .field("device", &self.device.id())
+            .finish()
+    }
+}

@@ -1,0 +1,106 @@
+//! [`Runtime`]: AscendCL initialisation as a shared, counted handle.
+
+use crate::error::{Error, ErrorCode, Result, check};
+use ascend_sys as sys;
+use std::ffi::CString;
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+
+/// An initialised AscendCL (`aclInit`), shared by every holder in the
+/// process: cloning is cheap, and `aclFinalize` runs once, when the last
+/// holder drops.
+///
+/// Several libraries in one process can each call [`Runtime::init`]: the
+/// first initialises, the others share it, and none finalizes under the
+/// others' feet. (The memory API itself does not require initialisation,
+/// but the rest of CANN does.)
+///
+/// ```
+/// let a = ascend::Runtime::init()?;
+/// let b = ascend::Runtime::init()?; // shares the first
+/// assert!(a.same_as(&b));
+/// drop(a);
+/// drop(b); // aclFinalize runs here
+/// # Ok::<(), ascend::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    inner: Arc<Initialised>,
+}
+
+#[derive(Debug)]
+struct Initialised {
+    /// Whether this crate's `aclInit` did the initialisation (and so must
+    /// finalize); false when someone else had initialised already.
+    owns: bool,
+}
+
+static LIVE: Mutex<Weak<Initialised>> = Mutex::new(Weak::new());
+
+impl Runtime {
+    /// Initialises AscendCL with the default configuration, or shares the
+    /// live initialisation.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Backend`] when no backend is available; the runtime's code.
+    pub fn init() -> Result<Self> {
+        Self::init_inner(None)
+    }
+
+    /// Initialises AscendCL with the JSON configuration file at `path`. If
+    /// AscendCL is already initialised in this process, the live
+    /// initialisation is shared and `path` is ignored (as `aclInit` does).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a path that is not valid UTF-8 or has
+    /// a NUL byte; the runtime's code (e.g. `ACL_ERROR_INVALID_FILE`).
+    pub fn init_with_config(path: &Path) -> Result<Self> {
+        let text = path
+            .to_str()
+            .and_then(|text| CString::new(text).ok())
+            .ok_or_else(|| Error::invalid("aclInit", format!("{} is not a usable path", path.display())))?;
+        Self::init_inner(Some(text))
+    }
+
+    fn init_inner(config: Option<CString>) -> Result<Self> {
+        crate::backend()?;
+        let mut live = LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(inner) = live.upgrade() {
+            return Ok(Self { inner });
+        }
+        let path = config.as_ref().map_or(std::ptr::null(), |text| text.as_ptr());
+        // SAFETY: `path` is NULL or a C string that outlives the call.
+        let code = unsafe { sys::aclInit(path) };
+        let owns = match check("aclInit", code) {
+            Ok(()) => true,
+            // Initialised by someone else (raw calls): share it, but leave
+            // finalizing to them.
+            Err(error) if error.code() == Some(ErrorCode::REPEAT_INITIALIZE) => false,
+            Err(error) => return Err(error),
+        };
+        let inner = Arc::new(Initialised { owns });
+        *live = Arc::downgrade(&inner);
+        Ok(Self { inner })
+    }
+
+    /// Whether two handles share one initialisation.
+    pub fn same_as(&self, other: &Runtime) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Drop for Initialised {
+    fn drop(&mut self) {
+        if !self.owns {
+            return;
+        }
+        // Hold the lock so a concurrent `init` waits for the finalize.
+        let _live = LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // SAFETY: no arguments.
+        if let Err(error) = check("aclFinalize", unsafe { sys::aclFinalize() }) {
+            log::warn!("Runtime drop: {error}");
+        }
+    }
+}

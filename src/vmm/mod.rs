@@ -1,0 +1,45 @@
+//! Virtual memory management: reserve addresses, allocate physical memory,
+//! map one into the other.
+//!
+//! ```text
+//! VirtualRange::reserve ─┐
+//! PhysicalAlloc::new ────┼─> range.map(offset, &physical) -> MappedRegion<'_>
+//!                        │      (borrows both: neither can be freed,
+//!                        │       released or moved while the mapping lives)
+//! drop(MappedRegion)  = aclrtUnmapMem
+//! drop(PhysicalAlloc) = aclrtFreePhysical
+//! drop(VirtualRange)  = aclrtReleaseMemAddress
+//! ```
+//!
+//! The order reserve → allocate → map → unmap → free → release is enforced
+//! by the borrow checker: any other order does not compile. For example, the
+//! physical allocation cannot be freed while mapped:
+//!
+//! ```compile_fail,E0505
+//! use ascend::Device;
+//! use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+//! let device = Device::new(0)?;
+//! let prop = PhysicalMemProp::device(&device);
+//! let granule = prop.round_up(1)?;
+//! let range = VirtualRange::reserve(granule)?;
+//! let physical = PhysicalAlloc::new(&prop, granule)?;
+//! let region = range.map(0, &physical)?;
+//! physical.free()?; // error: cannot move out of `physical` because it is borrowed
+//! drop(region);
+//! # Ok::<(), ascend::Error>(())
+//! ```
+//!
+//! Rules types cannot express — sizes and offsets that are multiples of the
+//! granularity, mappings inside the range and not overlapping — are checked
+//! in Rust before the call and reported as
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+
+mod mapped;
+mod physical;
+mod properties;
+mod range;
+
+pub use mapped::{Access, AccessDesc, MappedRegion};
+pub use physical::PhysicalAlloc;
+pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
+pub use range::VirtualRange;

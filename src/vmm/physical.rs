@@ -1,0 +1,178 @@
+//! [`PhysicalAlloc`]: physical memory with no address yet.
+
+use super::properties::{Granularity, MemLocation, PhysicalMemProp};
+use crate::Device;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Physical memory (`aclrtMallocPhysical` / `aclrtFreePhysical`). It has no
+/// address until a [`VirtualRange`](super::VirtualRange) maps it; a mapping
+/// borrows it, so it cannot be freed, dropped or moved while mapped.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let size = prop.round_up(1)?; // one granule
+/// let physical = PhysicalAlloc::new(&prop, size)?;
+/// assert_eq!(physical.size(), size);
+/// physical.free()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct PhysicalAlloc {
+    handle: Option<NonNull<c_void>>,
+    size: usize,
+    prop: PhysicalMemProp,
+    granularity: usize,
+    device: Device,
+}
+
+// SAFETY: the handle is an opaque token owned by this value; the runtime's
+// calls on it may come from any thread.
+unsafe impl Send for PhysicalAlloc {}
+// SAFETY: shared access only reads the handle and makes runtime calls that
+// are thread-safe.
+unsafe impl Sync for PhysicalAlloc {}
+
+impl PhysicalAlloc {
+    /// Allocates `size` bytes with `prop`. `size` must be a positive
+    /// multiple of the minimum granularity ([`PhysicalMemProp::round_up`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a zero or unaligned size (no call is
+    /// made); the runtime's code (e.g. out of memory, refused properties).
+    pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
+        let granularity = prop.granularity(Granularity::Minimum)?;
+        if size == 0 || !size.is_multiple_of(granularity) {
+            return Err(Error::invalid(
+                "aclrtMallocPhysical",
+                format!("size {size} is not a positive multiple of the granularity {granularity}"),
+            ));
+        }
+        let device = context_device(prop)?;
+        let raw = prop.raw();
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: `handle` and `raw` are valid for the call.
+        check("aclrtMallocPhysical", unsafe {
+            sys::aclrtMallocPhysical(&mut handle, size, &raw, 0)
+        })?;
+        Ok(Self {
+            handle: NonNull::new(handle),
+            size,
+            prop: *prop,
+            granularity,
+            device,
+        })
+    }
+
+    /// Takes ownership of one reference to a physical-memory handle (from
+    /// `aclrtMemRetainAllocationHandle` or an import).
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live physical-memory handle of `size` bytes with
+    /// properties `prop`, and the caller must own one reference to it, which
+    /// the returned value will free.
+    pub(crate) unsafe fn from_handle(handle: NonNull<c_void>, size: usize, prop: PhysicalMemProp) -> Result<Self> {
+        let granularity = prop.granularity(Granularity::Minimum)?;
+        Ok(Self {
+            handle: Some(handle),
+            size,
+            prop,
+            granularity,
+            device: context_device(&prop)?,
+        })
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The properties it was allocated with.
+    pub fn prop(&self) -> &PhysicalMemProp {
+        &self.prop
+    }
+
+    /// The minimum granularity of its properties.
+    pub fn granularity(&self) -> usize {
+        self.granularity
+    }
+
+    /// The device whose context copies into its mappings use.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The properties as the runtime reports them
+    /// (`aclrtMemGetAllocationPropertiesFromHandle`). The attribute is
+    /// rebuilt by the runtime and need not equal the one given.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn reported_prop(&self) -> Result<PhysicalMemProp> {
+        let mut raw = sys::aclrtPhysicalMemProp::default();
+        // SAFETY: a live handle and a valid out-pointer.
+        check("aclrtMemGetAllocationPropertiesFromHandle", unsafe {
+            sys::aclrtMemGetAllocationPropertiesFromHandle(self.as_raw(), &mut raw)
+        })?;
+        PhysicalMemProp::from_raw(&raw)
+    }
+
+    /// The raw handle, for `ascend-sys` calls. Do not free it.
+    pub fn as_raw(&self) -> sys::aclrtDrvMemHandle {
+        self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    /// Frees the memory now (deferred by the runtime while mapped, which the
+    /// borrow rules exclude here), reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtFreePhysical`.
+    pub fn free(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        // SAFETY: the handle is live and this value owns one reference,
+        // released once (`take` above).
+        check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) })
+    }
+}
+
+/// The device whose context operations on memory with `prop` use: its own
+/// device, or device 0 for host memory.
+fn context_device(prop: &PhysicalMemProp) -> Result<Device> {
+    match prop.location() {
+        MemLocation::Device(id) => Device::new(id),
+        MemLocation::Host | MemLocation::HostNuma(_) => Device::new(0),
+    }
+}
+
+impl Drop for PhysicalAlloc {
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            log::warn!("PhysicalAlloc drop: {error}");
+        }
+    }
+}
+
+impl fmt::Debug for PhysicalAlloc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PhysicalAlloc")
+            .field("handle", &self.as_raw())
+            .field("size", &self.size)
+            .field("prop", &self.prop)
+            .finish()
+    }
+}

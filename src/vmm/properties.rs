@@ -1,0 +1,210 @@
+//! Typed physical-memory properties: where memory lives and which pages.
+
+use crate::Device;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+
+/// Where physical memory lives (`aclrtMemLocation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemLocation {
+    /// Device memory of the device with this id.
+    Device(i32),
+    /// Host memory.
+    Host,
+    /// Host memory on the NUMA node with this id.
+    HostNuma(u32),
+}
+
+impl MemLocation {
+    /// The C struct.
+    pub fn raw(self) -> sys::aclrtMemLocation {
+        match self {
+            MemLocation::Device(id) => sys::aclrtMemLocation {
+                id: id as u32,
+                type_: sys::ACL_MEM_LOCATION_TYPE_DEVICE,
+            },
+            MemLocation::Host => sys::aclrtMemLocation {
+                id: 0,
+                type_: sys::ACL_MEM_LOCATION_TYPE_HOST,
+            },
+            MemLocation::HostNuma(node) => sys::aclrtMemLocation {
+                id: node,
+                type_: sys::ACL_MEM_LOCATION_TYPE_HOST_NUMA,
+            },
+        }
+    }
+
+    /// The location a C struct names, or `None` for a type this crate does
+    /// not model (`UNREGISTERED`, `MANAGED`, unknown values).
+    pub fn from_raw(raw: sys::aclrtMemLocation) -> Option<Self> {
+        match raw.type_ {
+            sys::ACL_MEM_LOCATION_TYPE_DEVICE => Some(MemLocation::Device(raw.id as i32)),
+            sys::ACL_MEM_LOCATION_TYPE_HOST => Some(MemLocation::Host),
+            sys::ACL_MEM_LOCATION_TYPE_HOST_NUMA => Some(MemLocation::HostNuma(raw.id)),
+            _ => None,
+        }
+    }
+}
+
+/// Page size and reachability of physical memory (`aclrtMemAttr`).
+///
+/// The runtime picks DDR or HBM from the location for the `ACL_MEM_*`
+/// attributes this type offers; use [`MemAttr::from_raw`] for the older
+/// `ACL_DDR_MEM_*` / `ACL_HBM_MEM_*` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemAttr(sys::aclrtMemAttr);
+
+impl MemAttr {
+    /// Normal pages (`ACL_MEM_NORMAL`).
+    pub const NORMAL: Self = Self(sys::ACL_MEM_NORMAL);
+    /// 2 MiB huge pages (`ACL_MEM_HUGE`).
+    pub const HUGE: Self = Self(sys::ACL_MEM_HUGE);
+    /// 1 GiB pages, device memory only (`ACL_MEM_HUGE1G`).
+    pub const GIANT: Self = Self(sys::ACL_MEM_HUGE1G);
+    /// Normal pages reachable by peers (`ACL_MEM_P2P_NORMAL`).
+    pub const P2P_NORMAL: Self = Self(sys::ACL_MEM_P2P_NORMAL);
+    /// Huge pages reachable by peers (`ACL_MEM_P2P_HUGE`).
+    pub const P2P_HUGE: Self = Self(sys::ACL_MEM_P2P_HUGE);
+    /// 1 GiB pages reachable by peers (`ACL_MEM_P2P_HUGE1G`).
+    pub const P2P_GIANT: Self = Self(sys::ACL_MEM_P2P_HUGE1G);
+
+    /// Any C value; the runtime validates it.
+    pub fn from_raw(raw: sys::aclrtMemAttr) -> Self {
+        Self(raw)
+    }
+
+    /// The C value.
+    pub fn raw(self) -> sys::aclrtMemAttr {
+        self.0
+    }
+}
+
+/// Which granularity to ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Granularity {
+    /// The smallest size and alignment the runtime accepts.
+    Minimum,
+    /// The size and alignment the runtime recommends for performance.
+    Recommended,
+}
+
+/// The properties of a physical allocation (`aclrtPhysicalMemProp`).
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::vmm::{Granularity, MemAttr, PhysicalMemProp};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let granule = prop.granularity(Granularity::Minimum)?;
+/// assert!(granule.is_power_of_two());
+/// let giant = prop.with_attr(MemAttr::GIANT);
+/// assert!(giant.granularity(Granularity::Minimum)? >= granule);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhysicalMemProp {
+    location: MemLocation,
+    attr: MemAttr,
+}
+
+impl PhysicalMemProp {
+    /// Huge-page memory on `device`, the common case.
+    pub fn device(device: &Device) -> Self {
+        Self {
+            location: MemLocation::Device(device.id()),
+            attr: MemAttr::HUGE,
+        }
+    }
+
+    /// Huge-page host memory (mappable into device address ranges).
+    pub fn host() -> Self {
+        Self {
+            location: MemLocation::Host,
+            attr: MemAttr::HUGE,
+        }
+    }
+
+    /// Memory at `location` with `attr`.
+    pub fn new(location: MemLocation, attr: MemAttr) -> Self {
+        Self { location, attr }
+    }
+
+    /// The same location with another attribute.
+    pub fn with_attr(self, attr: MemAttr) -> Self {
+        Self { attr, ..self }
+    }
+
+    /// Where the memory lives.
+    pub fn location(&self) -> MemLocation {
+        self.location
+    }
+
+    /// The memory attribute.
+    pub fn attr(&self) -> MemAttr {
+        self.attr
+    }
+
+    /// The C struct (handle type NONE, allocation type PINNED).
+    pub fn raw(&self) -> sys::aclrtPhysicalMemProp {
+        sys::aclrtPhysicalMemProp {
+            handleType: sys::ACL_MEM_HANDLE_TYPE_NONE,
+            allocationType: sys::ACL_MEM_ALLOCATION_TYPE_PINNED,
+            memAttr: self.attr.raw(),
+            location: self.location.raw(),
+            reserve: 0,
+        }
+    }
+
+    /// The properties a C struct describes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a location type this crate does not
+    /// model.
+    pub fn from_raw(raw: &sys::aclrtPhysicalMemProp) -> Result<Self> {
+        let location = MemLocation::from_raw(raw.location).ok_or_else(|| {
+            Error::invalid(
+                "PhysicalMemProp::from_raw",
+                format!("location type {}", raw.location.type_),
+            )
+        })?;
+        Ok(Self {
+            location,
+            attr: MemAttr(raw.memAttr),
+        })
+    }
+
+    /// The allocation granularity for these properties
+    /// (`aclrtMemGetAllocationGranularity`): sizes of physical allocations
+    /// and addresses of mappings must be multiples of it.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code for properties it refuses.
+    pub fn granularity(&self, which: Granularity) -> Result<usize> {
+        crate::backend()?;
+        let mut raw = self.raw();
+        let option = match which {
+            Granularity::Minimum => sys::ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
+            Granularity::Recommended => sys::ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
+        };
+        let mut value = 0;
+        // SAFETY: `raw` and `value` are valid for the call.
+        check("aclrtMemGetAllocationGranularity", unsafe {
+            sys::aclrtMemGetAllocationGranularity(&mut raw, option, &mut value)
+        })?;
+        Ok(value)
+    }
+
+    /// `size` rounded up to the minimum granularity.
+    ///
+    /// # Errors
+    ///
+    /// As [`PhysicalMemProp::granularity`], or [`Error::InvalidArgument`]
+    /// when the rounded size overflows.
+    pub fn round_up(&self, size: usize) -> Result<usize> {
+        let granule = self.granularity(Granularity::Minimum)?;
+        size.checked_next_multiple_of(granule)
+            .ok_or_else(|| Error::invalid("PhysicalMemProp::round_up", format!("{size} overflows")))
+    }
+}

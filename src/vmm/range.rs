@@ -1,0 +1,216 @@
+//! [`VirtualRange`]: reserved device addresses.
+
+use super::mapped::MappedRegion;
+use super::physical::PhysicalAlloc;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Mutex;
+
+/// A reserved range of device addresses (`aclrtReserveMemAddress` /
+/// `aclrtReleaseMemAddress`). Physical memory is mapped into it with
+/// [`VirtualRange::map`]; each mapping borrows the range, so the range can be
+/// released only after every mapping is gone.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let granule = prop.round_up(1)?;
+/// let range = VirtualRange::reserve(2 * granule)?;
+/// let physical = PhysicalAlloc::new(&prop, granule)?;
+/// let mut region = range.map(granule, &physical)?;
+/// region.as_mut_slice::<u32>()?.fill_bytes(0)?;
+/// assert_eq!(region.as_slice::<u32>()?.slice(..4)?.to_vec()?, [0; 4]);
+/// // Overlapping mappings are refused before any call.
+/// assert!(range.map(granule, &physical).is_err());
+/// drop(region);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct VirtualRange {
+    base: usize,
+    size: usize,
+    released: bool,
+    /// `(offset, len)` of the live mappings, for the overlap check.
+    mapped: Mutex<Vec<(usize, usize)>>,
+}
+
+impl VirtualRange {
+    /// Reserves `size` bytes of device addresses at an address the runtime
+    /// picks. `size` should be a multiple of the granularity of what will be
+    /// mapped.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for size 0; the runtime's code.
+    pub fn reserve(size: usize) -> Result<Self> {
+        Self::reserve_inner(size, std::ptr::null_mut())
+    }
+
+    /// Reserves `size` bytes at exactly `address` (`expectPtr`).
+    ///
+    /// # Errors
+    ///
+    /// As [`VirtualRange::reserve`]; the runtime refuses an address that is
+    /// misaligned or in use.
+    pub fn reserve_at(size: usize, address: usize) -> Result<Self> {
+        if address == 0 {
+            return Err(Error::invalid(
+                "aclrtReserveMemAddress",
+                "address 0 means \"anywhere\": use reserve",
+            ));
+        }
+        Self::reserve_inner(size, address as *mut c_void)
+    }
+
+    fn reserve_inner(size: usize, expect: *mut c_void) -> Result<Self> {
+        if size == 0 {
+            return Err(Error::invalid("aclrtReserveMemAddress", "size is 0"));
+        }
+        crate::backend()?;
+        let mut base = std::ptr::null_mut();
+        // SAFETY: `base` is a valid out-pointer; `expect` is an address hint.
+        check("aclrtReserveMemAddress", unsafe {
+            sys::aclrtReserveMemAddress(&mut base, size, 0, expect, 0)
+        })?;
+        Ok(Self {
+            base: base as usize,
+            size,
+            released: false,
+            mapped: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The first address.
+    pub fn base(&self) -> *mut c_void {
+        self.base as *mut c_void
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Maps all of `physical` at `offset` bytes into the range, readable and
+    /// writable by its owner (`aclrtMapMem`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`], before any call, when `offset` is not a
+    /// multiple of the physical allocation's granularity, the mapping would
+    /// run past the end of the range, or it overlaps a live mapping; the
+    /// runtime's code.
+    pub fn map<'a>(&'a self, offset: usize, physical: &'a PhysicalAlloc) -> Result<MappedRegion<'a>> {
+        self.map_inner(offset, physical, true)
+    }
+
+    /// Maps `physical` at `offset` with no access
+    /// (`aclrtMemMapNoAccess`): nothing may touch it until
+    /// [`MappedRegion::set_access`].
+    ///
+    /// # Errors
+    ///
+    /// As [`VirtualRange::map`]; `Error::Unsupported` on a CANN without it.
+    pub fn map_no_access<'a>(&'a self, offset: usize, physical: &'a PhysicalAlloc) -> Result<MappedRegion<'a>> {
+        self.map_inner(offset, physical, false)
+    }
+
+    fn map_inner<'a>(
+        &'a self,
+        offset: usize,
+        physical: &'a PhysicalAlloc,
+        accessible: bool,
+    ) -> Result<MappedRegion<'a>> {
+        let api = if accessible {
+            "aclrtMapMem"
+        } else {
+            "aclrtMemMapNoAccess"
+        };
+        let size = physical.size();
+        let granularity = physical.granularity();
+        let end = offset
+            .checked_add(size)
+            .filter(|&end| end <= self.size)
+            .ok_or_else(|| {
+                Error::invalid(
+                    api,
+                    format!(
+                        "{size} bytes at offset {offset:#x} run past the end of the {}-byte range",
+                        self.size
+                    ),
+                )
+            })?;
+        // `offset < self.size` now, so `base + offset` is inside the range.
+        if !offset.is_multiple_of(granularity) || !(self.base + offset).is_multiple_of(granularity) {
+            return Err(Error::invalid(
+                api,
+                format!("offset {offset:#x} is not aligned to the granularity {granularity:#x}"),
+            ));
+        }
+        let mut mapped = self.mapped.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((other, len)) = mapped.iter().find(|(start, len)| *start < end && offset < start + len) {
+            return Err(Error::invalid(
+                api,
+                format!("offset {offset:#x}+{size:#x} overlaps the mapping at offset {other:#x}+{len:#x}"),
+            ));
+        }
+        let address = (self.base + offset) as *mut c_void;
+        // SAFETY: a reserved address inside this range and a live handle;
+        // the runtime validates the rest.
+        let code = unsafe {
+            if accessible {
+                sys::aclrtMapMem(address, size, 0, physical.as_raw(), 0)
+            } else {
+                sys::aclrtMemMapNoAccess(address, size, 0, physical.as_raw(), 0)
+            }
+        };
+        check(api, code)?;
+        mapped.push((offset, size));
+        Ok(MappedRegion::new(self, physical, offset, accessible))
+    }
+
+    /// Forgets the mapping at `offset` (called when a region is unmapped).
+    pub(crate) fn forget(&self, offset: usize) {
+        let mut mapped = self.mapped.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        mapped.retain(|(start, _)| *start != offset);
+    }
+
+    /// Releases the range now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtReleaseMemAddress`.
+    pub fn release(mut self) -> Result<()> {
+        self.release_inner()
+    }
+
+    fn release_inner(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.released, true) {
+            return Ok(());
+        }
+        // SAFETY: the base of a live reservation, released once; no mapping
+        // remains (each borrows `self`).
+        check("aclrtReleaseMemAddress", unsafe {
+            sys::aclrtReleaseMemAddress(self.base())
+        })
+    }
+}
+
+impl Drop for VirtualRange {
+    fn drop(&mut self) {
+        if let Err(error) = self.release_inner() {
+            log::warn!("VirtualRange drop: {error}");
+        }
+    }
+}
+
+impl fmt::Debug for VirtualRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VirtualRange")
+            .field("base", &self.base())
+            .field("size", &self.size)
+            .finish()
+    }
+}

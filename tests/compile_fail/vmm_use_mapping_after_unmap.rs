@@ -1,0 +1,15 @@
+// A mapping cannot be used after it was unmapped.
+use ascend::Device;
+use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+
+fn main() -> ascend::Result<()> {
+    let device = Device::new(0)?;
+    let prop = PhysicalMemProp::device(&device);
+    let granule = prop.round_up(1)?;
+    let range = VirtualRange::reserve(granule)?;
+    let physical = PhysicalAlloc::new(&prop, granule)?;
+    let region = range.map(0, &physical)?;
+    region.unmap()?;
+    let _view = region.as_slice::<u8>()?;
+    Ok(())
+}
