@@ -27,13 +27,17 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod allocator;
 mod backend;
 mod device;
 mod error;
 mod error_code;
 mod error_code_names;
+pub mod host_register;
 pub mod memory;
 mod runtime;
+pub mod share;
+pub mod stream;
 pub mod vmm;
 
 pub use ascend_sys as sys;
@@ -41,5 +45,7 @@ pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 pub use device::Device;
 pub use error::{Error, Result};
 pub use error_code::ErrorCode;
+pub use host_register::{AlignedHostBuf, HostRegistration};
 pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};
 pub use runtime::Runtime;
+pub use stream::{Event, Stream};

@@ -212,6 +212,39 @@ impl<T: Pod> DeviceBuf<T> {
         self.release()
     }
 
+    /// Waits for all work queued on the buffer's device, then frees the
+    /// memory (`aclrtFreeWithDevSync`). Use it when asynchronous work queued
+    /// outside this crate's scopes may still use the buffer.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 1024)?;
+    /// buf.free_with_device_sync()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code, including a failure of queued work reported by
+    /// the synchronisation (the runtime then does not free: the memory is
+    /// in an unknown state and is not freed again).
+    pub fn free_with_device_sync(mut self) -> Result<()> {
+        if self.address.is_none() {
+            return Ok(());
+        }
+        // On failure here the buffer still owns the memory; `Drop` frees it.
+        self.device.make_current()?;
+        let Some(address) = self.address.take() else {
+            return Ok(());
+        };
+        // SAFETY: the address came from `aclrtMalloc` and is freed once
+        // (`take` above).
+        check("aclrtFreeWithDevSync", unsafe {
+            sys::aclrtFreeWithDevSync(address.as_ptr())
+        })
+    }
+
     fn release(&mut self) -> Result<()> {
         let Some(address) = self.address.take() else {
             return Ok(());

@@ -103,6 +103,37 @@ impl<T: Pod> PinnedHostBuf<T> {
         self.release()
     }
 
+    /// Waits for all work queued on `device`, then frees the memory
+    /// (`aclrtFreeHostWithDevSync`, with `device` made current: the runtime
+    /// synchronises the current device). Use it when asynchronous work
+    /// queued outside this crate's scopes may still use the buffer.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+    /// host.free_with_device_sync(&device)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code, including a failure of queued work reported by
+    /// the synchronisation (the runtime then does not free: the memory is
+    /// in an unknown state and is not freed again).
+    pub fn free_with_device_sync(mut self, device: &Device) -> Result<()> {
+        // On failure here the buffer still owns the memory; `Drop` frees it.
+        device.make_current()?;
+        if !std::mem::take(&mut self.allocated) {
+            return Ok(());
+        }
+        // SAFETY: the pointer came from `aclrtMallocHost` and is freed once
+        // (`allocated` was cleared above).
+        check("aclrtFreeHostWithDevSync", unsafe {
+            sys::aclrtFreeHostWithDevSync(self.pointer.as_ptr().cast())
+        })
+    }
+
     fn release(&mut self) -> Result<()> {
         if !std::mem::take(&mut self.allocated) {
             return Ok(());
@@ -142,5 +173,78 @@ impl<T: Pod> Drop for PinnedHostBuf<T> {
 impl<T: Pod + fmt::Debug> fmt::Debug for PinnedHostBuf<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: Pod> PinnedHostBuf<T> {
+    /// Allocates `len` zeroed elements with allocation attributes
+    /// (`aclrtMallocHostWithCfg`).
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, host_register::HostMallocConfig};
+    /// let device = Device::new(0)?;
+    /// let config = HostMallocConfig::new().with_module_id(33);
+    /// let host = PinnedHostBuf::<u8>::zeroed_with_config(&device, 100, &config)?;
+    /// assert!(host.iter().all(|&b| b == 0));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`PinnedHostBuf::zeroed`]; `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for
+    /// [`HostMallocConfig::with_same_address`](crate::host_register::HostMallocConfig::with_same_address)
+    /// where the device lacks it.
+    pub fn zeroed_with_config(
+        device: &Device,
+        len: usize,
+        config: &crate::host_register::HostMallocConfig,
+    ) -> Result<Self> {
+        const API: &str = "aclrtMallocHostWithCfg";
+        if align_of::<T>() > HOST_ALIGN {
+            return Err(Error::invalid(
+                API,
+                format!(
+                    "alignment {} is above the 64 bytes the runtime guarantees",
+                    align_of::<T>()
+                ),
+            ));
+        }
+        let bytes = byte_len::<T>(API, len)?;
+        if bytes == 0 {
+            return Ok(Self {
+                pointer: NonNull::dangling(),
+                len,
+                allocated: false,
+            });
+        }
+        let size = u64::try_from(bytes).map_err(|_| Error::invalid(API, format!("{bytes} bytes do not fit in u64")))?;
+        let mut attributes = config.attributes();
+        let mut cfg = sys::aclrtMallocConfig {
+            attrs: attributes.as_mut_ptr(),
+            numAttrs: attributes.len(),
+        };
+        // No attributes: no configuration, as for a plain `aclrtMallocHost`.
+        let cfg: *mut sys::aclrtMallocConfig = if attributes.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            &mut cfg
+        };
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; `cfg` is NULL or points at
+        // `attributes.len()` attributes that outlive the call; `size` is
+        // non-zero.
+        check(API, unsafe { sys::aclrtMallocHostWithCfg(&mut raw, size, cfg) })?;
+        let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
+            return Err(Error::invalid(API, "the runtime returned NULL with success"));
+        };
+        // SAFETY: the allocation holds `bytes` writable bytes; zero is a
+        // valid `T` (`Pod: Zeroable`).
+        unsafe { pointer.as_ptr().cast::<u8>().write_bytes(0, bytes) };
+        Ok(Self {
+            pointer,
+            len,
+            allocated: true,
+        })
     }
 }

@@ -42,4 +42,5 @@ mod range;
 pub use mapped::{Access, AccessDesc, MappedRegion};
 pub use physical::PhysicalAlloc;
 pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
-pub use range::VirtualRange;
+pub(crate) use range::sealed;
+pub use range::{Mappable, VirtualRange};

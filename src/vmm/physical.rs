@@ -89,6 +89,30 @@ impl PhysicalAlloc {
         })
     }
 
+    /// Takes ownership of a handle imported from another process onto
+    /// `device` (copies into its mappings use `device`'s context). It cannot
+    /// fail, so a caller that has the handle frees it on its own errors.
+    ///
+    /// # Safety
+    ///
+    /// As [`PhysicalAlloc::from_handle`]; `size` is the exported size and
+    /// `granularity` the minimum granularity of `prop`.
+    pub(crate) unsafe fn from_import(
+        handle: NonNull<c_void>,
+        size: usize,
+        prop: PhysicalMemProp,
+        granularity: usize,
+        device: &Device,
+    ) -> Self {
+        Self {
+            handle: Some(handle),
+            size,
+            prop,
+            granularity,
+            device: device.clone(),
+        }
+    }
+
     /// Size in bytes.
     pub fn size(&self) -> usize {
         self.size

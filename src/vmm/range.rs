@@ -8,6 +8,27 @@ use std::ffi::c_void;
 use std::fmt;
 use std::sync::Mutex;
 
+/// Physical memory [`VirtualRange::map`] accepts: a [`PhysicalAlloc`] or an
+/// [`ImportedAlloc`](crate::share::ImportedAlloc). Sealed: only this crate's
+/// owners of a physical-memory handle implement it.
+pub trait Mappable: sealed::Sealed {}
+
+pub(crate) mod sealed {
+    /// The handle behind a [`Mappable`](super::Mappable) value.
+    pub trait Sealed {
+        /// The owned handle, borrowed for as long as the mapping lives.
+        fn physical(&self) -> &super::PhysicalAlloc;
+    }
+}
+
+impl Mappable for PhysicalAlloc {}
+
+impl sealed::Sealed for PhysicalAlloc {
+    fn physical(&self) -> &PhysicalAlloc {
+        self
+    }
+}
+
 /// A reserved range of device addresses (`aclrtReserveMemAddress` /
 /// `aclrtReleaseMemAddress`). Physical memory is mapped into it with
 /// [`VirtualRange::map`]; each mapping borrows the range, so the range can be
@@ -94,7 +115,8 @@ impl VirtualRange {
     }
 
     /// Maps all of `physical` at `offset` bytes into the range, readable and
-    /// writable by its owner (`aclrtMapMem`).
+    /// writable by its owner (`aclrtMapMem`). `physical` is a
+    /// [`PhysicalAlloc`] or an imported allocation ([`Mappable`]).
     ///
     /// # Errors
     ///
@@ -102,8 +124,8 @@ impl VirtualRange {
     /// multiple of the physical allocation's granularity, the mapping would
     /// run past the end of the range, or it overlaps a live mapping; the
     /// runtime's code.
-    pub fn map<'a>(&'a self, offset: usize, physical: &'a PhysicalAlloc) -> Result<MappedRegion<'a>> {
-        self.map_inner(offset, physical, true)
+    pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
+        self.map_inner(offset, sealed::Sealed::physical(physical), true)
     }
 
     /// Maps `physical` at `offset` with no access
@@ -113,8 +135,8 @@ impl VirtualRange {
     /// # Errors
     ///
     /// As [`VirtualRange::map`]; `Error::Unsupported` on a CANN without it.
-    pub fn map_no_access<'a>(&'a self, offset: usize, physical: &'a PhysicalAlloc) -> Result<MappedRegion<'a>> {
-        self.map_inner(offset, physical, false)
+    pub fn map_no_access<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
+        self.map_inner(offset, sealed::Sealed::physical(physical), false)
     }
 
     fn map_inner<'a>(

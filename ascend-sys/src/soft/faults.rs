@@ -56,6 +56,14 @@ pub struct FaultError {
 /// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
 /// ```
 pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
+    validate(api, nth, code)?;
+    read_env();
+    arm(api, nth, code);
+    Ok(())
+}
+
+/// Checks a fault specification.
+fn validate(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
     let error = |reason| FaultError {
         spec: format!("{api}:{nth}:{code}"),
         reason,
@@ -69,7 +77,11 @@ pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultErro
     if !crate::api::FUNCTION_NAMES.contains(&api) {
         return Err(error("not a bound AscendCL function"));
     }
-    read_env();
+    Ok(())
+}
+
+/// Arms a checked fault (no environment read: `read_env` calls this).
+fn arm(api: &str, nth: u64, code: aclError) {
     let mut armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     armed.push(Armed {
         api: api.to_string(),
@@ -77,7 +89,6 @@ pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultErro
         code,
     });
     ANY.store(true, Ordering::Release);
-    Ok(())
 }
 
 /// Disarms every fault not yet fired.
@@ -106,7 +117,7 @@ fn read_env() {
             let parsed = spec.split(':').collect::<Vec<_>>();
             let result = match parsed.as_slice() {
                 [api, nth, code] => match (nth.parse(), code.parse()) {
-                    (Ok(nth), Ok(code)) => inject_fault(api, nth, code),
+                    (Ok(nth), Ok(code)) => validate(api, nth, code).map(|()| arm(api, nth, code)),
                     _ => Err(FaultError {
                         spec: spec.to_string(),
                         reason: "nth and code must be numbers",

@@ -1,0 +1,127 @@
+//! [`AlignedHostBuf`]: page-aligned ordinary host memory, ready to register.
+
+use super::HOST_REGISTER_ALIGN;
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+use std::alloc::Layout;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// `len` zeroed elements of `T` in ordinary (pageable) host memory that
+/// starts on a 4 KiB boundary and spans whole 4 KiB pages, as host
+/// registration requires. It derefs to `[T]` and frees itself on drop.
+///
+/// Whole pages matter: the runtime registers pages, so a buffer that shared
+/// its last page with other data would register that data too.
+///
+/// ```
+/// use ascend::host_register::{AlignedHostBuf, HOST_REGISTER_ALIGN};
+/// let mut buf = AlignedHostBuf::<u16>::zeroed(3)?;
+/// buf[2] = 9;
+/// assert_eq!(&buf[..], &[0, 0, 9]);
+/// assert_eq!(buf.as_ptr() as usize % HOST_REGISTER_ALIGN, 0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct AlignedHostBuf<T: Pod> {
+    pointer: NonNull<T>,
+    len: usize,
+    /// The allocation's layout; `None` for an empty buffer (no allocation).
+    layout: Option<Layout>,
+}
+
+// SAFETY: the buffer owns its allocation exclusively, like a `Box<[T]>`.
+unsafe impl<T: Pod> Send for AlignedHostBuf<T> {}
+// SAFETY: shared access is only through `&[T]`, like a `Box<[T]>`.
+unsafe impl<T: Pod> Sync for AlignedHostBuf<T> {}
+
+impl<T: Pod> AlignedHostBuf<T> {
+    /// Allocates `len` zeroed elements, page-aligned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size overflows or the host
+    /// allocator cannot provide the memory.
+    pub fn zeroed(len: usize) -> Result<Self> {
+        const API: &str = "AlignedHostBuf::zeroed";
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::invalid(
+                API,
+                format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
+            )
+        })?;
+        if bytes == 0 {
+            return Ok(Self {
+                pointer: NonNull::dangling(),
+                len,
+                layout: None,
+            });
+        }
+        let layout = bytes
+            .checked_next_multiple_of(HOST_REGISTER_ALIGN)
+            .and_then(|size| Layout::from_size_align(size, HOST_REGISTER_ALIGN.max(align_of::<T>())).ok())
+            .ok_or_else(|| Error::invalid(API, format!("{bytes} bytes cannot be rounded up to whole pages")))?;
+        // SAFETY: `layout` has a non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let pointer = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
+            Error::invalid(
+                API,
+                format!("the host allocator could not provide {} bytes", layout.size()),
+            )
+        })?;
+        Ok(Self {
+            pointer,
+            len,
+            layout: Some(layout),
+        })
+    }
+
+    /// Allocates a page-aligned copy of `data`.
+    ///
+    /// # Errors
+    ///
+    /// As [`AlignedHostBuf::zeroed`].
+    pub fn from_slice(data: &[T]) -> Result<Self> {
+        let mut buf = Self::zeroed(data.len())?;
+        buf.copy_from_slice(data);
+        Ok(buf)
+    }
+
+    /// Bytes allocated: the data rounded up to whole 4 KiB pages (0 when
+    /// empty).
+    pub fn allocated_bytes(&self) -> usize {
+        self.layout.map_or(0, |layout| layout.size())
+    }
+}
+
+impl<T: Pod> Deref for AlignedHostBuf<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` zero-initialised (hence valid, `T: Pod`), aligned
+        // elements owned by `self`, or a dangling pointer with no bytes.
+        unsafe { std::slice::from_raw_parts(self.pointer.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Pod> DerefMut for AlignedHostBuf<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`; `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.pointer.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Pod> Drop for AlignedHostBuf<T> {
+    fn drop(&mut self) {
+        if let Some(layout) = self.layout.take() {
+            // SAFETY: allocated in `zeroed` with exactly this layout, freed
+            // once (`take`).
+            unsafe { std::alloc::dealloc(self.pointer.as_ptr().cast(), layout) };
+        }
+    }
+}
+
+impl<T: Pod + fmt::Debug> fmt::Debug for AlignedHostBuf<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}

@@ -1,0 +1,176 @@
+//! [`ImportedAlloc`]: physical memory another process exported.
+
+use super::handle::{HandleValue, ShareKind, ShareableHandle};
+use crate::Device;
+use crate::error::{Error, Result, check};
+use crate::vmm::{Granularity, Mappable, PhysicalAlloc, PhysicalMemProp};
+use ascend_sys as sys;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+/// Physical memory imported from another process's
+/// [`ShareableHandle`]. It maps like a [`PhysicalAlloc`]
+/// ([`VirtualRange::map`](crate::vmm::VirtualRange::map) accepts both, and
+/// the mapping borrows it), and dropping it (or [`ImportedAlloc::free`])
+/// frees this process's reference (`aclrtFreePhysical`). The memory lives
+/// until every process freed its reference, so it stays readable here after
+/// the exporter freed its own.
+///
+/// It cannot be exported again: only the original exporter shares memory
+/// (a mapping's [`MappedRegion::physical`](crate::vmm::MappedRegion::physical)
+/// still offers `export`, which the runtime refuses for an import).
+#[derive(Debug)]
+pub struct ImportedAlloc {
+    physical: PhysicalAlloc,
+    kind: ShareKind,
+}
+
+impl ImportedAlloc {
+    /// Imports `handle` onto `device`: a V1 handle with `device`'s id
+    /// (`aclrtMemImportFromShareableHandle`), a V2 handle onto the current
+    /// device, which `device` is made first
+    /// (`aclrtMemImportFromShareableHandleV2`). The properties are the ones
+    /// the runtime reports for the new handle
+    /// (`aclrtMemGetAllocationPropertiesFromHandle`); the size is the one
+    /// `handle` carries, checked against the granularity here and against
+    /// the allocation by the runtime when mapped.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: this process is not on the export's whitelist,
+    /// this process is the exporter, the exporter freed the allocation or
+    /// exited, or the value names no export (the codes the software device
+    /// picks are in `docs/runtime-choices.md`).
+    /// [`Error::InvalidArgument`] when the handle's size is not a multiple
+    /// of the granularity the runtime reports (the import is freed again).
+    pub fn import(handle: &ShareableHandle, device: &Device) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        let (api, code) = match handle.value() {
+            HandleValue::V1(value) => (
+                "aclrtMemImportFromShareableHandle",
+                // SAFETY: a valid out-pointer; the value is checked by the
+                // runtime.
+                unsafe { sys::aclrtMemImportFromShareableHandle(value, device.id(), &mut raw) },
+            ),
+            HandleValue::V2Default(mut value) => (
+                "aclrtMemImportFromShareableHandleV2",
+                // SAFETY: a DEFAULT handle is one `u64`, which `value` is;
+                // a valid out-pointer.
+                unsafe {
+                    sys::aclrtMemImportFromShareableHandleV2(
+                        (&raw mut value).cast::<c_void>(),
+                        sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+                        0,
+                        &mut raw,
+                    )
+                },
+            ),
+            HandleValue::V2Fabric(data) => {
+                let mut fabric = sys::aclrtMemFabricHandle { data };
+                (
+                    "aclrtMemImportFromShareableHandleV2",
+                    // SAFETY: a FABRIC handle is one `aclrtMemFabricHandle`,
+                    // which `fabric` is; a valid out-pointer.
+                    unsafe {
+                        sys::aclrtMemImportFromShareableHandleV2(
+                            (&raw mut fabric).cast::<c_void>(),
+                            sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
+                            0,
+                            &mut raw,
+                        )
+                    },
+                )
+            }
+        };
+        check(api, code)?;
+        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL handle"))?;
+        match describe(raw, handle.size()) {
+            Ok((prop, granularity)) => Ok(Self {
+                // SAFETY: a live handle just imported, of `handle.size()`
+                // bytes (the exporter's size; the runtime checks it on
+                // map) with properties `prop`; this value owns its one
+                // reference.
+                physical: unsafe { PhysicalAlloc::from_import(raw, handle.size(), prop, granularity, device) },
+                kind: handle.kind(),
+            }),
+            Err(error) => {
+                // SAFETY: the handle just imported, owned here and freed
+                // once.
+                let freed = check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(raw.as_ptr()) });
+                if let Err(free_error) = freed {
+                    log::warn!("ImportedAlloc::import: freeing the refused import: {free_error}");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Size in bytes (the exporter's, carried by the handle).
+    pub fn size(&self) -> usize {
+        self.physical.size()
+    }
+
+    /// The properties the runtime reports for the import.
+    pub fn prop(&self) -> &PhysicalMemProp {
+        self.physical.prop()
+    }
+
+    /// The minimum granularity of its properties.
+    pub fn granularity(&self) -> usize {
+        self.physical.granularity()
+    }
+
+    /// The device it was imported onto, whose context copies into its
+    /// mappings use.
+    pub fn device(&self) -> &Device {
+        self.physical.device()
+    }
+
+    /// The kind of handle it was imported from.
+    pub fn kind(&self) -> ShareKind {
+        self.kind
+    }
+
+    /// The raw handle, for `ascend-sys` calls. Do not free it.
+    pub fn as_raw(&self) -> sys::aclrtDrvMemHandle {
+        self.physical.as_raw()
+    }
+
+    /// Frees this process's reference now, reporting a failure. The memory
+    /// itself lives on while another process holds a reference.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtFreePhysical`.
+    pub fn free(self) -> Result<()> {
+        self.physical.free()
+    }
+}
+
+/// The reported properties and granularity of an imported handle, with
+/// `size` checked against the granularity.
+fn describe(handle: NonNull<c_void>, size: usize) -> Result<(PhysicalMemProp, usize)> {
+    let mut raw = sys::aclrtPhysicalMemProp::default();
+    // SAFETY: a live handle and a valid out-pointer.
+    check("aclrtMemGetAllocationPropertiesFromHandle", unsafe {
+        sys::aclrtMemGetAllocationPropertiesFromHandle(handle.as_ptr(), &mut raw)
+    })?;
+    let prop = PhysicalMemProp::from_raw(&raw)?;
+    let granularity = prop.granularity(Granularity::Minimum)?;
+    if size == 0 || !size.is_multiple_of(granularity) {
+        return Err(Error::invalid(
+            "ImportedAlloc::import",
+            format!("the handle's size {size} is not a positive multiple of the granularity {granularity}"),
+        ));
+    }
+    Ok((prop, granularity))
+}
+
+impl Mappable for ImportedAlloc {}
+
+impl crate::vmm::sealed::Sealed for ImportedAlloc {
+    fn physical(&self) -> &PhysicalAlloc {
+        &self.physical
+    }
+}

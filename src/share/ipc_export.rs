@@ -1,0 +1,160 @@
+//! [`IpcExport`]: a [`DeviceBuf`] exported to other processes by key.
+
+use super::ipc_key::{IpcKey, KEY_BUFFER_LEN};
+use super::pid::{Pid, PidValidation};
+use crate::error::{Error, Result, check};
+use crate::{Device, DeviceBuf};
+use ascend_sys as sys;
+use bytemuck::Pod;
+use std::ffi::{CStr, c_char};
+use std::fmt;
+
+impl<T: Pod> DeviceBuf<T> {
+    /// Exports the buffer to other processes by key
+    /// (`aclrtIpcMemGetExportKey`), importable only by whitelisted processes
+    /// ([`IpcExport::allow_pids`]). The export borrows the buffer, so the
+    /// buffer cannot be freed or moved while it lives; dropping it (or
+    /// [`IpcExport::close`]) destroys the key (`aclrtIpcMemClose`).
+    ///
+    /// The runtime's rule that every importer closes before the exporter
+    /// spans processes and is not checked here: end the export only after
+    /// the importers reported they closed.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[7u32; 1024])?;
+    /// let export = buf.ipc_export()?;
+    /// let importer: ascend::share::Pid = "4242".parse()?; // as it reported
+    /// export.allow_pids(&[importer])?;
+    /// let key = export.key().to_string(); // send this line to the importer
+    /// assert!(key.starts_with("ipc:4096:"));
+    /// export.close()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an empty buffer; the runtime's code
+    /// (e.g. a chip without IPC memory).
+    pub fn ipc_export(&self) -> Result<IpcExport<'_>> {
+        self.ipc_export_with(PidValidation::Enforced)
+    }
+
+    /// [`DeviceBuf::ipc_export`] with a choice of pid validation:
+    /// [`PidValidation::Disabled`] lets every process of the user import,
+    /// with no whitelist.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::ipc_export`].
+    pub fn ipc_export_with(&self, validation: PidValidation) -> Result<IpcExport<'_>> {
+        const API: &str = "aclrtIpcMemGetExportKey";
+        if self.is_empty() || size_of::<T>() == 0 {
+            return Err(Error::invalid(API, "an empty buffer has no memory to export"));
+        }
+        self.device().make_current()?;
+        let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
+        // SAFETY: the start and size of a live allocation; `buffer` has
+        // room for `KEY_BUFFER_LEN` bytes.
+        check(API, unsafe {
+            sys::aclrtIpcMemGetExportKey(
+                self.as_raw(),
+                self.byte_len(),
+                buffer.as_mut_ptr(),
+                buffer.len(),
+                validation.ipc_flag(),
+            )
+        })?;
+        let bytes = buffer.map(|byte| byte as u8);
+        let key = CStr::from_bytes_until_nul(&bytes)
+            .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
+        Ok(IpcExport {
+            key: IpcKey::checked(key.to_owned(), self.byte_len(), API)?,
+            device: self.device(),
+            validation,
+            open: true,
+        })
+    }
+}
+
+/// A key naming a [`DeviceBuf`]'s memory for other processes, from
+/// [`DeviceBuf::ipc_export`]. It borrows the buffer; dropping it (or
+/// [`IpcExport::close`]) destroys the key (`aclrtIpcMemClose`), after
+/// which no process can import it.
+#[must_use = "dropping the export destroys its key at once"]
+pub struct IpcExport<'a> {
+    key: IpcKey,
+    device: &'a Device,
+    validation: PidValidation,
+    open: bool,
+}
+
+impl IpcExport<'_> {
+    /// The key to send to importers.
+    pub fn key(&self) -> &IpcKey {
+        &self.key
+    }
+
+    /// Whether importers are checked against the whitelist.
+    pub fn validation(&self) -> PidValidation {
+        self.validation
+    }
+
+    /// Adds processes to the whitelist (`aclrtIpcMemSetImportPid`), by the
+    /// pid each importer reported ([`Pid::current`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an empty list or an export made with
+    /// [`PidValidation::Disabled`]; the runtime's code.
+    pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
+        const API: &str = "aclrtIpcMemSetImportPid";
+        let mut raw = self.validation.check_whitelist(API, pids)?;
+        self.device.make_current()?;
+        // SAFETY: a NUL-terminated key and `raw.len()` pids.
+        check(API, unsafe {
+            sys::aclrtIpcMemSetImportPid(self.key.as_c_str().as_ptr(), raw.as_mut_ptr(), raw.len())
+        })
+    }
+
+    /// Destroys the key now, reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code from `aclrtIpcMemClose`.
+    pub fn close(mut self) -> Result<()> {
+        self.close_inner()
+    }
+
+    fn close_inner(&mut self) -> Result<()> {
+        if !std::mem::replace(&mut self.open, false) {
+            return Ok(());
+        }
+        close_key(self.device, self.key.as_c_str())
+    }
+}
+
+impl Drop for IpcExport<'_> {
+    fn drop(&mut self) {
+        if let Err(error) = self.close_inner() {
+            log::warn!("IpcExport drop: {error}");
+        }
+    }
+}
+
+impl fmt::Debug for IpcExport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IpcExport")
+            .field("key", &self.key)
+            .field("validation", &self.validation)
+            .finish()
+    }
+}
+
+/// `aclrtIpcMemClose(key)` with `device` current.
+pub(super) fn close_key(device: &Device, key: &CStr) -> Result<()> {
+    device.make_current()?;
+    // SAFETY: a NUL-terminated key.
+    check("aclrtIpcMemClose", unsafe { sys::aclrtIpcMemClose(key.as_ptr()) })
+}

@@ -1,0 +1,224 @@
+//! [`Event`]: a marker in a stream's work (`aclrtEvent`).
+
+use super::flags::EventFlags;
+use super::stream::Stream;
+use crate::Device;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+/// An event (`aclrtCreateEvent` / `aclrtDestroyEvent`): recorded on a
+/// stream, it is reached when the work queued before the record has run.
+/// Other streams can wait for it ([`Stream::wait_event`]), the host can wait
+/// for it or poll it, and two reached events give the time between them.
+///
+/// Dropping the event destroys it (a failure is logged);
+/// [`Event::destroy`] reports the error. `Event` is `Send` and `Sync` for
+/// the same reasons as [`Stream`]: an opaque handle, usable from any
+/// thread, with the device made current before each call.
+///
+/// ```
+/// use ascend::{Device, stream::{Event, Stream}};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let (start, end) = (Event::new(&device)?, Event::new(&device)?);
+/// start.record(&stream)?;
+/// end.record(&stream)?;
+/// end.synchronize()?;
+/// assert!(end.query()?);
+/// assert!(end.elapsed_ms_since(&start)? >= 0.0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct Event {
+    /// The handle; `None` once destroyed.
+    handle: Option<NonNull<c_void>>,
+    device: Device,
+}
+
+// SAFETY: the handle is an opaque token of the runtime, usable from any
+// thread; every call first makes `device` current on the calling thread.
+unsafe impl Send for Event {}
+// SAFETY: record, wait and query through `&self` may run concurrently (the
+// runtime serialises them); destruction takes the event by value or `&mut`.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// Creates an event on `device` with the runtime's default flags
+    /// (`aclrtCreateEvent`: streams can wait for it, records are
+    /// time-stamped).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn new(device: &Device) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer for the call.
+        check("aclrtCreateEvent", unsafe { sys::aclrtCreateEvent(&mut raw) })?;
+        Self::from_created("aclrtCreateEvent", raw, device)
+    }
+
+    /// Creates an event on `device` with explicit flags
+    /// (`aclrtCreateEventWithFlag`).
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, EventFlags}};
+    /// let device = Device::new(0)?;
+    /// let event = Event::with_flags(&device, EventFlags::SYNC | EventFlags::TIME_LINE)?;
+    /// assert!(Event::with_flags(&device, EventFlags::empty()).is_err());
+    /// # drop(event);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: `ACL_ERROR_RT_PARAM_INVALID` for no flag, or for
+    /// a flag that must stand alone combined with others.
+    pub fn with_flags(device: &Device, flags: EventFlags) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer for the call.
+        check("aclrtCreateEventWithFlag", unsafe {
+            sys::aclrtCreateEventWithFlag(&mut raw, flags.bits())
+        })?;
+        Self::from_created("aclrtCreateEventWithFlag", raw, device)
+    }
+
+    fn from_created(api: &'static str, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
+        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL event"))?;
+        Ok(Self {
+            handle: Some(handle),
+            device: device.clone(),
+        })
+    }
+
+    /// The device the event was created on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw handle, for `ascend-sys` calls. It must not be destroyed.
+    pub fn as_raw(&self) -> sys::aclrtEvent {
+        self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    /// Records the event on `stream` (`aclrtRecordEvent`): it is reached
+    /// once the work queued on `stream` before it has run. From now on the
+    /// event stands for this record.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn record(&self, stream: &Stream) -> Result<()> {
+        stream.device().make_current()?;
+        // SAFETY: both handles are live (owned by `self` and `stream`).
+        check("aclrtRecordEvent", unsafe {
+            sys::aclrtRecordEvent(self.as_raw(), stream.as_raw())
+        })
+    }
+
+    /// Blocks until the latest record is reached (`aclrtSynchronizeEvent`);
+    /// returns at once for an event never recorded.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn synchronize(&self) -> Result<()> {
+        self.device.make_current()?;
+        // SAFETY: the handle is live.
+        check("aclrtSynchronizeEvent", unsafe {
+            sys::aclrtSynchronizeEvent(self.as_raw())
+        })
+    }
+
+    /// Whether the latest record has been reached, without waiting
+    /// (`aclrtQueryEventStatus`). An event never recorded is not complete.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn query(&self) -> Result<bool> {
+        self.device.make_current()?;
+        let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        // SAFETY: the handle is live; `status` is a valid out-pointer.
+        check("aclrtQueryEventStatus", unsafe {
+            sys::aclrtQueryEventStatus(self.as_raw(), &mut status)
+        })?;
+        Ok(status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE)
+    }
+
+    /// Milliseconds from `start`'s latest record to this event's
+    /// (`aclrtEventElapsedTime`); negative when this one was reached first.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: either event never recorded, or a record not
+    /// reached yet (`ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`; synchronise
+    /// first).
+    pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
+        self.device.make_current()?;
+        let mut millis = 0.0f32;
+        // SAFETY: both handles are live; `millis` is a valid out-pointer.
+        check("aclrtEventElapsedTime", unsafe {
+            sys::aclrtEventElapsedTime(&mut millis, start.as_raw(), self.as_raw())
+        })?;
+        Ok(millis)
+    }
+
+    /// The time from `start`'s latest record to this event's, as a
+    /// [`Duration`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Event::elapsed_ms_since`], and [`Error::InvalidArgument`] when
+    /// this event was reached before `start` (a negative time).
+    pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
+        let millis = self.elapsed_ms_since(start)?;
+        Duration::try_from_secs_f32(millis / 1000.0).map_err(|_| {
+            Error::invalid(
+                "aclrtEventElapsedTime",
+                format!("{millis} ms: the end event was reached before the start event"),
+            )
+        })
+    }
+
+    /// Destroys the event now (`aclrtDestroyEvent`), reporting a failure.
+    /// Records still queued complete harmlessly.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code; the handle is not used again either way.
+    pub fn destroy(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        self.device.make_current()?;
+        // SAFETY: the handle came from `aclrtCreateEvent*` and is destroyed
+        // once (`take` above).
+        check("aclrtDestroyEvent", unsafe { sys::aclrtDestroyEvent(handle.as_ptr()) })
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            log::warn!("Event drop: {error}");
+        }
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event")
+            .field("handle", &self.as_raw())
+            .field("device", &self.device.id())
+            .finish()
+    }
+}

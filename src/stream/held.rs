@@ -1,0 +1,200 @@
+//! [`ScopedDevice`] and [`ScopedHost`]: buffers an
+//! [`AsyncScope`](super::AsyncScope) holds exclusively until it ends, as
+//! copyable handles for several transfers.
+
+use super::sides::sealed::{DeviceRead, DeviceWrite, HostRead, HostWrite};
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// `range` of `len` elements, checked: `(start, length)`.
+fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end - start)),
+        _ => Err(Error::invalid(
+            api,
+            format!(
+                "range {:?}..{:?} is out of bounds for {len} elements",
+                range.start_bound(),
+                range.end_bound()
+            ),
+        )),
+    }
+}
+
+/// Device memory held exclusively by a scope until it ends
+/// ([`AsyncScope::hold_device`](super::AsyncScope::hold_device)): a
+/// copyable handle that any number of the scope's transfers may read or
+/// write, in stream order. It cannot leave the scope.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 8)?;
+/// let mut out = [0u8; 8];
+/// stream.scope(|s| {
+///     let held = s.hold_device(&mut on_device);
+///     s.memset(held, 1)?;
+///     s.copy_to_device(&[9u8; 4], held.slice(4..)?)?;
+///     s.copy_to_host(held, &mut out)
+/// })?;
+/// assert_eq!(out, [1, 1, 1, 1, 9, 9, 9, 9]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct ScopedDevice<'scope, T: Pod> {
+    address: usize,
+    len: usize,
+    _scope: PhantomData<(&'scope mut &'scope (), fn() -> T)>,
+}
+
+/// Host memory held exclusively by a scope until it ends
+/// ([`AsyncScope::hold_host`](super::AsyncScope::hold_host)): a copyable
+/// handle that any number of the scope's transfers may read or write, in
+/// stream order. It cannot leave the scope.
+pub struct ScopedHost<'scope, T: Pod> {
+    pointer: *mut T,
+    len: usize,
+    _scope: PhantomData<&'scope mut &'scope ()>,
+}
+
+impl<T: Pod> Clone for ScopedDevice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod> Copy for ScopedDevice<'_, T> {}
+impl<T: Pod> Clone for ScopedHost<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Pod> Copy for ScopedHost<'_, T> {}
+
+impl<'scope, T: Pod> ScopedDevice<'scope, T> {
+    /// Wraps memory the scope borrowed exclusively for `'scope`.
+    pub(crate) fn new(address: *mut c_void, len: usize) -> Self {
+        Self {
+            address: address as usize,
+            len,
+            _scope: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address (never dereference it on the host).
+    pub fn as_raw(&self) -> *mut c_void {
+        self.address as *mut c_void
+    }
+
+    /// The elements in `range`, held the same way.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let (start, len) = sub_range("ScopedDevice::slice", self.len, range)?;
+        Ok(Self {
+            // In bounds of the held memory, so no overflow.
+            address: self.address + start * size_of::<T>(),
+            len,
+            _scope: PhantomData,
+        })
+    }
+}
+
+impl<'scope, T: Pod> ScopedHost<'scope, T> {
+    /// Wraps memory the scope borrowed exclusively for `'scope`.
+    pub(crate) fn new(pointer: *mut T, len: usize) -> Self {
+        Self {
+            pointer,
+            len,
+            _scope: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The elements in `range`, held the same way.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        let (start, len) = sub_range("ScopedHost::slice", self.len, range)?;
+        Ok(Self {
+            pointer: self.pointer.wrapping_add(start),
+            len,
+            _scope: PhantomData,
+        })
+    }
+}
+
+impl<'scope, T: Pod> DeviceRead<'scope, T> for ScopedDevice<'scope, T> {
+    fn device_read(self) -> (*const c_void, usize) {
+        (self.as_raw(), self.len)
+    }
+}
+impl<'scope, T: Pod> DeviceWrite<'scope, T> for ScopedDevice<'scope, T> {
+    fn device_write(self) -> (*mut c_void, usize) {
+        (self.as_raw(), self.len)
+    }
+}
+impl<'scope, T: Pod> HostRead<'scope, T> for ScopedHost<'scope, T> {
+    fn host_read(self) -> (*const T, usize) {
+        (self.pointer, self.len)
+    }
+}
+impl<'scope, T: Pod> HostWrite<'scope, T> for ScopedHost<'scope, T> {
+    fn host_write(self) -> (*mut T, usize) {
+        (self.pointer, self.len)
+    }
+}
+
+impl<T: Pod> fmt::Debug for ScopedDevice<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopedDevice")
+            .field("address", &self.as_raw())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: Pod> fmt::Debug for ScopedHost<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopedHost")
+            .field("pointer", &self.pointer)
+            .field("len", &self.len)
+            .finish()
+    }
+}

@@ -1,0 +1,62 @@
+//! Streams, events and asynchronous transfers that are sound by
+//! construction.
+//!
+//! A [`Stream`] runs device work in order, asynchronously to the host. Work
+//! that uses host or device buffers is queued in one of two ways, so that no
+//! buffer can be freed, moved or touched by the host while the device may
+//! still use it:
+//!
+//! - **Borrowed, in a scope.** [`Stream::scope`] runs a closure with an
+//!   [`AsyncScope`]; every transfer borrows its buffers until the scope
+//!   ends, and the scope synchronises the stream before it returns — also
+//!   when the closure fails or panics, like [`std::thread::scope`].
+//!   Touching a borrowed buffer inside the scope does not compile.
+//! - **Owned.** [`Stream::upload_owned`] and [`Stream::download_owned`] take
+//!   the buffers by value and return a [`Pending`] that gives them back
+//!   after synchronising.
+//!
+//! [`Event`]s mark points in a stream: other streams wait for them
+//! ([`Stream::wait_event`]), the host polls or waits for them, and two of
+//! them time the work between. 2-D copies of pitched regions take a
+//! [`Copy2d`] shape, checked in Rust before any call.
+//!
+//! ```
+//! use ascend::{Device, DeviceBuf, PinnedHostBuf};
+//! use ascend::stream::{Event, Stream};
+//! let device = Device::new(0)?;
+//! let (upload, download) = (Stream::new(&device)?, Stream::new(&device)?);
+//! let uploaded = Event::new(&device)?;
+//! let input = PinnedHostBuf::from_slice(&device, &[3u32; 1024])?;
+//! let mut output = PinnedHostBuf::<u32>::zeroed(&device, 1024)?;
+//! let mut on_device = DeviceBuf::<u32>::zeroed(&device, 1024)?;
+//! upload.scope(|s| {
+//!     s.copy_to_device(&input, &mut on_device)?;
+//!     s.record(&uploaded)
+//! })?;
+//! download.scope(|s| {
+//!     s.wait_event(&uploaded)?; // ordered after the upload
+//!     s.copy_to_host(&on_device, &mut output)
+//! })?;
+//! assert_eq!(&output[..], &input[..]);
+//! # Ok::<(), ascend::Error>(())
+//! ```
+
+mod copy2d;
+mod event;
+mod flags;
+mod held;
+mod lengths;
+mod pending;
+mod scope;
+mod sides;
+#[allow(clippy::module_inception)]
+mod stream;
+
+pub use copy2d::Copy2d;
+pub use event::Event;
+pub use flags::{EventFlags, StreamFlags, StreamPriority};
+pub use held::{ScopedDevice, ScopedHost};
+pub use pending::Pending;
+pub use scope::AsyncScope;
+pub use sides::{DeviceDest, DeviceSource, HostDest, HostSource};
+pub use stream::Stream;

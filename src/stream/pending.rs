@@ -1,0 +1,139 @@
+//! Owned transfers: [`Stream::upload_owned`], [`Stream::download_owned`] and
+//! the [`Pending`] result that gives the buffers back.
+
+use super::lengths::{byte_len, same_len};
+use super::stream::Stream;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceBuf, PinnedHostBuf};
+use bytemuck::Pod;
+use std::fmt;
+
+/// Buffers that queued work owns, given back by [`Pending::wait`] once the
+/// work has run.
+///
+/// The transfer owns its buffers, so nothing can touch them meanwhile.
+/// Dropping a `Pending` synchronises the stream before the buffers are
+/// dropped (a failure is logged); forgetting it (`std::mem::forget`) leaks
+/// the buffers, which is safe.
+#[must_use = "dropping a Pending waits for the work and frees its buffers; call wait() to get them back"]
+pub struct Pending<'s, B> {
+    stream: &'s Stream,
+    /// `None` only after `wait` took them.
+    buffers: Option<B>,
+}
+
+impl<'s, B> Pending<'s, B> {
+    /// The stream the work is queued on.
+    pub fn stream(&self) -> &'s Stream {
+        self.stream
+    }
+
+    /// Synchronises the stream and gives the buffers back.
+    ///
+    /// # Errors
+    ///
+    /// The synchronisation's error (e.g. the queued copy failed); the
+    /// buffers are then dropped, after the stream has been synchronised.
+    pub fn wait(mut self) -> Result<B> {
+        // Taken first so that `Drop` does not synchronise again; on an error
+        // they are dropped after the synchronisation below has returned.
+        let buffers = self.buffers.take();
+        self.stream.drain()?;
+        buffers.ok_or_else(|| Error::invalid("Pending::wait", "the buffers were already taken"))
+    }
+}
+
+impl<B> Drop for Pending<'_, B> {
+    fn drop(&mut self) {
+        if self.buffers.is_some()
+            && let Err(error) = self.stream.drain()
+        {
+            log::warn!("Pending drop: {error}");
+        }
+    }
+}
+
+impl<B> fmt::Debug for Pending<'_, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pending")
+            .field("stream", self.stream)
+            .field("holds_buffers", &self.buffers.is_some())
+            .finish()
+    }
+}
+
+impl Stream {
+    /// Queues a copy of `host` into `device` (`aclrtMemcpyAsync`, host to
+    /// device) that owns both buffers until [`Pending::wait`] gives them
+    /// back. The lengths must be equal.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[7u64; 16])?;
+    /// let on_device = DeviceBuf::<u64>::zeroed(&device, 16)?;
+    /// let pending = stream.upload_owned(host, on_device)?;
+    /// // ... other host work runs meanwhile ...
+    /// let (host, on_device) = pending.wait()?;
+    /// assert_eq!(on_device.to_vec()?, &host[..]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] on a length mismatch; the runtime's code.
+    /// Nothing is queued then, and the buffers are dropped.
+    pub fn upload_owned<T: Pod>(
+        &self,
+        host: PinnedHostBuf<T>,
+        device: DeviceBuf<T>,
+    ) -> Result<Pending<'_, (PinnedHostBuf<T>, DeviceBuf<T>)>> {
+        same_len("aclrtMemcpyAsync", device.len(), host.len())?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", host.len())?;
+        // SAFETY: both buffers hold `bytes` bytes and move into the
+        // `Pending`, which keeps them until the stream is synchronised (or
+        // leaks them if forgotten).
+        unsafe {
+            self.enqueue_copy(
+                device.as_raw(),
+                host.as_ptr().cast(),
+                bytes,
+                ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        }?;
+        Ok(Pending {
+            stream: self,
+            buffers: Some((host, device)),
+        })
+    }
+
+    /// Queues a copy of `device` into `host` (`aclrtMemcpyAsync`, device to
+    /// host) that owns both buffers until [`Pending::wait`] gives them back.
+    /// The lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::upload_owned`].
+    pub fn download_owned<T: Pod>(
+        &self,
+        device: DeviceBuf<T>,
+        mut host: PinnedHostBuf<T>,
+    ) -> Result<Pending<'_, (DeviceBuf<T>, PinnedHostBuf<T>)>> {
+        same_len("aclrtMemcpyAsync", host.len(), device.len())?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", device.len())?;
+        // SAFETY: as in `upload_owned`.
+        unsafe {
+            self.enqueue_copy(
+                host.as_mut_ptr().cast(),
+                device.as_raw(),
+                bytes,
+                ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        }?;
+        Ok(Pending {
+            stream: self,
+            buffers: Some((device, host)),
+        })
+    }
+}

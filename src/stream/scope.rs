@@ -1,0 +1,366 @@
+//! [`Stream::scope`] and [`AsyncScope`]: asynchronous work that borrows its
+//! buffers and is finished before the borrows end.
+
+use super::copy2d::{ByteRows, Copy2d};
+use super::event::Event;
+use super::held::{ScopedDevice, ScopedHost};
+use super::lengths::{byte_len, same_len};
+use super::sides::{DeviceDest, DeviceSource, HostDest, HostSource};
+use super::stream::Stream;
+use crate::error::{Result, check};
+use ascend_sys as sys;
+use bytemuck::Pod;
+use std::ffi::c_void;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The handle a [`Stream::scope`] closure receives to queue asynchronous
+/// work on the stream.
+///
+/// Every method borrows the buffers it names for `'scope`, which lasts until
+/// the scope has synchronised the stream: a buffer handed to a transfer
+/// cannot be dropped, freed, moved, read or written by the host until then
+/// (shared borrows for what the device reads, exclusive ones for what it
+/// writes), and a buffer created inside the closure cannot be used at all.
+/// Both lifetimes are invariant, as in [`std::thread::Scope`], so `'scope`
+/// cannot be shortened to fit a shorter borrow.
+///
+/// A buffer named directly in a transfer stays borrowed until the scope
+/// ends, so a destination can be named once; for several transfers that
+/// write the same buffer, [`AsyncScope::hold_device`] /
+/// [`AsyncScope::hold_host`] borrow it once and return a copyable handle
+/// ([`ScopedDevice`], [`ScopedHost`]) that cannot leave the scope. Work
+/// queued on one stream runs in order, so such transfers see each other's
+/// results.
+///
+/// Lengths (and 2-D shapes) are checked before anything is queued:
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and nothing
+/// queued on a mismatch.
+pub struct AsyncScope<'scope, 'env: 'scope> {
+    stream: &'env Stream,
+    _scope: PhantomData<&'scope mut &'scope ()>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+/// Synchronises the stream when dropped unless defused: the path taken when
+/// the closure panics.
+struct SyncOnUnwind<'a> {
+    stream: &'a Stream,
+    armed: bool,
+}
+
+impl SyncOnUnwind<'_> {
+    /// Synchronises now (the normal path), returning the result.
+    fn finish(mut self) -> Result<()> {
+        self.armed = false;
+        self.stream.drain()
+    }
+}
+
+impl Drop for SyncOnUnwind<'_> {
+    fn drop(&mut self) {
+        if self.armed
+            && let Err(error) = self.stream.drain()
+        {
+            log::warn!("AsyncScope: synchronising after a panic: {error}");
+        }
+    }
+}
+
+impl Stream {
+    /// Runs `f` with an [`AsyncScope`] to queue work on this stream, then
+    /// synchronises the stream before returning, also when `f` fails or
+    /// panics (like [`std::thread::scope`]). Buffers borrowed by the queued
+    /// work are therefore untouchable by the host until the work has run,
+    /// and usable again as soon as `scope` returns.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let input = PinnedHostBuf::from_slice(&device, &[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let mut output = PinnedHostBuf::<f32>::zeroed(&device, 4)?;
+    /// let mut on_device = DeviceBuf::<f32>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     // Written by several transfers: the scope holds it once.
+    ///     let on_device = s.hold_device(&mut on_device);
+    ///     s.copy_to_device(&input, on_device)?;
+    ///     s.copy_to_host(on_device, &mut output)?;
+    ///     s.memset(on_device, 0)?;
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(&output[..], &input[..]); // synchronised: the data is there
+    /// assert_eq!(on_device.to_vec()?, [0.0; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// Touching a buffer while the scope may still use it does not compile:
+    ///
+    /// ```compile_fail,E0502
+    /// # use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// # let on_device = DeviceBuf::from_slice(&device, &[1u8; 4])?;
+    /// let mut output = PinnedHostBuf::<u8>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     s.copy_to_host(&on_device, &mut output)?;
+    ///     println!("{}", output[0]); // the copy may still be writing it
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The error `f` returns (a synchronisation failure is then logged), or
+    /// else the synchronisation's error (e.g. a queued task that failed).
+    pub fn scope<'env, F, R>(&'env self, f: F) -> Result<R>
+    where
+        F: for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> Result<R>,
+    {
+        let scope = AsyncScope {
+            stream: self,
+            _scope: PhantomData,
+            _env: PhantomData,
+        };
+        let guard = SyncOnUnwind {
+            stream: self,
+            armed: true,
+        };
+        let outcome = f(&scope);
+        let synced = guard.finish();
+        match (outcome, synced) {
+            (Ok(value), Ok(())) => Ok(value),
+            (Ok(_), Err(error)) => Err(error),
+            (Err(error), synced) => {
+                if let Err(sync_error) = synced {
+                    log::warn!("AsyncScope: synchronising after a failed closure: {sync_error}");
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+impl<'scope, 'env> AsyncScope<'scope, 'env> {
+    /// The stream the work is queued on.
+    pub fn stream(&self) -> &'env Stream {
+        self.stream
+    }
+
+    /// Holds `buffer` (device memory) exclusively until the scope ends and
+    /// returns a copyable handle to it, for several transfers that write it
+    /// (a destination named directly stays borrowed until the end too, so
+    /// it can be named only once).
+    pub fn hold_device<T: Pod>(&self, buffer: impl DeviceDest<'scope, T>) -> ScopedDevice<'scope, T> {
+        let (address, len) = buffer.device_write();
+        ScopedDevice::new(address, len)
+    }
+
+    /// Holds `buffer` (host memory) exclusively until the scope ends and
+    /// returns a copyable handle to it, for several transfers that write or
+    /// read it in stream order.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[5i16; 4])?;
+    /// let mut bounce = PinnedHostBuf::<i16>::zeroed(&device, 4)?;
+    /// let mut copy = DeviceBuf::<i16>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     let bounce = s.hold_host(&mut bounce);
+    ///     s.copy_to_host(&on_device, bounce)?; // device -> host ...
+    ///     s.copy_to_device(bounce, &mut copy) // ... -> device, in order
+    /// })?;
+    /// assert_eq!(copy.to_vec()?, [5; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn hold_host<T: Pod>(&self, buffer: impl HostDest<'scope, T>) -> ScopedHost<'scope, T> {
+        let (pointer, len) = buffer.host_write();
+        ScopedHost::new(pointer, len)
+    }
+
+    /// Queues a copy of `src` (host) into `dst` (device)
+    /// (`aclrtMemcpyAsync`, host to device). The lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
+    /// mismatch; the runtime's code.
+    pub fn copy_to_device<T: Pod>(&self, src: impl HostSource<'scope, T>, dst: impl DeviceDest<'scope, T>) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
+        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        self.memcpy(dst, src.cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    }
+
+    /// Queues a copy of `src` (device) into `dst` (host)
+    /// (`aclrtMemcpyAsync`, device to host). The lengths must be equal.
+    ///
+    /// # Errors
+    ///
+    /// As [`AsyncScope::copy_to_device`].
+    pub fn copy_to_host<T: Pod>(&self, src: impl DeviceSource<'scope, T>, dst: impl HostDest<'scope, T>) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
+        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        self.memcpy(dst.cast(), src, bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST)
+    }
+
+    /// Queues a copy between device memory (`aclrtMemcpyAsync`, device to
+    /// device). The lengths must be equal; across devices the runtime needs
+    /// peer access.
+    ///
+    /// # Errors
+    ///
+    /// As [`AsyncScope::copy_to_device`].
+    pub fn copy_on_device<T: Pod>(
+        &self,
+        src: impl DeviceSource<'scope, T>,
+        dst: impl DeviceDest<'scope, T>,
+    ) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
+        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        self.memcpy(dst, src, bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)
+    }
+
+    /// Queues setting every byte of `dst` to `value` (`aclrtMemsetAsync`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
+    /// size overflows; the runtime's code.
+    pub fn memset<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
+        let (dst, len) = dst.device_write();
+        let bytes = byte_len::<T>("aclrtMemsetAsync", len)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.stream.device().make_current()?;
+        // SAFETY: `dst` is device memory of `bytes` bytes, exclusively
+        // borrowed until the scope has synchronised.
+        check("aclrtMemsetAsync", unsafe {
+            sys::aclrtMemsetAsync(dst, bytes, i32::from(value), bytes, self.stream.as_raw())
+        })
+    }
+
+    /// Queues a record of `event` (`aclrtRecordEvent`): it is reached once
+    /// the work queued before it has run.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn record(&self, event: &'scope Event) -> Result<()> {
+        event.record(self.stream)
+    }
+
+    /// Makes the work queued after this wait for `event`'s latest record
+    /// (`aclrtStreamWaitEvent`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::wait_event`].
+    pub fn wait_event(&self, event: &'scope Event) -> Result<()> {
+        self.stream.wait_event(event)
+    }
+
+    /// Queues a 2-D copy of the rows of `shape` from `src` (host) into `dst`
+    /// (device) (`aclrtMemcpy2dAsync`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
+    /// shape does not fit either side; the runtime's code.
+    pub fn copy_to_device_2d<T: Pod>(
+        &self,
+        src: impl HostSource<'scope, T>,
+        dst: impl DeviceDest<'scope, T>,
+        shape: Copy2d,
+    ) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
+        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+            return Ok(());
+        };
+        self.memcpy_2d(dst, src.cast(), rows, sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    }
+
+    /// Queues a 2-D copy of the rows of `shape` from `src` (device) into
+    /// `dst` (host) (`aclrtMemcpy2dAsync`).
+    ///
+    /// # Errors
+    ///
+    /// As [`AsyncScope::copy_to_device_2d`].
+    pub fn copy_to_host_2d<T: Pod>(
+        &self,
+        src: impl DeviceSource<'scope, T>,
+        dst: impl HostDest<'scope, T>,
+        shape: Copy2d,
+    ) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
+        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+            return Ok(());
+        };
+        self.memcpy_2d(dst.cast(), src, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST)
+    }
+
+    /// Queues a 2-D copy of the rows of `shape` between device memory
+    /// (`aclrtMemcpy2dAsync`, device to device).
+    ///
+    /// # Errors
+    ///
+    /// As [`AsyncScope::copy_to_device_2d`].
+    pub fn copy_on_device_2d<T: Pod>(
+        &self,
+        src: impl DeviceSource<'scope, T>,
+        dst: impl DeviceDest<'scope, T>,
+        shape: Copy2d,
+    ) -> Result<()> {
+        let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
+        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+            return Ok(());
+        };
+        self.memcpy_2d(dst, src, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)
+    }
+
+    /// `aclrtMemcpyAsync` of `bytes` bytes on the scope's stream.
+    fn memcpy(&self, dst: *mut c_void, src: *const c_void, bytes: usize, kind: sys::aclrtMemcpyKind) -> Result<()> {
+        // SAFETY: both ranges hold `bytes` bytes (lengths checked by the
+        // caller) and are borrowed for `'scope` — shared for the source,
+        // exclusive for the destination — so they stay allocated and
+        // untouched by the host until the scope has synchronised.
+        unsafe { self.stream.enqueue_copy(dst, src, bytes, kind) }
+    }
+
+    /// `aclrtMemcpy2dAsync` on the scope's stream.
+    fn memcpy_2d(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        rows: ByteRows,
+        kind: sys::aclrtMemcpyKind,
+    ) -> Result<()> {
+        self.stream.device().make_current()?;
+        // SAFETY: both sides hold the rows (checked by `Copy2d::to_bytes`)
+        // and are borrowed for `'scope`, as in `memcpy`.
+        check("aclrtMemcpy2dAsync", unsafe {
+            sys::aclrtMemcpy2dAsync(
+                dst,
+                rows.dst_pitch,
+                src,
+                rows.src_pitch,
+                rows.width,
+                rows.height,
+                kind,
+                self.stream.as_raw(),
+            )
+        })
+    }
+}
+
+impl fmt::Debug for AsyncScope<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncScope").field("stream", self.stream).finish()
+    }
+}

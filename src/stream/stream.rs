@@ -1,0 +1,265 @@
+//! [`Stream`]: an ordered queue of device work (`aclrtStream`).
+
+use super::event::Event;
+use super::flags::{StreamFlags, StreamPriority};
+use crate::Device;
+use crate::error::{Error, Result, check};
+use ascend_sys as sys;
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+/// A stream of one device (`aclrtCreateStream` / `aclrtDestroyStream`):
+/// work queued on it runs in order, asynchronously to the host.
+///
+/// Work is queued through [`Stream::scope`], which borrows the buffers it
+/// uses and synchronises before they are released, or through the owned
+/// transfers ([`Stream::upload_owned`], [`Stream::download_owned`]).
+/// Dropping the stream destroys it (the runtime first lets its queued work
+/// finish; a failure is logged); [`Stream::destroy`] reports the error.
+///
+/// `Stream` is `Send` and `Sync`: the handle is an opaque token that the
+/// runtime accepts from any thread, it serialises concurrent submissions to
+/// one stream itself, and every method first makes the stream's device
+/// current on the calling thread. No host memory is reachable through a
+/// `Stream` alone: every queued task holds its buffers through a scope or
+/// an owned transfer.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let host = PinnedHostBuf::from_slice(&device, &[1u32, 2, 3])?;
+/// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 3)?;
+/// stream.scope(|s| s.copy_to_device(&host, &mut on_device))?;
+/// assert_eq!(on_device.to_vec()?, [1, 2, 3]);
+/// stream.destroy()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct Stream {
+    /// The handle; `None` once destroyed.
+    handle: Option<NonNull<c_void>>,
+    device: Device,
+}
+
+// SAFETY: the handle is an opaque token of the runtime, usable from any
+// thread; every call through it first makes `device` current on the calling
+// thread. Buffers used by queued work are held by the scope or the owned
+// transfer that queued it, not by the stream.
+unsafe impl Send for Stream {}
+// SAFETY: every method takes `&self` to submit or wait, which the runtime
+// allows concurrently on one stream (it serialises submissions); no state
+// of the `Stream` itself changes except in `destroy`/`drop`, which take it
+// by value or `&mut`.
+unsafe impl Sync for Stream {}
+
+impl Stream {
+    /// Creates a stream on `device` with the default configuration
+    /// (`aclrtCreateStream`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code (e.g. out of stream resources).
+    pub fn new(device: &Device) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer for the call.
+        check("aclrtCreateStream", unsafe { sys::aclrtCreateStream(&mut raw) })?;
+        Self::from_created("aclrtCreateStream", raw, device)
+    }
+
+    /// Creates a stream on `device` with a priority and flags
+    /// (`aclrtCreateStreamWithConfig`).
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Stream, StreamFlags, StreamPriority}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::with_config(&device, StreamPriority::new(2)?, StreamFlags::FAST_LAUNCH)?;
+    /// stream.synchronize()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: `ACL_ERROR_RT_PARAM_INVALID` for
+    /// [`StreamFlags::DEVICE_USE_ONLY`] combined with other flags, and on
+    /// the software device `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for the model,
+    /// AI CPU and device-only flags.
+    pub fn with_config(device: &Device, priority: StreamPriority, flags: StreamFlags) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer for the call.
+        check("aclrtCreateStreamWithConfig", unsafe {
+            sys::aclrtCreateStreamWithConfig(&mut raw, u32::from(priority.get()), flags.bits())
+        })?;
+        Self::from_created("aclrtCreateStreamWithConfig", raw, device)
+    }
+
+    fn from_created(api: &'static str, raw: sys::aclrtStream, device: &Device) -> Result<Self> {
+        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL stream"))?;
+        Ok(Self {
+            handle: Some(handle),
+            device: device.clone(),
+        })
+    }
+
+    /// The device the stream belongs to.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The raw handle, for `ascend-sys` calls. It must not be destroyed, and
+    /// work queued on it through raw calls is outside this crate's
+    /// guarantees.
+    pub fn as_raw(&self) -> sys::aclrtStream {
+        self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    /// Waits until all work queued on the stream has run
+    /// (`aclrtSynchronizeStream`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code, including the failure of a queued task (reported
+    /// once, by the first synchronisation after it).
+    pub fn synchronize(&self) -> Result<()> {
+        self.device.make_current()?;
+        // SAFETY: the handle is live (owned by `self`).
+        check("aclrtSynchronizeStream", unsafe {
+            sys::aclrtSynchronizeStream(self.as_raw())
+        })
+    }
+
+    /// Waits at most `timeout` for the queued work
+    /// (`aclrtSynchronizeStreamWithTimeout`). The timeout is rounded up to
+    /// whole milliseconds, at least one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let stream = ascend::stream::Stream::new(&ascend::Device::new(0)?)?;
+    /// stream.synchronize_timeout(Duration::from_millis(100))?; // nothing queued
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a timeout above `i32::MAX`
+    /// milliseconds (use [`Stream::synchronize`] to wait without a limit);
+    /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` when the work did not finish in
+    /// time; the runtime's other codes as for [`Stream::synchronize`].
+    pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
+        let millis = timeout.as_nanos().div_ceil(1_000_000).max(1).try_into().map_err(|_| {
+            Error::invalid(
+                "aclrtSynchronizeStreamWithTimeout",
+                format!("timeout {timeout:?} is above i32::MAX milliseconds"),
+            )
+        })?;
+        self.device.make_current()?;
+        // SAFETY: the handle is live (owned by `self`).
+        check("aclrtSynchronizeStreamWithTimeout", unsafe {
+            sys::aclrtSynchronizeStreamWithTimeout(self.as_raw(), millis)
+        })
+    }
+
+    /// Makes the stream's later work wait until `event`'s latest record (at
+    /// the time of this call) is reached (`aclrtStreamWaitEvent`). The host
+    /// does not wait.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: an event without [`EventFlags::SYNC`]
+    /// (see [`Event::with_flags`]) cannot be waited for, and an event never
+    /// recorded is refused unless it has that flag.
+    ///
+    /// [`EventFlags::SYNC`]: crate::stream::EventFlags::SYNC
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        self.device.make_current()?;
+        // SAFETY: both handles are live (owned by `self` and `event`).
+        check("aclrtStreamWaitEvent", unsafe {
+            sys::aclrtStreamWaitEvent(self.as_raw(), event.as_raw())
+        })
+    }
+
+    /// `aclrtMemcpyAsync` of `bytes` bytes on this stream, with its device
+    /// current; nothing for `bytes == 0`.
+    ///
+    /// # Safety
+    ///
+    /// `src` and `dst` must hold `bytes` bytes of the memory `kind` names,
+    /// and stay allocated and untouched by the host until the stream has
+    /// been synchronised.
+    pub(crate) unsafe fn enqueue_copy(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        kind: sys::aclrtMemcpyKind,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.device.make_current()?;
+        // SAFETY: forwarded contract; the handle is live.
+        check("aclrtMemcpyAsync", unsafe {
+            sys::aclrtMemcpyAsync(dst, bytes, src, bytes, kind, self.as_raw())
+        })
+    }
+
+    /// Synchronises before borrowed buffers are released: returns the first
+    /// synchronisation's result. A failed synchronisation is followed by a
+    /// second one, so that a stream whose first answer was the report of an
+    /// earlier task failure is drained too.
+    pub(crate) fn drain(&self) -> Result<()> {
+        let first = self.synchronize();
+        if first.is_err()
+            && let Err(again) = self.synchronize()
+        {
+            log::warn!(
+                "stream {:?}: synchronising again after a failure: {again}",
+                self.as_raw()
+            );
+        }
+        first
+    }
+
+    /// Destroys the stream now (`aclrtDestroyStream`, after its queued work
+    /// has finished), reporting a failure.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code; the handle is not used again either way.
+    pub fn destroy(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        // The runtime destroys only a stream of the current device.
+        self.device.make_current()?;
+        // SAFETY: the handle came from `aclrtCreateStream*` and is destroyed
+        // once (`take` above).
+        check("aclrtDestroyStream", unsafe {
+            sys::aclrtDestroyStream(handle.as_ptr())
+        })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            log::warn!("Stream drop: {error}");
+        }
+    }
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("handle", &self.as_raw())
+            .field("device", &self.device.id())
+            .finish()
+    }
+}

@@ -1,0 +1,13 @@
+// A device pointer cannot be kept past the registration it came from.
+use ascend::Device;
+use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+
+fn main() -> ascend::Result<()> {
+    let device = Device::new(0)?;
+    let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    let pointer = registration.device_pointer()?;
+    registration.unregister()?;
+    println!("{pointer:?}");
+    Ok(())
+}
