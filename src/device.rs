@@ -9,7 +9,7 @@
 
 use crate::error::{Result, check};
 use ascend_sys as sys;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// A device, by its id. Cheap to clone.
 ///
@@ -146,8 +146,19 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// The device this crate last made current is remembered per thread, so
+    /// the check costs no call. Code that switches devices with raw
+    /// `ascend_sys::aclrtSetDevice` on the same thread must call
+    /// `make_current` again before using this crate's handles.
+    #[inline]
     pub fn make_current(&self) -> Result<()> {
-        BINDING.with(|binding| binding.borrow_mut().bind(self.id))
+        if CURRENT.with(Cell::get) == self.id {
+            return Ok(());
+        }
+        BINDING.with(|binding| binding.borrow_mut().bind(self.id))?;
+        CURRENT.with(|current| current.set(self.id));
+        Ok(())
     }
 }
 
@@ -187,4 +198,7 @@ impl Drop for ThreadBinding {
 
 thread_local! {
     static BINDING: RefCell<ThreadBinding> = RefCell::new(ThreadBinding::default());
+    /// The device id this crate last made current on this thread (-1: none);
+    /// a destructor-free fast path in front of `BINDING`.
+    static CURRENT: Cell<i32> = const { Cell::new(-1) };
 }

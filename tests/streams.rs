@@ -20,16 +20,50 @@ fn is_invalid_argument<T: std::fmt::Debug>(result: ascend::Result<T>) -> bool {
 }
 
 fn pattern(len: usize, seed: u32) -> Vec<u32> {
-    (0..len as u32).map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed)).collect()
+    (0..len as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed))
+        .collect()
 }
 
-/// Queues several big copies so the stream stays busy for a while.
-fn busy_work<'s>(s: &AsyncScope<'s, '_>, host: &'s PinnedHostBuf<u8>, scratch: ScopedDevice<'s, u8>) -> ascend::Result<()> {
+/// Queues work that keeps the stream busy for a while: behind `gate` (see
+/// [`gated`]) when there is one, then several big copies.
+fn busy_work<'s>(
+    s: &AsyncScope<'s, '_>,
+    host: &'s PinnedHostBuf<u8>,
+    scratch: ScopedDevice<'s, u8>,
+    gate: Option<&'s Event>,
+) -> ascend::Result<()> {
+    if let Some(gate) = gate {
+        s.wait_event(gate)?;
+    }
     for _ in 0..5 {
         s.copy_to_device(host, scratch)?;
     }
     Ok(())
 }
+
+/// Runs `body` with a gate that holds back the work queued after it for
+/// `GATE_DELAY`, so "did the host wait?" has a deterministic answer. On the
+/// software device a stream waiting for an `ACL_EVENT_SYNC` event that was
+/// never recorded waits for its first record, which a helper thread makes
+/// after the delay. Elsewhere there is no gate (`None`), and only the busy
+/// work delays the stream.
+fn gated<R>(device: &Device, body: impl FnOnce(Option<&Event>) -> R) -> R {
+    if !on_software() {
+        return body(None);
+    }
+    let gate = Event::with_flags(device, EventFlags::SYNC).unwrap();
+    let opener = Stream::new(device).unwrap();
+    std::thread::scope(|threads| {
+        threads.spawn(|| {
+            std::thread::sleep(GATE_DELAY);
+            gate.record(&opener).unwrap();
+        });
+        body(Some(&gate))
+    })
+}
+
+const GATE_DELAY: Duration = Duration::from_millis(150);
 
 #[test]
 fn pinned_round_trip_through_a_scope() {
@@ -100,16 +134,18 @@ fn the_scope_synchronises_before_returning() {
     let mut scratch = DeviceBuf::<u8>::zeroed(&device, BIG).unwrap();
     let mut back = PinnedHostBuf::<u8>::zeroed(&device, BIG).unwrap();
     let done = Event::new(&device).unwrap();
-    stream
-        .scope(|s| {
-            let scratch = s.hold_device(&mut scratch);
-            busy_work(s, &host, scratch)?;
-            s.copy_to_host(scratch, &mut back)?;
-            s.record(&done)
-        })
-        .unwrap();
-    // No synchronisation here: the scope must have done it.
-    assert!(done.query().unwrap(), "the scope returned before its work ran");
+    gated(&device, |gate| {
+        stream
+            .scope(|s| {
+                let scratch = s.hold_device(&mut scratch);
+                busy_work(s, &host, scratch, gate)?;
+                s.copy_to_host(scratch, &mut back)?;
+                s.record(&done)
+            })
+            .unwrap();
+        // No synchronisation here: the scope must have done it.
+        assert!(done.query().unwrap(), "the scope returned before its work ran");
+    });
     assert!(back.iter().all(|&b| b == 0xa5));
 }
 
@@ -122,17 +158,19 @@ fn a_panicking_closure_still_synchronises() {
     let mut back = PinnedHostBuf::<u8>::zeroed(&device, BIG).unwrap();
     let done = Event::new(&device).unwrap();
     let address = back.as_ptr() as usize;
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        stream.scope(|s| -> ascend::Result<()> {
-            let scratch = s.hold_device(&mut scratch);
-            busy_work(s, &host, scratch)?;
-            s.copy_to_host(scratch, &mut back)?;
-            s.record(&done)?;
-            panic!("the closure fails after queueing work");
-        })
-    }));
-    assert!(outcome.is_err(), "the panic propagates");
-    assert!(done.query().unwrap(), "the scope unwound before its work ran");
+    gated(&device, |gate| {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            stream.scope(|s| -> ascend::Result<()> {
+                let scratch = s.hold_device(&mut scratch);
+                busy_work(s, &host, scratch, gate)?;
+                s.copy_to_host(scratch, &mut back)?;
+                s.record(&done)?;
+                panic!("the closure fails after queueing work");
+            })
+        }));
+        assert!(outcome.is_err(), "the panic propagates");
+        assert!(done.query().unwrap(), "the scope unwound before its work ran");
+    });
     assert!(back.iter().all(|&b| b == 0x3c), "the queued copy completed");
     // Freeing right away must not cancel a queued task (the software device
     // records such a free as misuse).
@@ -140,10 +178,7 @@ fn a_panicking_closure_still_synchronises() {
     software_only(|| {
         let needle = format!("{address:#x}");
         let misuse = soft::misuse();
-        assert!(
-            !misuse.iter().any(|m| m.description.contains(&needle)),
-            "{misuse:?}"
-        );
+        assert!(!misuse.iter().any(|m| m.description.contains(&needle)), "{misuse:?}");
     });
 }
 
@@ -155,14 +190,16 @@ fn a_failing_closure_returns_its_error_after_synchronising() {
     let mut scratch = DeviceBuf::<u8>::zeroed(&device, BIG).unwrap();
     let done = Event::new(&device).unwrap();
     let mut short = [0u8; 3];
-    let result = stream.scope(|s| {
-        let scratch = s.hold_device(&mut scratch);
-        busy_work(s, &host, scratch)?;
-        s.record(&done)?;
-        s.copy_to_host(scratch, &mut short) // length mismatch
+    gated(&device, |gate| {
+        let result = stream.scope(|s| {
+            let scratch = s.hold_device(&mut scratch);
+            busy_work(s, &host, scratch, gate)?;
+            s.record(&done)?;
+            s.copy_to_host(scratch, &mut short) // length mismatch
+        });
+        assert!(is_invalid_argument(result));
+        assert!(done.query().unwrap(), "the scope returned before its work ran");
     });
-    assert!(is_invalid_argument(result));
-    assert!(done.query().unwrap());
     assert_eq!(short, [0; 3], "nothing was copied");
 }
 
@@ -187,7 +224,9 @@ fn length_mismatches_are_refused_before_queueing() {
             assert!(is_invalid_argument(s.copy_to_device(&[1u16; 5], on_device)));
             assert!(is_invalid_argument(s.copy_to_host(on_device, &mut host)));
             assert!(is_invalid_argument(s.copy_on_device(&other, on_device)));
-            assert!(is_invalid_argument(s.copy_on_device(on_device.slice(..5)?, on_device.slice(4..)?)));
+            assert!(is_invalid_argument(
+                s.copy_on_device(on_device.slice(..5)?, on_device.slice(4..)?)
+            ));
             assert!(is_invalid_argument(on_device.slice(2..9)));
             Ok(())
         })
@@ -208,17 +247,25 @@ fn events_time_and_report_completion() {
     assert!(!end.query().unwrap(), "never recorded: not complete");
     let host = PinnedHostBuf::from_slice(&device, &vec![2u8; BIG]).unwrap();
     let mut scratch = DeviceBuf::<u8>::zeroed(&device, BIG).unwrap();
-    stream
-        .scope(|s| {
-            s.record(&start)?;
-            let scratch = s.hold_device(&mut scratch);
-            busy_work(s, &host, scratch)?;
-            s.record(&end)
-        })
-        .unwrap();
+    let gated_run = gated(&device, |gate| {
+        stream
+            .scope(|s| {
+                s.record(&start)?;
+                let scratch = s.hold_device(&mut scratch);
+                busy_work(s, &host, scratch, gate)?;
+                s.record(&end)
+            })
+            .unwrap();
+        gate.is_some()
+    });
     assert!(start.query().unwrap() && end.query().unwrap());
     let millis = end.elapsed_ms_since(&start).unwrap();
     assert!(millis >= 0.0, "{millis}");
+    if gated_run {
+        // The gate held the stream back between the two records.
+        let floor = GATE_DELAY.as_secs_f32() * 1e3 * 0.5;
+        assert!(millis >= floor, "{millis} ms, expected at least {floor}");
+    }
     let elapsed = end.elapsed_since(&start).unwrap();
     assert!((elapsed.as_secs_f64() * 1e3 - f64::from(millis)).abs() < 1e-3);
     // The other way round the time is not positive; as a Duration it is
@@ -244,12 +291,18 @@ fn event_flags_reach_the_runtime() {
     event.record(&stream).unwrap();
     stream.synchronize().unwrap();
     assert!(event.query().unwrap());
-    let refused = Event::with_flags(&device, EventFlags::empty());
-    assert_eq!(refused.unwrap_err().code(), Some(ErrorCode::RT_PARAM_INVALID));
-    // Without SYNC a stream cannot wait for it.
-    let timing_only = Event::with_flags(&device, EventFlags::TIME_LINE).unwrap();
-    timing_only.record(&stream).unwrap();
-    assert!(stream.wait_event(&timing_only).is_err());
+    software_only(|| {
+        // The software device's rules (from the runtime's checks): no flag
+        // is refused, and a stream cannot wait for an event without SYNC.
+        let refused = Event::with_flags(&device, EventFlags::empty());
+        assert_eq!(refused.unwrap_err().code(), Some(ErrorCode::RT_PARAM_INVALID));
+        let timing_only = Event::with_flags(&device, EventFlags::TIME_LINE).unwrap();
+        timing_only.record(&stream).unwrap();
+        assert_eq!(
+            stream.wait_event(&timing_only).unwrap_err().code(),
+            Some(ErrorCode::RT_FEATURE_NOT_SUPPORT)
+        );
+    });
 }
 
 #[test]
@@ -259,18 +312,20 @@ fn a_stream_waits_for_another_streams_event() {
     let reached = Event::new(&device).unwrap();
     let host = PinnedHostBuf::from_slice(&device, &vec![4u8; BIG]).unwrap();
     let mut scratch = DeviceBuf::<u8>::zeroed(&device, BIG).unwrap();
-    a.scope(|sa| {
-        let scratch = sa.hold_device(&mut scratch);
-        busy_work(sa, &host, scratch)?;
-        sa.record(&reached)?;
-        // `b` has nothing of its own queued: synchronising it returns only
-        // after `a` reached the event.
-        b.wait_event(&reached)?;
-        b.synchronize()?;
-        assert!(reached.query()?, "b ran past the event before a reached it");
-        Ok(())
-    })
-    .unwrap();
+    gated(&device, |gate| {
+        a.scope(|sa| {
+            let scratch = sa.hold_device(&mut scratch);
+            busy_work(sa, &host, scratch, gate)?;
+            sa.record(&reached)?;
+            // `b` has nothing of its own queued: synchronising it returns
+            // only after `a` reached the event.
+            b.wait_event(&reached)?;
+            b.synchronize()?;
+            assert!(reached.query()?, "b ran past the event before a reached it");
+            Ok(())
+        })
+        .unwrap();
+    });
 
     // Data handed from one stream to the next: each scope synchronises, so
     // the second sees the first one's result.
@@ -359,7 +414,11 @@ fn two_d_copies_in_a_scope() {
         .scope(|s| {
             let shape = Copy2d::new(width, height);
             let (on_device, moved) = (s.hold_device(&mut on_device), s.hold_device(&mut moved));
-            s.copy_to_device_2d(&source, on_device, shape.with_src_pitch(src_pitch).with_dst_pitch(dev_pitch))?;
+            s.copy_to_device_2d(
+                &source,
+                on_device,
+                shape.with_src_pitch(src_pitch).with_dst_pitch(dev_pitch),
+            )?;
             s.copy_on_device_2d(on_device, moved, shape.with_src_pitch(dev_pitch))?;
             s.copy_to_host_2d(moved, &mut out, shape.with_dst_pitch(out_pitch))
         })
@@ -387,28 +446,38 @@ fn two_d_shapes_are_checked_before_any_call() {
     let stream = Stream::new(&device).unwrap();
     let mut on_device = DeviceBuf::<u8>::zeroed(&device, 16).unwrap();
     let host = [1u8; 16];
-    let mut view = on_device.as_mut_slice();
-    // Width above a pitch.
-    assert!(is_invalid_argument(
-        view.copy_from_host_2d(&host, Copy2d::new(4, 2).with_src_pitch(3))
-    ));
-    // The last row runs past the end: 3 * (4 - 1) + 4 = 13 > 12.
-    assert!(is_invalid_argument(
-        view.copy_from_host_2d(&host[..12], Copy2d::new(4, 4).with_src_pitch(3 + 1).with_dst_pitch(4))
-    ));
-    assert!(is_invalid_argument(view.copy_from_host_2d(&host, Copy2d::new(4, 5))));
-    // Overflowing sizes.
-    assert!(is_invalid_argument(
-        view.copy_from_host_2d(&host, Copy2d::new(1, usize::MAX).with_src_pitch(2))
-    ));
-    // Empty shapes do nothing.
-    view.copy_from_host_2d(&[], Copy2d::new(0, 9)).unwrap();
-    view.copy_from_host_2d(&[], Copy2d::new(9, 0)).unwrap();
-    drop(view);
+    {
+        let mut view = on_device.as_mut_slice();
+        // Width above a pitch.
+        assert!(is_invalid_argument(
+            view.copy_from_host_2d(&host, Copy2d::new(4, 2).with_src_pitch(3))
+        ));
+        // The source's last row runs past its end: 4 * (4 - 1) + 4 = 16 > 12.
+        assert!(is_invalid_argument(
+            view.copy_from_host_2d(&host[..12], Copy2d::new(4, 4))
+        ));
+        // The destination's last row runs past its end: 5 * 3 + 4 = 19 > 16.
+        assert!(is_invalid_argument(view.copy_from_host_2d(
+            &host,
+            Copy2d::new(4, 4).with_src_pitch(4).with_dst_pitch(5)
+        )));
+        assert!(is_invalid_argument(view.copy_from_host_2d(&host, Copy2d::new(4, 5))));
+        // Overflowing sizes.
+        assert!(is_invalid_argument(
+            view.copy_from_host_2d(&host, Copy2d::new(1, usize::MAX).with_src_pitch(2))
+        ));
+        // Empty shapes do nothing.
+        view.copy_from_host_2d(&[], Copy2d::new(0, 9)).unwrap();
+        view.copy_from_host_2d(&[], Copy2d::new(9, 0)).unwrap();
+    }
     let mut out = [0u8; 4];
     stream
         .scope(|s| {
-            assert!(is_invalid_argument(s.copy_to_host_2d(&on_device, &mut out, Copy2d::new(2, 3))));
+            assert!(is_invalid_argument(s.copy_to_host_2d(
+                &on_device,
+                &mut out,
+                Copy2d::new(2, 3)
+            )));
             Ok(())
         })
         .unwrap();
@@ -451,7 +520,9 @@ fn stream_configuration() {
     assert!(!stream.as_raw().is_null());
     stream.synchronize_timeout(Duration::from_millis(20)).unwrap();
     stream.synchronize_timeout(Duration::ZERO).unwrap(); // rounded up to 1 ms
-    assert!(is_invalid_argument(stream.synchronize_timeout(Duration::from_secs(u64::MAX))));
+    assert!(is_invalid_argument(
+        stream.synchronize_timeout(Duration::from_secs(u64::MAX))
+    ));
     stream.destroy().unwrap();
 
     assert!(is_invalid_argument(StreamPriority::new(8)));
@@ -557,7 +628,10 @@ fn free_with_device_sync_frees() {
     buf.free_with_device_sync().unwrap();
     let host = PinnedHostBuf::from_slice(&device, &[1u8; 4096]).unwrap();
     host.free_with_device_sync(&device).unwrap();
-    DeviceBuf::<u8>::zeroed(&device, 0).unwrap().free_with_device_sync().unwrap();
+    DeviceBuf::<u8>::zeroed(&device, 0)
+        .unwrap()
+        .free_with_device_sync()
+        .unwrap();
     PinnedHostBuf::<u8>::zeroed(&device, 0)
         .unwrap()
         .free_with_device_sync(&device)
@@ -602,30 +676,34 @@ fn child_accounting() {
         assert_eq!((after.streams, after.events), (before.streams + 1, before.events + 1));
         let host = PinnedHostBuf::from_slice(&device, &vec![6u8; BIG]).unwrap();
         let mut scratch = DeviceBuf::<u8>::zeroed(&device, BIG).unwrap();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            stream.scope(|s| -> ascend::Result<()> {
-                let scratch = s.hold_device(&mut scratch);
-                busy_work(s, &host, scratch)?;
-                s.record(&event)?;
-                panic!("after queueing");
-            })
-        }));
-        assert!(outcome.is_err());
-        assert!(event.query().unwrap());
+        gated(&device, |gate| {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                stream.scope(|s| -> ascend::Result<()> {
+                    let scratch = s.hold_device(&mut scratch);
+                    busy_work(s, &host, scratch, gate)?;
+                    s.record(&event)?;
+                    panic!("after queueing");
+                })
+            }));
+            assert!(outcome.is_err());
+            assert!(event.query().unwrap(), "unwound before the work ran");
+        });
 
         // A synchronisation that fails is reported, and the scope still
         // drains the stream before the borrows end.
-        soft::inject_fault("aclrtSynchronizeStream", 1, ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR).unwrap();
-        let failed = stream.scope(|s| {
-            let scratch = s.hold_device(&mut scratch);
-            busy_work(s, &host, scratch)?;
-            s.record(&event)
+        gated(&device, |gate| {
+            soft::inject_fault("aclrtSynchronizeStream", 1, ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR).unwrap();
+            let failed = stream.scope(|s| {
+                let scratch = s.hold_device(&mut scratch);
+                busy_work(s, &host, scratch, gate)?;
+                s.record(&event)
+            });
+            assert_eq!(
+                failed.unwrap_err().code(),
+                Some(ErrorCode(ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR))
+            );
+            assert!(event.query().unwrap(), "drained despite the failed synchronisation");
         });
-        assert_eq!(
-            failed.unwrap_err().code(),
-            Some(ErrorCode(ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR))
-        );
-        assert!(event.query().unwrap(), "drained despite the failed synchronisation");
         drop(host);
         assert!(soft::misuse().is_empty(), "{:?}", soft::misuse());
 

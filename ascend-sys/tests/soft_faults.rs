@@ -25,7 +25,10 @@ fn the_nth_call_fails_once_without_side_effects() {
     unsafe {
         assert_eq!(aclrtSetDevice(0), ACL_SUCCESS);
         soft::inject_fault("aclrtMalloc", 2, ACL_ERROR_RT_MEMORY_ALLOCATION).unwrap();
-        assert_eq!(soft::armed_faults(), [("aclrtMalloc".to_string(), 2, ACL_ERROR_RT_MEMORY_ALLOCATION)]);
+        assert_eq!(
+            soft::armed_faults(),
+            [("aclrtMalloc".to_string(), 2, ACL_ERROR_RT_MEMORY_ALLOCATION)]
+        );
         let before = soft::live();
         let mut first = null_mut();
         let mut second = null_mut();
@@ -82,7 +85,10 @@ fn pointer_results_fail_as_null() {
 fn bad_specifications_are_refused() {
     let _serial = software();
     assert!(soft::inject_fault("aclrtMalloc", 0, 1).is_err(), "nth counts from 1");
-    assert!(soft::inject_fault("aclrtMalloc", 1, ACL_SUCCESS).is_err(), "success is not a fault");
+    assert!(
+        soft::inject_fault("aclrtMalloc", 1, ACL_SUCCESS).is_err(),
+        "success is not a fault"
+    );
     let error = soft::inject_fault("aclrtNoSuchThing", 1, 1).unwrap_err();
     assert!(error.to_string().contains("not a bound AscendCL function"), "{error}");
     assert!(soft::armed_faults().is_empty());
@@ -111,11 +117,18 @@ fn child_with_environment_faults() {
 fn faults_can_be_armed_from_the_environment() {
     let output = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_with_environment_faults", "--ignored", "--nocapture"])
-        .env(soft::ENV_FAULTS, "aclrtGetDeviceCount:2:507000, aclrtSetDevice:1:107001")
+        .env(
+            soft::ENV_FAULTS,
+            "aclrtGetDeviceCount:2:507000, aclrtSetDevice:1:107001",
+        )
         .env("ASCEND_BACKEND", "software")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "child failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(stdout.contains("child checked the environment faults"), "{stdout}");
 }

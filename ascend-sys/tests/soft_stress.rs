@@ -14,7 +14,10 @@ const THREADS: usize = 6;
 /// Rounds per thread: 150, times `ASCEND_TEST_SCALE` (default 1) for long
 /// local runs.
 fn rounds() -> usize {
-    let scale = std::env::var("ASCEND_TEST_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1usize);
+    let scale = std::env::var("ASCEND_TEST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1usize);
     150 * scale.max(1)
 }
 const GRANULE: usize = 2 << 20;
@@ -25,7 +28,9 @@ fn ok(code: aclError, what: &str) {
 
 /// A deterministic byte pattern per thread and round.
 fn pattern(thread: usize, round: usize, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (i.wrapping_mul(31) ^ thread * 7 ^ round * 13) as u8).collect()
+    (0..len)
+        .map(|i| (i.wrapping_mul(31) ^ (thread * 7) ^ (round * 13)) as u8)
+        .collect()
 }
 
 /// One worker: private malloc/VMM/stream traffic plus its own slice of a
@@ -54,7 +59,10 @@ fn work(thread: usize, shared: usize, slice: usize) {
             // Plain device memory, synchronous.
             let mut dev: *mut c_void = null_mut();
             ok(aclrtMalloc(&mut dev, len, ACL_MEM_MALLOC_HUGE_FIRST), "malloc");
-            ok(aclrtMemcpy(dev, len, data.as_ptr().cast(), len, ACL_MEMCPY_HOST_TO_DEVICE), "h2d");
+            ok(
+                aclrtMemcpy(dev, len, data.as_ptr().cast(), len, ACL_MEMCPY_HOST_TO_DEVICE),
+                "h2d",
+            );
             // VMM: reserve, allocate, map, copy device to device.
             let mut handle = null_mut();
             let mut base = null_mut();
@@ -65,12 +73,23 @@ fn work(thread: usize, shared: usize, slice: usize) {
             // Asynchronously back to pinned host memory.
             let mut host = null_mut();
             ok(aclrtMallocHost(&mut host, len), "malloc host");
-            ok(aclrtMemcpyAsync(host, len, base, len, ACL_MEMCPY_DEVICE_TO_HOST, stream), "d2h async");
+            ok(
+                aclrtMemcpyAsync(host, len, base, len, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+                "d2h async",
+            );
             ok(aclrtSynchronizeStream(stream), "sync");
             let back = std::slice::from_raw_parts(host.cast::<u8>(), len);
             assert_eq!(back, &data[..], "thread {thread} round {round}: data corrupted");
             // This thread's slice of the shared buffer.
-            ok(aclrtMemset((shared + thread * slice) as *mut c_void, slice, (round + thread) as i32, slice), "memset");
+            ok(
+                aclrtMemset(
+                    (shared + thread * slice) as *mut c_void,
+                    slice,
+                    (round + thread) as i32,
+                    slice,
+                ),
+                "memset",
+            );
             // Tear down in a legal order.
             ok(aclrtFreeHost(host), "free host");
             ok(aclrtUnmapMem(base), "unmap");
@@ -92,7 +111,10 @@ fn many_threads_share_the_device_without_lost_updates_or_deadlock() {
     // SAFETY: valid out-pointers.
     unsafe {
         ok(aclrtSetDevice(0), "set device");
-        ok(aclrtMalloc(&mut shared, THREADS * slice, ACL_MEM_MALLOC_HUGE_FIRST), "shared malloc");
+        ok(
+            aclrtMalloc(&mut shared, THREADS * slice, ACL_MEM_MALLOC_HUGE_FIRST),
+            "shared malloc",
+        );
         before = soft::live();
     }
     let shared = shared as usize;
@@ -110,7 +132,10 @@ fn many_threads_share_the_device_without_lost_updates_or_deadlock() {
     for _ in 0..THREADS {
         // A deadlock shows as a timeout rather than a hung test run.
         let finished_thread = finished.recv_timeout(Duration::from_secs(60));
-        assert!(finished_thread.is_ok(), "a worker did not finish within 60 s (deadlock?)");
+        assert!(
+            finished_thread.is_ok(),
+            "a worker did not finish within 60 s (deadlock?)"
+        );
     }
     for worker in workers {
         worker.join().expect("worker panicked");
@@ -120,14 +145,22 @@ fn many_threads_share_the_device_without_lost_updates_or_deadlock() {
     // SAFETY: `back` holds the whole shared buffer.
     unsafe {
         ok(
-            aclrtMemcpy(back.as_mut_ptr().cast(), back.len(), shared as *mut c_void, back.len(), ACL_MEMCPY_DEVICE_TO_HOST),
+            aclrtMemcpy(
+                back.as_mut_ptr().cast(),
+                back.len(),
+                shared as *mut c_void,
+                back.len(),
+                ACL_MEMCPY_DEVICE_TO_HOST,
+            ),
             "read shared",
         );
     }
     for thread in 0..THREADS {
         let expected = ((rounds() - 1 + thread) % 256) as u8;
         assert!(
-            back[thread * slice..(thread + 1) * slice].iter().all(|&b| b == expected),
+            back[thread * slice..(thread + 1) * slice]
+                .iter()
+                .all(|&b| b == expected),
             "thread {thread}'s slice lost an update"
         );
     }

@@ -141,7 +141,12 @@ impl Copy2d {
 
     /// Checks the shape against the two sides' lengths (in elements of `T`)
     /// and converts it to bytes; `None` for an empty copy.
-    pub(crate) fn to_bytes<T>(&self, api: &'static str, src_len: usize, dst_len: usize) -> Result<Option<ByteRows>> {
+    pub(crate) fn checked_bytes<T>(
+        self,
+        api: &'static str,
+        src_len: usize,
+        dst_len: usize,
+    ) -> Result<Option<ByteRows>> {
         if self.is_empty() {
             return Ok(None);
         }
@@ -191,7 +196,7 @@ fn copy_2d(
     kind: sys::aclrtMemcpyKind,
 ) -> Result<()> {
     device.make_current()?;
-    // SAFETY: the caller checked that both sides hold the rows (`to_bytes`):
+    // SAFETY: the caller checked that both sides hold the rows (`checked_bytes`):
     // a host slice it borrows and a device view that is live for the call.
     check("aclrtMemcpy2d", unsafe {
         sys::aclrtMemcpy2d(dst, rows.dst_pitch, src, rows.src_pitch, rows.width, rows.height, kind)
@@ -218,7 +223,7 @@ impl<T: Pod> DeviceSliceMut<'_, T> {
     /// (nothing is copied); the runtime's code (e.g. for a width or height
     /// above its limits).
     pub fn copy_from_host_2d(&mut self, src: &[T], shape: Copy2d) -> Result<()> {
-        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2d", src.len(), self.len())? else {
+        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2d", src.len(), self.len())? else {
             return Ok(());
         };
         let device = self.as_slice().device();
@@ -250,7 +255,7 @@ impl<T: Pod> DeviceSlice<'_, T> {
     ///
     /// As [`DeviceSliceMut::copy_from_host_2d`].
     pub fn copy_to_host_2d(&self, dst: &mut [T], shape: Copy2d) -> Result<()> {
-        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2d", self.len(), dst.len())? else {
+        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2d", self.len(), dst.len())? else {
             return Ok(());
         };
         copy_2d(

@@ -58,7 +58,8 @@ fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> R
 pub struct ScopedDevice<'scope, T: Pod> {
     address: usize,
     len: usize,
-    _scope: PhantomData<(&'scope mut &'scope (), fn() -> T)>,
+    _scope: PhantomData<&'scope mut &'scope ()>,
+    _elements: PhantomData<fn() -> T>,
 }
 
 /// Host memory held exclusively by a scope until it ends
@@ -91,6 +92,7 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
             address: address as usize,
             len,
             _scope: PhantomData,
+            _elements: PhantomData,
         }
     }
 
@@ -121,6 +123,7 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
             address: self.address + start * size_of::<T>(),
             len,
             _scope: PhantomData,
+            _elements: PhantomData,
         })
     }
 }

@@ -188,7 +188,11 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
     /// mismatch; the runtime's code.
-    pub fn copy_to_device<T: Pod>(&self, src: impl HostSource<'scope, T>, dst: impl DeviceDest<'scope, T>) -> Result<()> {
+    pub fn copy_to_device<T: Pod>(
+        &self,
+        src: impl HostSource<'scope, T>,
+        dst: impl DeviceDest<'scope, T>,
+    ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
         same_len("aclrtMemcpyAsync", dst_len, src_len)?;
         let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
@@ -280,7 +284,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
-        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
             return Ok(());
         };
         self.memcpy_2d(dst, src.cast(), rows, sys::ACL_MEMCPY_HOST_TO_DEVICE)
@@ -299,7 +303,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
-        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
             return Ok(());
         };
         self.memcpy_2d(dst.cast(), src, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST)
@@ -318,7 +322,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
-        let Some(rows) = shape.to_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
             return Ok(());
         };
         self.memcpy_2d(dst, src, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)
@@ -342,7 +346,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         kind: sys::aclrtMemcpyKind,
     ) -> Result<()> {
         self.stream.device().make_current()?;
-        // SAFETY: both sides hold the rows (checked by `Copy2d::to_bytes`)
+        // SAFETY: both sides hold the rows (checked by `Copy2d::checked_bytes`)
         // and are borrowed for `'scope`, as in `memcpy`.
         check("aclrtMemcpy2dAsync", unsafe {
             sys::aclrtMemcpy2dAsync(

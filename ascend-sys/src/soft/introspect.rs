@@ -121,7 +121,7 @@ fn report(state: &State) -> String {
             reservation.size, reservation.mappings
         ));
     }
-    for (address, mapping) in &state.vmm.mappings {
+    for (address, mapping) in state.vmm.mappings.iter() {
         lines.push(format!(
             "mapping {address:#x}: {} bytes of physical allocation {:#x}",
             mapping.size, mapping.physical

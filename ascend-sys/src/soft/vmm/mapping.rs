@@ -89,7 +89,7 @@ pub(crate) fn map(
         .mappings
         .range(..address + size)
         .next_back()
-        .filter(|(start, mapping)| **start + mapping.size > address);
+        .filter(|(start, mapping)| *start + mapping.size > address);
     if let Some((start, mapping)) = overlap {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -127,7 +127,7 @@ pub(crate) fn map(
 
 /// `aclrtUnmapMem`: only a mapping's start.
 pub(crate) fn unmap(state: &mut State, address: usize) -> SoftResult {
-    let Some(mapping) = state.vmm.mappings.remove(&address) else {
+    let Some(mapping) = state.vmm.mappings.remove(address) else {
         let why = match state.vmm.mapping_of(address) {
             Some((start, _)) => format!("{address:#x} is inside the mapping at {start:#x}, not its start"),
             None => format!("{address:#x} is not the start of a mapping"),
@@ -160,7 +160,7 @@ pub(crate) fn set_access(
         return fail(ACL_ERROR_RT_PARAM_INVALID, "count is 0");
     }
     let device_count = state.devices.len() as u32;
-    let Some(mapping) = state.vmm.mappings.get(&address) else {
+    let Some(mapping) = state.vmm.mappings.get(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("virPtr {address:#x} is not the start of a mapping (it must equal the aclrtMapMem address)"),
@@ -216,7 +216,7 @@ pub(crate) fn set_access(
         }
         grants.push((key, u64::from(descriptor.flags)));
     }
-    if let Some(mapping) = state.vmm.mappings.get_mut(&address) {
+    if let Some(mapping) = state.vmm.mappings.get_mut(address) {
         for (key, flags) in grants {
             if !mapping.access.iter().any(|(existing, _)| *existing == key) {
                 mapping.access.push((key, flags));

@@ -18,6 +18,7 @@ mod physical_memory;
 mod properties;
 mod query;
 mod reservation;
+mod table;
 
 pub(crate) use mapping::{get_access, map, set_access, unmap};
 pub(crate) use physical::{free_physical, malloc_physical, properties_from_handle, retain_handle};
@@ -78,7 +79,7 @@ pub(crate) struct Vmm {
     next_id: usize,
     pub(crate) physicals: HashMap<usize, Physical>,
     pub(crate) reservations: BTreeMap<usize, Reservation>,
-    pub(crate) mappings: BTreeMap<usize, Mapping>,
+    pub(crate) mappings: table::MappingTable,
 }
 
 impl Vmm {
@@ -112,8 +113,7 @@ impl Vmm {
 
     /// The mapping containing `address`, with its start.
     pub(crate) fn mapping_of(&self, address: usize) -> Option<(usize, &Mapping)> {
-        let (&start, mapping) = self.mappings.range(..=address).next_back()?;
-        (address - start < mapping.size).then_some((start, mapping))
+        self.mappings.find(address)
     }
 
     /// Translates `[address, address + length)`, which lies in the
