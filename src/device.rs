@@ -129,6 +129,70 @@ impl Device {
         })
     }
 
+    /// The device current on this thread according to the runtime
+    /// (`aclrtGetDevice`), or `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code other than "no current context".
+    pub fn current() -> Result<Option<Device>> {
+        crate::backend()?;
+        let mut id = -1;
+        // SAFETY: a valid out-pointer.
+        match check("aclrtGetDevice", unsafe { sys::aclrtGetDevice(&mut id) }) {
+            Ok(()) => Ok(Some(Device { id })),
+            Err(error) if error.code() == Some(crate::ErrorCode::RT_CONTEXT_NULL) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Memory use of this device by component (`aclrtGetMemUsageInfo`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn memory_usage(&self) -> Result<Vec<MemoryUsage>> {
+        self.make_current()?;
+        let mut entries = vec![sys::aclrtMemUsageInfo::default(); 64];
+        let mut filled = 0;
+        // SAFETY: `entries` holds 64 writable records; `filled` is valid.
+        check("aclrtGetMemUsageInfo", unsafe {
+            sys::aclrtGetMemUsageInfo(self.id, entries.as_mut_ptr(), entries.len(), &mut filled)
+        })?;
+        entries.truncate(filled.min(64));
+        Ok(entries
+            .iter()
+            .map(|entry| {
+                let name: Vec<u8> = entry.name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+                MemoryUsage {
+                    name: String::from_utf8_lossy(&name).into_owned(),
+                    current: entry.curMemSize,
+                    peak: entry.memPeakSize,
+                }
+            })
+            .collect())
+    }
+
+    /// Waits at most `timeout` for the work queued on this device
+    /// (`aclrtSynchronizeDeviceWithTimeout`; rounded up to whole
+    /// milliseconds).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a
+    /// timeout above `i32::MAX` ms; the runtime's code (a timeout, or a
+    /// failure of queued work).
+    pub fn synchronize_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        let millis = timeout.as_nanos().div_ceil(1_000_000).max(1);
+        let millis = i32::try_from(millis)
+            .map_err(|_| crate::Error::invalid("aclrtSynchronizeDeviceWithTimeout", "timeout too long"))?;
+        self.make_current()?;
+        // SAFETY: no pointer arguments.
+        check("aclrtSynchronizeDeviceWithTimeout", unsafe {
+            sys::aclrtSynchronizeDeviceWithTimeout(millis)
+        })
+    }
+
     /// Waits for all work queued on this device (`aclrtSynchronizeDevice`).
     ///
     /// # Errors
@@ -201,4 +265,15 @@ thread_local! {
     /// The device id this crate last made current on this thread (-1: none);
     /// a destructor-free fast path in front of `BINDING`.
     static CURRENT: Cell<i32> = const { Cell::new(-1) };
+}
+
+/// One component's device-memory use ([`Device::memory_usage`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// The component.
+    pub name: String,
+    /// Bytes in use now.
+    pub current: u64,
+    /// The most bytes it has used.
+    pub peak: u64,
 }

@@ -24,6 +24,11 @@
 //! Errors are values: nothing in this crate panics on a runtime failure, and
 //! every owner frees on `Drop` (logging a failure through the `log` facade)
 //! or through an explicit `free` that returns the error.
+//!
+//! The guide in `docs/` covers the concepts, backend selection, the software
+//! device and testing; below is the map from every bound AscendCL function
+//! to the item that calls it.
+#![doc = include_str!("../docs/acl-to-rust.md")]
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -34,18 +39,37 @@ mod error;
 mod error_code;
 mod error_code_names;
 pub mod host_register;
+pub mod info;
 pub mod memory;
 mod runtime;
 pub mod share;
 pub mod stream;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod vmm;
 
 pub use ascend_sys as sys;
 pub use backend::{Backend, BackendInfo, backend, build_toolkit};
-pub use device::Device;
+pub use device::{Device, MemoryUsage};
 pub use error::{Error, Result};
 pub use error_code::ErrorCode;
 pub use host_register::{AlignedHostBuf, HostRegistration};
 pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};
 pub use runtime::Runtime;
 pub use stream::{Event, Stream};
+
+#[cfg(test)]
+mod tests {
+    /// The crate documentation maps every bound function.
+    #[test]
+    fn the_function_map_covers_every_bound_function() {
+        let map = include_str!("../docs/acl-to-rust.md");
+        for name in ascend_sys::FUNCTION_NAMES {
+            assert!(
+                map.contains(&format!("| `{name}` |")),
+                "{name} is missing from docs/acl-to-rust.md"
+            );
+        }
+        assert_eq!(map.matches("\n| `acl").count(), ascend_sys::FUNCTION_NAMES.len());
+    }
+}

@@ -101,8 +101,9 @@ macro_rules! acl_functions {
         $(#[$meta:meta])*
         fn $name:ident( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty;
     )*) => {
-        /// The C name of every bound function, in the order of `api.rs`.
-        pub(crate) const FUNCTION_NAMES: &[&str] = &[$(stringify!($name)),*];
+        /// The C name of every bound function, in the order of the
+        /// reference (for example, to sweep fault injection over them).
+        pub const FUNCTION_NAMES: &[&str] = &[$(stringify!($name)),*];
         $(
         $(#[$meta])*
         ///

@@ -1,8 +1,8 @@
 //! [`DeviceBuf`]: an owned, typed allocation of device memory.
 
-use super::MallocPolicy;
 use super::byte_len::byte_len;
 use super::view::{DeviceSlice, DeviceSliceMut};
+use super::{AllocCall, MallocPolicy};
 use crate::Device;
 use crate::error::{Result, check};
 use ascend_sys as sys;
@@ -73,16 +73,50 @@ impl<T: Pod> DeviceBuf<T> {
     /// As [`DeviceBuf::uninit`]; a policy the chip cannot honour fails with
     /// the runtime's code.
     pub unsafe fn uninit_with_policy(device: &Device, len: usize, policy: MallocPolicy) -> Result<Self> {
-        let bytes = byte_len::<T>("aclrtMalloc", len)?;
+        // SAFETY: forwarded contract.
+        unsafe { Self::uninit_with(device, len, policy, AllocCall::Malloc) }
+    }
+
+    /// Allocates `len` elements with an explicit page policy and allocation
+    /// call ([`AllocCall`]), without initialising them.
+    ///
+    /// # Safety
+    ///
+    /// As [`DeviceBuf::uninit`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::uninit_with_policy`].
+    pub unsafe fn uninit_with(device: &Device, len: usize, policy: MallocPolicy, call: AllocCall) -> Result<Self> {
+        let api = call.api();
+        let bytes = byte_len::<T>(api, len)?;
         let address = if bytes == 0 {
             None
         } else {
             device.make_current()?;
             let mut raw = std::ptr::null_mut();
-            // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
-            check("aclrtMalloc", unsafe {
-                sys::aclrtMalloc(&mut raw, bytes, policy.raw())
-            })?;
+            let policy = policy.raw();
+            // SAFETY: `raw` is a valid out-pointer and `bytes` is non-zero;
+            // the configuration (when used) outlives the call.
+            let code = unsafe {
+                match call {
+                    AllocCall::Malloc => sys::aclrtMalloc(&mut raw, bytes, policy),
+                    AllocCall::Align32 => sys::aclrtMallocAlign32(&mut raw, bytes, policy),
+                    AllocCall::Cached => sys::aclrtMallocCached(&mut raw, bytes, policy),
+                    AllocCall::WithModuleId(module) => {
+                        let mut attr = sys::aclrtMallocAttribute {
+                            attr: sys::ACL_RT_MEM_ATTR_MODULE_ID,
+                            value: sys::aclrtMallocAttrValue { moduleId: module },
+                        };
+                        let mut config = sys::aclrtMallocConfig {
+                            attrs: &mut attr,
+                            numAttrs: 1,
+                        };
+                        sys::aclrtMallocWithCfg(&mut raw, bytes, policy, &mut config)
+                    }
+                }
+            };
+            check(api, code)?;
             NonNull::new(raw)
         };
         Ok(Self {

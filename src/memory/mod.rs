@@ -10,10 +10,12 @@ mod byte_len;
 mod device_buf;
 mod pinned_host;
 mod policy;
+mod query;
 pub(crate) mod transfer;
 mod view;
 
 pub use device_buf::DeviceBuf;
 pub use pinned_host::PinnedHostBuf;
-pub use policy::MallocPolicy;
+pub use policy::{AllocCall, MallocPolicy};
+pub use query::{AddressRange, PointerAttributes, address_range, pointer_attributes};
 pub use view::{DeviceSlice, DeviceSliceMut};

@@ -44,3 +44,33 @@ impl MallocPolicy {
         }
     }
 }
+
+/// Which AscendCL call allocates a [`DeviceBuf`](crate::DeviceBuf).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum AllocCall {
+    /// `aclrtMalloc`: size rounded up to 32 bytes plus 32 bytes of padding
+    /// (the default).
+    #[default]
+    Malloc,
+    /// `aclrtMallocAlign32`: rounded up to 32 bytes, no padding.
+    Align32,
+    /// `aclrtMallocCached`: as `Malloc`, cache-coherent where the chip
+    /// distinguishes it.
+    Cached,
+    /// `aclrtMallocWithCfg` with an `ACL_RT_MEM_ATTR_MODULE_ID` attribute
+    /// (the documents suggest 33, APP); rounded up to 32 bytes.
+    WithModuleId(u16),
+}
+
+impl AllocCall {
+    /// The C function used.
+    pub fn api(self) -> &'static str {
+        match self {
+            AllocCall::Malloc => "aclrtMalloc",
+            AllocCall::Align32 => "aclrtMallocAlign32",
+            AllocCall::Cached => "aclrtMallocCached",
+            AllocCall::WithModuleId(_) => "aclrtMallocWithCfg",
+        }
+    }
+}

@@ -86,6 +86,23 @@ impl Event {
         Self::from_created("aclrtCreateEventWithFlag", raw, device)
     }
 
+    /// Creates an "Ex" event (`aclrtCreateEventExWithFlag`): before its
+    /// first record it counts as complete, and waiting on it is a no-op
+    /// until then (where a classic event would be "not ready").
+    ///
+    /// # Errors
+    ///
+    /// As [`Event::with_flags`].
+    pub fn with_flags_ex(device: &Device, flags: EventFlags) -> Result<Self> {
+        device.make_current()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer for the call.
+        check("aclrtCreateEventExWithFlag", unsafe {
+            sys::aclrtCreateEventExWithFlag(&mut raw, flags.bits())
+        })?;
+        Self::from_created("aclrtCreateEventExWithFlag", raw, device)
+    }
+
     fn from_created(api: &'static str, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
         let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL event"))?;
         Ok(Self {

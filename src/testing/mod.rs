@@ -1,0 +1,1 @@
+//! Testing helpers (feature `testing`).
