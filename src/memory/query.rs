@@ -78,6 +78,8 @@ pub struct PointerAttributes {
 /// assert_eq!(pointer_attributes(local.as_ptr().cast())?.location, None);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+// The runtime looks the address up in its tables; it never reads through it.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn pointer_attributes(address: *const c_void) -> Result<PointerAttributes> {
     if address.is_null() {
         return Err(Error::invalid("aclrtPointerGetAttributes", "the address is null"));
