@@ -217,11 +217,11 @@ impl Device {
     /// `make_current` again before using this crate's handles.
     #[inline]
     pub fn make_current(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.id {
+        if CURRENT.with(Cell::get) == Some(self.id) {
             return Ok(());
         }
         BINDING.with(|binding| binding.borrow_mut().bind(self.id))?;
-        CURRENT.with(|current| current.set(self.id));
+        CURRENT.with(|current| current.set(Some(self.id)));
         Ok(())
     }
 }
@@ -262,9 +262,11 @@ impl Drop for ThreadBinding {
 
 thread_local! {
     static BINDING: RefCell<ThreadBinding> = RefCell::new(ThreadBinding::default());
-    /// The device id this crate last made current on this thread (-1: none);
-    /// a destructor-free fast path in front of `BINDING`.
-    static CURRENT: Cell<i32> = const { Cell::new(-1) };
+    /// The device id this crate last made current on this thread (`None`:
+    /// none yet; not a sentinel id, since any `i32` may be asked for and
+    /// must reach the runtime's check); a destructor-free fast path in
+    /// front of `BINDING`.
+    static CURRENT: Cell<Option<i32>> = const { Cell::new(None) };
 }
 
 /// One component's device-memory use ([`Device::memory_usage`]).

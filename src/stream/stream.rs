@@ -234,13 +234,15 @@ impl Stream {
     }
 
     fn release(&mut self) -> Result<()> {
-        let Some(handle) = self.handle.take() else {
+        let Some(handle) = self.handle else {
             return Ok(());
         };
-        // The runtime destroys only a stream of the current device.
+        // The runtime destroys only a stream of the current device; if that
+        // fails, keep the handle so a later attempt (or `Drop`) can retry.
         self.device.make_current()?;
+        self.handle = None;
         // SAFETY: the handle came from `aclrtCreateStream*` and is destroyed
-        // once (`take` above).
+        // once (cleared above).
         check("aclrtDestroyStream", unsafe {
             sys::aclrtDestroyStream(handle.as_ptr())
         })

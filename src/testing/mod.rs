@@ -1,1 +1,34 @@
-//! Testing helpers (feature `testing`).
+//! Tools for testing code built on this crate, with no NPU: `proptest`
+//! strategies, a reusable lifecycle-operation vocabulary, and a harness
+//! that runs code on the software device and fails when it leaks or
+//! misuses the runtime. Enabled by the cargo feature `testing`:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! ascend = { version = "0.1", features = ["testing"] }
+//! proptest = "1"
+//! ```
+//!
+//! - [`strategies`]: physical-memory properties, granule-multiple sizes
+//!   and access grants the runtime accepts.
+//! - [`LifecycleOp`] / [`lifecycle_ops`]: random VMM lifecycles (reserve,
+//!   allocate, map, set access, read, write, retain, export, unmap, free,
+//!   release) as indices into what is alive, so that every drop order
+//!   occurs; a driver interprets them against the code under test.
+//! - [`on_software_device`] / [`LeakCheck`]: run a closure on the software
+//!   device and assert that every live count is back where it started and
+//!   that no misuse was detected.
+//!
+//! The rest of this page is the user guide `docs/testing.md`; its examples
+//! run as this crate's doctests.
+//!
+#![doc = include_str!("../../docs/testing.md")]
+
+mod guard;
+mod ops;
+pub mod strategies;
+
+pub use guard::{LeakCheck, LeakCheckError, changed_counts, on_software_device};
+pub use ops::{Disposal, LifecycleOp, MapAccess, OpBounds, lifecycle_op, lifecycle_ops};
+/// The `proptest` this module's strategies are built with.
+pub use proptest;

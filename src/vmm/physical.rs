@@ -71,22 +71,36 @@ impl PhysicalAlloc {
     }
 
     /// Takes ownership of one reference to a physical-memory handle (from
-    /// `aclrtMemRetainAllocationHandle` or an import).
+    /// `aclrtMemRetainAllocationHandle` or an import). On an error the
+    /// reference is freed here: the caller never frees it.
     ///
     /// # Safety
     ///
     /// `handle` must be a live physical-memory handle of `size` bytes with
     /// properties `prop`, and the caller must own one reference to it, which
-    /// the returned value will free.
+    /// the returned value (or this function, on an error) will free.
     pub(crate) unsafe fn from_handle(handle: NonNull<c_void>, size: usize, prop: PhysicalMemProp) -> Result<Self> {
-        let granularity = prop.granularity(Granularity::Minimum)?;
-        Ok(Self {
-            handle: Some(handle),
-            size,
-            prop,
-            granularity,
-            device: context_device(&prop)?,
-        })
+        let described = prop
+            .granularity(Granularity::Minimum)
+            .and_then(|granularity| Ok((granularity, context_device(&prop)?)));
+        match described {
+            Ok((granularity, device)) => Ok(Self {
+                handle: Some(handle),
+                size,
+                prop,
+                granularity,
+                device,
+            }),
+            Err(error) => {
+                // SAFETY: the caller's one reference, owned here and freed
+                // once.
+                let freed = check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) });
+                if let Err(free_error) = freed {
+                    log::warn!("PhysicalAlloc: freeing a handle that could not be described: {free_error}");
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Takes ownership of a handle imported from another process onto

@@ -20,9 +20,11 @@ const PAD: u64 = 32;
 
 /// The size actually reserved for a request of `size` bytes.
 pub(crate) fn rounded_size(size: usize, rounding: Rounding, policy: aclrtMemMallocPolicy) -> SoftResult<u64> {
-    let base = policy & 0xff;
+    // The padded calls map only the exact policy values: anything else,
+    // bit-ORs included, is the default policy and padded
+    // (acl-behaviour.md §4, #4). Only the 1 GiB-page policies are not.
     let pad = match rounding {
-        Rounding::Padded if base != ACL_MEM_MALLOC_HUGE1G_ONLY && base != ACL_MEM_MALLOC_HUGE1G_ONLY_P2P => PAD,
+        Rounding::Padded if policy != ACL_MEM_MALLOC_HUGE1G_ONLY && policy != ACL_MEM_MALLOC_HUGE1G_ONLY_P2P => PAD,
         _ => 0,
     };
     (size as u64)
