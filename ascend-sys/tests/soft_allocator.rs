@@ -2,28 +2,12 @@
 //! (`acl-behaviour.md` §10): pure bookkeeping, no context needed. Software
 //! device only: these tests select it explicitly.
 
+mod soft_common;
+
 use ascend_sys::*;
-use std::ffi::{CStr, c_void};
+use soft_common::{recent, without_device};
+use std::ffi::c_void;
 use std::ptr::null_mut;
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
-
-/// Runs `body` on a fresh thread that has no current device (none of these
-/// calls needs one).
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-}
 
 unsafe extern "C" fn alloc_block(_allocator: aclrtAllocator, _size: usize) -> *mut c_void {
     null_mut()

@@ -7,7 +7,10 @@
 //! `memory_usage_reports_current_and_peak` allocates on device 2. Software
 //! device only.
 
+mod soft_common;
+
 use ascend_sys::*;
+use soft_common::recent;
 use std::ffi::{CStr, c_void};
 use std::ptr::null_mut;
 
@@ -24,14 +27,6 @@ fn software() {
 fn fresh_thread<R: Send>(body: impl FnOnce() -> R + Send) -> R {
     software();
     std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
 }
 
 fn create_context(device: i32) -> aclrtContext {

@@ -2,49 +2,16 @@
 //! and `aclrtPointerGetAttributes`: each test breaks one rule and checks the
 //! exact code. Software device only: these tests select it explicitly.
 
+mod soft_common;
+
 use ascend_sys::*;
+use soft_common::{on_device, recent, software, without_device};
 use std::alloc::Layout;
-use std::ffi::{CStr, c_void};
+use std::ffi::c_void;
 use std::process::Command;
 use std::ptr::null_mut;
 
 const PAGE: usize = 4096;
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
-
-/// Runs `body` on a fresh thread with device 0 current.
-fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
-
-/// Runs `body` on a fresh thread that has no current device.
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-}
 
 /// Page-aligned host memory owned by the test.
 struct Pages {

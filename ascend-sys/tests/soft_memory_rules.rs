@@ -3,37 +3,12 @@
 //! returns (`acl-behaviour.md` §4–§6). Software device only: these tests
 //! select it explicitly.
 
+mod soft_common;
+
 use ascend_sys::*;
-use std::ffi::{CStr, c_void};
+use soft_common::{on_device, recent, software, without_device};
+use std::ffi::c_void;
 use std::ptr::null_mut;
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
-
-/// Runs `body` on a fresh thread with device 0 current.
-fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
-
-/// Runs `body` on a fresh thread that has no current device.
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
 
 fn malloc(size: usize) -> *mut c_void {
     let mut ptr = null_mut();
@@ -43,14 +18,6 @@ fn malloc(size: usize) -> *mut c_void {
         ACL_SUCCESS
     );
     ptr
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
 }
 
 #[test]

@@ -3,8 +3,11 @@
 //! process-wide state, so each test uses its own pair of devices (this file
 //! runs the software device with four). Software device only.
 
+mod soft_common;
+
 use ascend_sys::*;
-use std::ffi::{CStr, c_void};
+use soft_common::{on_device_id as on_device, recent, without_device};
+use std::ffi::c_void;
 use std::ptr::null_mut;
 
 fn software() {
@@ -14,38 +17,6 @@ fn software() {
         ..soft::Config::default()
     })
     .expect("four devices");
-}
-
-/// Runs `body` on a fresh thread with `device` current.
-fn on_device<R: Send>(device: i32, body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(device) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(device) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
-
-/// Runs `body` on a fresh thread that has no current device.
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
 }
 
 fn set_device(device: i32) {

@@ -3,14 +3,13 @@
 //! device memory faults. These need a process of their own (a test file),
 //! and some a child process. Software device only.
 
+mod soft_common;
+
 use ascend_sys::*;
+use soft_common::software;
 use std::ffi::{CString, c_void};
 use std::process::Command;
 use std::ptr::null_mut;
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
 
 #[test]
 fn init_and_finalize_follow_the_documented_codes() {

@@ -6,7 +6,10 @@
 //! and answers each with one line `answer: ...` on its stdout. The parent does
 //! its own half in-process with the same [`Side`] operations.
 
+mod soft_common;
+
 use ascend_sys::*;
+use soft_common::{on_device, software, without_device};
 use std::ffi::{CStr, c_void};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -17,34 +20,6 @@ const CHILD_VAR: &str = "ASCEND_SOFT_SHARE_CHILD";
 
 /// Starts each answer line of the child.
 const ANSWER: &str = "answer: ";
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
-
-/// Runs `body` on a fresh thread with device 0 current.
-fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
-
-/// Runs `body` on a fresh thread that has no current device.
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
 
 fn recent() -> String {
     // SAFETY: no arguments; copied at once.

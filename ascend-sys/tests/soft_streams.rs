@@ -8,46 +8,13 @@
 //! streams and buffers, never blocks a default stream, and unblocks every
 //! stream it blocks. Process-wide counts live in `soft_streams_process.rs`.
 
+mod soft_common;
+
 use ascend_sys::*;
-use std::ffi::{CStr, c_void};
+use soft_common::{on_device_id as on_device, recent, software, without_device};
+use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
-
-fn software() {
-    select_backend(BackendRequest::Software).expect("software device");
-}
-
-/// Runs `body` on a fresh thread with `device` current.
-fn on_device<R: Send>(device: i32, body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(device) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(device) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
-
-/// Runs `body` on a fresh thread that has no current device.
-fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    software();
-    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
-}
-
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-}
 
 fn malloc(size: usize) -> *mut c_void {
     let mut ptr = null_mut();

@@ -3,17 +3,12 @@
 //! (which free device memory that another test could otherwise reuse).
 //! Everything runs in one test, in order. Software device only.
 
-use ascend_sys::*;
-use std::ffi::{CStr, c_void};
-use std::ptr::null_mut;
+mod soft_common;
 
-fn recent() -> String {
-    // SAFETY: no arguments; the result is copied at once.
-    let text = unsafe { aclGetRecentErrMsg() };
-    assert!(!text.is_null(), "a failure must leave a message");
-    // SAFETY: non-NULL C string valid until the next call on this thread.
-    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
-}
+use ascend_sys::*;
+use soft_common::recent;
+use std::ffi::c_void;
+use std::ptr::null_mut;
 
 /// Threads of this process whose name starts like a stream worker's
 /// (`ascend-soft-stream-N`, cut to 15 bytes by the kernel).

@@ -2,30 +2,15 @@
 //! the choices in `docs/runtime-choices.md`): each test breaks one rule and
 //! checks the exact code. Software device only.
 
+mod soft_common;
+
 use ascend_sys::*;
+use soft_common::on_device;
 use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};
 
 const MIB: usize = 1 << 20;
 const GRANULE: usize = 2 * MIB;
-
-/// Runs `body` on a fresh thread with device 0 current.
-fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
-    select_backend(BackendRequest::Software).expect("software device");
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-                let result = body();
-                // SAFETY: no pointer arguments.
-                assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
-                result
-            })
-            .join()
-            .expect("test thread panicked")
-    })
-}
 
 fn recent() -> String {
     // SAFETY: no arguments; copied at once.

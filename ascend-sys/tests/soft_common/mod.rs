@@ -1,0 +1,51 @@
+//! Helpers shared by the software-device rule tests (`tests/soft_*.rs`):
+//! select the software device, run a body on a fresh thread with or without
+//! a current device, and read `aclGetRecentErrMsg`.
+
+#![allow(dead_code)]
+
+use ascend_sys::*;
+use std::ffi::CStr;
+
+/// Selects the software device for this process.
+pub fn software() {
+    select_backend(BackendRequest::Software).expect("software device");
+}
+
+/// Runs `body` on a fresh thread with device 0 current.
+pub fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+    on_device_id(0, body)
+}
+
+/// Runs `body` on a fresh thread with `device` current.
+pub fn on_device_id<R: Send>(device: i32, body: impl FnOnce() -> R + Send) -> R {
+    software();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                // SAFETY: no pointer arguments.
+                assert_eq!(unsafe { aclrtSetDevice(device) }, ACL_SUCCESS);
+                let result = body();
+                // SAFETY: no pointer arguments.
+                assert_eq!(unsafe { aclrtResetDevice(device) }, ACL_SUCCESS);
+                result
+            })
+            .join()
+            .expect("test thread panicked")
+    })
+}
+
+/// Runs `body` on a fresh thread that has no current device.
+pub fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+    software();
+    std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
+}
+
+/// This thread's `aclGetRecentErrMsg`, which a failure must have set.
+pub fn recent() -> String {
+    // SAFETY: no arguments; the result is copied at once.
+    let text = unsafe { aclGetRecentErrMsg() };
+    assert!(!text.is_null(), "a failure must leave a message");
+    // SAFETY: non-NULL C string valid until the next call on this thread.
+    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
+}
