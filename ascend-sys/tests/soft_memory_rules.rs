@@ -349,3 +349,47 @@ fn malloc_for_task_scheduler_follows_malloc_with_cfg() {
         }
     });
 }
+
+/// The padding rule is visible through the copy bound: a request of 1000
+/// bytes reserves 1024 + 32 when padded, 1024 when not.
+fn reserved_bytes(ptr: *mut c_void) -> usize {
+    let host = [0u8; 2048];
+    let mut reserved = 0;
+    for len in [1024usize, 1056] {
+        // SAFETY: `host` holds 2048 bytes; the device side is validated.
+        if unsafe { aclrtMemcpy(ptr, len, host.as_ptr().cast(), len, ACL_MEMCPY_HOST_TO_DEVICE) } == ACL_SUCCESS {
+            reserved = len;
+        }
+    }
+    reserved
+}
+
+#[test]
+fn malloc_cached_pads_every_policy_it_does_not_map() {
+    on_device(|| {
+        for (policy, padded) in [
+            (ACL_MEM_MALLOC_HUGE_FIRST, true),
+            (ACL_MEM_MALLOC_HUGE1G_ONLY, false),
+            // Not mapped by aclrtMallocCached: the default policy, padded.
+            (ACL_MEM_MALLOC_HUGE1G_ONLY_P2P, true),
+            (ACL_MEM_MALLOC_HUGE_FIRST_P2P, true),
+        ] {
+            let mut ptr = null_mut();
+            // SAFETY: valid out-pointer; freed below.
+            assert_eq!(unsafe { aclrtMallocCached(&mut ptr, 1000, policy) }, ACL_SUCCESS);
+            assert_eq!(reserved_bytes(ptr), if padded { 1056 } else { 1024 }, "policy {policy}");
+            // SAFETY: a live allocation.
+            assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
+        }
+        // aclrtMalloc maps HUGE1G_ONLY_P2P itself: unpadded.
+        let mut ptr = null_mut();
+        // SAFETY: valid out-pointer; freed below.
+        assert_eq!(
+            unsafe { aclrtMalloc(&mut ptr, 1000, ACL_MEM_MALLOC_HUGE1G_ONLY_P2P) },
+            ACL_SUCCESS
+        );
+        assert_eq!(reserved_bytes(ptr), 1024);
+        // SAFETY: a live allocation.
+        assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
+    });
+}

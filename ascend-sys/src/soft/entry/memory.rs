@@ -31,6 +31,16 @@ pub(crate) unsafe fn aclrtMallocCached(
     size: usize,
     policy: aclrtMemMallocPolicy,
 ) -> aclError {
+    // `aclrtMallocCached` maps only HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY and
+    // HUGE1G_ONLY; every other value is the default policy
+    // (acl-behaviour.md §4, aclrtMallocCached #4).
+    let policy = match policy {
+        ACL_MEM_MALLOC_HUGE_FIRST
+        | ACL_MEM_MALLOC_HUGE_ONLY
+        | ACL_MEM_MALLOC_NORMAL_ONLY
+        | ACL_MEM_MALLOC_HUGE1G_ONLY => policy,
+        _ => ACL_MEM_MALLOC_HUGE_FIRST,
+    };
     finish("aclrtMallocCached", malloc_into(devPtr, size, Rounding::Padded, policy))
 }
 
