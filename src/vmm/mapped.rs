@@ -229,7 +229,11 @@ impl<'a> MappedRegion<'a> {
         }
         // SAFETY: the start of a live mapping, unmapped once.
         let outcome = check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(self.address()) });
-        self.range.forget(self.offset);
+        // After a failed unmap the runtime may still hold the mapping: keep
+        // its place taken in the range, so no overlapping map is attempted.
+        if outcome.is_ok() {
+            self.range.forget(self.offset);
+        }
         outcome
     }
 }
