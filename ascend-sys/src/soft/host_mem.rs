@@ -13,6 +13,12 @@ use std::alloc::Layout;
 /// The documented alignment of `aclrtMallocHost` memory.
 pub(crate) const HOST_ALIGN: usize = 64;
 
+/// From this size on, host memory is a private mapping of its own (page
+/// aligned, so 64-byte aligned too): one `mmap`/`munmap` pair. Here the
+/// process allocator would map anyway, and pays extra for the alignment;
+/// smaller sizes come from the process allocator, which reuses its memory.
+const MAPPED_FROM: usize = 32 << 20;
+
 fn layout(size: usize) -> Option<Layout> {
     Layout::from_size_align(size, HOST_ALIGN).ok()
 }
@@ -31,17 +37,35 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
         return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, format!("size {size} is too large"));
     };
     let mut state = runtime::lock()?;
-    // SAFETY: `layout` has a non-zero size.
-    let pointer = unsafe { std::alloc::alloc(layout) };
+    let mapped = layout.size() >= MAPPED_FROM;
+    let pointer = if mapped {
+        // SAFETY: a fresh private mapping at an address the kernel picks.
+        unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                layout.size(),
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE,
+            )
+        }
+        .map_or(std::ptr::null_mut(), |pointer| pointer.cast::<u8>())
+    } else {
+        // SAFETY: `layout` has a non-zero size.
+        unsafe { std::alloc::alloc(layout) }
+    };
     if pointer.is_null() {
         return fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,
             format!("out of host memory ({} bytes)", layout.size()),
         );
     }
-    state
-        .host_allocations
-        .insert(pointer as usize, HostAllocation { size: layout.size() });
+    state.host_allocations.insert(
+        pointer as usize,
+        HostAllocation {
+            size: layout.size(),
+            mapped,
+        },
+    );
     Ok(pointer as usize)
 }
 
@@ -105,6 +129,18 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
     let in_flight = super::streams::host_memory_freed(&state, address, address + allocation.size);
     drop(state);
     in_flight.wait();
+    if allocation.mapped {
+        // SAFETY: `address` is a mapping of `size` bytes made by
+        // `malloc_host`, just removed from the table, so unmapped once; no
+        // stream task touches it any more (see above).
+        if let Err(error) = unsafe { rustix::mm::munmap(address as *mut std::ffi::c_void, allocation.size) } {
+            return fail(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                format!("munmap of host memory failed: {error}"),
+            );
+        }
+        return Ok(());
+    }
     match layout(allocation.size) {
         // SAFETY: `address` was returned by `alloc` with this layout and has
         // just been removed from the table, so it is freed once; no stream

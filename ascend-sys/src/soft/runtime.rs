@@ -28,6 +28,9 @@ pub(crate) struct DeviceAllocation {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostAllocation {
     pub(crate) size: usize,
+    /// Whether it is a mapping of its own (large sizes) rather than a
+    /// block of the process allocator.
+    pub(crate) mapped: bool,
 }
 
 /// One device: its memory, its allocator and its primary-context count.
