@@ -393,3 +393,42 @@ fn malloc_cached_pads_every_policy_it_does_not_map() {
         assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
     });
 }
+
+#[test]
+fn large_pinned_host_memory_works_like_small() {
+    on_device(|| {
+        let size = 40 << 20;
+        let mut host = null_mut();
+        // SAFETY: valid out-pointer; the allocation holds `size` bytes and is
+        // freed once (the second free is refused before any use).
+        unsafe {
+            assert_eq!(aclrtMallocHost(&mut host, size), ACL_SUCCESS);
+            assert_eq!(host as usize % 64, 0);
+            host.cast::<u8>().add(size - 1).write(0x5A);
+            let dev = {
+                let mut dev = null_mut();
+                assert_eq!(aclrtMalloc(&mut dev, size, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+                dev
+            };
+            assert_eq!(
+                aclrtMemcpy(dev, size, host, size, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_SUCCESS
+            );
+            let mut last = 0u8;
+            let tail = dev.byte_add(size - 1);
+            assert_eq!(
+                aclrtMemcpy((&raw mut last).cast(), 1, tail, 1, ACL_MEMCPY_DEVICE_TO_HOST),
+                ACL_SUCCESS
+            );
+            assert_eq!(last, 0x5A);
+            // A copy running past the pinned allocation is refused.
+            assert_eq!(
+                aclrtMemcpy(dev, size, host.byte_add(1), size, ACL_MEMCPY_HOST_TO_DEVICE),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+            assert_eq!(aclrtFreeHost(host), ACL_SUCCESS);
+            assert_eq!(aclrtFreeHost(host), ACL_ERROR_RT_PARAM_INVALID);
+        }
+    });
+}
