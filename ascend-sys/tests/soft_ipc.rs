@@ -9,17 +9,13 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::peer::{self, Peer};
 use soft_common::{on_device, software, without_device};
 use std::ffi::{CStr, CString, c_char, c_void};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::ptr::null_mut;
 
 /// Set in the child's environment; without it the child test does nothing.
 const CHILD_VAR: &str = "ASCEND_SOFT_IPC_CHILD";
-
-/// Starts each answer line of the child.
-const ANSWER: &str = "answer: ";
 
 /// The documented key buffer length.
 const KEY_LEN: usize = 65;
@@ -182,97 +178,17 @@ impl Side {
     }
 }
 
-/// A child process running [`child_peer`].
-struct Peer {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn() -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "child_peer", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(CHILD_VAR, "1")
-            .env("ASCEND_BACKEND", "software")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("spawn the child");
-        let input = child.stdin.take().expect("stdin");
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        Self { child, input, output }
-    }
-
-    fn send(&mut self, command: &str) {
-        writeln!(self.input, "{command}").expect("write to the child");
-        self.input.flush().expect("flush");
-    }
-
-    /// Sends one command; the words of its answer.
-    fn ask(&mut self, command: &str) -> Vec<String> {
-        self.send(command);
-        loop {
-            let mut line = String::new();
-            let read = self.output.read_line(&mut line).expect("read from the child");
-            assert!(read > 0, "the child exited before answering {command:?}");
-            // The harness prints "test child_peer ... " without a newline,
-            // so the first answer shares its line.
-            if let Some(at) = line.find(ANSWER) {
-                return line[at + ANSWER.len()..]
-                    .split_whitespace()
-                    .map(str::to_owned)
-                    .collect();
-            }
-        }
-    }
-
-    /// The code of a command answering a code alone or a code first.
-    fn code(&mut self, command: &str) -> aclError {
-        self.ask(command)[0].parse().expect("code")
-    }
-
-    fn pid(&mut self) -> i32 {
-        self.ask("pid")[0].parse().expect("pid")
-    }
-
-    /// Ends the child and waits for it (it exits normally).
-    fn quit(mut self) {
-        self.send("quit");
-        let status = self.child.wait().expect("wait for the child");
-        assert!(status.success(), "child failed: {status:?}");
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        // A child still running here means the test failed: do not leave it.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// The child half of the cross-process tests: executes commands from stdin.
 #[test]
 #[ignore = "run by its parent test in a child process"]
 fn child_peer() {
-    if std::env::var_os(CHILD_VAR).is_none() {
-        return;
-    }
-    software();
-    // SAFETY: no pointer arguments.
-    assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-    let mut side = Side::default();
-    for line in std::io::stdin().lock().lines() {
-        let line = line.expect("read a command");
-        if line.trim() == "quit" {
-            break;
-        }
-        let answer = side.execute(&line);
-        println!("{ANSWER}{answer}");
-    }
+    peer::serve(CHILD_VAR, || {
+        software();
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let mut side = Side::default();
+        move |line| side.execute(line)
+    });
 }
 
 const SIZE: usize = 64 << 10;
@@ -280,7 +196,7 @@ const SIZE: usize = 64 << 10;
 #[test]
 fn keys_move_data_both_ways() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child = peer.pid();
         let mut side = Side::default();
         // The parent exports, the child imports.
@@ -336,7 +252,7 @@ fn allocations_that_do_not_start_a_page_can_be_shared() {
             ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
         )
         .expect("export");
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let answer = peer.ask(&format!("import {key} 1000"));
         assert_eq!(answer[0], "0");
         assert_eq!(peer.ask(&format!("read {}", answer[1])), ["0", "92"]);
@@ -354,7 +270,7 @@ fn allocations_that_do_not_start_a_page_can_be_shared() {
 #[test]
 fn whitelist_is_enforced_and_can_be_disabled() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child = peer.pid();
         let ptr = malloc(SIZE);
         let key = export_key(ptr, SIZE, 0).expect("export");
@@ -392,7 +308,7 @@ fn import_in_the_exporting_process_is_refused() {
 #[test]
 fn import_after_close_free_or_exit_is_refused() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let flags = ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION;
         // The exporter destroyed the key.
         let ptr = malloc(SIZE);
@@ -425,7 +341,7 @@ fn close_releases_the_first_import_of_a_key() {
             ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION,
         )
         .expect("export");
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let first = peer.ask(&format!("import {key} {SIZE}"))[1].clone();
         let second = peer.ask(&format!("import {key} {SIZE}"))[1].clone();
         assert_eq!(peer.ask(&format!("listed {first}")), ["1"]);
@@ -446,7 +362,7 @@ fn close_releases_the_first_import_of_a_key() {
 fn destroying_a_key_still_imported_is_reported_as_misuse() {
     on_device(|| {
         let flags = ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION;
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let ptr = malloc(SIZE);
         // By aclrtIpcMemClose.
         let key = export_key(ptr, SIZE, flags).expect("export");
@@ -496,12 +412,9 @@ fn host_dereference_of_imported_memory_faults() {
     on_device(|| {
         let ptr = malloc(SIZE);
         let key = export_key(ptr, SIZE, ACL_RT_IPC_MEM_EXPORT_FLAG_DISABLE_PID_VALIDATION).expect("export");
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let id = peer.ask(&format!("import {key} {SIZE}"))[1].clone();
-        peer.send(&format!("deref {id}"));
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut peer.output, &mut rest);
-        let status = peer.child.wait().expect("wait for the child");
+        let (rest, status) = peer.send_and_wait(&format!("deref {id}"));
         assert!(rest.contains("dereferencing"), "the child did not get that far: {rest}");
         assert!(!rest.contains("without a fault"), "the read did not fault: {rest}");
         use std::os::unix::process::ExitStatusExt;
@@ -514,7 +427,7 @@ fn host_dereference_of_imported_memory_faults() {
 #[test]
 fn copies_stay_inside_the_imported_range() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child_id = peer.ask("alloc 8192 7")[0].clone();
         let answer = peer.ask(&format!("export {child_id} 5000 1"));
         assert_eq!(answer[0], "0");
@@ -539,7 +452,7 @@ fn copies_stay_inside_the_imported_range() {
 #[test]
 fn imported_memory_is_device_memory_for_queries_and_async_copies() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child_id = peer.ask("alloc 4096 3")[0].clone();
         let answer = peer.ask(&format!("export {child_id} 4096 1"));
         let ptr = import(&answer[1]).expect("import");
@@ -603,7 +516,7 @@ fn nothing_is_left_in_the_file_system() {
             "{target}"
         );
         assert!(soft::leak_report().contains(&format!("IPC key {key}")));
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let answer = peer.ask(&format!("import {key} {SIZE}"));
         assert_eq!(answer[0], "0");
         assert_eq!(peer.code(&format!("close {key}")), ACL_SUCCESS);

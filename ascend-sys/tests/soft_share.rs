@@ -9,17 +9,13 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::peer::{self, Peer};
 use soft_common::{on_device, software, without_device};
 use std::ffi::{CStr, c_void};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::ptr::null_mut;
 
 /// Set in the child's environment; without it the child test does nothing.
 const CHILD_VAR: &str = "ASCEND_SOFT_SHARE_CHILD";
-
-/// Starts each answer line of the child.
-const ANSWER: &str = "answer: ";
 
 fn recent() -> String {
     // SAFETY: no arguments; copied at once.
@@ -310,99 +306,23 @@ impl Side {
     }
 }
 
-/// A child process running [`child_peer`].
-struct Peer {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn() -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "child_peer", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(CHILD_VAR, "1")
-            .env("ASCEND_BACKEND", "software")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("spawn the child");
-        let input = child.stdin.take().expect("stdin");
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        Self { child, input, output }
-    }
-
-    /// Sends one command; the words of its answer.
-    fn ask(&mut self, command: &str) -> Vec<String> {
-        writeln!(self.input, "{command}").expect("write to the child");
-        self.input.flush().expect("flush");
-        loop {
-            let mut line = String::new();
-            let read = self.output.read_line(&mut line).expect("read from the child");
-            assert!(read > 0, "the child exited before answering {command:?}");
-            // The harness prints "test child_peer ... " without a newline,
-            // so the first answer shares its line.
-            if let Some(at) = line.find(ANSWER) {
-                return line[at + ANSWER.len()..]
-                    .split_whitespace()
-                    .map(str::to_owned)
-                    .collect();
-            }
-        }
-    }
-
-    /// The code of a command answering a code alone or a code first.
-    fn code(&mut self, command: &str) -> aclError {
-        self.ask(command)[0].parse().expect("code")
-    }
-
-    fn pid(&mut self) -> i32 {
-        self.ask("pid")[0].parse().expect("pid")
-    }
-
-    /// Ends the child and waits for it (it exits normally).
-    fn quit(mut self) {
-        writeln!(self.input, "quit").expect("write to the child");
-        let status = self.child.wait().expect("wait for the child");
-        assert!(status.success(), "child failed: {status:?}");
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        // A child still running here means the test failed: do not leave it.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// The child half of the cross-process tests: executes commands from stdin.
 #[test]
 #[ignore = "run by its parent test in a child process"]
 fn child_peer() {
-    if std::env::var_os(CHILD_VAR).is_none() {
-        return;
-    }
-    software();
-    // SAFETY: no pointer arguments.
-    assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
-    let mut side = Side::default();
-    for line in std::io::stdin().lock().lines() {
-        let line = line.expect("read a command");
-        if line.trim() == "quit" {
-            break;
-        }
-        let answer = side.execute(&line);
-        println!("{ANSWER}{answer}");
-    }
+    peer::serve(CHILD_VAR, || {
+        software();
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let mut side = Side::default();
+        move |line| side.execute(line)
+    });
 }
 
 /// Data crosses processes both ways with `kind` handles.
 fn round_trip(kind: &str) {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let mut side = Side::default();
         let child = peer.pid();
         // The parent exports, the child imports.
@@ -451,7 +371,7 @@ fn v2_fabric_handles_move_data_both_ways() {
 #[test]
 fn whitelist_is_enforced_across_processes() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child = peer.pid();
         for kind in ["v1", "fabric"] {
             let handle = physical(granularity());
@@ -475,7 +395,7 @@ fn whitelist_is_enforced_across_processes() {
 #[test]
 fn disable_pid_validation_lets_any_process_of_the_user_import() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let mut side = Side::default();
         for kind in ["v1", "v2", "fabric"] {
             let id = side.alloc(9);
@@ -498,7 +418,7 @@ fn disable_pid_validation_lets_any_process_of_the_user_import() {
 #[test]
 fn import_after_the_exporter_freed_is_refused() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child = peer.pid();
         // The exporter frees its handle (still mapped: the export is gone).
         let mut side = Side::default();
@@ -526,7 +446,7 @@ fn import_after_the_exporter_freed_is_refused() {
 #[test]
 fn imported_memory_outlives_its_exporter() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child_id = peer.ask("alloc 90")[0].clone();
         let answer = peer.ask(&format!("export {child_id} v2 0"));
         assert_eq!(peer.code(&format!("setpid {} {}", answer[1], own_pid())), ACL_SUCCESS);
@@ -553,7 +473,7 @@ fn imports_do_not_count_against_the_importing_device() {
             .expect("export");
         // The child is a process of its own: its device's free memory moves
         // only with its own allocations.
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let before: usize = peer.ask("meminfo")[0].parse().expect("bytes");
         let answer = peer.ask(&format!("import {text}"));
         assert_eq!(answer[0], "0");
@@ -573,7 +493,7 @@ fn imports_do_not_count_against_the_importing_device() {
 #[test]
 fn imported_handles_cannot_be_exported_again() {
     on_device(|| {
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let child_id = peer.ask("alloc 3")[0].clone();
         let answer = peer.ask(&format!("export {child_id} v1 1"));
         let handle = import(&answer[1]).expect("import");
@@ -623,7 +543,7 @@ fn nothing_is_left_in_the_file_system() {
             target.starts_with("/memfd:") && target.ends_with("(deleted)"),
             "{target}"
         );
-        let mut peer = Peer::spawn();
+        let mut peer = Peer::spawn(CHILD_VAR);
         let answer = peer.ask(&format!("import {text}"));
         assert_eq!(answer[0], "0");
         assert_eq!(peer.ask(&format!("read {}", answer[1])), ["0", "5"]);

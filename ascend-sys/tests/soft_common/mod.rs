@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod peer;
+
 use ascend_sys::*;
 use std::ffi::CStr;
 
