@@ -22,8 +22,8 @@ use crate::types::*;
 pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftResult {
     let (to, from) = {
         let state = runtime::lock()?;
-        let to = translate::resolve(&state, dst, count, "dst", translate::Use::Write)?;
-        let from = translate::resolve(&state, src, count, "src", translate::Use::Read)?;
+        let to = translate::resolve(&state, dst, count, "dst")?;
+        let from = translate::resolve(&state, src, count, "src")?;
         // A copy between two devices needs peer access.
         peer::check_sides(&state, &to, &from)?;
         (to, from)
@@ -64,7 +64,7 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
 pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> SoftResult {
     let target = {
         let state = runtime::lock()?;
-        translate::resolve(&state, address, count, "devPtr", translate::Use::Write)?
+        translate::resolve(&state, address, count, "devPtr")?
     };
     for segment in target.iter() {
         // SAFETY: as in `copy_bytes`.

@@ -10,15 +10,6 @@ use super::runtime::State;
 use super::{device_mem, host_mem, host_register};
 use crate::types::*;
 
-/// What the caller will do with the range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Use {
-    /// The range is read.
-    Read,
-    /// The range is written.
-    Write,
-}
-
 /// A run of bytes to touch: `len` bytes at `pointer`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Segment {
@@ -65,7 +56,7 @@ unsafe impl Send for Segments {}
 
 /// Translates `[address, address + length)`, refusing ranges the runtime
 /// would refuse.
-pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str, _use: Use) -> SoftResult<Segments> {
+pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
     let Some(end) = address.checked_add(length) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

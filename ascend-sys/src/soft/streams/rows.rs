@@ -6,7 +6,7 @@
 //! lock, walking the segments of each span.
 
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::translate::{self, Segment, Segments, Use};
+use crate::soft::translate::{self, Segment, Segments};
 use crate::soft::{peer, runtime};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 
@@ -107,8 +107,8 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
     }
     let (to, from) = {
         let state = runtime::lock()?;
-        let to = translate::resolve(&state, dst, rows.dst_span()?, "dst", Use::Write)?;
-        let from = translate::resolve(&state, src, rows.src_span()?, "src", Use::Read)?;
+        let to = translate::resolve(&state, dst, rows.dst_span()?, "dst")?;
+        let from = translate::resolve(&state, src, rows.src_span()?, "src")?;
         // A copy between two devices needs peer access, as for 1-D copies.
         peer::check_sides(&state, &to, &from)?;
         (Flat::new(&to), Flat::new(&from))

@@ -15,7 +15,7 @@ use super::task::{Task, Work};
 use super::{Stream, lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::runtime::{self, State};
-use crate::soft::translate::{self, Use};
+use crate::soft::translate;
 use crate::soft::{context, copy, host_mem, peer};
 use crate::types::*;
 use std::sync::Arc;
@@ -181,8 +181,8 @@ pub(crate) unsafe fn memcpy_async(
         return unsafe { copy::copy_bytes(dst, src, count) };
     }
     let stream = target_stream(&mut state, explicit, device)?;
-    let to_bytes = translate::resolve(&state, dst, count, "dst", Use::Write)?;
-    let from_bytes = translate::resolve(&state, src, count, "src", Use::Read)?;
+    let to_bytes = translate::resolve(&state, dst, count, "dst")?;
+    let from_bytes = translate::resolve(&state, src, count, "src")?;
     peer::check_sides(&state, &to_bytes, &from_bytes)?;
     drop(state);
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
@@ -213,7 +213,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
             ),
         );
     }
-    translate::resolve(&state, address, count, "devPtr", Use::Write)?;
+    translate::resolve(&state, address, count, "devPtr")?;
     drop(state);
     let host = pinned_ranges(&[(place, address, count)]);
     let work = Work::Fill {
@@ -322,8 +322,8 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     }
     let stream = target_stream(&mut state, explicit, device)?;
     let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
-    let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst", Use::Write)?;
-    let from_bytes = translate::resolve(&state, rows.src, src_span, "src", Use::Read)?;
+    let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst")?;
+    let from_bytes = translate::resolve(&state, rows.src, src_span, "src")?;
     peer::check_sides(&state, &to_bytes, &from_bytes)?;
     drop(state);
     let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
