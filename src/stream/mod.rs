@@ -15,6 +15,18 @@
 //!   the buffers by value and return a [`Pending`] that gives them back
 //!   after synchronising.
 //!
+//! **When the runtime fails.** No safe API here ends a borrow or frees a
+//! buffer while work that uses it may still be queued, whatever a runtime
+//! call returns. Before borrowed or owned buffers are released, the stream
+//! is synchronised; a failed synchronisation is retried, then escalated to
+//! the device (`aclrtSynchronizeDevice`). If none succeeds, a scope aborts
+//! the process with a message naming the stream and every error (a scope
+//! cannot fail its join, as in [`std::thread::scope`]), and a [`Pending`]
+//! leaks its buffers and returns the error. A failed *task* is reported
+//! once, by the first synchronisation after it: the retry then proves the
+//! stream drained, and the scope or [`Pending::wait`] returns that error
+//! with nothing leaked.
+//!
 //! [`Event`]s mark points in a stream: other streams wait for them
 //! ([`Stream::wait_event`]), the host polls or waits for them, and two of
 //! them time the work between. 2-D copies of pitched regions take a
@@ -41,6 +53,7 @@
 //! # Ok::<(), ascend::Error>(())
 //! ```
 
+mod completion;
 mod copy2d;
 mod event;
 mod flags;

@@ -1,6 +1,7 @@
 //! Owned transfers: [`Stream::upload_owned`], [`Stream::download_owned`] and
 //! the [`Pending`] result that gives the buffers back.
 
+use super::completion::Completion;
 use super::lengths::{byte_len, same_len};
 use super::stream::Stream;
 use crate::error::{Error, Result};
@@ -12,9 +13,14 @@ use std::fmt;
 /// work has run.
 ///
 /// The transfer owns its buffers, so nothing can touch them meanwhile.
-/// Dropping a `Pending` synchronises the stream before the buffers are
-/// dropped (a failure is logged); forgetting it (`std::mem::forget`) leaks
-/// the buffers, which is safe.
+/// Dropping a `Pending` waits for the work before the buffers are dropped;
+/// forgetting it (`std::mem::forget`) leaks the buffers, which is safe.
+///
+/// **When the runtime fails.** The buffers are released only once the work
+/// is proven finished: a failed synchronisation is retried on the stream,
+/// then on its device. If none succeeds, the work may still be running, so
+/// the buffers are leaked (never freed, so no address is reused under the
+/// device) and the error is returned (or, on drop, logged).
 #[must_use = "dropping a Pending waits for the work and frees its buffers; call wait() to get them back"]
 pub struct Pending<'s, B> {
     stream: &'s Stream,
@@ -30,23 +36,57 @@ impl<'s, B> Pending<'s, B> {
 
     /// Synchronises the stream and gives the buffers back.
     ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[9u16; 8])?;
+    /// let host = PinnedHostBuf::<u16>::zeroed(&device, 8)?;
+    /// let (_on_device, host) = stream.download_owned(on_device, host)?.wait()?;
+    /// assert_eq!(&host[..], &[9; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// The synchronisation's error (e.g. the queued copy failed); the
-    /// buffers are then dropped, after the stream has been synchronised.
+    /// The first synchronisation's error (e.g. the queued copy failed). If a
+    /// retry on the stream or its device proved the work finished, the
+    /// buffers are dropped; if nothing could prove it, they are leaked.
     pub fn wait(mut self) -> Result<B> {
-        // Taken first so that `Drop` does not synchronise again; on an error
-        // they are dropped after the synchronisation below has returned.
-        let buffers = self.buffers.take();
-        self.stream.drain()?;
-        buffers.ok_or_else(|| Error::invalid("Pending::wait", "the buffers were already taken"))
+        let Some(buffers) = self.buffers.take() else {
+            return Err(Error::invalid("Pending::wait", "the buffers were already taken"));
+        };
+        release_after(self.stream, buffers, "Pending::wait")
+    }
+}
+
+/// Gives `buffers` back once `stream`'s work is proven finished; drops them
+/// after a finished-but-failed synchronisation, leaks them when nothing
+/// proves the work finished.
+fn release_after<B>(stream: &Stream, buffers: B, context: &str) -> Result<B> {
+    match stream.complete() {
+        Completion::Finished(Ok(())) => Ok(buffers),
+        Completion::Finished(Err(error)) => {
+            drop(buffers);
+            Err(error)
+        }
+        Completion::Unproven { first, later } => {
+            log::error!(
+                "{context}: the work queued on stream {:?} cannot be proven finished; its buffers are leaked \
+                 so that the device cannot write freed memory: {}",
+                stream.as_raw(),
+                Completion::describe(&first, &later)
+            );
+            std::mem::forget(buffers);
+            Err(first)
+        }
     }
 }
 
 impl<B> Drop for Pending<'_, B> {
     fn drop(&mut self) {
-        if self.buffers.is_some()
-            && let Err(error) = self.stream.drain()
+        if let Some(buffers) = self.buffers.take()
+            && let Err(error) = release_after(self.stream, buffers, "Pending drop")
         {
             log::warn!("Pending drop: {error}");
         }

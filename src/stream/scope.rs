@@ -42,25 +42,27 @@ pub struct AsyncScope<'scope, 'env: 'scope> {
     _env: PhantomData<&'env mut &'env ()>,
 }
 
-/// Synchronises the stream when dropped unless defused: the path taken when
-/// the closure panics.
+/// Proves the stream's work finished when dropped unless defused: the path
+/// taken when the closure panics (aborting if it cannot be proven, see
+/// [`Stream::complete_or_abort`]).
 struct SyncOnUnwind<'a> {
     stream: &'a Stream,
     armed: bool,
 }
 
 impl SyncOnUnwind<'_> {
-    /// Synchronises now (the normal path), returning the result.
+    /// Proves the work finished now (the normal path), returning the first
+    /// synchronisation's result.
     fn finish(mut self) -> Result<()> {
         self.armed = false;
-        self.stream.drain()
+        self.stream.complete_or_abort("Stream::scope")
     }
 }
 
 impl Drop for SyncOnUnwind<'_> {
     fn drop(&mut self) {
         if self.armed
-            && let Err(error) = self.stream.drain()
+            && let Err(error) = self.stream.complete_or_abort("Stream::scope (unwinding from a panic)")
         {
             log::warn!("AsyncScope: synchronising after a panic: {error}");
         }
@@ -114,6 +116,16 @@ impl Stream {
     ///
     /// The error `f` returns (a synchronisation failure is then logged), or
     /// else the synchronisation's error (e.g. a queued task that failed).
+    /// Either way the queued work has finished when `scope` returns.
+    ///
+    /// # Aborts
+    ///
+    /// A failed synchronisation is retried on the stream and then on its
+    /// device. If none succeeds, the queued work may still be running, and
+    /// ending the borrows would let it write memory the host frees or
+    /// reuses: the process aborts with a message on standard error (and the
+    /// `log` facade) naming the stream, its device and every error. A
+    /// scope cannot fail its join, as with [`std::thread::scope`].
     pub fn scope<'env, F, R>(&'env self, f: F) -> Result<R>
     where
         F: for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> Result<R>,

@@ -206,23 +206,6 @@ impl Stream {
         })
     }
 
-    /// Synchronises before borrowed buffers are released: returns the first
-    /// synchronisation's result. A failed synchronisation is followed by a
-    /// second one, so that a stream whose first answer was the report of an
-    /// earlier task failure is drained too.
-    pub(crate) fn drain(&self) -> Result<()> {
-        let first = self.synchronize();
-        if first.is_err()
-            && let Err(again) = self.synchronize()
-        {
-            log::warn!(
-                "stream {:?}: synchronising again after a failure: {again}",
-                self.as_raw()
-            );
-        }
-        first
-    }
-
     /// Destroys the stream now (`aclrtDestroyStream`, after its queued work
     /// has finished), reporting a failure.
     ///
