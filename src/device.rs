@@ -6,12 +6,28 @@
 //! thread before each call that needs it, so buffers can be moved to and used
 //! from any thread. Each thread retains a device's context at most once per
 //! switch and releases every retain when the thread ends.
+//!
+//! A thread's exit must not tear a device down under buffers, streams and
+//! mappings that other threads still own (the runtime destroys a device's
+//! streams, events and memory when its last `aclrtSetDevice` retain is
+//! reset). So every [`Device`] value also shares one process-wide retain of
+//! its device, taken by the first `Device::new` and reset when the last
+//! `Device` of that id — and so the last owner created on it — is dropped.
 
 use crate::error::{Result, check};
 use ascend_sys as sys;
 use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, Weak};
 
-/// A device, by its id. Cheap to clone.
+/// A device, by its id. Cheap to clone (an `Arc`).
+///
+/// Every `Device` keeps its device set in the process (one shared
+/// `aclrtSetDevice` retain per device id, reset when the last `Device` of
+/// that id is dropped). Every owner created on a device holds a `Device`, so
+/// no thread's exit can tear the device down under a live buffer, stream,
+/// event or mapping.
 ///
 /// ```
 /// let device = ascend::Device::new(0)?;
@@ -20,9 +36,84 @@ use std::cell::{Cell, RefCell};
 /// assert!(free <= total);
 /// # Ok::<(), ascend::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct Device {
     id: i32,
+    _retain: Arc<ProcessRetain>,
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Device {}
+
+impl Hash for Device {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device").field("id", &self.id).finish()
+    }
+}
+
+/// The process-wide `aclrtSetDevice` retain of one device, shared by every
+/// [`Device`] of that id.
+struct ProcessRetain {
+    id: i32,
+}
+
+/// The live process retains, by device id.
+static PROCESS_RETAINS: Mutex<Vec<(i32, Weak<ProcessRetain>)>> = Mutex::new(Vec::new());
+
+impl ProcessRetain {
+    /// The retain of device `id`, taken (`aclrtSetDevice`) if no `Device`
+    /// of that id is alive.
+    fn of(id: i32) -> Result<Arc<Self>> {
+        let mut retains = PROCESS_RETAINS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        retains.retain(|(_, weak)| weak.strong_count() > 0);
+        if let Some(retain) = retains
+            .iter()
+            .find(|(held, _)| *held == id)
+            .and_then(|(_, weak)| weak.upgrade())
+        {
+            return Ok(retain);
+        }
+        // SAFETY: no pointer arguments.
+        check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(id) })?;
+        // That call also made `id` current on this thread.
+        CURRENT.with(|current| current.set(None));
+        let retain = Arc::new(Self { id });
+        retains.push((id, Arc::downgrade(&retain)));
+        Ok(retain)
+    }
+}
+
+impl Drop for ProcessRetain {
+    fn drop(&mut self) {
+        // SAFETY: no pointer arguments; balances the `aclrtSetDevice` of
+        // `ProcessRetain::of`.
+        let code = unsafe { sys::aclrtResetDevice(self.id) };
+        if code != sys::ACL_SUCCESS {
+            log::warn!(
+                "aclrtResetDevice({}) for the last Device of that id failed with {code}",
+                self.id
+            );
+        }
+        // The reset may have cleared this thread's current context: the
+        // next `make_current` on this thread sets it again.
+        let _ = CURRENT.try_with(|current| current.set(None));
+        let _ = BINDING.try_with(|binding| {
+            if let Ok(mut binding) = binding.try_borrow_mut() {
+                binding.current = None;
+            }
+        });
+    }
 }
 
 impl Device {
@@ -34,7 +125,10 @@ impl Device {
     /// available; `ACL_ERROR_RT_INVALID_DEVICEID` for an id out of range.
     pub fn new(id: i32) -> Result<Self> {
         crate::backend()?;
-        let device = Self { id };
+        let device = Self {
+            id,
+            _retain: ProcessRetain::of(id)?,
+        };
         device.make_current()?;
         Ok(device)
     }
@@ -140,7 +234,7 @@ impl Device {
         let mut id = -1;
         // SAFETY: a valid out-pointer.
         match check("aclrtGetDevice", unsafe { sys::aclrtGetDevice(&mut id) }) {
-            Ok(()) => Ok(Some(Device { id })),
+            Ok(()) => Ok(Some(Device::new(id)?)),
             Err(error) if error.code() == Some(crate::ErrorCode::RT_CONTEXT_NULL) => Ok(None),
             Err(error) => Err(error),
         }

@@ -491,7 +491,11 @@ fn pointer_attributes_tell_where_memory_lives() {
             assert_eq!(aclrtFreeHost(host), ACL_SUCCESS);
         }
     });
-    // Needs no context, and reports the device id.
+    // Needs no context, and reports the device id. This thread keeps device
+    // 1 retained meanwhile: the allocating thread's reset must not be the
+    // last one, which would tear the device's memory down.
+    // SAFETY: no pointer arguments.
+    assert_eq!(unsafe { aclrtSetDevice(1) }, ACL_SUCCESS);
     let device = std::thread::scope(|scope| {
         scope
             .spawn(|| {
@@ -525,6 +529,8 @@ fn pointer_attributes_tell_where_memory_lives() {
             assert_eq!(aclrtFree(device as *mut c_void), ACL_SUCCESS);
         }
     });
+    // SAFETY: no pointer arguments; balances the retain above.
+    assert_eq!(unsafe { aclrtResetDevice(1) }, ACL_SUCCESS);
 }
 
 /// The child half of `host_dereference_of_a_registration_device_pointer_faults`.

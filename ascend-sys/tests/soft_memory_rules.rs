@@ -81,6 +81,11 @@ fn calls_that_need_a_context_fail_without_one() {
 
 #[test]
 fn free_works_without_a_context_but_refuses_bad_pointers() {
+    // This thread keeps device 0 retained, so that the allocating thread's
+    // reset is not the last one (which would tear the memory down).
+    software();
+    // SAFETY: no pointer arguments.
+    assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
     let ptr = on_device(|| malloc(256) as usize);
     without_device(move || {
         // SAFETY: `ptr` is a live allocation; interior and repeated frees are
@@ -97,6 +102,8 @@ fn free_works_without_a_context_but_refuses_bad_pointers() {
             assert!(recent().contains("not a device address"));
         }
     });
+    // SAFETY: no pointer arguments; balances the retain above.
+    assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
 }
 
 #[test]

@@ -11,7 +11,7 @@
 mod soft_common;
 
 use ascend_sys::*;
-use soft_common::{on_device_id as on_device, recent, software, without_device};
+use soft_common::{holding_device, on_device_id as on_device, recent, software, without_device};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
@@ -510,62 +510,65 @@ fn stream_creation_rules() {
 #[test]
 fn calls_that_need_a_context_fail_without_one() {
     // Handles made on a device, used from a thread without one.
-    let (stream, event) = on_device(0, || (create_stream() as usize, plain_event() as usize));
-    without_device(|| {
-        let (stream, event) = (stream as aclrtStream, event as aclrtEvent);
-        let mut out = null_mut();
-        let (mut a, b) = ([0u8; 16], [1u8; 16]);
-        // SAFETY: valid out-pointers and host buffers.
-        unsafe {
-            assert_eq!(aclrtCreateStream(&mut out), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtCreateEvent(&mut out), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtSynchronizeStream(null_mut()), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtSynchronizeStream(stream), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtSynchronizeDevice(), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtSynchronizeDeviceWithTimeout(10), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtDestroyStream(stream), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtRecordEvent(event, stream), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(aclrtStreamWaitEvent(null_mut(), event), ACL_ERROR_RT_CONTEXT_NULL);
-            assert_eq!(
-                aclrtMemcpyAsync(
-                    a.as_mut_ptr().cast(),
-                    16,
-                    b.as_ptr().cast(),
-                    16,
-                    ACL_MEMCPY_DEFAULT,
-                    null_mut()
-                ),
-                ACL_ERROR_RT_CONTEXT_NULL
-            );
-            assert_eq!(
-                aclrtMemsetAsync(a.as_mut_ptr().cast(), 16, 0, 16, null_mut()),
-                ACL_ERROR_RT_CONTEXT_NULL
-            );
-            assert_eq!(
-                aclrtMemcpy2d(a.as_mut_ptr().cast(), 4, b.as_ptr().cast(), 4, 4, 4, ACL_MEMCPY_DEFAULT),
-                ACL_ERROR_RT_CONTEXT_NULL
-            );
-            assert_eq!(
-                aclrtMemcpy2dAsync(
-                    a.as_mut_ptr().cast(),
-                    4,
-                    b.as_ptr().cast(),
-                    4,
-                    4,
-                    4,
-                    ACL_MEMCPY_DEFAULT,
-                    stream
-                ),
-                ACL_ERROR_RT_CONTEXT_NULL
-            );
-            // Events need no context to be synchronised or queried.
-            assert_eq!(aclrtSynchronizeEvent(event), ACL_SUCCESS);
-        }
-        assert_eq!(query(event), ACL_EVENT_RECORDED_STATUS_NOT_READY);
-    });
-    on_device(0, || {
-        destroy_stream(stream as aclrtStream);
-        destroy_event(event as aclrtEvent);
+    // This thread keeps the device (and so the handles) alive throughout.
+    holding_device(0, || {
+        let (stream, event) = on_device(0, || (create_stream() as usize, plain_event() as usize));
+        without_device(|| {
+            let (stream, event) = (stream as aclrtStream, event as aclrtEvent);
+            let mut out = null_mut();
+            let (mut a, b) = ([0u8; 16], [1u8; 16]);
+            // SAFETY: valid out-pointers and host buffers.
+            unsafe {
+                assert_eq!(aclrtCreateStream(&mut out), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtCreateEvent(&mut out), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtSynchronizeStream(null_mut()), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtSynchronizeStream(stream), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtSynchronizeDevice(), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtSynchronizeDeviceWithTimeout(10), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtDestroyStream(stream), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtRecordEvent(event, stream), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(aclrtStreamWaitEvent(null_mut(), event), ACL_ERROR_RT_CONTEXT_NULL);
+                assert_eq!(
+                    aclrtMemcpyAsync(
+                        a.as_mut_ptr().cast(),
+                        16,
+                        b.as_ptr().cast(),
+                        16,
+                        ACL_MEMCPY_DEFAULT,
+                        null_mut()
+                    ),
+                    ACL_ERROR_RT_CONTEXT_NULL
+                );
+                assert_eq!(
+                    aclrtMemsetAsync(a.as_mut_ptr().cast(), 16, 0, 16, null_mut()),
+                    ACL_ERROR_RT_CONTEXT_NULL
+                );
+                assert_eq!(
+                    aclrtMemcpy2d(a.as_mut_ptr().cast(), 4, b.as_ptr().cast(), 4, 4, 4, ACL_MEMCPY_DEFAULT),
+                    ACL_ERROR_RT_CONTEXT_NULL
+                );
+                assert_eq!(
+                    aclrtMemcpy2dAsync(
+                        a.as_mut_ptr().cast(),
+                        4,
+                        b.as_ptr().cast(),
+                        4,
+                        4,
+                        4,
+                        ACL_MEMCPY_DEFAULT,
+                        stream
+                    ),
+                    ACL_ERROR_RT_CONTEXT_NULL
+                );
+                // Events need no context to be synchronised or queried.
+                assert_eq!(aclrtSynchronizeEvent(event), ACL_SUCCESS);
+            }
+            assert_eq!(query(event), ACL_EVENT_RECORDED_STATUS_NOT_READY);
+        });
+        on_device(0, || {
+            destroy_stream(stream as aclrtStream);
+            destroy_event(event as aclrtEvent);
+        });
     });
 }
 

@@ -144,3 +144,34 @@ pub(crate) fn find(state: &runtime::State, address: usize) -> Option<(usize, Dev
     let (&start, allocation) = state.device_allocations.range(..=address).next_back()?;
     (address < start + allocation.size as usize).then_some((start, *allocation))
 }
+
+/// Takes every `aclrtMalloc*` allocation of `device` out of the table (a
+/// torn-down primary context: later `aclrtFree` of them fails as for freed
+/// memory). Their addresses stay reserved until [`release_detached`], so
+/// nothing new is placed where queued work may still write.
+pub(crate) fn detach_device(state: &mut runtime::State, device: i32) -> Vec<DeviceAllocation> {
+    let starts: Vec<usize> = state
+        .device_allocations
+        .iter()
+        .filter(|(_, allocation)| allocation.device == device)
+        .map(|(&start, _)| start)
+        .collect();
+    let mut detached = Vec::with_capacity(starts.len());
+    for start in starts {
+        if let Some(allocation) = state.device_allocations.remove(&start) {
+            super::share::forget_allocation(state, start);
+            detached.push(allocation);
+        }
+    }
+    detached
+}
+
+/// Gives the space of [`detach_device`]'s allocations back to their device.
+pub(crate) fn release_detached(state: &mut runtime::State, detached: &[DeviceAllocation]) {
+    for allocation in detached {
+        if let Ok(device) = state.device(allocation.device) {
+            let (start, length) = device.space.release(allocation.offset, allocation.size);
+            device.arena.release_pages(start, length);
+        }
+    }
+}

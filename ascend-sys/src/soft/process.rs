@@ -88,17 +88,44 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 }
 
 /// `aclrtResetDevice` (`force`: `aclrtResetDeviceForce`, drops every retain).
+///
+/// When the last retain goes, the primary context is torn down as on
+/// hardware: the device's streams, events and `aclrtMalloc*` memory stop
+/// existing, and later calls on them fail as for destroyed handles and freed
+/// memory (`ACL_ERROR_RT_INVALID_HANDLE`, `ACL_ERROR_RT_PARAM_INVALID`; see
+/// docs/runtime-choices.md). Work already queued on those streams runs to
+/// the end first, and the memory's addresses are reused only after that.
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let device = state.device(id)?;
-    if device.retains == 0 {
-        return fail(
-            ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-            format!("device {id} is not set (aclrtSetDevice was not called, or it was already reset)"),
-        );
+    let torn_down = {
+        let mut state = runtime::lock()?;
+        let device = state.device(id)?;
+        if device.retains == 0 {
+            return fail(
+                ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                format!("device {id} is not set (aclrtSetDevice was not called, or it was already reset)"),
+            );
+        }
+        device.retains = if force { 0 } else { device.retains - 1 };
+        let last = device.retains == 0;
+        context::release_primary(id);
+        last.then(|| {
+            let (streams, events) = state.streams.detach_device(id);
+            let memory = super::device_mem::detach_device(&mut state, id);
+            if streams.len() + events + memory.len() > 0 {
+                log::warn!(
+                    "device {id} reset by its last retain: {} stream(s), {events} event(s) and {} allocation(s) \
+                     of its primary context are destroyed",
+                    streams.len(),
+                    memory.len()
+                );
+            }
+            (streams, memory)
+        })
+    };
+    if let Some((streams, memory)) = torn_down {
+        streams.finish();
+        super::device_mem::release_detached(&mut *runtime::lock()?, &memory);
     }
-    device.retains = if force { 0 } else { device.retains - 1 };
-    context::release_primary(id);
     Ok(())
 }
 

@@ -19,6 +19,20 @@ pub fn on_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
     on_device_id(0, body)
 }
 
+/// Runs `body` with `device` retained by this thread (`aclrtSetDevice`
+/// before, `aclrtResetDevice` after), so that a reset inside `body` — by a
+/// thread of [`on_device_id`], say — is not the last one, which would tear
+/// down the device's streams, events and memory as on hardware.
+pub fn holding_device<R>(device: i32, body: impl FnOnce() -> R) -> R {
+    software();
+    // SAFETY: no pointer arguments.
+    assert_eq!(unsafe { aclrtSetDevice(device) }, ACL_SUCCESS);
+    let result = body();
+    // SAFETY: no pointer arguments; balances the retain above.
+    assert_eq!(unsafe { aclrtResetDevice(device) }, ACL_SUCCESS);
+    result
+}
+
 /// Runs `body` on a fresh thread with `device` current.
 pub fn on_device_id<R: Send>(device: i32, body: impl FnOnce() -> R + Send) -> R {
     software();

@@ -23,6 +23,7 @@ mod event;
 mod queue;
 mod rows;
 mod task;
+mod teardown;
 mod transfer;
 
 pub(crate) use event::{Event, EventMode};

@@ -1,0 +1,53 @@
+//! What happens to a device's streams and events when its primary context
+//! is torn down (the last `aclrtResetDevice` retain goes).
+
+use super::{StreamEntry, Streams};
+
+/// The streams of a torn-down device, taken out of the table: their queued
+/// tasks still run to the end (as for `aclrtDestroyStream`) once
+/// [`Detached::finish`] closes them, which must happen with the runtime
+/// lock released (a worker takes it to move bytes).
+pub(crate) struct Detached {
+    entries: Vec<StreamEntry>,
+}
+
+impl Streams {
+    /// Removes every stream created on `device` and every event created on
+    /// it: later calls with their handles fail with
+    /// `ACL_ERROR_RT_INVALID_HANDLE`, as for destroyed handles. Returns the
+    /// count of events removed with the streams.
+    pub(crate) fn detach_device(&mut self, device: i32) -> (Detached, usize) {
+        let handles: Vec<usize> = self
+            .created
+            .iter()
+            .filter(|(_, entry)| entry.stream.device == device)
+            .map(|(&handle, _)| handle)
+            .collect();
+        let entries = handles
+            .iter()
+            .filter_map(|handle| self.created.remove(handle))
+            .collect();
+        let events_before = self.events.len();
+        self.events.retain(|_, event| event.device != device);
+        (Detached { entries }, events_before - self.events.len())
+    }
+}
+
+impl Detached {
+    /// How many streams were taken out.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Lets every taken stream run its queued tasks, then joins its worker.
+    pub(crate) fn finish(self) {
+        for mut entry in self.entries {
+            entry.stream.close();
+            if let Some(worker) = entry.worker.take()
+                && worker.join().is_err()
+            {
+                log::error!("a stream worker panicked while its device was torn down");
+            }
+        }
+    }
+}
