@@ -162,6 +162,9 @@ pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
 /// The state, starting the software device on first use.
 pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
     let state = STATE.get_or_init(|| {
+        if let Some(problem) = super::faults::env_problem() {
+            return Err(problem.to_string());
+        }
         let chosen = CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         let config = match chosen {
             Some(config) => config,
