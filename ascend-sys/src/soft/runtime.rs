@@ -22,6 +22,8 @@ pub(crate) struct DeviceAllocation {
     pub(crate) size: u64,
     /// Bytes the caller asked for.
     pub(crate) requested: u64,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One pinned host allocation (`aclrtMallocHost*`).
@@ -31,6 +33,8 @@ pub(crate) struct HostAllocation {
     /// Whether it is a mapping of its own (large sizes) rather than a
     /// block of the process allocator.
     pub(crate) mapped: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One device: its memory, its allocator and its primary-context count.
