@@ -132,3 +132,61 @@ fn faults_can_be_armed_from_the_environment() {
     );
     assert!(stdout.contains("child checked the environment faults"), "{stdout}");
 }
+
+/// The child half of `a_bad_fault_list_stops_the_software_device`: every
+/// call fails as a software device that could not start.
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_with_a_bad_fault_list() {
+    let Some(value) = std::env::var_os(soft::ENV_FAULTS) else {
+        return;
+    };
+    let value = value.to_string_lossy().into_owned();
+    select_backend(BackendRequest::Software).unwrap();
+    let entry = std::env::var("BAD_ENTRY").unwrap();
+    let mut count = 0;
+    // SAFETY: valid out-pointers; nothing is allocated.
+    unsafe {
+        for code in [
+            aclrtGetDeviceCount(&mut count),
+            aclrtSetDevice(0),
+            aclInit(std::ptr::null()),
+        ] {
+            assert_eq!(code, ACL_ERROR_RT_INTERNAL_ERROR, "{value}");
+            let message = CStr::from_ptr(aclGetRecentErrMsg()).to_string_lossy().into_owned();
+            assert!(message.contains("could not start"), "{message}");
+            assert!(message.contains(soft::ENV_FAULTS), "{message}");
+            assert!(message.contains(&format!("{entry:?}")), "{message}");
+        }
+    }
+    assert!(soft::armed_faults().is_empty(), "nothing of a bad list is armed");
+    println!("child saw the start-up error");
+}
+
+#[test]
+fn a_bad_fault_list_stops_the_software_device() {
+    let cases = [
+        ("aclrtMaloc:1:207001", "aclrtMaloc:1:207001"),
+        ("aclrtMalloc:1:207001,aclrtFree:x:1", "aclrtFree:x:1"),
+        ("aclrtMalloc:1", "aclrtMalloc:1"),
+        ("aclrtMalloc:0:207001", "aclrtMalloc:0:207001"),
+        ("aclrtMalloc:1:0", "aclrtMalloc:1:0"),
+        ("aclrtMalloc:1:2:3", "aclrtMalloc:1:2:3"),
+    ];
+    for (value, entry) in cases {
+        let output = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_with_a_bad_fault_list", "--ignored", "--nocapture"])
+            .env(soft::ENV_FAULTS, value)
+            .env("BAD_ENTRY", entry)
+            .env("ASCEND_BACKEND", "software")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{value}: child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains("child saw the start-up error"), "{value}: {stdout}");
+    }
+}

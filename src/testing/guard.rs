@@ -1,14 +1,14 @@
 //! Running code on the software device and proving it left nothing behind:
 //! [`LeakCheck`] and [`on_software_device`].
 
-use ascend_sys::soft::{self, Live, Misuse};
+use ascend_sys::soft::{self, Live, LiveResource, Misuse, MisuseWatch};
 use ascend_sys::{Backend, BackendRequest};
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
 
 /// Serialises leak checks within one process: while one is running, no
-/// other [`LeakCheck`] starts, so two tests using them cannot skew each
-/// other's counts.
+/// other [`LeakCheck`] starts, so two tests using them cannot blame each
+/// other's resources.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Why a [`LeakCheck`] could not start or did not pass.
@@ -16,22 +16,18 @@ static SERIAL: Mutex<()> = Mutex::new(());
 #[non_exhaustive]
 pub enum LeakCheckError {
     /// The process already runs on real hardware (or has no backend), so
-    /// the software device's counts are not available.
+    /// the software device's tables are not available.
     NotSoftware {
         /// What the backend selection said.
         reason: String,
     },
-    /// Resources are live that were not live when the check started (or
-    /// the reverse: something freed what it did not own).
+    /// Resources created while the check ran are still live at its end.
+    /// Resources that existed before the check are never listed, whether
+    /// the checked code freed them or not.
     Leaked {
-        /// The counts when the check started.
-        before: Box<Live>,
-        /// The counts at the end.
-        after: Box<Live>,
-        /// One line per count that changed: `name: before -> after`.
-        changed: Vec<String>,
-        /// [`soft::leak_report`] at the end: every live resource.
-        report: String,
+        /// Each resource created since the start and still live (kind,
+        /// address or handle, bytes, device), oldest first.
+        leaked: Vec<LiveResource>,
     },
     /// The software device detected misuse while the check ran (e.g. a
     /// host buffer freed while queued copies still used it).
@@ -47,16 +43,16 @@ impl fmt::Display for LeakCheckError {
             LeakCheckError::NotSoftware { reason } => {
                 write!(f, "the software device is not the active backend: {reason}")
             }
-            LeakCheckError::Leaked { changed, report, .. } => {
-                writeln!(f, "live resources differ from when the check started:")?;
-                for line in changed {
-                    writeln!(f, "  {line}")?;
+            LeakCheckError::Leaked { leaked } => {
+                write!(
+                    f,
+                    "{} resource(s) created during the check are still live:",
+                    leaked.len()
+                )?;
+                for resource in leaked {
+                    write!(f, "\n  {resource}")?;
                 }
-                if report.is_empty() {
-                    write!(f, "nothing is live now (something freed more than it allocated)")
-                } else {
-                    write!(f, "live now (soft::leak_report):\n{report}")
-                }
+                Ok(())
             }
             LeakCheckError::Misuse { detected } => {
                 writeln!(f, "the software device detected {} misuse(s):", detected.len())?;
@@ -71,20 +67,28 @@ impl fmt::Display for LeakCheckError {
 
 impl std::error::Error for LeakCheckError {}
 
-/// A running check that the software device ends where it started: same
-/// live counts (every field of [`soft::Live`], bytes included) and no new
-/// entry in [`soft::misuse`].
+/// A running check that the code it watches released everything it
+/// created and caused no misuse.
 ///
 /// [`LeakCheck::start`] selects the software backend (if nothing chose a
-/// backend yet) and takes the baseline; [`LeakCheck::finish`] compares.
+/// backend yet), notes the software device's creation sequence number
+/// ([`soft::sequence_now`]) and starts a [`MisuseWatch`];
+/// [`LeakCheck::finish`] fails if any resource created since the start is
+/// still live ([`soft::live_since`]: by identity — address or handle —
+/// not by counts, so freeing an older buffer cannot balance a leaked new
+/// one) or if any misuse was recorded since the start (the watch keeps its
+/// own copy, so code that drains [`soft::take_misuse`] cannot hide it).
+/// Freeing a resource that existed before the check is not a failure.
 ///
-/// The counts are process-wide: code running on other threads at the same
-/// time (another `#[test]` of the same file, which `cargo test` runs as a
-/// thread of the same process) changes them too. Leak checks serialise
-/// among themselves — a second `start` waits until the first check is
-/// finished or dropped — but code that allocates outside a check is not
-/// stopped. Keep tests that allocate without a check in another test file
-/// (another process), or run with `--test-threads=1`.
+/// The software device is process-wide: a resource created by code running
+/// on another thread at the same time (another `#[test]` of the same file,
+/// which `cargo test` runs as a thread of the same process) and still live
+/// at the end is blamed on the check too, and so is misuse that code
+/// causes. Leak checks serialise among themselves — a second `start` waits
+/// until the first check is finished or dropped — but code that allocates
+/// outside a check is not stopped. Keep tests that allocate without a check
+/// in another test file (another process), or run with
+/// `--test-threads=1`.
 ///
 /// ```
 /// use ascend::testing::LeakCheck;
@@ -99,7 +103,9 @@ impl std::error::Error for LeakCheckError {}
 #[must_use = "a leak check proves something only when finished"]
 pub struct LeakCheck {
     before: Live,
-    misuse_before: usize,
+    /// The first creation sequence number that belongs to the check.
+    start: u64,
+    misuse: MisuseWatch,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -125,17 +131,22 @@ impl LeakCheck {
                 });
             }
         }
-        // A test that panicked while holding the lock poisoned it; the
-        // counts are compared afresh, so the poison carries no meaning.
+        // A test that panicked while holding the lock poisoned it; each
+        // check takes its own start, so the poison carries no meaning.
         let serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The watch first: misuse recorded between the two is seen, never
+        // missed.
+        let misuse = MisuseWatch::start();
         Ok(Self {
             before: soft::live(),
-            misuse_before: soft::misuse().len(),
+            start: soft::sequence_now(),
+            misuse,
             _serial: serial,
         })
     }
 
-    /// The counts when the check started.
+    /// The counts when the check started (for information: the check
+    /// itself compares identities, see [`LeakCheck::leaked_now`]).
     pub fn baseline(&self) -> &Live {
         &self.before
     }
@@ -145,31 +156,35 @@ impl LeakCheck {
         soft::live()
     }
 
-    /// Misuse the software device detected since the check started.
+    /// The creation sequence number the check started at: resources with
+    /// a [`LiveResource::created`] at least this one belong to it.
+    pub fn start_sequence(&self) -> u64 {
+        self.start
+    }
+
+    /// The resources created since the check started that are live now:
+    /// what [`LeakCheck::finish`] would report as leaked.
+    pub fn leaked_now(&self) -> Vec<LiveResource> {
+        soft::live_since(self.start)
+    }
+
+    /// Misuse the software device detected since the check started, even
+    /// if the global list ([`soft::misuse`]) was drained meanwhile.
     pub fn new_misuse(&self) -> Vec<Misuse> {
-        let all = soft::misuse();
-        // `take_misuse` by someone else may have shortened the list.
-        all.get(self.misuse_before..)
-            .map(<[Misuse]>::to_vec)
-            .unwrap_or_default()
+        self.misuse.seen()
     }
 
     /// Ends the check.
     ///
     /// # Errors
     ///
-    /// [`LeakCheckError::Leaked`] when a count differs from the baseline,
-    /// listing the counts that changed and every live resource;
+    /// [`LeakCheckError::Leaked`] when resources created since the start
+    /// are still live, listing exactly those;
     /// [`LeakCheckError::Misuse`] when misuse was detected meanwhile.
     pub fn finish(self) -> Result<(), LeakCheckError> {
-        let after = soft::live();
-        if after != self.before {
-            return Err(LeakCheckError::Leaked {
-                before: Box::new(self.before),
-                changed: changed_counts(&self.before, &after),
-                after: Box::new(after),
-                report: soft::leak_report(),
-            });
+        let leaked = self.leaked_now();
+        if !leaked.is_empty() {
+            return Err(LeakCheckError::Leaked { leaked });
         }
         let detected = self.new_misuse();
         if !detected.is_empty() {
@@ -183,81 +198,22 @@ impl fmt::Debug for LeakCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LeakCheck")
             .field("before", &self.before)
-            .field("misuse_before", &self.misuse_before)
+            .field("start", &self.start)
+            .field("misuse", &self.misuse)
             .finish()
     }
 }
 
-/// `name: before -> after` for every field of [`Live`] that differs.
-pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
-    let fields: [(&str, u64, u64); 18] = [
-        (
-            "device_allocations",
-            count(before.device_allocations),
-            count(after.device_allocations),
-        ),
-        ("device_bytes", before.device_bytes, after.device_bytes),
-        (
-            "host_allocations",
-            count(before.host_allocations),
-            count(after.host_allocations),
-        ),
-        ("host_bytes", before.host_bytes, after.host_bytes),
-        (
-            "host_registrations",
-            count(before.host_registrations),
-            count(after.host_registrations),
-        ),
-        ("registered_bytes", before.registered_bytes, after.registered_bytes),
-        ("contexts", count(before.contexts), count(after.contexts)),
-        (
-            "allocator_descriptors",
-            count(before.allocator_descriptors),
-            count(after.allocator_descriptors),
-        ),
-        (
-            "physical_allocations",
-            count(before.physical_allocations),
-            count(after.physical_allocations),
-        ),
-        ("physical_bytes", before.physical_bytes, after.physical_bytes),
-        ("reservations", count(before.reservations), count(after.reservations)),
-        ("mappings", count(before.mappings), count(after.mappings)),
-        ("streams", count(before.streams), count(after.streams)),
-        ("events", count(before.events), count(after.events)),
-        (
-            "shareable_exports",
-            count(before.shareable_exports),
-            count(after.shareable_exports),
-        ),
-        (
-            "shareable_imports",
-            count(before.shareable_imports),
-            count(after.shareable_imports),
-        ),
-        ("ipc_keys", count(before.ipc_keys), count(after.ipc_keys)),
-        ("ipc_imports", count(before.ipc_imports), count(after.ipc_imports)),
-    ];
-    fields
-        .iter()
-        .filter(|(_, was, is)| was != is)
-        .map(|(name, was, is)| format!("{name}: {was} -> {is}"))
-        .collect()
-}
-
-fn count(value: usize) -> u64 {
-    u64::try_from(value).unwrap_or(u64::MAX)
-}
-
 /// Runs `f` on the software device and asserts that it left nothing
-/// behind: every live count back to its value before `f`, and no misuse
-/// detected meanwhile. Returns what `f` returned.
+/// behind: no resource created while `f` ran is still live (compared by
+/// identity, see [`LeakCheck`]), and no misuse was detected meanwhile.
+/// Returns what `f` returned.
 ///
 /// It selects the software backend if nothing chose one yet, and runs
 /// after any other `on_software_device` or [`LeakCheck`] in the process
 /// has finished (they are serialised). Code outside such a check that
-/// allocates on another thread at the same time skews the counts: see
-/// [`LeakCheck`] for how to keep it apart.
+/// allocates on another thread at the same time and keeps the allocation
+/// is blamed on the check: see [`LeakCheck`] for how to keep it apart.
 ///
 /// ```
 /// use ascend::testing::on_software_device;
@@ -269,7 +225,7 @@ fn count(value: usize) -> u64 {
 /// assert_eq!(sum, 6);
 /// ```
 ///
-/// A leak is reported with the counts that changed and what is live:
+/// A leak is reported with exactly what `f` left live:
 ///
 /// ```should_panic
 /// use ascend::testing::on_software_device;
@@ -282,10 +238,10 @@ fn count(value: usize) -> u64 {
 ///
 /// # Panics
 ///
-/// This is an assertion for tests: it panics, with a message listing the
-/// changed counts and [`soft::leak_report`], when something leaked or
-/// misuse was detected, and when the process runs on another backend. A
-/// panic in `f` propagates unchanged (the counts are then not checked).
+/// This is an assertion for tests: it panics, with a message listing each
+/// leaked resource (kind, address or handle, bytes), when something leaked
+/// or misuse was detected, and when the process runs on another backend. A
+/// panic in `f` propagates unchanged (nothing is then checked).
 /// Use [`LeakCheck`] to get the outcome as a value instead.
 pub fn on_software_device<R>(f: impl FnOnce() -> R) -> R {
     let check = match LeakCheck::start() {

@@ -11,6 +11,7 @@
 use super::fail::{SoftResult, fail};
 use super::misuse;
 use super::runtime::{self, State};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
 
@@ -31,6 +32,8 @@ struct Descriptor {
     fields: Fields,
     /// The allocation whose address is the handle.
     _token: Box<u8>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
 }
 
 /// A stream's registered allocator: the descriptor handle given at
@@ -58,6 +61,16 @@ impl Allocators {
     /// Handles of the live descriptors.
     pub(crate) fn descriptor_handles(&self) -> impl Iterator<Item = usize> + '_ {
         self.descriptors.keys().copied()
+    }
+
+    /// The descriptors created at or after sequence number `since`.
+    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+        self.descriptors
+            .iter()
+            .filter(move |(_, descriptor)| descriptor.created >= since)
+            .map(|(&handle, descriptor)| {
+                LiveResource::new(ResourceKind::AllocatorDescriptor, handle, 0, descriptor.created)
+            })
     }
 }
 
@@ -89,6 +102,7 @@ pub(crate) fn create() -> SoftResult<usize> {
         Descriptor {
             fields: Fields::default(),
             _token: token,
+            created: super::sequence::next(),
         },
     );
     Ok(handle)

@@ -54,6 +54,20 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// An entry of a list-valued environment variable (the fault list
+    /// [`ENV_FAULTS`](super::ENV_FAULTS)) is malformed; nothing of the list
+    /// is used.
+    #[error("{variable}={value:?}: bad entry {entry:?}: {reason}")]
+    BadEntry {
+        /// The variable.
+        variable: &'static str,
+        /// Its whole value.
+        value: String,
+        /// The first entry that cannot be used.
+        entry: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A field of [`Config`] is out of range.
     #[error("software device configuration: {0}")]
     OutOfRange(&'static str),

@@ -17,6 +17,7 @@
 
 use super::fail::{SoftResult, fail};
 use super::runtime::{self, State};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -74,6 +75,8 @@ struct Created {
     device: i32,
     /// The allocation whose address is the handle.
     _token: Box<u8>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
 }
 
 /// Every context handle handed out.
@@ -100,6 +103,16 @@ impl Contexts {
         self.created.iter().map(|(&handle, context)| (handle, context.device))
     }
 
+    /// The created contexts made at or after sequence number `since`.
+    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+        self.created
+            .iter()
+            .filter(move |(_, context)| context.created >= since)
+            .map(|(&handle, context)| {
+                LiveResource::new(ResourceKind::Context, handle, 0, context.created).on(context.device)
+            })
+    }
+
     /// The handle of `device`'s primary context.
     fn primary_handle(&mut self, device: i32) -> usize {
         token_address(self.primary.entry(device).or_insert_with(|| Box::new(0)))
@@ -120,7 +133,14 @@ pub(crate) fn create(device: i32) -> SoftResult<usize> {
     state.device(device)?;
     let token = Box::new(0u8);
     let handle = token_address(&token);
-    state.contexts.created.insert(handle, Created { device, _token: token });
+    state.contexts.created.insert(
+        handle,
+        Created {
+            device,
+            _token: token,
+            created: super::sequence::next(),
+        },
+    );
     set_created(device, handle);
     Ok(handle)
 }

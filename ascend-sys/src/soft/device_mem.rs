@@ -69,6 +69,7 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
             offset,
             size: reserved,
             requested: size as u64,
+            created: super::sequence::next(),
         },
     );
     Ok(address)

@@ -6,13 +6,21 @@
 //! exactly what a test of "this operation cleans up when step N fails"
 //! needs.
 
+use super::config::ConfigError;
 use crate::types::aclError;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Environment variable: faults armed when the software device starts, as
 /// `api:nth:code` entries separated by commas, e.g.
 /// `aclrtMalloc:3:207001,aclrtMapMem:1:107000`.
+///
+/// An entry that is malformed (not three `:`-separated fields, a field that
+/// is not a number, `nth` or `code` 0) or names a function that is not bound
+/// is a start-up error, like a bad value of any other variable: no fault is
+/// armed, and every call routed to the software device returns
+/// `ACL_ERROR_RT_INTERNAL_ERROR` with an `aclGetRecentErrMsg` naming the
+/// variable and the entry ([`ConfigError::BadEntry`]).
 pub const ENV_FAULTS: &str = "ASCEND_SOFT_FAULTS";
 
 #[derive(Debug, Clone)]
@@ -26,7 +34,7 @@ struct Armed {
 static ARMED: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
 /// Fast path: whether any fault is armed (or the environment is unread).
 static ANY: AtomicBool = AtomicBool::new(true);
-static ENV_READ: std::sync::Once = std::sync::Once::new();
+static ENV_READ: OnceLock<Result<(), ConfigError>> = OnceLock::new();
 
 /// A fault specification that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,34 +113,55 @@ pub fn armed_faults() -> Vec<(String, u64, aclError)> {
     armed.iter().map(|a| (a.api.clone(), a.skip + 1, a.code)).collect()
 }
 
-fn read_env() {
-    ENV_READ.call_once(|| {
+/// Reads [`ENV_FAULTS`] once: arms every entry, or none when one entry is
+/// malformed (the software device then refuses to start, see
+/// [`env_problem`]).
+fn read_env() -> &'static Result<(), ConfigError> {
+    ENV_READ.get_or_init(|| {
         let Ok(text) = std::env::var(ENV_FAULTS) else {
             if ARMED.lock().map(|armed| armed.is_empty()).unwrap_or(false) {
                 ANY.store(false, Ordering::Release);
             }
-            return;
+            return Ok(());
         };
-        for spec in text.split(',').map(str::trim).filter(|spec| !spec.is_empty()) {
-            let parsed = spec.split(':').collect::<Vec<_>>();
-            let result = match parsed.as_slice() {
-                [api, nth, code] => match (nth.parse(), code.parse()) {
-                    (Ok(nth), Ok(code)) => validate(api, nth, code).map(|()| arm(api, nth, code)),
-                    _ => Err(FaultError {
-                        spec: spec.to_string(),
-                        reason: "nth and code must be numbers",
-                    }),
-                },
-                _ => Err(FaultError {
-                    spec: spec.to_string(),
-                    reason: "expected api:nth:code",
-                }),
-            };
-            if let Err(error) = result {
-                log::error!("{ENV_FAULTS}: {error}");
-            }
+        let parsed = parse_list(&text).map_err(|error| ConfigError::BadEntry {
+            variable: ENV_FAULTS,
+            value: text.clone(),
+            entry: error.spec,
+            reason: error.reason,
+        })?;
+        for (api, nth, code) in parsed {
+            arm(api, nth, code);
         }
-    });
+        Ok(())
+    })
+}
+
+/// Parses and checks every `api:nth:code` entry of a list, or returns the
+/// first bad one.
+fn parse_list(text: &str) -> Result<Vec<(&str, u64, aclError)>, FaultError> {
+    let mut entries = Vec::new();
+    for spec in text.split(',').map(str::trim).filter(|spec| !spec.is_empty()) {
+        let bad = |reason| FaultError {
+            spec: spec.to_string(),
+            reason,
+        };
+        let [api, nth, code] = spec.split(':').map(str::trim).collect::<Vec<_>>()[..] else {
+            return Err(bad("expected api:nth:code"));
+        };
+        let (Ok(nth), Ok(code)) = (nth.parse(), code.parse()) else {
+            return Err(bad("nth and code must be numbers"));
+        };
+        validate(api, nth, code).map_err(|error| bad(error.reason))?;
+        entries.push((api, nth, code));
+    }
+    Ok(entries)
+}
+
+/// Why the software device must not start because of [`ENV_FAULTS`]: the
+/// first malformed entry, if any. Reads the variable on first use.
+pub(crate) fn env_problem() -> Option<ConfigError> {
+    read_env().as_ref().err().cloned()
 }
 
 /// Called on every software-device call: the injected code if a fault for

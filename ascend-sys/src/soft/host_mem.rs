@@ -64,6 +64,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
         HostAllocation {
             size: layout.size(),
             mapped,
+            created: super::sequence::next(),
         },
     );
     Ok(pointer as usize)

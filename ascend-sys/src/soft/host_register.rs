@@ -18,6 +18,7 @@
 use super::context;
 use super::fail::{SoftResult, fail};
 use super::runtime::{self, State};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::collections::BTreeMap;
@@ -89,6 +90,8 @@ struct Registration {
     flags: u32,
     /// The device pointer of a mapped registration.
     window: Option<DeviceWindow>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
 }
 
 /// Every registered host range.
@@ -124,6 +127,22 @@ impl Registrations {
                 r.size, r.device, r.flags
             )
         })
+    }
+
+    /// The registrations created at or after sequence number `since`.
+    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+        self.by_host
+            .iter()
+            .filter(move |(_, r)| r.created >= since)
+            .map(|(&base, r)| {
+                let window = r
+                    .window
+                    .as_ref()
+                    .map_or_else(String::new, |w| format!(", device pointer {:#x}", w.address));
+                LiveResource::new(ResourceKind::HostRegistration, base, r.size as u64, r.created)
+                    .on(r.device)
+                    .detail(format!("flags {:#x}{window}", r.flags))
+            })
     }
 
     /// The registration containing host address `address`: its base.
@@ -253,6 +272,7 @@ fn insert(
             device,
             flags,
             window,
+            created: super::sequence::next(),
         },
     );
     Ok(pointer)

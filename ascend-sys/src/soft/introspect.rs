@@ -1,5 +1,6 @@
 //! What tests can ask the software device: live resources and leaks.
 
+use super::resource::{LiveResource, ResourceKind};
 use super::runtime::{self, State};
 
 /// Counts and bytes of the live resources of the software device.
@@ -81,6 +82,50 @@ fn count(state: &State) -> Live {
         ipc_keys: state.share.keys.len(),
         ipc_imports: state.share.imports.len(),
     }
+}
+
+/// Every live resource created at or after sequence number `since` (see
+/// [`super::sequence_now`]), by identity: what a test's code made and did
+/// not release, however many older resources it released meanwhile. Empty
+/// if the software device has not started.
+///
+/// The kinds are those [`live`] counts; a device's default stream and
+/// primary contexts are not listed.
+pub fn live_since(since: u64) -> Vec<LiveResource> {
+    runtime::lock_if_started().map_or_else(Vec::new, |state| created_since(&state, since))
+}
+
+fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
+    let device = state
+        .device_allocations
+        .iter()
+        .filter(|(_, allocation)| allocation.created >= since)
+        .map(|(&address, allocation)| {
+            LiveResource::new(ResourceKind::DeviceMemory, address, allocation.size, allocation.created)
+                .on(allocation.device)
+                .detail(format!("{} bytes requested", allocation.requested))
+        });
+    let host = state
+        .host_allocations
+        .iter()
+        .filter(|(_, allocation)| allocation.created >= since)
+        .map(|(&address, allocation)| {
+            LiveResource::new(
+                ResourceKind::HostMemory,
+                address,
+                allocation.size as u64,
+                allocation.created,
+            )
+        });
+    let mut all: Vec<LiveResource> = device.chain(host).collect();
+    all.extend(state.registrations.created_since(since));
+    all.extend(state.contexts.created_since(since));
+    all.extend(state.allocators.created_since(since));
+    all.extend(state.vmm.created_since(since));
+    all.extend(state.streams.created_since(since));
+    all.extend(state.share.created_since(since));
+    all.sort_by_key(|resource| resource.created);
+    all
 }
 
 /// A readable list of every live resource (empty when nothing is live).

@@ -17,7 +17,8 @@
 //!
 //! This module's Rust API is for tests: settings ([`configure`], or the
 //! environment variables [`ENV_DEVICE_COUNT`] and [`ENV_DEVICE_MEMORY`]),
-//! and introspection ([`live`], [`leak_report`], [`recent_error`]).
+//! and introspection ([`live`], [`leak_report`], [`recent_error`];
+//! [`live_since`] and [`MisuseWatch`] for what appeared after a moment).
 //!
 //! ```
 //! use ascend_sys::*;
@@ -52,7 +53,9 @@ mod misuse;
 mod peer;
 mod process;
 mod range_alloc;
+mod resource;
 mod runtime;
+mod sequence;
 mod share;
 mod streams;
 mod translate;
@@ -61,8 +64,10 @@ mod vmm;
 pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
 pub(crate) use faults::take as take_fault;
 pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault};
-pub use introspect::{Live, leak_report, live};
-pub use misuse::{Misuse, misuse, take_misuse};
+pub use introspect::{Live, leak_report, live, live_since};
+pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
+pub use resource::{LiveResource, ResourceKind};
+pub use sequence::sequence_now;
 
 /// Sets the software device's configuration. It takes effect when the
 /// software device starts (on the first call routed to it); calling it after

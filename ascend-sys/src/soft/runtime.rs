@@ -22,6 +22,8 @@ pub(crate) struct DeviceAllocation {
     pub(crate) size: u64,
     /// Bytes the caller asked for.
     pub(crate) requested: u64,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One pinned host allocation (`aclrtMallocHost*`).
@@ -31,6 +33,8 @@ pub(crate) struct HostAllocation {
     /// Whether it is a mapping of its own (large sizes) rather than a
     /// block of the process allocator.
     pub(crate) mapped: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One device: its memory, its allocator and its primary-context count.
@@ -162,6 +166,9 @@ pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
 /// The state, starting the software device on first use.
 pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
     let state = STATE.get_or_init(|| {
+        if let Some(problem) = super::faults::env_problem() {
+            return Err(problem.to_string());
+        }
         let chosen = CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         let config = match chosen {
             Some(config) => config,

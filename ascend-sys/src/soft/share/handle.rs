@@ -158,6 +158,7 @@ pub(crate) fn export(state: &mut State, handle: usize, flags: u64) -> SoftResult
             token,
             pids: Default::default(),
             disabled,
+            created: crate::soft::sequence::next(),
         },
     );
     Ok((shareable, token))
@@ -319,6 +320,7 @@ pub(crate) fn adopt(state: &mut State, opened: Opened, device: i32) -> usize {
             handle_refs: 1,
             mappings: 0,
             imported: true,
+            created: crate::soft::sequence::next(),
         },
     );
     handle

@@ -45,6 +45,8 @@ pub(crate) struct IpcKey {
     pub(crate) device: i32,
     pids: BTreeSet<i32>,
     disabled: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// An import of a key in this process.
@@ -66,6 +68,8 @@ pub(crate) struct IpcImport {
     reservation: usize,
     page: HeaderPage,
     slot: Option<usize>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 // SAFETY: the raw pointers are mappings owned by the import; bookkeeping is
@@ -185,6 +189,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
             device: allocation.device,
             pids: BTreeSet::new(),
             disabled,
+            created: crate::soft::sequence::next(),
         },
     );
     Ok(key)
@@ -334,6 +339,7 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
         reservation,
         page,
         slot,
+        created: crate::soft::sequence::next(),
     };
     let address = import.address;
     state.share.imports.insert(reservation, import);

@@ -22,6 +22,7 @@ pub(crate) use ipc::{
 };
 
 use crate::soft::fail::{SoftResult, fail};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::soft::vmm::PhysicalMemory;
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -39,6 +40,8 @@ pub(crate) struct Export {
     pids: BTreeSet<i32>,
     /// Exported with `DISABLE_PID_VALIDATION`.
     disabled: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
 }
 
 /// The sharing tables of this process.
@@ -79,6 +82,44 @@ impl Share {
             ));
         }
         lines
+    }
+
+    /// The exports, IPC keys and IPC imports made at or after sequence
+    /// number `since`.
+    pub(crate) fn created_since(&self, since: u64) -> Vec<LiveResource> {
+        let exports = self
+            .exports
+            .iter()
+            .filter(|(_, export)| export.created >= since)
+            .map(|(&shareable, export)| {
+                LiveResource::new(ResourceKind::ShareableExport, 0, 0, export.created)
+                    .with_id(shareable)
+                    .detail(format!("export of physical allocation {:#x}", export.physical))
+            });
+        let keys = self
+            .keys
+            .iter()
+            .filter(|(_, key)| key.created >= since)
+            .map(|(name, key)| {
+                LiveResource::new(ResourceKind::IpcKey, key.address, key.size, key.created)
+                    .on(key.device)
+                    .detail(format!("key {name}"))
+            });
+        let imports = self
+            .imports
+            .values()
+            .filter(|import| import.created >= since)
+            .map(|import| {
+                LiveResource::new(
+                    ResourceKind::IpcImport,
+                    import.address,
+                    import.size as u64,
+                    import.created,
+                )
+                .on(import.device)
+                .detail(format!("key {}", import.key))
+            });
+        exports.chain(keys).chain(imports).collect()
     }
 }
 

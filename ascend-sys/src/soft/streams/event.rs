@@ -34,6 +34,8 @@ pub(crate) struct Event {
     /// Runtime event flags.
     pub(crate) flags: u32,
     pub(crate) mode: EventMode,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
     records: Mutex<Records>,
     changed: Condvar,
 }
@@ -45,6 +47,7 @@ impl Event {
             device,
             flags,
             mode,
+            created: crate::soft::sequence::next(),
             records: Mutex::new(Records::default()),
             changed: Condvar::new(),
         }

@@ -34,6 +34,7 @@ pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async
 use super::fail::{SoftResult, fail};
 use super::runtime::{self, State};
 use super::{context, misuse};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -51,6 +52,8 @@ const EVENT_TAG: usize = 0x2;
 struct StreamEntry {
     stream: Arc<Stream>,
     worker: Option<JoinHandle<()>>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
 }
 
 /// Every live stream and event.
@@ -110,6 +113,26 @@ impl Streams {
         streams.chain(events).collect()
     }
 
+    /// The created streams and the events made at or after sequence number
+    /// `since` (default streams are not listed).
+    pub(crate) fn created_since(&self, since: u64) -> Vec<LiveResource> {
+        let streams = self
+            .created
+            .iter()
+            .filter(|(_, entry)| entry.created >= since)
+            .map(|(&handle, entry)| {
+                LiveResource::new(ResourceKind::Stream, handle, 0, entry.created)
+                    .on(entry.stream.device)
+                    .detail(format!("{} task(s) not yet run", entry.stream.backlog()))
+            });
+        let events = self
+            .events
+            .iter()
+            .filter(|(_, event)| event.created >= since)
+            .map(|(&handle, event)| LiveResource::new(ResourceKind::Event, handle, 0, event.created).on(event.device));
+        streams.chain(events).collect()
+    }
+
     /// Every stream (created and default) of `device`.
     fn of_device(&self, device: i32) -> Vec<Arc<Stream>> {
         self.created
@@ -144,6 +167,7 @@ fn start(device: i32, id: u64, handle: usize) -> SoftResult<StreamEntry> {
     Ok(StreamEntry {
         stream,
         worker: Some(worker),
+        created: crate::soft::sequence::next(),
     })
 }
 

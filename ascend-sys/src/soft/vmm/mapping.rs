@@ -120,6 +120,7 @@ pub(crate) fn map(
             } else {
                 Vec::new()
             },
+            created: crate::soft::sequence::next(),
         },
     );
     Ok(())

@@ -28,6 +28,7 @@ pub(crate) use reservation::{release, reserve};
 
 use super::fail::{SoftResult, fail};
 use super::translate::{Segment, Segments};
+use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 pub(crate) use properties::{Kind, Pages, Place};
 use std::collections::{BTreeMap, HashMap};
@@ -48,6 +49,8 @@ pub(crate) struct Physical {
     pub(crate) mappings: u32,
     /// Whether it came from another process (an import).
     pub(crate) imported: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One reserved address range.
@@ -58,6 +61,8 @@ pub(crate) struct Reservation {
     /// Whether its mappings are of imported allocations (no mixing).
     pub(crate) imported: Option<bool>,
     pub(crate) mappings: usize,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// One mapping.
@@ -71,6 +76,8 @@ pub(crate) struct Mapping {
     pub(crate) accessible: bool,
     /// Access granted per location: `(location type, id) → flags`.
     pub(crate) access: Vec<((aclrtMemLocationType, u32), u64)>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
 }
 
 /// The VMM tables.
@@ -87,6 +94,61 @@ impl Vmm {
     pub(crate) fn new_handle(&mut self) -> usize {
         self.next_id += 1;
         HANDLE_TAG | self.next_id
+    }
+
+    /// The physical allocations, reservations and mappings made at or after
+    /// sequence number `since`.
+    pub(crate) fn created_since(&self, since: u64) -> Vec<LiveResource> {
+        let physicals = self
+            .physicals
+            .iter()
+            .filter(|(_, physical)| physical.created >= since)
+            .map(|(&handle, physical)| {
+                let resource = LiveResource::new(
+                    ResourceKind::PhysicalAllocation,
+                    handle,
+                    physical.size,
+                    physical.created,
+                );
+                let resource = match physical.kind.place {
+                    Place::Device(device) => resource.on(device),
+                    Place::Host { .. } => resource,
+                };
+                resource.detail(format!(
+                    "{} handle reference(s), {} mapping(s){}",
+                    physical.handle_refs,
+                    physical.mappings,
+                    if physical.imported { ", imported" } else { "" }
+                ))
+            });
+        let reservations = self
+            .reservations
+            .iter()
+            .filter(|(_, reservation)| reservation.created >= since)
+            .map(|(&base, reservation)| {
+                let resource = LiveResource::new(
+                    ResourceKind::Reservation,
+                    base,
+                    reservation.size as u64,
+                    reservation.created,
+                );
+                let resource = match reservation.device {
+                    Some(device) => resource.on(device),
+                    None => resource,
+                };
+                resource.detail(format!("{} mapping(s)", reservation.mappings))
+            });
+        let mappings = self
+            .mappings
+            .iter()
+            .filter(|(_, mapping)| mapping.created >= since)
+            .map(|(address, mapping)| {
+                LiveResource::new(ResourceKind::Mapping, address, mapping.size as u64, mapping.created)
+                    .detail(format!("of physical allocation {:#x}", mapping.physical))
+            });
+        let mut all: Vec<LiveResource> = physicals.chain(reservations).collect();
+        all.extend(mappings);
+        all
     }
 
     /// The live physical allocation behind `handle` (one with handle

@@ -66,6 +66,7 @@ pub(crate) fn malloc_physical(
             handle_refs: 1,
             mappings: 0,
             imported: false,
+            created: crate::soft::sequence::next(),
         },
     );
     Ok(handle)

@@ -76,6 +76,7 @@ pub(crate) fn reserve(state: &mut State, size: usize, align: usize, expect: usiz
             device: None,
             imported: None,
             mappings: 0,
+            created: crate::soft::sequence::next(),
         },
     );
     Ok(base)
