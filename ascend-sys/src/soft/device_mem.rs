@@ -2,6 +2,7 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
+use super::resource::{LiveResource, ResourceKind};
 use super::runtime::{self, DEVICE_ALIGN, DeviceAllocation};
 use crate::types::*;
 
@@ -134,6 +135,12 @@ pub(crate) fn free(address: usize) -> SoftResult {
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
     super::share::forget_allocation(&mut state, address);
+    release_space(&mut state, &allocation)
+}
+
+/// Gives the space of an allocation taken out of the table back to its
+/// device (and its pages back to the host).
+fn release_space(state: &mut runtime::State, allocation: &DeviceAllocation) -> SoftResult {
     let device = state.device(allocation.device)?;
     let (start, length) = device.space.release(allocation.offset, allocation.size);
     device.arena.release_pages(start, length);
@@ -146,33 +153,35 @@ pub(crate) fn find(state: &runtime::State, address: usize) -> Option<(usize, Dev
     (address < start + allocation.size as usize).then_some((start, *allocation))
 }
 
-/// Takes every `aclrtMalloc*` allocation of `device` out of the table (a
-/// torn-down primary context: later `aclrtFree` of them fails as for freed
-/// memory). Their addresses stay reserved until [`release_detached`], so
-/// nothing new is placed where queued work may still write.
-pub(crate) fn detach_device(state: &mut runtime::State, device: i32) -> Vec<DeviceAllocation> {
+/// Frees every `aclrtMalloc*` allocation of `device` (a torn-down primary
+/// context: later `aclrtFree` of them fails as for freed memory). Returns
+/// how many there were.
+pub(crate) fn free_device(state: &mut runtime::State, device: i32) -> usize {
     let starts: Vec<usize> = state
         .device_allocations
         .iter()
         .filter(|(_, allocation)| allocation.device == device)
         .map(|(&start, _)| start)
         .collect();
-    let mut detached = Vec::with_capacity(starts.len());
-    for start in starts {
+    for &start in &starts {
         if let Some(allocation) = state.device_allocations.remove(&start) {
             super::share::forget_allocation(state, start);
-            detached.push(allocation);
+            // The device came from the table, so it exists: nothing to report.
+            let _ = release_space(state, &allocation);
         }
     }
-    detached
+    starts.len()
 }
 
-/// Gives the space of [`detach_device`]'s allocations back to their device.
-pub(crate) fn release_detached(state: &mut runtime::State, detached: &[DeviceAllocation]) {
-    for allocation in detached {
-        if let Ok(device) = state.device(allocation.device) {
-            let (start, length) = device.space.release(allocation.offset, allocation.size);
-            device.arena.release_pages(start, length);
-        }
-    }
+/// The allocations made at or after sequence number `since`.
+pub(crate) fn created_since(state: &runtime::State, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+    state
+        .device_allocations
+        .iter()
+        .filter(move |(_, allocation)| allocation.created >= since)
+        .map(|(&address, allocation)| {
+            LiveResource::new(ResourceKind::DeviceMemory, address, allocation.size, allocation.created)
+                .on(allocation.device)
+                .detail(format!("{} bytes requested", allocation.requested))
+        })
 }

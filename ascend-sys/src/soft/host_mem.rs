@@ -6,6 +6,7 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
+use super::resource::{LiveResource, ResourceKind};
 use super::runtime::{self, HostAllocation};
 use crate::types::*;
 use std::alloc::Layout;
@@ -156,4 +157,20 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
 pub(crate) fn find(state: &runtime::State, address: usize) -> Option<(usize, HostAllocation)> {
     let (&start, allocation) = state.host_allocations.range(..=address).next_back()?;
     (address < start + allocation.size).then_some((start, *allocation))
+}
+
+/// The pinned allocations made at or after sequence number `since`.
+pub(crate) fn created_since(state: &runtime::State, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+    state
+        .host_allocations
+        .iter()
+        .filter(move |(_, allocation)| allocation.created >= since)
+        .map(|(&address, allocation)| {
+            LiveResource::new(
+                ResourceKind::HostMemory,
+                address,
+                allocation.size as u64,
+                allocation.created,
+            )
+        })
 }

@@ -1,6 +1,6 @@
 //! What tests can ask the software device: live resources and leaks.
 
-use super::resource::{LiveResource, ResourceKind};
+use super::resource::LiveResource;
 use super::runtime::{self, State};
 
 /// Counts and bytes of the live resources of the software device.
@@ -96,28 +96,8 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
 }
 
 fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
-    let device = state
-        .device_allocations
-        .iter()
-        .filter(|(_, allocation)| allocation.created >= since)
-        .map(|(&address, allocation)| {
-            LiveResource::new(ResourceKind::DeviceMemory, address, allocation.size, allocation.created)
-                .on(allocation.device)
-                .detail(format!("{} bytes requested", allocation.requested))
-        });
-    let host = state
-        .host_allocations
-        .iter()
-        .filter(|(_, allocation)| allocation.created >= since)
-        .map(|(&address, allocation)| {
-            LiveResource::new(
-                ResourceKind::HostMemory,
-                address,
-                allocation.size as u64,
-                allocation.created,
-            )
-        });
-    let mut all: Vec<LiveResource> = device.chain(host).collect();
+    let mut all: Vec<LiveResource> = super::device_mem::created_since(state, since).collect();
+    all.extend(super::host_mem::created_since(state, since));
     all.extend(state.registrations.created_since(since));
     all.extend(state.contexts.created_since(since));
     all.extend(state.allocators.created_since(since));

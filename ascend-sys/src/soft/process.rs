@@ -93,10 +93,11 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 /// hardware: the device's streams, events and `aclrtMalloc*` memory stop
 /// existing, and later calls on them fail as for destroyed handles and freed
 /// memory (`ACL_ERROR_RT_INVALID_HANDLE`, `ACL_ERROR_RT_PARAM_INVALID`; see
-/// docs/runtime-choices.md). Work already queued on those streams runs to
-/// the end first, and the memory's addresses are reused only after that.
+/// docs/runtime-choices.md). Work already queued on the device's streams
+/// (its default stream included) runs to the end first; the memory goes
+/// after that, unless the device was set again meanwhile.
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
-    let torn_down = {
+    let detached = {
         let mut state = runtime::lock()?;
         let device = state.device(id)?;
         if device.retains == 0 {
@@ -108,23 +109,24 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
         device.retains = if force { 0 } else { device.retains - 1 };
         let last = device.retains == 0;
         context::release_primary(id);
-        last.then(|| {
-            let (streams, events) = state.streams.detach_device(id);
-            let memory = super::device_mem::detach_device(&mut state, id);
-            if streams.len() + events + memory.len() > 0 {
-                log::warn!(
-                    "device {id} reset by its last retain: {} stream(s), {events} event(s) and {} allocation(s) \
-                     of its primary context are destroyed",
-                    streams.len(),
-                    memory.len()
-                );
-            }
-            (streams, memory)
-        })
+        last.then(|| state.streams.detach_device(id))
     };
-    if let Some((streams, memory)) = torn_down {
-        streams.finish();
-        super::device_mem::release_detached(&mut *runtime::lock()?, &memory);
+    let Some((streams, events)) = detached else {
+        return Ok(());
+    };
+    let stream_count = streams.len();
+    streams.finish();
+    let mut state = runtime::lock()?;
+    let allocations = if state.device(id)?.retains == 0 {
+        super::device_mem::free_device(&mut state, id)
+    } else {
+        0
+    };
+    if stream_count + events + allocations > 0 {
+        log::warn!(
+            "device {id} reset by its last retain: {stream_count} stream(s), {events} event(s) and {allocations} \
+             allocation(s) of its primary context are destroyed"
+        );
     }
     Ok(())
 }

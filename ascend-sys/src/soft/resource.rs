@@ -95,8 +95,9 @@ impl LiveResource {
         self
     }
 
-    pub(crate) fn on(mut self, device: i32) -> Self {
-        self.device = Some(device);
+    /// The device it belongs to (`None`: none).
+    pub(crate) fn on(mut self, device: impl Into<Option<i32>>) -> Self {
+        self.device = device.into();
         self
     }
 

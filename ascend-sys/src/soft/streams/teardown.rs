@@ -1,7 +1,8 @@
 //! What happens to a device's streams and events when its primary context
 //! is torn down (the last `aclrtResetDevice` retain goes).
 
-use super::{StreamEntry, Streams};
+use super::{Stream, StreamEntry, Streams};
+use std::sync::Arc;
 
 /// The streams of a torn-down device, taken out of the table: their queued
 /// tasks still run to the end (as for `aclrtDestroyStream`) once
@@ -9,6 +10,10 @@ use super::{StreamEntry, Streams};
 /// lock released (a worker takes it to move bytes).
 pub(crate) struct Detached {
     entries: Vec<StreamEntry>,
+    /// The device's default stream, which stays in the table (it lives as
+    /// long as the process) but whose queued tasks must have run before the
+    /// device's memory is given back.
+    default: Option<Arc<Stream>>,
 }
 
 impl Streams {
@@ -27,9 +32,10 @@ impl Streams {
             .iter()
             .filter_map(|handle| self.created.remove(handle))
             .collect();
+        let default = self.defaults.get(&device).map(|entry| Arc::clone(&entry.stream));
         let events_before = self.events.len();
         self.events.retain(|_, event| event.device != device);
-        (Detached { entries }, events_before - self.events.len())
+        (Detached { entries, default }, events_before - self.events.len())
     }
 }
 
@@ -39,8 +45,19 @@ impl Detached {
         self.entries.len()
     }
 
-    /// Lets every taken stream run its queued tasks, then joins its worker.
+    /// Lets every taken stream run its queued tasks, then joins its worker;
+    /// waits for the default stream's queued tasks too (an unreported task
+    /// failure of the torn-down context is dropped, with a log line).
     pub(crate) fn finish(self) {
+        if let Some(default) = self.default
+            && let Err(failure) = default.synchronize(None)
+        {
+            log::warn!(
+                "the default stream of a torn-down device had an unreported task failure: {} (error {})",
+                failure.message,
+                failure.code
+            );
+        }
         for mut entry in self.entries {
             entry.stream.close();
             if let Some(worker) = entry.worker.take()

@@ -104,17 +104,18 @@ impl Vmm {
             .iter()
             .filter(|(_, physical)| physical.created >= since)
             .map(|(&handle, physical)| {
-                let resource = LiveResource::new(
+                let device = match physical.kind.place {
+                    Place::Device(device) => Some(device),
+                    Place::Host { .. } => None,
+                };
+                LiveResource::new(
                     ResourceKind::PhysicalAllocation,
                     handle,
                     physical.size,
                     physical.created,
-                );
-                let resource = match physical.kind.place {
-                    Place::Device(device) => resource.on(device),
-                    Place::Host { .. } => resource,
-                };
-                resource.detail(format!(
+                )
+                .on(device)
+                .detail(format!(
                     "{} handle reference(s), {} mapping(s){}",
                     physical.handle_refs,
                     physical.mappings,
@@ -126,17 +127,14 @@ impl Vmm {
             .iter()
             .filter(|(_, reservation)| reservation.created >= since)
             .map(|(&base, reservation)| {
-                let resource = LiveResource::new(
+                LiveResource::new(
                     ResourceKind::Reservation,
                     base,
                     reservation.size as u64,
                     reservation.created,
-                );
-                let resource = match reservation.device {
-                    Some(device) => resource.on(device),
-                    None => resource,
-                };
-                resource.detail(format!("{} mapping(s)", reservation.mappings))
+                )
+                .on(reservation.device)
+                .detail(format!("{} mapping(s)", reservation.mappings))
             });
         let mappings = self
             .mappings
