@@ -13,21 +13,10 @@ mod common;
 
 use ascend::stream::{Event, Stream};
 use ascend::{Device, DeviceBuf};
-use std::process::Command;
 
 #[test]
 fn a_thread_exit_does_not_tear_down_what_other_threads_own() {
-    let name = "child_owners_outlive_their_creating_thread";
-    let output = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"])
-        .output()
-        .expect("start the child test");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("child done"),
-        "child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    common::run_child("child_owners_outlive_their_creating_thread");
 }
 
 #[test]
@@ -54,5 +43,5 @@ fn child_owners_outlive_their_creating_thread() {
     event.destroy().expect("destroy the event");
     stream.destroy().expect("destroy the stream");
     buffer.free().expect("free the buffer");
-    println!("child done");
+    println!("child child_owners_outlive_their_creating_thread done");
 }

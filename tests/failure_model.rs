@@ -18,7 +18,6 @@ use ascend::sys::{self, soft};
 use ascend::{Device, DeviceBuf, ErrorCode, PinnedHostBuf};
 use common::on_software;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -65,6 +64,27 @@ fn gated<R>(device: &Device, body: impl FnOnce(&Event) -> R) -> R {
     })
 }
 
+/// What the gated single-copy tests start from: a stream, device data and
+/// a zeroed pinned host buffer of the same length.
+struct Gated {
+    stream: Stream,
+    data: Vec<u32>,
+    on_device: DeviceBuf<u32>,
+    host: PinnedHostBuf<u32>,
+}
+
+impl Gated {
+    fn new(device: &Device) -> Self {
+        let data = pattern();
+        Self {
+            stream: Stream::new(device).expect("a stream"),
+            on_device: DeviceBuf::from_slice(device, &data).expect("device data"),
+            host: PinnedHostBuf::zeroed(device, LEN).expect("host buffer"),
+            data,
+        }
+    }
+}
+
 fn pattern() -> Vec<u32> {
     (0..LEN as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect()
 }
@@ -82,10 +102,12 @@ fn code_of<T: std::fmt::Debug>(result: ascend::Result<T>) -> Option<ErrorCode> {
 #[test]
 fn scope_whose_stream_synchronisations_fail_ends_after_the_work() {
     let Some((_serial, device)) = start() else { return };
-    let stream = Stream::new(&device).expect("a stream");
-    let data = pattern();
-    let on_device = DeviceBuf::from_slice(&device, &data).expect("device data");
-    let mut output = PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer");
+    let Gated {
+        stream,
+        data,
+        on_device,
+        host: mut output,
+    } = Gated::new(&device);
     let misuse = soft::misuse().len();
     gated(&device, |gate| {
         fail_next("aclrtSynchronizeStream", 2);
@@ -107,10 +129,12 @@ fn scope_whose_stream_synchronisations_fail_ends_after_the_work() {
 #[test]
 fn scope_unwinding_with_failed_synchronisations_ends_after_the_work() {
     let Some((_serial, device)) = start() else { return };
-    let stream = Stream::new(&device).expect("a stream");
-    let data = pattern();
-    let on_device = DeviceBuf::from_slice(&device, &data).expect("device data");
-    let mut output = PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer");
+    let Gated {
+        stream,
+        data,
+        on_device,
+        host: mut output,
+    } = Gated::new(&device);
     let misuse = soft::misuse().len();
     gated(&device, |gate| {
         fail_next("aclrtSynchronizeStream", 2);
@@ -136,10 +160,12 @@ fn scope_unwinding_with_failed_synchronisations_ends_after_the_work() {
 #[test]
 fn pending_whose_stream_synchronisations_fail_frees_after_the_work() {
     let Some((_serial, device)) = start() else { return };
-    let stream = Stream::new(&device).expect("a stream");
-    let data = pattern();
-    let on_device = DeviceBuf::from_slice(&device, &data).expect("device data");
-    let host = PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer");
+    let Gated {
+        stream,
+        on_device,
+        host,
+        ..
+    } = Gated::new(&device);
     let misuse = soft::misuse().len();
     let before = soft::live();
     let result = gated(&device, |gate| {
@@ -210,11 +236,7 @@ fn pending_that_cannot_prove_completion_leaks_its_buffers() {
 fn scope_that_cannot_prove_completion_aborts() {
     let Some((_serial, _device)) = start() else { return };
     let name = "child_scope_that_cannot_prove_completion";
-    let output = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"])
-        .env("ASCEND_BACKEND", "software")
-        .output()
-        .expect("start the child test");
+    let output = common::child_output(name);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("child queued its work"), "{stdout}\n{stderr}");
@@ -239,9 +261,12 @@ fn scope_that_cannot_prove_completion_aborts() {
 #[ignore = "run in a child process by scope_that_cannot_prove_completion_aborts"]
 fn child_scope_that_cannot_prove_completion() {
     let device = common::device();
-    let stream = Stream::new(&device).expect("a stream");
-    let on_device = DeviceBuf::from_slice(&device, &pattern()).expect("device data");
-    let mut output = PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer");
+    let Gated {
+        stream,
+        on_device,
+        host: mut output,
+        ..
+    } = Gated::new(&device);
     gated(&device, |gate| {
         let result = stream.scope(|s| {
             s.wait_event(gate)?;

@@ -5,9 +5,8 @@ mod common;
 use ascend::stream::{AsyncScope, Copy2d, Event, EventFlags, ScopedDevice, Stream, StreamFlags, StreamPriority};
 use ascend::sys::soft;
 use ascend::{Device, DeviceBuf, Error, ErrorCode, PinnedHostBuf};
-use common::{device, on_software, software_only};
+use common::{device, on_software, run_child, software_only};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::Command;
 use std::time::Duration;
 
 /// Enough bytes that queued copies of them are still running when the host
@@ -636,23 +635,6 @@ fn free_with_device_sync_frees() {
         .unwrap()
         .free_with_device_sync(&device)
         .unwrap();
-}
-
-/// Runs the `#[ignore]`d test `name` alone in a fresh process of this test
-/// binary on the software device and checks it passed.
-fn run_child(name: &str) {
-    let output = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"])
-        .env("ASCEND_BACKEND", "software")
-        .output()
-        .expect("start the child test");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "child {name} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains(&format!("child {name} done")), "{stdout}");
 }
 
 #[test]

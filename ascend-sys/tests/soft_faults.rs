@@ -2,9 +2,10 @@
 //! fails with a chosen code and has no side effects. Software device only;
 //! a file of its own because armed faults are process-wide.
 
+mod soft_common;
+
 use ascend_sys::*;
 use std::ffi::CStr;
-use std::process::Command;
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
@@ -115,15 +116,13 @@ fn child_with_environment_faults() {
 
 #[test]
 fn faults_can_be_armed_from_the_environment() {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_with_environment_faults", "--ignored", "--nocapture"])
-        .env(
+    let output = soft_common::child_output(
+        "child_with_environment_faults",
+        &[(
             soft::ENV_FAULTS,
             "aclrtGetDeviceCount:2:507000, aclrtSetDevice:1:107001",
-        )
-        .env("ASCEND_BACKEND", "software")
-        .output()
-        .unwrap();
+        )],
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -174,13 +173,10 @@ fn a_bad_fault_list_stops_the_software_device() {
         ("aclrtMalloc:1:2:3", "aclrtMalloc:1:2:3"),
     ];
     for (value, entry) in cases {
-        let output = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_with_a_bad_fault_list", "--ignored", "--nocapture"])
-            .env(soft::ENV_FAULTS, value)
-            .env("BAD_ENTRY", entry)
-            .env("ASCEND_BACKEND", "software")
-            .output()
-            .unwrap();
+        let output = soft_common::child_output(
+            "child_with_a_bad_fault_list",
+            &[(soft::ENV_FAULTS, value), ("BAD_ENTRY", entry)],
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),

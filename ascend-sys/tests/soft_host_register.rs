@@ -8,7 +8,6 @@ use ascend_sys::*;
 use soft_common::{on_device, recent, software, without_device};
 use std::alloc::Layout;
 use std::ffi::c_void;
-use std::process::Command;
 use std::ptr::null_mut;
 
 const PAGE: usize = 4096;
@@ -552,16 +551,7 @@ fn child_dereferences_registration_device_pointer() {
 
 #[test]
 fn host_dereference_of_a_registration_device_pointer_faults() {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_dereferences_registration_device_pointer",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("ASCEND_BACKEND", "software")
-        .output()
-        .unwrap();
+    let output = soft_common::child_output("child_dereferences_registration_device_pointer", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("dereferencing it on the host"),

@@ -8,7 +8,6 @@ mod soft_common;
 use ascend_sys::*;
 use soft_common::software;
 use std::ffi::{CString, c_void};
-use std::process::Command;
 use std::ptr::null_mut;
 
 #[test]
@@ -126,16 +125,7 @@ fn child_dereferences_device_memory() {
 
 #[test]
 fn host_dereference_of_device_memory_faults() {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_dereferences_device_memory",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("ASCEND_BACKEND", "software")
-        .output()
-        .unwrap();
+    let output = soft_common::child_output("child_dereferences_device_memory", &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("dereferencing it on the host"),

@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 use ascend::{Backend, Device};
+use std::process::{Command, Output};
 
 /// Device 0, made current on this thread.
 pub fn device() -> Device {
@@ -27,4 +28,28 @@ pub fn software_only(check: impl FnOnce()) {
     if on_software() {
         check();
     }
+}
+
+/// Runs the `#[ignore]`d test `name` of this test binary alone in a fresh
+/// process, on the backend this process runs on, and returns what it did.
+pub fn child_output(name: &str) -> Output {
+    let mut command = Command::new(std::env::current_exe().expect("test binary"));
+    command.args(["--exact", name, "--ignored", "--nocapture", "--test-threads=1"]);
+    if on_software() {
+        command.env("ASCEND_BACKEND", "software");
+    }
+    command.output().expect("start the child test")
+}
+
+/// [`child_output`], checked: the child passed and printed
+/// `child {name} done`.
+pub fn run_child(name: &str) {
+    let output = child_output(name);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "child {name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains(&format!("child {name} done")), "{stdout}");
 }

@@ -8,6 +8,7 @@ pub mod peer;
 
 use ascend_sys::*;
 use std::ffi::CStr;
+use std::process::{Command, Output};
 
 /// Selects the software device for this process.
 pub fn software() {
@@ -64,4 +65,16 @@ pub fn recent() -> String {
     assert!(!text.is_null(), "a failure must leave a message");
     // SAFETY: non-NULL C string valid until the next call on this thread.
     unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
+}
+
+/// Runs the `#[ignore]`d test `name` of this test binary alone in a fresh
+/// process on the software device, with `envs` added to its environment,
+/// and returns what it did.
+pub fn child_output(name: &str, envs: &[(&str, &str)]) -> Output {
+    Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env("ASCEND_BACKEND", "software")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("start the child test")
 }
