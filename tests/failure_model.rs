@@ -96,61 +96,50 @@ fn code_of<T: std::fmt::Debug>(result: ascend::Result<T>) -> Option<ErrorCode> {
     }
 }
 
-/// Both stream synchronisations of a scope fail: before the fix the scope
-/// returned with the gated copy still queued, and it later wrote memory the
-/// host had freed. Now the device synchronisation proves it finished.
+/// Both stream synchronisations of a scope fail, on its normal path and on
+/// its panic path: before the fix the scope returned (or unwound) with the
+/// gated copy still queued, and it later wrote memory the host had freed.
+/// Now the device synchronisation proves it finished.
 #[test]
 fn scope_whose_stream_synchronisations_fail_ends_after_the_work() {
     let Some((_serial, device)) = start() else { return };
-    let Gated {
-        stream,
-        data,
-        on_device,
-        host: mut output,
-    } = Gated::new(&device);
-    let misuse = soft::misuse().len();
-    gated(&device, |gate| {
-        fail_next("aclrtSynchronizeStream", 2);
-        let result = stream.scope(|s| {
-            s.wait_event(gate)?;
-            s.copy_to_host(&on_device, &mut output)
+    for panics in [false, true] {
+        let Gated {
+            stream,
+            data,
+            on_device,
+            host: mut output,
+        } = Gated::new(&device);
+        let misuse = soft::misuse().len();
+        gated(&device, |gate| {
+            fail_next("aclrtSynchronizeStream", 2);
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                stream.scope(|s| {
+                    s.wait_event(gate)?;
+                    s.copy_to_host(&on_device, &mut output)?;
+                    assert!(!panics, "after queueing");
+                    Ok(())
+                })
+            }));
+            // Checked before the gate's thread is joined: had the scope not
+            // waited for the gate, the copy would not have run yet.
+            match outcome {
+                Ok(result) => {
+                    assert!(!panics, "the panic propagates");
+                    assert_eq!(code_of(result), Some(ErrorCode(CODE)), "the first failure is reported");
+                }
+                Err(_) => assert!(panics, "only the panicking scope unwinds"),
+            }
+            assert!(soft::armed_faults().is_empty(), "both faults fired (panics: {panics})");
+            assert_eq!(
+                &output[..],
+                &data[..],
+                "the copy finished before the borrows ended (panics: {panics})"
+            );
         });
-        // Checked before the gate's thread is joined: had the scope not
-        // waited for the gate, the copy would not have run yet.
-        assert_eq!(code_of(result), Some(ErrorCode(CODE)), "the first failure is reported");
-        assert!(soft::armed_faults().is_empty(), "both faults fired");
-        assert_eq!(&output[..], &data[..], "the copy finished before the borrows ended");
-    });
-    output.free().expect("free the host buffer");
-    assert_eq!(soft::misuse().len(), misuse, "{:?}", soft::misuse());
-}
-
-/// The same on the panic path of a scope.
-#[test]
-fn scope_unwinding_with_failed_synchronisations_ends_after_the_work() {
-    let Some((_serial, device)) = start() else { return };
-    let Gated {
-        stream,
-        data,
-        on_device,
-        host: mut output,
-    } = Gated::new(&device);
-    let misuse = soft::misuse().len();
-    gated(&device, |gate| {
-        fail_next("aclrtSynchronizeStream", 2);
-        let unwound = catch_unwind(AssertUnwindSafe(|| {
-            stream.scope(|s| -> ascend::Result<()> {
-                s.wait_event(gate)?;
-                s.copy_to_host(&on_device, &mut output)?;
-                panic!("after queueing");
-            })
-        }));
-        assert!(unwound.is_err(), "the panic propagates");
-        assert!(soft::armed_faults().is_empty(), "both faults fired");
-        assert_eq!(&output[..], &data[..], "the copy finished before unwinding went on");
-    });
-    output.free().expect("free the host buffer");
-    assert_eq!(soft::misuse().len(), misuse, "{:?}", soft::misuse());
+        output.free().expect("free the host buffer");
+        assert_eq!(soft::misuse().len(), misuse, "{:?}", soft::misuse());
+    }
 }
 
 /// `Pending::wait` whose stream synchronisations fail: before the fix the
