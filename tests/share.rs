@@ -136,6 +136,25 @@ impl ChildState {
                 let held = self.held.get(index).ok_or("no such import")?;
                 read_write_imported(held, number(words, 2)?, None)
             }
+            // import-twice <token>: two imports of one export are one memory
+            "import-twice" => {
+                let token: ShareableHandle = number(words, 1)?;
+                let first = ImportedAlloc::import(&token, &device).map_err(fail)?;
+                let second = ImportedAlloc::import(&token, &device).map_err(fail)?;
+                let size = first.size();
+                let range = VirtualRange::reserve(2 * size).map_err(fail)?;
+                let region = range.map(0, &first).map_err(fail)?;
+                let refusals = [range.map(size, &first).map(drop), range.map(size, &second).map(drop)];
+                region.unmap().map_err(fail)?;
+                range.map(size, &second).map_err(fail)?.unmap().map_err(fail)?;
+                first.free().map_err(fail)?;
+                second.free().map_err(fail)?;
+                let described: Vec<String> = refusals
+                    .iter()
+                    .map(|refusal| refusal.as_ref().map_or_else(describe, |()| "accepted".to_owned()))
+                    .collect();
+                Ok(described.join(" "))
+            }
             // export-serve <kind> <seed> <pid> <expect>, then "check"
             "export-serve" => {
                 let (prop, size) = granule(&device);
@@ -448,6 +467,30 @@ fn ipc_keys_move_data_both_ways() {
         .unwrap();
     import.close().unwrap();
     assert_eq!(child.ask("check"), "ok", "the child saw the parent's reply");
+    child.quit();
+}
+
+/// Issue 10, finding 3: an export imported twice in one process is one
+/// memory there, so only one of the imports can be mapped at a time (and
+/// each import once).
+#[test]
+fn an_export_imported_twice_maps_once() {
+    let device = device();
+    let mut child = Peer::spawn();
+    let (prop, size) = granule(&device);
+    for kind in KINDS {
+        // A handle is exported once per process: one allocation per kind.
+        let physical = PhysicalAlloc::new(&prop, size).unwrap();
+        let export = physical.export(kind).unwrap();
+        export.allow_pids(&[child.pid()]).unwrap();
+        let refused = "invalid aclrtMapMem invalid aclrtMapMem";
+        assert_eq!(
+            child.ask(&format!("import-twice {}", export.token())),
+            refused,
+            "{kind:?}"
+        );
+        drop(export);
+    }
     child.quit();
 }
 

@@ -1,6 +1,7 @@
 //! [`ImportedAlloc`]: physical memory another process exported.
 
 use super::handle::{HandleValue, ShareKind, ShareableHandle};
+use super::import_slots;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use crate::vmm::{Granularity, Mappable, PhysicalAlloc, PhysicalMemProp};
@@ -15,6 +16,13 @@ use std::ptr::NonNull;
 /// frees this process's reference (`aclrtFreePhysical`). The memory lives
 /// until every process freed its reference, so it stays readable here after
 /// the exporter freed its own.
+///
+/// Importing the same export twice in one process gives two owners of the
+/// same memory: like a [`PhysicalAlloc`] and its retained handles, only one
+/// of them can be mapped at a time (a second mapping is refused), so a
+/// mapping's exclusive view stays exclusive in this process. Other
+/// processes that map the memory write it at will: coordinate with them as
+/// with any shared memory.
 ///
 /// It cannot be exported again: only the original exporter shares memory
 /// (a mapping's [`MappedRegion::physical`](crate::vmm::MappedRegion::physical)
@@ -91,7 +99,16 @@ impl ImportedAlloc {
                 // bytes (the exporter's size; the runtime checks it on
                 // map) with properties `prop`; this value owns its one
                 // reference.
-                physical: unsafe { PhysicalAlloc::from_import(raw, handle.size(), prop, granularity, device) },
+                physical: unsafe {
+                    PhysicalAlloc::from_import(
+                        raw,
+                        handle.size(),
+                        prop,
+                        granularity,
+                        device,
+                        import_slots::slot_for(handle.value(), raw.as_ptr() as usize),
+                    )
+                },
                 kind: handle.kind(),
             }),
             Err(error) => {

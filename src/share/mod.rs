@@ -36,6 +36,7 @@ mod export;
 mod handle;
 mod hex;
 mod import;
+mod import_slots;
 mod ipc_export;
 mod ipc_import;
 mod ipc_key;

@@ -72,6 +72,11 @@ impl AccessDesc {
 /// A physical allocation mapped at an address of a [`VirtualRange`]. It
 /// borrows both, so neither can be freed, released or moved while it lives;
 /// dropping it (or [`MappedRegion::unmap`]) unmaps (`aclrtUnmapMem`).
+///
+/// It is the only mapping of its physical memory in this process (a second
+/// one is refused while it lives), so [`MappedRegion::as_mut_slice`] is an
+/// exclusive view of those bytes. When the unmap fails, the memory stays
+/// marked as mapped: it is never mapped a second time.
 pub struct MappedRegion<'a> {
     range: &'a VirtualRange,
     physical: &'a PhysicalAlloc,
@@ -154,7 +159,8 @@ impl<'a> MappedRegion<'a> {
 
     /// A new owned reference to the mapped physical allocation
     /// (`aclrtMemRetainAllocationHandle`); it must be freed on its own, and
-    /// is when dropped.
+    /// is when dropped. It is the same memory, so it cannot be mapped while
+    /// this mapping (or any other of the memory) lives.
     ///
     /// # Errors
     ///
@@ -169,7 +175,7 @@ impl<'a> MappedRegion<'a> {
             .ok_or_else(|| Error::invalid("aclrtMemRetainAllocationHandle", "the runtime returned NULL"))?;
         // SAFETY: a live handle of this allocation with one new reference,
         // owned by the returned value.
-        unsafe { PhysicalAlloc::from_handle(handle, self.size(), *self.physical.prop()) }
+        unsafe { PhysicalAlloc::from_handle(handle, self.size(), *self.physical.prop(), self.physical.slot().clone()) }
     }
 
     fn elements<T: Pod>(&self, api: &'static str) -> Result<usize> {
@@ -209,8 +215,9 @@ impl<'a> MappedRegion<'a> {
     /// As [`MappedRegion::as_slice`].
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = self.elements::<T>("MappedRegion::as_mut_slice")?;
-        // SAFETY: as in `as_slice`, and `&mut self` makes it unique among
-        // this region's views.
+        // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
+        // region's views, and the map slot makes this region the only
+        // mapping of the memory in this process.
         Ok(unsafe { DeviceSliceMut::from_raw_parts(self.address(), len, self.physical.device()) })
     }
 
@@ -230,9 +237,11 @@ impl<'a> MappedRegion<'a> {
         // SAFETY: the start of a live mapping, unmapped once.
         let outcome = check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(self.address()) });
         // After a failed unmap the runtime may still hold the mapping: keep
-        // its place taken in the range, so no overlapping map is attempted.
+        // its place taken in the range, so no overlapping map is attempted,
+        // and keep the memory's map slot, so no second view of it appears.
         if outcome.is_ok() {
             self.range.forget(self.offset);
+            self.physical.slot().give_back();
         }
         outcome
     }

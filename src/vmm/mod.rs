@@ -30,15 +30,24 @@
 //! ```
 //!
 //! Rules types cannot express — sizes and offsets that are multiples of the
-//! granularity, mappings inside the range and not overlapping — are checked
-//! in Rust before the call and reported as
-//! [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+//! granularity, mappings inside the range and not overlapping, one mapping
+//! at a time per physical allocation — are checked in Rust before the call
+//! and reported as [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+//!
+//! Why one mapping at a time: a mapping hands out an exclusive view
+//! ([`MappedRegion::as_mut_slice`]), and a second mapping of the same
+//! physical memory (through the same [`PhysicalAlloc`], a handle retained
+//! from the first mapping, or a second import of the same export) would be
+//! a second exclusive view of the same bytes. Code that wants aliased
+//! mappings on purpose uses the raw `ascend_sys` calls.
 
+mod map_slot;
 mod mapped;
 mod physical;
 mod properties;
 mod range;
 
+pub(crate) use map_slot::MapSlot;
 pub use mapped::{Access, AccessDesc, MappedRegion};
 pub use physical::PhysicalAlloc;
 pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};

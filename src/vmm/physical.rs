@@ -1,5 +1,6 @@
 //! [`PhysicalAlloc`]: physical memory with no address yet.
 
+use super::map_slot::MapSlot;
 use super::properties::{Granularity, MemLocation, PhysicalMemProp};
 use crate::Device;
 use crate::error::{Error, Result, check};
@@ -7,10 +8,17 @@ use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Physical memory (`aclrtMallocPhysical` / `aclrtFreePhysical`). It has no
 /// address until a [`VirtualRange`](super::VirtualRange) maps it; a mapping
 /// borrows it, so it cannot be freed, dropped or moved while mapped.
+///
+/// It is mapped at most once at a time in this process, counting every
+/// handle to the same memory ([`MappedRegion::retain_physical`](super::MappedRegion::retain_physical),
+/// imports of the same export): a mapping hands out an exclusive view, and a
+/// second mapping would alias it. A second mapping is refused with
+/// [`Error::InvalidArgument`] until the first is unmapped.
 ///
 /// ```
 /// use ascend::Device;
@@ -29,6 +37,8 @@ pub struct PhysicalAlloc {
     prop: PhysicalMemProp,
     granularity: usize,
     device: Device,
+    /// Shared by every owner of this memory in the process.
+    slot: Arc<MapSlot>,
 }
 
 // SAFETY: the handle is an opaque token owned by this value; the runtime's
@@ -67,6 +77,7 @@ impl PhysicalAlloc {
             prop: *prop,
             granularity,
             device,
+            slot: MapSlot::new(),
         })
     }
 
@@ -78,8 +89,14 @@ impl PhysicalAlloc {
     ///
     /// `handle` must be a live physical-memory handle of `size` bytes with
     /// properties `prop`, and the caller must own one reference to it, which
-    /// the returned value (or this function, on an error) will free.
-    pub(crate) unsafe fn from_handle(handle: NonNull<c_void>, size: usize, prop: PhysicalMemProp) -> Result<Self> {
+    /// the returned value (or this function, on an error) will free. `slot`
+    /// is the map slot of the memory's other owners in this process.
+    pub(crate) unsafe fn from_handle(
+        handle: NonNull<c_void>,
+        size: usize,
+        prop: PhysicalMemProp,
+        slot: Arc<MapSlot>,
+    ) -> Result<Self> {
         let described = prop
             .granularity(Granularity::Minimum)
             .and_then(|granularity| Ok((granularity, context_device(&prop)?)));
@@ -90,6 +107,7 @@ impl PhysicalAlloc {
                 prop,
                 granularity,
                 device,
+                slot,
             }),
             Err(error) => {
                 // SAFETY: the caller's one reference, owned here and freed
@@ -117,6 +135,7 @@ impl PhysicalAlloc {
         prop: PhysicalMemProp,
         granularity: usize,
         device: &Device,
+        slot: Arc<MapSlot>,
     ) -> Self {
         Self {
             handle: Some(handle),
@@ -124,7 +143,13 @@ impl PhysicalAlloc {
             prop,
             granularity,
             device: device.clone(),
+            slot,
         }
+    }
+
+    /// The map slot this memory's owners in this process share.
+    pub(crate) fn slot(&self) -> &Arc<MapSlot> {
+        &self.slot
     }
 
     /// Size in bytes.

@@ -45,8 +45,11 @@ impl sealed::Sealed for PhysicalAlloc {
 /// let mut region = range.map(granule, &physical)?;
 /// region.as_mut_slice::<u32>()?.fill_bytes(0)?;
 /// assert_eq!(region.as_slice::<u32>()?.slice(..4)?.to_vec()?, [0; 4]);
-/// // Overlapping mappings are refused before any call.
-/// assert!(range.map(granule, &physical).is_err());
+/// // Overlapping mappings are refused before any call...
+/// let other = PhysicalAlloc::new(&prop, granule)?;
+/// assert!(range.map(granule, &other).is_err());
+/// // ...and so is a second mapping of the same memory.
+/// assert!(range.map(0, &physical).is_err());
 /// drop(region);
 /// # Ok::<(), ascend::Error>(())
 /// ```
@@ -122,8 +125,9 @@ impl VirtualRange {
     ///
     /// [`Error::InvalidArgument`], before any call, when `offset` is not a
     /// multiple of the physical allocation's granularity, the mapping would
-    /// run past the end of the range, or it overlaps a live mapping; the
-    /// runtime's code.
+    /// run past the end of the range, it overlaps a live mapping, or the
+    /// physical memory is already mapped in this process (by any handle to
+    /// it); the runtime's code.
     pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         self.map_inner(offset, sealed::Sealed::physical(physical), true)
     }
@@ -178,6 +182,13 @@ impl VirtualRange {
                 format!("offset {offset:#x}+{size:#x} overlaps the mapping at offset {other:#x}+{len:#x}"),
             ));
         }
+        if !physical.slot().take() {
+            return Err(Error::invalid(
+                api,
+                "this physical memory is already mapped in this process; a second mapping would \
+                 alias its exclusive view (unmap the first, or map aliases through ascend_sys)",
+            ));
+        }
         let address = (self.base + offset) as *mut c_void;
         // SAFETY: a reserved address inside this range and a live handle;
         // the runtime validates the rest.
@@ -188,7 +199,10 @@ impl VirtualRange {
                 sys::aclrtMemMapNoAccess(address, size, 0, physical.as_raw(), 0)
             }
         };
-        check(api, code)?;
+        if let Err(error) = check(api, code) {
+            physical.slot().give_back();
+            return Err(error);
+        }
         mapped.push((offset, size));
         Ok(MappedRegion::new(self, physical, offset, accessible))
     }
