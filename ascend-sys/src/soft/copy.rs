@@ -3,14 +3,17 @@
 //! The direction comes from the addresses (the runtime hands the driver no
 //! kind; `kind` is only range-checked). Device ranges are translated through
 //! the address table ([`super::translate`]); the lock is held only to
-//! translate, never while bytes move.
+//! translate, never while bytes move. While bytes move, the operation holds
+//! the [`super::byte_locks`] of its ranges, so two workers never write the
+//! same bytes at once.
 //!
 //! [`copy_bytes`] and [`fill_bytes`] are shared by the synchronous calls here
 //! and by stream tasks, which run them on the stream's worker thread.
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::{peer, runtime, translate};
+use super::translate::Segment;
+use super::{byte_locks, peer, runtime, translate};
 use crate::types::*;
 
 /// Copies `count` bytes from `src` to `dst`, each either device memory
@@ -28,6 +31,7 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         peer::check_sides(&state, &to, &from)?;
         (to, from)
     };
+    let _held = byte_locks::lock(to.iter().chain(from.iter()).map(Segment::range));
     let mut done = 0;
     let (mut to_segments, mut from_segments) = (to.iter(), from.iter());
     let (mut to_segment, mut from_segment) = (to_segments.next(), from_segments.next());
@@ -66,6 +70,7 @@ pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> Soft
         let state = runtime::lock()?;
         translate::resolve(&state, address, count, "devPtr")?
     };
+    let _held = byte_locks::lock(target.iter().map(Segment::range));
     for segment in target.iter() {
         // SAFETY: as in `copy_bytes`.
         unsafe { std::ptr::write_bytes(segment.pointer, value, segment.len) };

@@ -39,6 +39,7 @@
 
 mod allocator_desc;
 mod arena;
+mod byte_locks;
 mod config;
 mod context;
 mod copy;

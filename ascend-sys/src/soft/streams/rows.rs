@@ -7,7 +7,7 @@
 
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::translate::{self, Segment, Segments};
-use crate::soft::{peer, runtime};
+use crate::soft::{byte_locks, peer, runtime};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 
 /// The bytes `height` rows of `width` bytes, `pitch` apart, span.
@@ -45,6 +45,11 @@ impl Flat {
                 })
                 .collect(),
         )
+    }
+
+    /// `(start, len)` of every segment, for the byte locks.
+    fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.0.iter().map(|(_, segment)| segment.range())
     }
 
     /// The pointer at `offset` and how many bytes follow it in the same
@@ -113,6 +118,7 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
         peer::check_sides(&state, &to, &from)?;
         (Flat::new(&to), Flat::new(&from))
     };
+    let _held = byte_locks::lock(to.ranges().chain(from.ranges()));
     for row in 0..height {
         let (mut to_offset, mut from_offset) = (row * dpitch, row * spitch);
         let mut left = width;

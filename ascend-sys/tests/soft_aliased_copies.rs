@@ -1,0 +1,157 @@
+//! The software device's data path when raw callers alias device memory.
+//!
+//! Two streams copy into the same bytes at once: one whole copy forward on
+//! one stream, the same bytes piece by piece from the end on the other, so
+//! the two writers would cross in the middle of a piece if they ran
+//! together. The software device runs operations on the same bytes one at a
+//! time, so every piece ends as one copy wrote it, never a mixture (two
+//! stream workers `memcpy`-ing the same bytes at once would be a data race
+//! inside the library). Software device only: on hardware the result of
+//! such a race is unspecified.
+
+mod soft_common;
+
+use ascend_sys::*;
+use soft_common::on_device;
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+/// Bytes written by each copy (four 2 MiB granules).
+const SIZE: usize = 8 << 20;
+
+/// Pieces of the second writer.
+const PIECES: usize = 8;
+
+const ROUNDS: usize = 12;
+
+fn ok(code: aclError, what: &str) {
+    assert_eq!(code, ACL_SUCCESS, "{what}");
+}
+
+/// Pinned host memory holding `pattern`, so that copies from it are
+/// asynchronous (run by the stream's worker).
+fn pinned(pattern: impl Fn(usize) -> u8) -> *mut c_void {
+    let mut host = null_mut();
+    // SAFETY: a valid out-pointer; the new buffer holds SIZE bytes.
+    unsafe {
+        ok(aclrtMallocHost(&mut host, SIZE), "aclrtMallocHost");
+        let bytes = std::slice::from_raw_parts_mut(host.cast::<u8>(), SIZE);
+        bytes
+            .iter_mut()
+            .enumerate()
+            .for_each(|(index, byte)| *byte = pattern(index));
+    }
+    host
+}
+
+fn first_writer(index: usize) -> u8 {
+    (index % 251) as u8
+}
+
+fn second_writer(index: usize) -> u8 {
+    !first_writer(index)
+}
+
+/// Races the two writers into `one` and `other` (the same bytes, through
+/// the same or two addresses) and checks that each piece is whole.
+fn race(one: *mut c_void, other: *mut c_void) {
+    let piece = SIZE / PIECES;
+    let (a, b) = (pinned(first_writer), pinned(second_writer));
+    // SAFETY: device addresses of SIZE live bytes, pinned host buffers of
+    // SIZE bytes, live streams; every pointer outlives its use.
+    unsafe {
+        let (mut s1, mut s2) = (null_mut(), null_mut());
+        ok(aclrtCreateStream(&mut s1), "create stream 1");
+        ok(aclrtCreateStream(&mut s2), "create stream 2");
+        let mut back = vec![0u8; SIZE];
+        let mut mixes = Vec::new();
+        for round in 0..ROUNDS {
+            ok(
+                aclrtMemcpyAsync(one, SIZE, a, SIZE, ACL_MEMCPY_HOST_TO_DEVICE, s1),
+                "whole copy",
+            );
+            for index in (0..PIECES).rev() {
+                let at = index * piece;
+                ok(
+                    aclrtMemcpyAsync(
+                        other.byte_add(at),
+                        piece,
+                        b.byte_add(at),
+                        piece,
+                        ACL_MEMCPY_HOST_TO_DEVICE,
+                        s2,
+                    ),
+                    "piece copy",
+                );
+            }
+            ok(aclrtSynchronizeStream(s1), "sync 1");
+            ok(aclrtSynchronizeStream(s2), "sync 2");
+            ok(
+                aclrtMemcpy(back.as_mut_ptr().cast(), SIZE, one, SIZE, ACL_MEMCPY_DEVICE_TO_HOST),
+                "read back",
+            );
+            for (index, bytes) in back.chunks(piece).enumerate() {
+                let from = |writer: fn(usize) -> u8| {
+                    bytes
+                        .iter()
+                        .enumerate()
+                        .all(|(offset, byte)| *byte == writer(index * piece + offset))
+                };
+                if !from(first_writer) && !from(second_writer) {
+                    mixes.push((round, index));
+                }
+            }
+        }
+        ok(aclrtDestroyStream(s1), "destroy stream 1");
+        ok(aclrtDestroyStream(s2), "destroy stream 2");
+        ok(aclrtFreeHost(a), "free host a");
+        ok(aclrtFreeHost(b), "free host b");
+        assert!(mixes.is_empty(), "pieces mixing both writers (round, piece): {mixes:?}");
+    }
+}
+
+#[test]
+fn copies_into_two_mappings_of_one_allocation_do_not_interleave() {
+    on_device(|| {
+        let prop = aclrtPhysicalMemProp {
+            handleType: ACL_MEM_HANDLE_TYPE_NONE,
+            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
+            memAttr: ACL_HBM_MEM_HUGE,
+            location: aclrtMemLocation {
+                id: 0,
+                type_: ACL_MEM_LOCATION_TYPE_DEVICE,
+            },
+            reserve: 0,
+        };
+        // SAFETY: valid out-pointers; the reservations are SIZE bytes and
+        // the handle is mapped whole into each, then unmapped and freed.
+        unsafe {
+            let mut handle = null_mut();
+            ok(aclrtMallocPhysical(&mut handle, SIZE, &prop, 0), "malloc physical");
+            let (mut first, mut second) = (null_mut(), null_mut());
+            ok(aclrtReserveMemAddress(&mut first, SIZE, 0, null_mut(), 0), "reserve 1");
+            ok(aclrtReserveMemAddress(&mut second, SIZE, 0, null_mut(), 0), "reserve 2");
+            ok(aclrtMapMem(first, SIZE, 0, handle, 0), "map 1");
+            ok(aclrtMapMem(second, SIZE, 0, handle, 0), "map 2");
+            race(first, second);
+            ok(aclrtUnmapMem(first), "unmap 1");
+            ok(aclrtUnmapMem(second), "unmap 2");
+            ok(aclrtFreePhysical(handle), "free physical");
+            ok(aclrtReleaseMemAddress(first), "release 1");
+            ok(aclrtReleaseMemAddress(second), "release 2");
+        }
+    });
+}
+
+#[test]
+fn copies_into_one_buffer_from_two_streams_do_not_interleave() {
+    on_device(|| {
+        let mut buffer = null_mut();
+        // SAFETY: a valid out-pointer; the buffer is freed after the race.
+        unsafe {
+            ok(aclrtMalloc(&mut buffer, SIZE, ACL_MEM_MALLOC_HUGE_FIRST), "malloc");
+            race(buffer, buffer);
+            ok(aclrtFree(buffer), "free");
+        }
+    });
+}
