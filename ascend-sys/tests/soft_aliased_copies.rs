@@ -2,12 +2,14 @@
 //!
 //! Two streams copy into the same bytes at once: one whole copy forward on
 //! one stream, the same bytes piece by piece from the end on the other, so
-//! the two writers would cross in the middle of a piece if they ran
-//! together. The software device runs operations on the same bytes one at a
-//! time, so every piece ends as one copy wrote it, never a mixture (two
-//! stream workers `memcpy`-ing the same bytes at once would be a data race
-//! inside the library). Software device only: on hardware the result of
-//! such a race is unspecified.
+//! the two writers cross if they run together. The software device moves
+//! bytes in steps inside one 2 MiB chunk per side and never lets two steps
+//! on the same chunk run at once, so every 512-byte block (all buffers here
+//! are 512-byte aligned, so no step boundary falls inside a block) ends as
+//! one copy wrote it, never a mixture. Two stream workers `memcpy`-ing the
+//! same bytes at once would instead be a data race inside the library.
+//! Software device only: on hardware the result of such a race is
+//! unspecified.
 
 mod soft_common;
 
@@ -22,26 +24,32 @@ const SIZE: usize = 8 << 20;
 /// Pieces of the second writer.
 const PIECES: usize = 8;
 
+/// The unit that must come whole from one writer.
+const BLOCK: usize = 512;
+
 const ROUNDS: usize = 12;
 
 fn ok(code: aclError, what: &str) {
     assert_eq!(code, ACL_SUCCESS, "{what}");
 }
 
-/// Pinned host memory holding `pattern`, so that copies from it are
-/// asynchronous (run by the stream's worker).
-fn pinned(pattern: impl Fn(usize) -> u8) -> *mut c_void {
+/// Pinned host memory holding `pattern` at a [`BLOCK`]-aligned address
+/// (returned second; the first is the allocation, to free), so that copies
+/// from it are asynchronous (run by the stream's worker).
+fn pinned(pattern: impl Fn(usize) -> u8) -> (*mut c_void, *mut c_void) {
     let mut host = null_mut();
-    // SAFETY: a valid out-pointer; the new buffer holds SIZE bytes.
+    // SAFETY: a valid out-pointer; the new buffer holds SIZE + BLOCK bytes,
+    // so SIZE bytes fit after the aligned start.
     unsafe {
-        ok(aclrtMallocHost(&mut host, SIZE), "aclrtMallocHost");
-        let bytes = std::slice::from_raw_parts_mut(host.cast::<u8>(), SIZE);
+        ok(aclrtMallocHost(&mut host, SIZE + BLOCK), "aclrtMallocHost");
+        let aligned = host.byte_add(host.align_offset(BLOCK));
+        let bytes = std::slice::from_raw_parts_mut(aligned.cast::<u8>(), SIZE);
         bytes
             .iter_mut()
             .enumerate()
             .for_each(|(index, byte)| *byte = pattern(index));
+        (host, aligned)
     }
-    host
 }
 
 fn first_writer(index: usize) -> u8 {
@@ -56,7 +64,10 @@ fn second_writer(index: usize) -> u8 {
 /// the same or two addresses) and checks that each piece is whole.
 fn race(one: *mut c_void, other: *mut c_void) {
     let piece = SIZE / PIECES;
-    let (a, b) = (pinned(first_writer), pinned(second_writer));
+    let ((a_base, a), (b_base, b)) = (pinned(first_writer), pinned(second_writer));
+    for address in [one, other, a, b] {
+        assert_eq!(address as usize % BLOCK, 0, "{address:?} is not {BLOCK}-byte aligned");
+    }
     // SAFETY: device addresses of SIZE live bytes, pinned host buffers of
     // SIZE bytes, live streams; every pointer outlives its use.
     unsafe {
@@ -90,12 +101,12 @@ fn race(one: *mut c_void, other: *mut c_void) {
                 aclrtMemcpy(back.as_mut_ptr().cast(), SIZE, one, SIZE, ACL_MEMCPY_DEVICE_TO_HOST),
                 "read back",
             );
-            for (index, bytes) in back.chunks(piece).enumerate() {
+            for (index, bytes) in back.chunks(BLOCK).enumerate() {
                 let from = |writer: fn(usize) -> u8| {
                     bytes
                         .iter()
                         .enumerate()
-                        .all(|(offset, byte)| *byte == writer(index * piece + offset))
+                        .all(|(offset, byte)| *byte == writer(index * BLOCK + offset))
                 };
                 if !from(first_writer) && !from(second_writer) {
                     mixes.push((round, index));
@@ -104,14 +115,14 @@ fn race(one: *mut c_void, other: *mut c_void) {
         }
         ok(aclrtDestroyStream(s1), "destroy stream 1");
         ok(aclrtDestroyStream(s2), "destroy stream 2");
-        ok(aclrtFreeHost(a), "free host a");
-        ok(aclrtFreeHost(b), "free host b");
-        assert!(mixes.is_empty(), "pieces mixing both writers (round, piece): {mixes:?}");
+        ok(aclrtFreeHost(a_base), "free host a");
+        ok(aclrtFreeHost(b_base), "free host b");
+        assert!(mixes.is_empty(), "blocks mixing both writers (round, block): {mixes:?}");
     }
 }
 
 #[test]
-fn copies_into_two_mappings_of_one_allocation_do_not_interleave() {
+fn copies_into_two_mappings_of_one_allocation_leave_whole_blocks() {
     on_device(|| {
         let prop = aclrtPhysicalMemProp {
             handleType: ACL_MEM_HANDLE_TYPE_NONE,
@@ -144,7 +155,7 @@ fn copies_into_two_mappings_of_one_allocation_do_not_interleave() {
 }
 
 #[test]
-fn copies_into_one_buffer_from_two_streams_do_not_interleave() {
+fn copies_into_one_buffer_from_two_streams_leave_whole_blocks() {
     on_device(|| {
         let mut buffer = null_mut();
         // SAFETY: a valid out-pointer; the buffer is freed after the race.

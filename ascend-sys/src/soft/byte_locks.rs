@@ -1,21 +1,23 @@
-//! Serialising the data path: two copies or fills that touch the same bytes
-//! never run at the same time.
+//! Serialising the data path: two copies or fills never move the same
+//! bytes at the same time.
 //!
 //! Raw callers may queue copies into the same device bytes on two streams,
 //! or map one physical allocation twice and write both mappings. On
 //! hardware that is a race with an unspecified result; in this library,
 //! two worker threads `memcpy`-ing the same bytes would be undefined
-//! behaviour. So before bytes move, the operation locks every stripe its
-//! ranges fall in, and the bytes move as one unit against every other
-//! operation on those stripes: concurrent writers of the same bytes leave
-//! one writer's bytes, never a mixture.
+//! behaviour. So an operation moves its bytes in steps that stay inside one
+//! 2 MiB chunk on each side, and locks the stripe of each side's chunk for
+//! the step: every chunk-sized part of every operation is written by one
+//! operation at a time, and concurrent writers leave, in each part, one
+//! writer's bytes, never a mixture.
 //!
-//! Ranges are hashed to stripes by 2 MiB chunk of the address the bytes are
-//! reached through (a device view, or host memory). One physical allocation
-//! has one view in a process, whatever the number of its mappings, so its
-//! aliases share stripes. Copies stay `memcpy` fast; an uncontended stripe
-//! costs one lock. Stripes are taken in ascending order and nothing else is
-//! locked while they are held, so they cannot deadlock. Bytes shared with
+//! Chunks are those of the address the bytes are reached through (a device
+//! view, or host memory). One physical allocation has one view in a
+//! process, whatever the number of its mappings, so its aliases share
+//! stripes. Copies stay `memcpy` fast; an uncontended step costs one or two
+//! locks. A step takes at most two stripes, lower first, and nothing else is
+//! locked while they are held, so they cannot deadlock; a large copy never
+//! holds up other operations for more than one chunk. Bytes shared with
 //! another process are not covered: that process writes them at will, as
 //! with any shared memory.
 
@@ -24,87 +26,71 @@ use std::sync::{Mutex, MutexGuard};
 /// Number of stripes.
 const STRIPES: usize = 64;
 
-/// log2 of the bytes one stripe covers in a row.
-const CHUNK_SHIFT: u32 = 21;
+/// Bytes in one chunk: an operation moves at most one chunk of each side
+/// under one lock.
+pub(crate) const CHUNK: usize = 1 << 21;
 
 static LOCKS: [Mutex<()>; STRIPES] = [const { Mutex::new(()) }; STRIPES];
 
-/// The stripes of a set of ranges, held until dropped. The first two are
-/// kept inline: a copy usually touches one or two stripes, and a heap
-/// allocation would cost as much as the locks.
+/// The stripes of one step (one or two chunks), held until dropped.
 pub(crate) struct HeldBytes {
-    inline: [Option<MutexGuard<'static, ()>>; 2],
-    more: Vec<MutexGuard<'static, ()>>,
+    _guards: [Option<MutexGuard<'static, ()>>; 2],
 }
 
-/// The stripe mask of `len` bytes at `start`.
-fn mask_of(start: usize, len: usize) -> u64 {
-    if len == 0 {
-        return 0;
-    }
-    let first = start >> CHUNK_SHIFT;
-    let last = start.saturating_add(len - 1) >> CHUNK_SHIFT;
-    if last - first >= STRIPES - 1 {
-        return u64::MAX;
-    }
-    (first..=last).fold(0, |mask, chunk| mask | 1 << (chunk % STRIPES))
+/// The bytes from `address` to the end of its chunk: a step that starts at
+/// `address` may move at most this many.
+pub(crate) fn room(address: usize) -> usize {
+    CHUNK - address % CHUNK
 }
 
-/// Locks the stripes of every `(start, len)` range, in ascending order.
-pub(crate) fn lock(ranges: impl IntoIterator<Item = (usize, usize)>) -> HeldBytes {
-    let mask = ranges
-        .into_iter()
-        .fold(0u64, |mask, (start, len)| mask | mask_of(start, len));
-    let mut held = HeldBytes {
-        inline: [None, None],
-        more: Vec::new(),
+fn stripe_of(address: usize) -> usize {
+    (address / CHUNK) % STRIPES
+}
+
+/// Locks the stripes of the chunks holding `first` and `second` (the two
+/// sides of a copy step, or one address twice for a fill), lower stripe
+/// first.
+pub(crate) fn lock(first: usize, second: usize) -> HeldBytes {
+    let (low, high) = {
+        let (a, b) = (stripe_of(first), stripe_of(second));
+        (a.min(b), a.max(b))
     };
-    let mut rest = mask;
-    let mut count = 0;
-    while rest != 0 {
-        let stripe = rest.trailing_zeros() as usize;
-        rest &= rest - 1;
-        // A holder never panics while the bytes move; if one did, the bytes
-        // are as it left them, which is all a lock can promise.
-        let guard = LOCKS[stripe].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match held.inline.get_mut(count) {
-            Some(slot) => *slot = Some(guard),
-            None => held.more.push(guard),
-        }
-        count += 1;
+    // A holder never panics while the bytes move; if one did, the bytes
+    // are as it left them, which is all a lock can promise.
+    let take = |stripe: usize| LOCKS[stripe].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let low_guard = take(low);
+    let high_guard = (high != low).then(|| take(high));
+    HeldBytes {
+        _guards: [Some(low_guard), high_guard],
     }
-    held
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const CHUNK: usize = 1 << CHUNK_SHIFT;
-
     #[test]
-    fn ranges_map_to_the_stripes_of_their_chunks() {
-        assert_eq!(mask_of(0, 0), 0);
-        assert_eq!(mask_of(0, 1), 1);
-        assert_eq!(mask_of(CHUNK - 1, 2), 0b11);
-        assert_eq!(mask_of(3 * CHUNK, CHUNK), 0b1000);
+    fn room_ends_at_the_chunk_boundary() {
+        assert_eq!(room(0), CHUNK);
+        assert_eq!(room(CHUNK - 1), 1);
+        assert_eq!(room(5 * CHUNK + 10), CHUNK - 10);
         // Chunks 64 apart share a stripe.
-        assert_eq!(mask_of(64 * CHUNK, 1), mask_of(0, 1));
-        assert_eq!(mask_of(0, STRIPES * CHUNK), u64::MAX);
-        assert_eq!(mask_of(usize::MAX, 1), 1 << ((usize::MAX >> CHUNK_SHIFT) % STRIPES));
+        assert_eq!(stripe_of(64 * CHUNK), stripe_of(0));
+        assert_ne!(stripe_of(CHUNK), stripe_of(0));
     }
 
     #[test]
-    fn overlapping_ranges_exclude_each_other() {
-        let held = lock([(5 * CHUNK, 10), (9 * CHUNK, 10)]);
+    fn the_same_chunk_excludes_and_other_chunks_do_not() {
+        let held = lock(5 * CHUNK, 9 * CHUNK + 3);
         let (sender, receiver) = std::sync::mpsc::channel();
         let waiter = std::thread::spawn(move || {
-            let _held = lock([(5 * CHUNK + 4, 1)]);
+            let _held = lock(7 * CHUNK, 5 * CHUNK + 4);
             sender.send(()).unwrap();
         });
         assert!(receiver.recv_timeout(std::time::Duration::from_millis(100)).is_err());
-        // A range on another stripe is free meanwhile.
-        drop(lock([(6 * CHUNK, 1)]));
+        // A chunk on another stripe is free meanwhile; one address twice
+        // takes its stripe once.
+        drop(lock(6 * CHUNK, 6 * CHUNK));
         drop(held);
         receiver.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
         waiter.join().unwrap();

@@ -3,8 +3,8 @@
 //! The direction comes from the addresses (the runtime hands the driver no
 //! kind; `kind` is only range-checked). Device ranges are translated through
 //! the address table ([`super::translate`]); the lock is held only to
-//! translate, never while bytes move. While bytes move, the operation holds
-//! the [`super::byte_locks`] of its ranges, so two workers never write the
+//! translate, never while bytes move. Bytes move in chunk-sized steps under
+//! the [`super::byte_locks`] of their chunks, so two workers never write the
 //! same bytes at once.
 //!
 //! [`copy_bytes`] and [`fill_bytes`] are shared by the synchronous calls here
@@ -12,7 +12,6 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::translate::Segment;
 use super::{byte_locks, peer, runtime, translate};
 use crate::types::*;
 
@@ -31,7 +30,6 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         peer::check_sides(&state, &to, &from)?;
         (to, from)
     };
-    let _held = byte_locks::lock(to.iter().chain(from.iter()).map(Segment::range));
     let mut done = 0;
     let (mut to_segments, mut from_segments) = (to.iter(), from.iter());
     let (mut to_segment, mut from_segment) = (to_segments.next(), from_segments.next());
@@ -40,11 +38,19 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         let (Some(t), Some(f)) = (to_segment, from_segment) else {
             return fail(ACL_ERROR_RT_INTERNAL_ERROR, "translation returned too few bytes");
         };
-        let step = (t.len - to_used).min(f.len - from_used).min(count - done);
+        // SAFETY: `to_used < t.len` and `from_used < f.len`: inside the
+        // segments.
+        let (to_pointer, from_pointer) = unsafe { (t.pointer.add(to_used), f.pointer.add(from_used)) };
+        let step = (t.len - to_used)
+            .min(f.len - from_used)
+            .min(count - done)
+            .min(byte_locks::room(to_pointer as usize))
+            .min(byte_locks::room(from_pointer as usize));
+        let _held = byte_locks::lock(to_pointer as usize, from_pointer as usize);
         // SAFETY: device segments point into live device views for their
         // length; host segments are valid by the caller's contract. `copy`
         // tolerates overlap.
-        unsafe { std::ptr::copy(f.pointer.add(from_used), t.pointer.add(to_used), step) };
+        unsafe { std::ptr::copy(from_pointer, to_pointer, step) };
         done += step;
         to_used += step;
         from_used += step;
@@ -70,10 +76,17 @@ pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> Soft
         let state = runtime::lock()?;
         translate::resolve(&state, address, count, "devPtr")?
     };
-    let _held = byte_locks::lock(target.iter().map(Segment::range));
     for segment in target.iter() {
-        // SAFETY: as in `copy_bytes`.
-        unsafe { std::ptr::write_bytes(segment.pointer, value, segment.len) };
+        let mut done = 0;
+        while done < segment.len {
+            // SAFETY: `done < segment.len`: inside the segment.
+            let pointer = unsafe { segment.pointer.add(done) };
+            let step = (segment.len - done).min(byte_locks::room(pointer as usize));
+            let _held = byte_locks::lock(pointer as usize, pointer as usize);
+            // SAFETY: as in `copy_bytes`.
+            unsafe { std::ptr::write_bytes(pointer, value, step) };
+            done += step;
+        }
     }
     Ok(())
 }

@@ -17,13 +17,6 @@ pub(crate) struct Segment {
     pub(crate) len: usize,
 }
 
-impl Segment {
-    /// `(start, len)` of its bytes, for [`super::byte_locks::lock`].
-    pub(crate) fn range(&self) -> (usize, usize) {
-        (self.pointer as usize, self.len)
-    }
-}
-
 /// The segments of one range, in address order.
 #[derive(Debug, Clone)]
 pub(crate) struct Segments {

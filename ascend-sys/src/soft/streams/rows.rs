@@ -47,11 +47,6 @@ impl Flat {
         )
     }
 
-    /// `(start, len)` of every segment, for the byte locks.
-    fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.0.iter().map(|(_, segment)| segment.range())
-    }
-
     /// The pointer at `offset` and how many bytes follow it in the same
     /// segment.
     fn at(&self, offset: usize) -> SoftResult<(*mut u8, usize)> {
@@ -118,14 +113,18 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
         peer::check_sides(&state, &to, &from)?;
         (Flat::new(&to), Flat::new(&from))
     };
-    let _held = byte_locks::lock(to.ranges().chain(from.ranges()));
     for row in 0..height {
         let (mut to_offset, mut from_offset) = (row * dpitch, row * spitch);
         let mut left = width;
         while left > 0 {
             let (to_pointer, to_room) = to.at(to_offset)?;
             let (from_pointer, from_room) = from.at(from_offset)?;
-            let step = left.min(to_room).min(from_room);
+            let step = left
+                .min(to_room)
+                .min(from_room)
+                .min(byte_locks::room(to_pointer as usize))
+                .min(byte_locks::room(from_pointer as usize));
+            let _held = byte_locks::lock(to_pointer as usize, from_pointer as usize);
             // SAFETY: both pointers have at least `step` bytes in their
             // segments (device views or host memory valid by contract);
             // `copy` tolerates overlap.
