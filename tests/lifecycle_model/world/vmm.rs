@@ -235,7 +235,10 @@ impl World {
             .mappings
             .iter()
             .any(|m| m.range == range_obj.id && m.offset < end && offset < m.offset + self.memories[m.memory].size);
-        let expect = if end > range_obj.granules * self.granule || overlaps {
+        // The safe API maps one physical memory once at a time, through
+        // any of its handles.
+        let mapped_already = memory.mappings > 0;
+        let expect = if end > range_obj.granules * self.granule || overlaps || mapped_already {
             Expect::Invalid
         } else if matches!((range_obj.device, memory.device), (Some(a), Some(b)) if a != b) {
             // One range maps the memory of one device.
