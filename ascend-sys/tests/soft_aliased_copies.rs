@@ -14,7 +14,7 @@
 mod soft_common;
 
 use ascend_sys::*;
-use soft_common::on_device;
+use soft_common::{on_device, physical};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
@@ -124,21 +124,10 @@ fn race(one: *mut c_void, other: *mut c_void) {
 #[test]
 fn copies_into_two_mappings_of_one_allocation_leave_whole_blocks() {
     on_device(|| {
-        let prop = aclrtPhysicalMemProp {
-            handleType: ACL_MEM_HANDLE_TYPE_NONE,
-            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-            memAttr: ACL_HBM_MEM_HUGE,
-            location: aclrtMemLocation {
-                id: 0,
-                type_: ACL_MEM_LOCATION_TYPE_DEVICE,
-            },
-            reserve: 0,
-        };
         // SAFETY: valid out-pointers; the reservations are SIZE bytes and
         // the handle is mapped whole into each, then unmapped and freed.
         unsafe {
-            let mut handle = null_mut();
-            ok(aclrtMallocPhysical(&mut handle, SIZE, &prop, 0), "malloc physical");
+            let handle = physical(SIZE);
             let (mut first, mut second) = (null_mut(), null_mut());
             ok(aclrtReserveMemAddress(&mut first, SIZE, 0, null_mut(), 0), "reserve 1");
             ok(aclrtReserveMemAddress(&mut second, SIZE, 0, null_mut(), 0), "reserve 2");

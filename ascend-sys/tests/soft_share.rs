@@ -10,7 +10,7 @@ mod soft_common;
 
 use ascend_sys::*;
 use soft_common::peer::{self, Peer};
-use soft_common::{on_device, software, without_device};
+use soft_common::{device_prop, on_device, physical, software, without_device};
 use std::ffi::{CStr, c_void};
 use std::ptr::null_mut;
 
@@ -74,16 +74,7 @@ struct Side {
 }
 
 fn granularity() -> usize {
-    let prop = aclrtPhysicalMemProp {
-        handleType: ACL_MEM_HANDLE_TYPE_NONE,
-        allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-        memAttr: ACL_HBM_MEM_HUGE,
-        location: aclrtMemLocation {
-            id: 0,
-            type_: ACL_MEM_LOCATION_TYPE_DEVICE,
-        },
-        reserve: 0,
-    };
+    let prop = device_prop(0);
     let mut value = 0;
     // SAFETY: valid pointers.
     assert_eq!(
@@ -97,23 +88,6 @@ fn granularity() -> usize {
         ACL_SUCCESS
     );
     value
-}
-
-fn physical(size: usize) -> aclrtDrvMemHandle {
-    let prop = aclrtPhysicalMemProp {
-        handleType: ACL_MEM_HANDLE_TYPE_NONE,
-        allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-        memAttr: ACL_HBM_MEM_HUGE,
-        location: aclrtMemLocation {
-            id: 0,
-            type_: ACL_MEM_LOCATION_TYPE_DEVICE,
-        },
-        reserve: 0,
-    };
-    let mut handle = null_mut();
-    // SAFETY: valid out-pointer and property.
-    assert_eq!(unsafe { aclrtMallocPhysical(&mut handle, size, &prop, 0) }, ACL_SUCCESS);
-    handle
 }
 
 /// Exports `handle` as `kind` with `flags`: the handle text, or the code.

@@ -58,6 +58,33 @@ pub fn without_device<R: Send>(body: impl FnOnce() -> R + Send) -> R {
     std::thread::scope(|scope| scope.spawn(body).join().expect("test thread panicked"))
 }
 
+/// Pinned device memory of `device` with huge pages (`ACL_HBM_MEM_HUGE`),
+/// the properties most VMM tests allocate with.
+pub fn device_prop(device: u32) -> aclrtPhysicalMemProp {
+    aclrtPhysicalMemProp {
+        handleType: ACL_MEM_HANDLE_TYPE_NONE,
+        allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
+        memAttr: ACL_HBM_MEM_HUGE,
+        location: aclrtMemLocation {
+            id: device,
+            type_: ACL_MEM_LOCATION_TYPE_DEVICE,
+        },
+        reserve: 0,
+    }
+}
+
+/// A physical allocation of `size` bytes on device 0 ([`device_prop`]).
+pub fn physical(size: usize) -> aclrtDrvMemHandle {
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and property.
+    assert_eq!(
+        unsafe { aclrtMallocPhysical(&mut handle, size, &device_prop(0), 0) },
+        ACL_SUCCESS,
+        "aclrtMallocPhysical of {size} bytes"
+    );
+    handle
+}
+
 /// This thread's `aclGetRecentErrMsg`, which a failure must have set.
 pub fn recent() -> String {
     // SAFETY: no arguments; the result is copied at once.
