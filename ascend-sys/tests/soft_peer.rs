@@ -56,6 +56,8 @@ fn disable(peer: i32) -> aclError {
 
 #[test]
 fn can_access_peer_checks_ids_and_answers_yes() {
+    // Configure before anything can start the device with the defaults.
+    software();
     without_device(|| {
         let mut can = -1;
         // SAFETY: valid out-pointer, or NULL refused before any write.
@@ -85,6 +87,7 @@ fn can_access_peer_checks_ids_and_answers_yes() {
 
 #[test]
 fn enable_and_disable_check_their_arguments() {
+    software();
     // Flags are checked first, even without a context.
     without_device(|| {
         assert_eq!(enable_with_flags(2, 1), ACL_ERROR_FEATURE_UNSUPPORTED);
