@@ -128,15 +128,7 @@ impl<'a> MappedRegion<'a> {
     ///
     /// [`Error::InvalidArgument`] for an empty list; the runtime's code.
     pub fn set_access(&mut self, grants: &[AccessDesc]) -> Result<()> {
-        if grants.is_empty() {
-            return Err(Error::invalid("aclrtMemSetAccess", "no access descriptors"));
-        }
-        let mut raw: Vec<sys::aclrtMemAccessDesc> = grants.iter().map(|grant| grant.raw()).collect();
-        // SAFETY: the mapping's exact address and size, and `raw.len()`
-        // descriptors live for the call.
-        check("aclrtMemSetAccess", unsafe {
-            sys::aclrtMemSetAccess(self.address(), self.size(), raw.as_mut_ptr(), raw.len())
-        })?;
+        grant(self.address(), self.size(), grants)?;
         self.accessible = true;
         Ok(())
     }
@@ -148,13 +140,7 @@ impl<'a> MappedRegion<'a> {
     ///
     /// The runtime's code.
     pub fn access(&self, location: MemLocation) -> Result<Option<Access>> {
-        let mut raw = location.raw();
-        let mut flags = 0;
-        // SAFETY: a mapped address and valid pointers.
-        check("aclrtMemGetAccess", unsafe {
-            sys::aclrtMemGetAccess(self.address(), &mut raw, &mut flags)
-        })?;
-        Ok(Access::from_raw(flags))
+        access_of(self.address(), location)
     }
 
     /// A new owned reference to the mapped physical allocation
@@ -178,23 +164,6 @@ impl<'a> MappedRegion<'a> {
         unsafe { PhysicalAlloc::from_handle(handle, self.size(), *self.physical.prop(), self.physical.slot().clone()) }
     }
 
-    fn elements<T: Pod>(&self, api: &'static str) -> Result<usize> {
-        if size_of::<T>() == 0 || !self.size().is_multiple_of(size_of::<T>()) {
-            return Err(Error::invalid(
-                api,
-                format!(
-                    "{} bytes are not a whole number of {}-byte elements",
-                    self.size(),
-                    size_of::<T>()
-                ),
-            ));
-        }
-        if !(self.address() as usize).is_multiple_of(align_of::<T>()) {
-            return Err(Error::invalid(api, "the mapping is not aligned for the element type"));
-        }
-        Ok(self.size() / size_of::<T>())
-    }
-
     /// A typed view of the mapping's bytes.
     ///
     /// # Errors
@@ -202,7 +171,7 @@ impl<'a> MappedRegion<'a> {
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s.
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = self.elements::<T>("MappedRegion::as_slice")?;
+        let len = elements::<T>("MappedRegion::as_slice", self.address(), self.size())?;
         // SAFETY: the mapping holds `size` bytes at `address` while `self`
         // is borrowed.
         Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.physical.device()) })
@@ -214,7 +183,7 @@ impl<'a> MappedRegion<'a> {
     ///
     /// As [`MappedRegion::as_slice`].
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = self.elements::<T>("MappedRegion::as_mut_slice")?;
+        let len = elements::<T>("MappedRegion::as_mut_slice", self.address(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
         // region's views, and the map slot makes this region the only
         // mapping of the memory in this process.
@@ -234,17 +203,64 @@ impl<'a> MappedRegion<'a> {
         if !std::mem::replace(&mut self.mapped, false) {
             return Ok(());
         }
-        // SAFETY: the start of a live mapping, unmapped once.
-        let outcome = check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(self.address()) });
-        // After a failed unmap the runtime may still hold the mapping: keep
-        // its place taken in the range, so no overlapping map is attempted,
-        // and keep the memory's map slot, so no second view of it appears.
-        if outcome.is_ok() {
-            self.range.forget(self.offset);
-            self.physical.slot().give_back();
-        }
-        outcome
+        unmap_at(self.range, self.physical, self.offset)
     }
+}
+
+/// `aclrtMemSetAccess` over the whole mapping of `size` bytes at `address`.
+pub(super) fn grant(address: *mut c_void, size: usize, grants: &[AccessDesc]) -> Result<()> {
+    if grants.is_empty() {
+        return Err(Error::invalid("aclrtMemSetAccess", "no access descriptors"));
+    }
+    let mut raw: Vec<sys::aclrtMemAccessDesc> = grants.iter().map(|grant| grant.raw()).collect();
+    // SAFETY: a live mapping's exact address and size (the caller's), and
+    // `raw.len()` descriptors live for the call.
+    check("aclrtMemSetAccess", unsafe {
+        sys::aclrtMemSetAccess(address, size, raw.as_mut_ptr(), raw.len())
+    })
+}
+
+/// `aclrtMemGetAccess` of `location` at a mapped `address`.
+pub(super) fn access_of(address: *mut c_void, location: MemLocation) -> Result<Option<Access>> {
+    let mut raw = location.raw();
+    let mut flags = 0;
+    // SAFETY: valid pointers; the runtime checks the address.
+    check("aclrtMemGetAccess", unsafe {
+        sys::aclrtMemGetAccess(address, &mut raw, &mut flags)
+    })?;
+    Ok(Access::from_raw(flags))
+}
+
+/// Unmaps the mapping of `physical` at `offset` in `range`. After a failed
+/// unmap the runtime may still hold the mapping: its place stays taken in
+/// the range, so no overlapping map is attempted, and the memory keeps its
+/// map slot, so no second view of it appears.
+pub(super) fn unmap_at(range: &VirtualRange, physical: &PhysicalAlloc, offset: usize) -> Result<()> {
+    let address = (range.base() as usize + offset) as *mut c_void;
+    // SAFETY: the start of a live mapping, unmapped once (each mapping
+    // value calls this once).
+    check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(address) })?;
+    range.forget(offset);
+    physical.slot().give_back();
+    Ok(())
+}
+
+/// The number of `T`s in `size` bytes at `address`, which must be a whole
+/// number of them, aligned for `T`.
+pub(super) fn elements<T: Pod>(api: &'static str, address: *mut c_void, size: usize) -> Result<usize> {
+    if size_of::<T>() == 0 || !size.is_multiple_of(size_of::<T>()) {
+        return Err(Error::invalid(
+            api,
+            format!(
+                "{size} bytes are not a whole number of {}-byte elements",
+                size_of::<T>()
+            ),
+        ));
+    }
+    if !(address as usize).is_multiple_of(align_of::<T>()) {
+        return Err(Error::invalid(api, "the mapping is not aligned for the element type"));
+    }
+    Ok(size / size_of::<T>())
 }
 
 impl Drop for MappedRegion<'_> {

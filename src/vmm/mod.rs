@@ -41,15 +41,30 @@
 //! a second exclusive view of the same bytes. Code that wants aliased
 //! mappings on purpose uses the raw `ascend_sys` calls.
 
+//! ## Owned forms
+//!
+//! Structures that keep mappings (a tensor's storage, an allocator's
+//! segments) cannot hold a `MappedRegion<'a>` next to what it borrows.
+//! [`OwnedMapping`] holds [`Arc`](std::sync::Arc) shares of its range and
+//! physical memory instead: the order is the same — unmapped before the
+//! memory is freed and the range released — but kept by ownership at run
+//! time, and the mapping is `'static + Send + Sync`.
+//! [`ExpandableSegment`] builds on it: one reservation that grows and
+//! shrinks chunk by chunk, transactionally, with views across chunks.
+
 mod map_slot;
 mod mapped;
+mod owned_mapping;
 mod physical;
 mod properties;
 mod range;
+mod segment;
 
 pub(crate) use map_slot::MapSlot;
 pub use mapped::{Access, AccessDesc, MappedRegion};
+pub use owned_mapping::{OwnedMapping, UnmapError};
 pub use physical::PhysicalAlloc;
 pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 pub(crate) use range::sealed;
 pub use range::{Mappable, VirtualRange};
+pub use segment::ExpandableSegment;

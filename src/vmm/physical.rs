@@ -215,7 +215,7 @@ impl PhysicalAlloc {
 
 /// The device whose context operations on memory with `prop` use: its own
 /// device, or device 0 for host memory.
-fn context_device(prop: &PhysicalMemProp) -> Result<Device> {
+pub(super) fn context_device(prop: &PhysicalMemProp) -> Result<Device> {
     match prop.location() {
         MemLocation::Device(id) => Device::new(id),
         MemLocation::Host | MemLocation::HostNuma(_) => Device::new(0),

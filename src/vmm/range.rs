@@ -129,7 +129,9 @@ impl VirtualRange {
     /// physical memory is already mapped in this process (by any handle to
     /// it); the runtime's code.
     pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
-        self.map_inner(offset, sealed::Sealed::physical(physical), true)
+        let physical = sealed::Sealed::physical(physical);
+        self.map_raw(offset, physical, true)?;
+        Ok(MappedRegion::new(self, physical, offset, true))
     }
 
     /// Maps `physical` at `offset` with no access
@@ -140,15 +142,15 @@ impl VirtualRange {
     ///
     /// As [`VirtualRange::map`]; `Error::Unsupported` on a CANN without it.
     pub fn map_no_access<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
-        self.map_inner(offset, sealed::Sealed::physical(physical), false)
+        let physical = sealed::Sealed::physical(physical);
+        self.map_raw(offset, physical, false)?;
+        Ok(MappedRegion::new(self, physical, offset, false))
     }
 
-    fn map_inner<'a>(
-        &'a self,
-        offset: usize,
-        physical: &'a PhysicalAlloc,
-        accessible: bool,
-    ) -> Result<MappedRegion<'a>> {
+    /// Checks and maps `physical` at `offset`, recording the mapping in the
+    /// range and taking the memory's map slot. The caller makes the value
+    /// that unmaps it ([`super::mapped::unmap_at`]) exactly once.
+    pub(super) fn map_raw(&self, offset: usize, physical: &PhysicalAlloc, accessible: bool) -> Result<()> {
         let api = if accessible {
             "aclrtMapMem"
         } else {
@@ -204,7 +206,7 @@ impl VirtualRange {
             return Err(error);
         }
         mapped.push((offset, size));
-        Ok(MappedRegion::new(self, physical, offset, accessible))
+        Ok(())
     }
 
     /// Forgets the mapping at `offset` (called when a region is unmapped).

@@ -1,0 +1,246 @@
+//! [`OwnedMapping`]: a mapping that owns its range and its physical memory.
+
+use super::mapped::{self, Access, AccessDesc};
+use super::physical::PhysicalAlloc;
+use super::properties::MemLocation;
+use super::range::{Mappable, VirtualRange};
+use crate::error::{Error, Result};
+use crate::memory::{DeviceSlice, DeviceSliceMut};
+use bytemuck::Pod;
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Arc;
+
+/// Physical memory mapped into a range, owning a share of both: the
+/// long-lived form of [`MappedRegion`](super::MappedRegion) for structures
+/// that keep mappings (a tensor's storage, an allocator's segments).
+///
+/// It holds the range and the physical memory in [`Arc`]s, so neither can
+/// be released or freed while it lives: the range is released when its last
+/// owner (range value or mapping) is gone, the physical memory likewise.
+/// Dropping it (or [`OwnedMapping::unmap`]) unmaps. It is `'static`,
+/// `Send` and `Sync`. As with every mapping, one physical allocation is
+/// mapped once at a time in the process, so [`OwnedMapping::as_mut_slice`]
+/// is an exclusive view.
+///
+/// If the unmap in `Drop` fails, the runtime may still map the memory: the
+/// mapping then keeps its range and physical memory alive forever (a leak,
+/// never a release or a free under a live mapping).
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::Device;
+/// use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let granule = prop.round_up(1)?;
+/// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+/// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+/// let mut mapping = OwnedMapping::new(Arc::clone(&range), granule, physical)?;
+/// mapping.as_mut_slice::<u32>()?.fill_bytes(7)?;
+/// // The mapping can move to another thread; the range goes with it.
+/// drop(range);
+/// let read = std::thread::spawn(move || mapping.as_slice::<u8>()?.slice(..2)?.to_vec())
+///     .join()
+///     .expect("no panic")?;
+/// assert_eq!(read, [7, 7]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct OwnedMapping<P: Mappable = PhysicalAlloc> {
+    range: Arc<VirtualRange>,
+    physical: Arc<P>,
+    offset: usize,
+    accessible: bool,
+    mapped: bool,
+}
+
+/// A failed [`OwnedMapping::unmap`]: the runtime's error, and the mapping,
+/// still mapped, given back.
+pub struct UnmapError<P: Mappable = PhysicalAlloc> {
+    /// The mapping, which the runtime may still map.
+    pub mapping: OwnedMapping<P>,
+    /// What `aclrtUnmapMem` returned.
+    pub error: Error,
+}
+
+impl<P: Mappable> OwnedMapping<P> {
+    /// Maps all of `physical` at `offset` bytes into `range`, readable and
+    /// writable by its owner (`aclrtMapMem`).
+    ///
+    /// # Errors
+    ///
+    /// As [`VirtualRange::map`]: [`Error::InvalidArgument`] before any call
+    /// for a bad offset, an overlap, or memory already mapped in this
+    /// process; the runtime's code.
+    pub fn new(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>) -> Result<Self> {
+        Self::map(range, offset, physical, true)
+    }
+
+    /// Maps with no access (`aclrtMemMapNoAccess`); see
+    /// [`VirtualRange::map_no_access`].
+    ///
+    /// # Errors
+    ///
+    /// As [`OwnedMapping::new`]; `Error::Unsupported` on a CANN without it.
+    pub fn new_no_access(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>) -> Result<Self> {
+        Self::map(range, offset, physical, false)
+    }
+
+    fn map(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>, accessible: bool) -> Result<Self> {
+        range.map_raw(offset, physical.physical(), accessible)?;
+        Ok(Self {
+            range,
+            physical,
+            offset,
+            accessible,
+            mapped: true,
+        })
+    }
+
+    /// The first device address of the mapping.
+    pub fn address(&self) -> *mut c_void {
+        (self.range.base() as usize + self.offset) as *mut c_void
+    }
+
+    /// Size in bytes (the physical allocation's size).
+    pub fn size(&self) -> usize {
+        self.physical.physical().size()
+    }
+
+    /// Offset of the mapping in its range.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The range it is mapped into.
+    pub fn range(&self) -> &Arc<VirtualRange> {
+        &self.range
+    }
+
+    /// The physical memory mapped.
+    pub fn physical(&self) -> &Arc<P> {
+        &self.physical
+    }
+
+    /// Whether any access was granted.
+    pub fn is_accessible(&self) -> bool {
+        self.accessible
+    }
+
+    /// Grants access (`aclrtMemSetAccess` over the whole mapping).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for an empty list; the runtime's code.
+    pub fn set_access(&mut self, grants: &[AccessDesc]) -> Result<()> {
+        mapped::grant(self.address(), self.size(), grants)?;
+        self.accessible = true;
+        Ok(())
+    }
+
+    /// The access `location` has (`aclrtMemGetAccess`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    pub fn access(&self, location: MemLocation) -> Result<Option<Access>> {
+        mapped::access_of(self.address(), location)
+    }
+
+    /// A typed view of the mapping's bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size is not a whole number of
+    /// `T`s.
+    pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
+        let len = mapped::elements::<T>("OwnedMapping::as_slice", self.address(), self.size())?;
+        // SAFETY: the mapping holds `size` bytes at `address` while `self`
+        // is borrowed.
+        Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.physical.physical().device()) })
+    }
+
+    /// An exclusive typed view of the mapping's bytes.
+    ///
+    /// # Errors
+    ///
+    /// As [`OwnedMapping::as_slice`].
+    pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
+        let len = mapped::elements::<T>("OwnedMapping::as_mut_slice", self.address(), self.size())?;
+        // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
+        // mapping's views, and the map slot makes this the only mapping of
+        // the memory in the process.
+        Ok(unsafe { DeviceSliceMut::from_raw_parts(self.address(), len, self.physical.physical().device()) })
+    }
+
+    /// Unmaps now and gives the physical memory back (the range share is
+    /// dropped).
+    ///
+    /// # Errors
+    ///
+    /// [`UnmapError`] with the runtime's code and the mapping, which the
+    /// runtime may still map: retry, or drop it (which retries once and
+    /// then keeps the range and memory alive forever).
+    pub fn unmap(mut self) -> std::result::Result<Arc<P>, UnmapError<P>> {
+        self.mapped = false;
+        match mapped::unmap_at(&self.range, self.physical.physical(), self.offset) {
+            Ok(()) => Ok(Arc::clone(&self.physical)),
+            Err(error) => {
+                self.mapped = true;
+                Err(UnmapError { mapping: self, error })
+            }
+        }
+    }
+}
+
+impl<P: Mappable> Drop for OwnedMapping<P> {
+    fn drop(&mut self) {
+        if !std::mem::replace(&mut self.mapped, false) {
+            return;
+        }
+        if let Err(error) = mapped::unmap_at(&self.range, self.physical.physical(), self.offset) {
+            log::warn!(
+                "OwnedMapping drop: {error}; the range and the physical memory stay alive, since the runtime may still \
+                 map them"
+            );
+            std::mem::forget(Arc::clone(&self.range));
+            std::mem::forget(Arc::clone(&self.physical));
+        }
+    }
+}
+
+impl<P: Mappable> fmt::Debug for OwnedMapping<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedMapping")
+            .field("address", &self.address())
+            .field("size", &self.size())
+            .field("accessible", &self.accessible)
+            .finish()
+    }
+}
+
+impl<P: Mappable> fmt::Debug for UnmapError<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnmapError")
+            .field("mapping", &self.mapping)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<P: Mappable> fmt::Display for UnmapError<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (the mapping at {:?} is kept)",
+            self.error,
+            self.mapping.address()
+        )
+    }
+}
+
+impl<P: Mappable> std::error::Error for UnmapError<P> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -1,0 +1,204 @@
+//! The owned VMM forms: `OwnedMapping` (a mapping that owns shares of its
+//! range and physical memory) and `ExpandableSegment` (one range grown and
+//! shrunk chunk by chunk). Data is checked on every backend; which runtime
+//! objects are alive is checked on the software device, one test at a time
+//! (the lists of live objects are process-wide).
+
+mod common;
+
+use ascend::Error;
+use ascend::sys::soft::{self, ResourceKind};
+use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+use common::{device, software_only};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn granule() -> (PhysicalMemProp, usize) {
+    let prop = PhysicalMemProp::device(&device());
+    let granule = prop.round_up(1).unwrap();
+    (prop, granule)
+}
+
+fn is_invalid_argument<T: std::fmt::Debug>(result: ascend::Result<T>) -> bool {
+    matches!(result, Err(Error::InvalidArgument { .. }))
+}
+
+/// Whether the software device still has `kind` with `id`, created after
+/// `since`.
+fn alive(since: u64, kind: ResourceKind, id: u64) -> bool {
+    soft::live_since(since)
+        .iter()
+        .any(|resource| resource.kind == kind && resource.id == id)
+}
+
+fn assert_owned_and_shareable<T: Send + Sync + 'static>() {}
+
+#[test]
+fn owned_forms_are_static_send_and_sync() {
+    let _serial = serial();
+    assert_owned_and_shareable::<OwnedMapping>();
+    assert_owned_and_shareable::<OwnedMapping<ascend::share::ImportedAlloc>>();
+    assert_owned_and_shareable::<ExpandableSegment>();
+    assert_owned_and_shareable::<Arc<OwnedMapping>>();
+}
+
+#[test]
+fn a_mapping_keeps_its_range_and_memory_until_it_is_dropped() {
+    let _serial = serial();
+    let (prop, granule) = granule();
+    let since = soft::sequence_now();
+    let range = Arc::new(VirtualRange::reserve(granule).unwrap());
+    let physical = Arc::new(PhysicalAlloc::new(&prop, granule).unwrap());
+    let (base, handle) = (range.base() as u64, physical.as_raw() as u64);
+    let mut mapping = OwnedMapping::new(range, 0, physical).unwrap();
+    let data: Vec<u64> = (0..(granule / 8) as u64).map(|word| word * 3).collect();
+    mapping.as_mut_slice::<u64>().unwrap().copy_from_host(&data).unwrap();
+    // The only owners of the range and the memory now are the mapping's
+    // shares; it moves to another thread and is read there.
+    let shared = Arc::new(mapping);
+    let reader = Arc::clone(&shared);
+    let read = std::thread::spawn(move || reader.as_slice::<u64>().unwrap().to_vec().unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(read, data);
+    software_only(|| {
+        assert!(alive(since, ResourceKind::Reservation, base));
+        assert!(alive(since, ResourceKind::PhysicalAllocation, handle));
+    });
+    drop(shared);
+    // Unmapped, then memory freed and addresses released, in that order
+    // (a release or free under a live mapping would be refused and logged
+    // as misuse by the software device).
+    software_only(|| {
+        assert!(!alive(since, ResourceKind::Reservation, base));
+        assert!(!alive(since, ResourceKind::PhysicalAllocation, handle));
+        assert!(!alive(since, ResourceKind::Mapping, base));
+    });
+}
+
+#[test]
+fn owned_mappings_follow_the_mapping_rules() {
+    let _serial = serial();
+    let (prop, granule) = granule();
+    let range = Arc::new(VirtualRange::reserve(2 * granule).unwrap());
+    let physical = Arc::new(PhysicalAlloc::new(&prop, granule).unwrap());
+    assert!(is_invalid_argument(OwnedMapping::new(
+        Arc::clone(&range),
+        4096,
+        Arc::clone(&physical)
+    )));
+    let first = OwnedMapping::new(Arc::clone(&range), 0, Arc::clone(&physical)).unwrap();
+    // The same memory again, or the same place with other memory: refused.
+    assert!(is_invalid_argument(OwnedMapping::new(
+        Arc::clone(&range),
+        granule,
+        Arc::clone(&physical)
+    )));
+    let other = Arc::new(PhysicalAlloc::new(&prop, granule).unwrap());
+    assert!(is_invalid_argument(OwnedMapping::new(
+        Arc::clone(&range),
+        0,
+        Arc::clone(&other)
+    )));
+    // A borrowed mapping of the same memory is refused too.
+    assert!(is_invalid_argument(range.map(granule, &*physical)));
+    let back = first.unmap().unwrap();
+    assert!(Arc::ptr_eq(&back, &physical));
+    let again = OwnedMapping::new(Arc::clone(&range), granule, back).unwrap();
+    assert_eq!(again.offset(), granule);
+}
+
+#[test]
+fn a_segment_grows_and_shrinks_at_its_end_with_one_contiguous_view() {
+    let _serial = serial();
+    let (prop, chunk) = granule();
+    let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk).unwrap();
+    assert_eq!(
+        (segment.size(), segment.capacity(), segment.chunk_size()),
+        (0, 4 * chunk, chunk)
+    );
+    assert_eq!(segment.as_slice::<u8>().unwrap().len(), 0);
+    segment.grow(3 * chunk).unwrap();
+    let words = 3 * chunk / 4;
+    let data: Vec<u32> = (0..words as u32).map(|word| word ^ 0xA5A5_0000).collect();
+    // One copy across all three chunks.
+    segment.as_mut_slice::<u32>().unwrap().copy_from_host(&data).unwrap();
+    assert_eq!(segment.as_slice::<u32>().unwrap().to_vec().unwrap(), data);
+    // A copy that straddles the first chunk boundary.
+    let middle = segment.as_slice::<u32>().unwrap();
+    let straddle = middle.slice(chunk / 4 - 8..chunk / 4 + 8).unwrap().to_vec().unwrap();
+    assert_eq!(straddle, data[chunk / 4 - 8..chunk / 4 + 8]);
+    segment.shrink(2 * chunk).unwrap();
+    assert_eq!((segment.size(), segment.spare_chunks()), (chunk, 2));
+    assert_eq!(segment.as_slice::<u32>().unwrap().to_vec().unwrap(), data[..chunk / 4]);
+    segment.grow(3 * chunk).unwrap();
+    assert_eq!((segment.size(), segment.spare_chunks()), (4 * chunk, 0));
+    assert_eq!(
+        segment
+            .as_slice::<u32>()
+            .unwrap()
+            .slice(..chunk / 4)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        data[..chunk / 4]
+    );
+}
+
+#[test]
+fn a_segment_refuses_bad_sizes_before_any_call() {
+    let _serial = serial();
+    let (prop, chunk) = granule();
+    assert!(is_invalid_argument(ExpandableSegment::new(&prop, 4 * chunk, 0)));
+    assert!(is_invalid_argument(ExpandableSegment::new(
+        &prop,
+        4 * chunk,
+        chunk + 4096
+    )));
+    assert!(is_invalid_argument(ExpandableSegment::new(&prop, 0, chunk)));
+    assert!(is_invalid_argument(ExpandableSegment::new(
+        &prop,
+        3 * chunk + chunk / 2,
+        chunk
+    )));
+    let mut segment = ExpandableSegment::new(&prop, 2 * chunk, chunk).unwrap();
+    assert!(is_invalid_argument(segment.grow(chunk / 2)));
+    assert!(is_invalid_argument(segment.grow(3 * chunk)));
+    assert!(is_invalid_argument(segment.shrink(chunk)));
+    segment.grow(0).unwrap();
+    segment.grow(2 * chunk).unwrap();
+    assert!(is_invalid_argument(segment.grow(chunk)), "full");
+    assert!(is_invalid_argument(segment.shrink(3 * chunk)));
+    assert_eq!(segment.size(), 2 * chunk);
+}
+
+#[test]
+fn a_regrow_reuses_spare_chunks_and_release_frees_them() {
+    let _serial = serial();
+    let (prop, chunk) = granule();
+    let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk).unwrap();
+    let since = soft::sequence_now();
+    let physicals = || {
+        soft::live_since(since)
+            .iter()
+            .filter(|resource| resource.kind == ResourceKind::PhysicalAllocation)
+            .map(|resource| resource.id)
+            .collect::<Vec<_>>()
+    };
+    segment.grow(2 * chunk).unwrap();
+    let first = physicals();
+    segment.shrink(2 * chunk).unwrap();
+    segment.grow(chunk).unwrap();
+    assert_eq!((segment.spare_chunks(), segment.size()), (1, chunk));
+    software_only(|| assert_eq!(physicals(), first, "a regrow maps the spare chunks, allocating nothing"));
+    segment.release_spare().unwrap();
+    assert_eq!(segment.spare_chunks(), 0);
+    software_only(|| assert_eq!(physicals().len(), 1, "the spare chunk is freed"));
+    drop(segment);
+    software_only(|| assert!(soft::live_since(since).is_empty(), "{:?}", soft::live_since(since)));
+}
