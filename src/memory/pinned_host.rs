@@ -146,6 +146,15 @@ impl<T: Pod> PinnedHostBuf<T> {
     }
 }
 
+impl<T: Pod> PinnedHostBuf<T> {
+    /// The buffer's own pointer, with the write permission of the
+    /// allocation (not derived from a shared slice), for device work that
+    /// writes it while the host is kept away by other means.
+    pub(crate) fn raw_pointer(&self) -> *mut T {
+        self.pointer.as_ptr()
+    }
+}
+
 impl<T: Pod> Deref for PinnedHostBuf<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {

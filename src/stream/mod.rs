@@ -14,6 +14,13 @@
 //! - **Owned.** [`Stream::upload_owned`] and [`Stream::download_owned`] take
 //!   the buffers by value and return a [`Pending`] that gives them back
 //!   after synchronising.
+//! - **Ordered, for long-lived buffers.** An [`Ordered`] buffer (kept in an
+//!   `Arc`, say) takes asynchronous copies and memsets on any stream with no
+//!   scope: it remembers the streams that may still use it, orders work on
+//!   another stream after the conflicting uses, and waits for them before
+//!   host access and before it is freed. This is also how one buffer is
+//!   used from several streams, which scoped code cannot express (a buffer
+//!   borrowed by one stream's scope cannot be borrowed by another's).
 //!
 //! **When the runtime fails.** No safe API here ends a borrow or frees a
 //! buffer while work that uses it may still be queued, whatever a runtime
@@ -59,6 +66,7 @@ mod event;
 mod flags;
 mod held;
 mod lengths;
+mod ordered;
 mod pending;
 mod scope;
 mod sides;
@@ -69,6 +77,7 @@ pub use copy2d::Copy2d;
 pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
+pub use ordered::Ordered;
 pub use pending::Pending;
 pub use scope::AsyncScope;
 pub use sides::{DeviceDest, DeviceSource, HostDest, HostSource};

@@ -1,0 +1,147 @@
+//! [`Ordered`]: long-lived buffers used by asynchronous work on any stream,
+//! with no scope.
+
+mod copies;
+mod tracks;
+
+use crate::error::Result;
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::sync::{Mutex, MutexGuard};
+use tracks::{Settled, Tracks};
+
+/// A buffer ([`DeviceBuf`](crate::DeviceBuf),
+/// [`PinnedHostBuf`](crate::PinnedHostBuf)) whose asynchronous uses on any
+/// stream are ordered at run time. Share it through an `Arc`: every queued
+/// operation takes `&Ordered`, and the streams it is used on as
+/// `&Arc<Stream>` (they are kept alive as long as they may use the memory).
+///
+/// A scope keeps every buffer borrowed until its stream is synchronised,
+/// which suits code that can be stack-scoped. A framework keeps its buffers
+/// in structures (`Arc`s, caches, tensors) and queues work on several
+/// streams. `Ordered<S>` wraps such an owner and keeps the order at run
+/// time instead:
+///
+/// - it remembers which streams may still use the memory: the last stream
+///   that wrote it and the streams that read it since;
+/// - work queued on another stream first waits for the conflicting uses (an
+///   event recorded on their stream, waited for by the new one); a
+///   single-stream program never creates an event;
+/// - host access ([`Ordered::get_mut`]), taking the owner back
+///   ([`Ordered::into_inner`]) and dropping it wait for every use first.
+///
+/// Failure model: as everywhere in this crate, memory is never released
+/// while work that uses it may be queued. When waiting cannot prove that a
+/// use finished (its stream and the device fail to synchronise), the memory
+/// is kept: `get_mut` and `into_inner` return the error and drop leaks it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::stream::{Ordered, Stream};
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+/// let device = Device::new(0)?;
+/// let (upload, compute) = (Arc::new(Stream::new(&device)?), Arc::new(Stream::new(&device)?));
+/// let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[5u32; 256])?);
+/// let tensor = Arc::new(Ordered::new(DeviceBuf::<u32>::zeroed(&device, 256)?));
+/// let copy = Arc::new(Ordered::new(DeviceBuf::<u32>::zeroed(&device, 256)?));
+/// tensor.copy_from_host(&staging, &upload)?;
+/// copy.copy_from_device(&tensor, &compute)?; // waits for the upload first
+/// let copy = Arc::into_inner(copy).expect("one owner").into_inner()?;
+/// assert_eq!(copy.to_vec()?, [5; 256]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct Ordered<S> {
+    storage: ManuallyDrop<S>,
+    tracks: Mutex<Tracks>,
+}
+
+impl<S> Ordered<S> {
+    /// Wraps `storage`, which no queued work uses yet.
+    pub fn new(storage: S) -> Self {
+        Self {
+            storage: ManuallyDrop::new(storage),
+            tracks: Mutex::new(Tracks::default()),
+        }
+    }
+
+    fn tracks(&self) -> MutexGuard<'_, Tracks> {
+        self.tracks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// Whether queued work may still use the memory.
+    pub fn is_busy(&self) -> bool {
+        !self.tracks().is_empty()
+    }
+
+    /// Waits for every queued use, then gives host access to the owner
+    /// (to read or refill a pinned buffer, or to use a device buffer
+    /// synchronously).
+    ///
+    /// # Errors
+    ///
+    /// The first error a queued task reported (the work is over; call again
+    /// for access). When the work cannot be proven finished, that error,
+    /// and every later call fails too: the memory is never handed out.
+    pub fn get_mut(&mut self) -> Result<&mut S> {
+        match self.tracks().settle("Ordered::get_mut") {
+            Settled::Proven(reported) => reported?,
+            Settled::Unproven(error) => return Err(error),
+        }
+        Ok(&mut self.storage)
+    }
+
+    /// Waits for every queued use, then gives the owner back.
+    ///
+    /// # Errors
+    ///
+    /// The first error a queued task reported (the owner is dropped: its
+    /// work is over). When the work cannot be proven finished, that error,
+    /// and the owner is leaked, never freed.
+    pub fn into_inner(mut self) -> Result<S> {
+        let settled = self.tracks().settle("Ordered::into_inner");
+        match settled {
+            Settled::Proven(reported) => {
+                // SAFETY: taken once; `self` is forgotten below, so `Drop`
+                // does not touch it again.
+                let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
+                drop(std::mem::take(&mut *self.tracks()));
+                std::mem::forget(self);
+                reported.map(|()| storage)
+            }
+            Settled::Unproven(error) => {
+                // Leaked, with the streams that may still use it.
+                std::mem::forget(self);
+                Err(error)
+            }
+        }
+    }
+}
+
+impl<S> Drop for Ordered<S> {
+    fn drop(&mut self) {
+        let settled = self.tracks().settle("Ordered drop");
+        match settled {
+            Settled::Proven(reported) => {
+                if let Err(error) = reported {
+                    log::warn!("Ordered drop: {error}");
+                }
+                // SAFETY: dropped once, here; nothing uses it after.
+                unsafe { ManuallyDrop::drop(&mut self.storage) };
+            }
+            // Leaked: queued work may still use it.
+            Settled::Unproven(_) => {}
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Ordered<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ordered")
+            .field("busy", &self.is_busy())
+            .finish_non_exhaustive()
+    }
+}
