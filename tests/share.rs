@@ -10,12 +10,15 @@
 
 mod common;
 
-use ascend::share::{ExportedHandle, ImportedAlloc, IpcImport, IpcKey, Pid, PidValidation, ShareKind, ShareableHandle};
-use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+use ascend::share::{
+    ExportedHandle, ImportedAlloc, IpcImport, IpcKey, OwnedExport, Pid, PidValidation, ShareKind, ShareableHandle,
+};
+use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, Error, ErrorCode};
 use common::{device, software_only};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
 
 /// Set in the child's environment; without it `child_peer` does nothing.
 const CHILD_VAR: &str = "ASCEND_SHARE_TEST_CHILD";
@@ -123,6 +126,24 @@ impl ChildState {
                 read_write_imported(&imported, number(words, 2)?, Some(number(words, 3)?))?;
                 imported.free().map_err(fail)?;
                 Ok("ok".to_owned())
+            }
+            // import-owned <token> <seed> <reply>: through the owned forms
+            "import-owned" => {
+                let token: ShareableHandle = number(words, 1)?;
+                let imported = Arc::new(ImportedAlloc::import(&token, &device).map_err(fail)?);
+                let range = Arc::new(VirtualRange::reserve(imported.size()).map_err(fail)?);
+                let mut mapping = OwnedMapping::new(range, 0, imported).map_err(fail)?;
+                // The mapping owns everything: it works on another thread.
+                let (seed, reply): (u32, u32) = (number(words, 2)?, number(words, 3)?);
+                std::thread::spawn(move || {
+                    let words = mapping.as_slice::<u32>().map_err(fail)?.to_vec().map_err(fail)?;
+                    verify(&words, seed)?;
+                    let mut view = mapping.as_mut_slice::<u32>().map_err(fail)?;
+                    view.copy_from_host(&pattern(reply, words.len())).map_err(fail)?;
+                    Ok::<_, String>("ok".to_owned())
+                })
+                .join()
+                .map_err(|_| "the mapping's thread panicked".to_owned())?
             }
             // hold <token>: import and keep it
             "hold" => {
@@ -491,6 +512,50 @@ fn an_export_imported_twice_maps_once() {
         );
         drop(export);
     }
+    child.quit();
+}
+
+/// The owned forms on both sides: the exporter keeps an `OwnedExport` in a
+/// structure shared through an `Arc` (whitelisting from another thread),
+/// the importer maps through an `OwnedMapping<ImportedAlloc>` that it moves
+/// to another thread.
+#[test]
+fn owned_exports_and_imports_move_data_both_ways() {
+    struct Shared {
+        export: OwnedExport,
+    }
+    let device = device();
+    let mut child = Peer::spawn();
+    let child_pid = child.pid();
+    let (prop, size) = granule(&device);
+    let physical = Arc::new(PhysicalAlloc::new(&prop, size).unwrap());
+    let range = Arc::new(VirtualRange::reserve(size).unwrap());
+    let mut mapping = OwnedMapping::new(range, 0, Arc::clone(&physical)).unwrap();
+    mapping
+        .as_mut_slice::<u32>()
+        .unwrap()
+        .copy_from_host(&pattern(0x7777_0000, size / 4))
+        .unwrap();
+    let shared = Arc::new(Shared {
+        export: OwnedExport::new(physical, ShareKind::V2Default).unwrap(),
+    });
+    let token = {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            shared.export.allow_pids(&[child_pid]).unwrap();
+            shared.export.token()
+        })
+        .join()
+        .unwrap()
+    };
+    assert_eq!(
+        child.ask(&format!("import-owned {token} {} {}", 0x7777_0000u32, 0x8888_0000u32)),
+        "ok"
+    );
+    assert_eq!(
+        mapping.as_slice::<u32>().unwrap().to_vec().unwrap(),
+        pattern(0x8888_0000, size / 4)
+    );
     child.quit();
 }
 

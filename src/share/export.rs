@@ -2,6 +2,7 @@
 
 use super::handle::{FABRIC_HANDLE_LEN, HandleValue, ShareKind, ShareableHandle};
 use super::pid::{Pid, PidValidation};
+use crate::Device;
 use crate::error::{Result, check};
 use crate::vmm::PhysicalAlloc;
 use ascend_sys as sys;
@@ -53,60 +54,69 @@ impl PhysicalAlloc {
     /// validation answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` *after* the
     /// export happened, so the handle cannot be exported again.
     pub fn export_with(&self, kind: ShareKind, validation: PidValidation) -> Result<ExportedHandle<'_>> {
-        // FABRIC needs a context; the others do no harm with one.
-        self.device().make_current()?;
-        let flags = validation.vmm_flag();
-        let value = match kind {
-            ShareKind::V1 => {
-                let mut handle = 0u64;
-                // SAFETY: a live physical handle and a valid out-pointer.
-                check("aclrtMemExportToShareableHandle", unsafe {
-                    sys::aclrtMemExportToShareableHandle(
-                        self.as_raw(),
-                        sys::ACL_MEM_HANDLE_TYPE_NONE,
-                        flags,
-                        &mut handle,
-                    )
-                })?;
-                HandleValue::V1(handle)
-            }
-            ShareKind::V2Default => {
-                let mut handle = 0u64;
-                // SAFETY: a live physical handle; DEFAULT writes one `u64`
-                // into the buffer, which is one.
-                check("aclrtMemExportToShareableHandleV2", unsafe {
-                    sys::aclrtMemExportToShareableHandleV2(
-                        self.as_raw(),
-                        flags,
-                        sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
-                        (&raw mut handle).cast::<c_void>(),
-                    )
-                })?;
-                HandleValue::V2Default(handle)
-            }
-            ShareKind::V2Fabric => {
-                let mut fabric = sys::aclrtMemFabricHandle {
-                    data: [0; FABRIC_HANDLE_LEN],
-                };
-                // SAFETY: a live physical handle; FABRIC writes one
-                // `aclrtMemFabricHandle` into the buffer, which is one.
-                check("aclrtMemExportToShareableHandleV2", unsafe {
-                    sys::aclrtMemExportToShareableHandleV2(
-                        self.as_raw(),
-                        flags,
-                        sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
-                        (&raw mut fabric).cast::<c_void>(),
-                    )
-                })?;
-                HandleValue::V2Fabric(fabric.data)
-            }
-        };
         Ok(ExportedHandle {
             physical: self,
-            token: ShareableHandle::new(value, self.size()),
+            token: export_raw(self, kind, validation)?,
             validation,
         })
     }
+}
+
+/// Exports `physical` as `kind` (the runtime call of every export).
+pub(super) fn export_raw(
+    physical: &PhysicalAlloc,
+    kind: ShareKind,
+    validation: PidValidation,
+) -> Result<ShareableHandle> {
+    // FABRIC needs a context; the others do no harm with one.
+    physical.device().make_current()?;
+    let flags = validation.vmm_flag();
+    let value = match kind {
+        ShareKind::V1 => {
+            let mut handle = 0u64;
+            // SAFETY: a live physical handle and a valid out-pointer.
+            check("aclrtMemExportToShareableHandle", unsafe {
+                sys::aclrtMemExportToShareableHandle(
+                    physical.as_raw(),
+                    sys::ACL_MEM_HANDLE_TYPE_NONE,
+                    flags,
+                    &mut handle,
+                )
+            })?;
+            HandleValue::V1(handle)
+        }
+        ShareKind::V2Default => {
+            let mut handle = 0u64;
+            // SAFETY: a live physical handle; DEFAULT writes one `u64`
+            // into the buffer, which is one.
+            check("aclrtMemExportToShareableHandleV2", unsafe {
+                sys::aclrtMemExportToShareableHandleV2(
+                    physical.as_raw(),
+                    flags,
+                    sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+                    (&raw mut handle).cast::<c_void>(),
+                )
+            })?;
+            HandleValue::V2Default(handle)
+        }
+        ShareKind::V2Fabric => {
+            let mut fabric = sys::aclrtMemFabricHandle {
+                data: [0; FABRIC_HANDLE_LEN],
+            };
+            // SAFETY: a live physical handle; FABRIC writes one
+            // `aclrtMemFabricHandle` into the buffer, which is one.
+            check("aclrtMemExportToShareableHandleV2", unsafe {
+                sys::aclrtMemExportToShareableHandleV2(
+                    physical.as_raw(),
+                    flags,
+                    sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
+                    (&raw mut fabric).cast::<c_void>(),
+                )
+            })?;
+            HandleValue::V2Fabric(fabric.data)
+        }
+    };
+    Ok(ShareableHandle::new(value, physical.size()))
 }
 
 /// An export of a [`PhysicalAlloc`], from [`PhysicalAlloc::export`]. It
@@ -152,44 +162,54 @@ impl<'a> ExportedHandle<'a> {
     /// `ACL_ERROR_RT_NO_PERMISSION`); the runtime's code (e.g. past its limit
     /// of pids).
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        let api = match self.token.kind() {
-            ShareKind::V1 => "aclrtMemSetPidToShareableHandle",
-            ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemSetPidToShareableHandleV2",
-        };
-        let mut raw = self.validation.check_whitelist(api, pids)?;
-        self.physical.device().make_current()?;
-        match self.token.value() {
-            HandleValue::V1(handle) => {
-                // SAFETY: `raw` holds `raw.len()` pids for the call.
-                check(api, unsafe {
-                    sys::aclrtMemSetPidToShareableHandle(handle, raw.as_mut_ptr(), raw.len())
-                })
-            }
-            HandleValue::V2Default(mut handle) => {
-                // SAFETY: a DEFAULT handle is one `u64`, which `handle` is;
-                // `raw` holds `raw.len()` pids.
-                check(api, unsafe {
-                    sys::aclrtMemSetPidToShareableHandleV2(
-                        (&raw mut handle).cast::<c_void>(),
-                        sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
-                        raw.as_mut_ptr(),
-                        raw.len(),
-                    )
-                })
-            }
-            HandleValue::V2Fabric(data) => {
-                let mut fabric = sys::aclrtMemFabricHandle { data };
-                // SAFETY: a FABRIC handle is one `aclrtMemFabricHandle`,
-                // which `fabric` is; `raw` holds `raw.len()` pids.
-                check(api, unsafe {
-                    sys::aclrtMemSetPidToShareableHandleV2(
-                        (&raw mut fabric).cast::<c_void>(),
-                        sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
-                        raw.as_mut_ptr(),
-                        raw.len(),
-                    )
-                })
-            }
+        allow_raw(self.token, self.validation, self.physical.device(), pids)
+    }
+}
+
+/// Whitelists `pids` for the export `token` of memory on `device`.
+pub(super) fn allow_raw(
+    token: ShareableHandle,
+    validation: PidValidation,
+    device: &Device,
+    pids: &[Pid],
+) -> Result<()> {
+    let api = match token.kind() {
+        ShareKind::V1 => "aclrtMemSetPidToShareableHandle",
+        ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemSetPidToShareableHandleV2",
+    };
+    let mut raw = validation.check_whitelist(api, pids)?;
+    device.make_current()?;
+    match token.value() {
+        HandleValue::V1(handle) => {
+            // SAFETY: `raw` holds `raw.len()` pids for the call.
+            check(api, unsafe {
+                sys::aclrtMemSetPidToShareableHandle(handle, raw.as_mut_ptr(), raw.len())
+            })
+        }
+        HandleValue::V2Default(mut handle) => {
+            // SAFETY: a DEFAULT handle is one `u64`, which `handle` is;
+            // `raw` holds `raw.len()` pids.
+            check(api, unsafe {
+                sys::aclrtMemSetPidToShareableHandleV2(
+                    (&raw mut handle).cast::<c_void>(),
+                    sys::ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT,
+                    raw.as_mut_ptr(),
+                    raw.len(),
+                )
+            })
+        }
+        HandleValue::V2Fabric(data) => {
+            let mut fabric = sys::aclrtMemFabricHandle { data };
+            // SAFETY: a FABRIC handle is one `aclrtMemFabricHandle`,
+            // which `fabric` is; `raw` holds `raw.len()` pids.
+            check(api, unsafe {
+                sys::aclrtMemSetPidToShareableHandleV2(
+                    (&raw mut fabric).cast::<c_void>(),
+                    sys::ACL_MEM_SHARE_HANDLE_TYPE_FABRIC,
+                    raw.as_mut_ptr(),
+                    raw.len(),
+                )
+            })
         }
     }
 }

@@ -40,6 +40,7 @@ mod import_slots;
 mod ipc_export;
 mod ipc_import;
 mod ipc_key;
+mod owned_export;
 mod pid;
 
 pub use export::ExportedHandle;
@@ -48,4 +49,5 @@ pub use import::ImportedAlloc;
 pub use ipc_export::IpcExport;
 pub use ipc_import::IpcImport;
 pub use ipc_key::IpcKey;
+pub use owned_export::OwnedExport;
 pub use pid::{Pid, PidValidation};
