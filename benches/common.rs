@@ -78,6 +78,7 @@ pub fn label(size: usize) -> String {
     match size {
         s if s >= 1 << 30 => format!("{}GiB", s >> 30),
         s if s >= 1 << 20 => format!("{}MiB", s >> 20),
-        s => format!("{}KiB", s >> 10),
+        s if s >= 1 << 10 => format!("{}KiB", s >> 10),
+        s => format!("{s}B"),
     }
 }

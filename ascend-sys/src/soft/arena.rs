@@ -3,7 +3,8 @@
 //!
 //! - **Physical memory** is a `memfd` of the device's capacity. It is sparse:
 //!   host RAM is committed only for pages written, and freed pages are given
-//!   back with `fallocate(PUNCH_HOLE)`.
+//!   back with `fallocate(PUNCH_HOLE)` — at once for a large free, in one
+//!   batch for small ones (see [`Arena::after_free`]).
 //! - **The device view** is a shared read-write mapping of that `memfd`,
 //!   private to the software device: copies and memsets go through it.
 //! - **Device addresses** are a separate range reserved `PROT_NONE` in the
@@ -16,9 +17,20 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{FallocateFlags, MemfdFlags, fallocate, ftruncate, memfd_create};
 use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The host page size used for hole punching.
 const PAGE: u64 = 4096;
+
+/// A free of at least this many bytes gives its pages back at once: one
+/// system call is cheap next to the memory it returns.
+const RELEASE_AT_ONCE: u64 = 1 << 20;
+
+/// Smaller frees leave their pages resident (the next allocation of the
+/// same space reuses them without faulting them in again) until this many
+/// bytes were freed that way; then every free range is given back in one
+/// batch. At most this much host RAM per device stays behind freed memory.
+const STALE_BUDGET: u64 = 32 << 20;
 
 pub(crate) struct Arena {
     /// Keeps the physical memory alive; the view maps it.
@@ -26,6 +38,8 @@ pub(crate) struct Arena {
     view: *mut u8,
     device_base: usize,
     capacity: u64,
+    /// Bytes freed by small frees since the last batch release.
+    stale: AtomicU64,
 }
 
 // SAFETY: the raw pointers are addresses of mappings owned by the arena for
@@ -100,6 +114,7 @@ impl Arena {
             view,
             device_base,
             capacity,
+            stale: AtomicU64::new(0),
         })
     }
 
@@ -124,6 +139,34 @@ impl Arena {
         // SAFETY: `offset` is within the view mapping (callers translate
         // from allocations inside the capacity).
         unsafe { self.view.add(offset as usize) }
+    }
+
+    /// Gives back the pages of `size` freed bytes at `offset`, which now lie
+    /// in the free range `merged`: at once for a large free (the whole pages
+    /// of `merged` that the freed bytes touch), otherwise in a batch over
+    /// every range of `free_ranges` once [`STALE_BUDGET`] bytes were freed.
+    /// Until then the pages keep their bytes, as freed memory does on
+    /// hardware.
+    pub(crate) fn after_free<I: Iterator<Item = (u64, u64)>>(
+        &self,
+        (offset, size): (u64, u64),
+        (start, length): (u64, u64),
+        free_ranges: impl FnOnce() -> I,
+    ) {
+        if size >= RELEASE_AT_ONCE {
+            // Pages partly freed before are free now if `merged` covers them.
+            let low = (offset / PAGE * PAGE).max(start);
+            let high = (offset + size).next_multiple_of(PAGE).min(start + length);
+            self.release_pages(low, high - low);
+            return;
+        }
+        if self.stale.fetch_add(size, Ordering::Relaxed) + size < STALE_BUDGET {
+            return;
+        }
+        self.stale.store(0, Ordering::Relaxed);
+        for (start, length) in free_ranges() {
+            self.release_pages(start, length);
+        }
     }
 
     /// Gives the host RAM behind the whole pages of `[offset, offset+size)`

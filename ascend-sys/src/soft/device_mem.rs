@@ -142,8 +142,10 @@ pub(crate) fn free(address: usize) -> SoftResult {
 /// device (and its pages back to the host).
 fn release_space(state: &mut runtime::State, allocation: &DeviceAllocation) -> SoftResult {
     let device = state.device(allocation.device)?;
-    let (start, length) = device.space.release(allocation.offset, allocation.size);
-    device.arena.release_pages(start, length);
+    let merged = device.space.release(allocation.offset, allocation.size);
+    let freed = (allocation.offset, allocation.size);
+    let space = &device.space;
+    device.arena.after_free(freed, merged, || space.free_ranges());
     Ok(())
 }
 

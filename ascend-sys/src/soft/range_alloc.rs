@@ -42,6 +42,11 @@ impl RangeAllocator {
         self.capacity
     }
 
+    /// The free ranges, `(start, length)`, in address order.
+    pub(crate) fn free_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.free.iter().map(|(&start, &length)| (start, length))
+    }
+
     /// Takes `size` bytes starting at a multiple of `align` (a power of two).
     /// `None` when no free range is large enough.
     pub(crate) fn allocate(&mut self, size: u64, align: u64) -> Option<u64> {
