@@ -8,7 +8,7 @@ mod common;
 
 use ascend::Error;
 use ascend::sys::soft::{self, ResourceKind};
-use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, SharedSegment, VirtualRange};
 use common::{device, software_only};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -45,6 +45,8 @@ fn owned_forms_are_static_send_and_sync() {
     assert_owned_and_shareable::<OwnedMapping<ascend::share::ImportedAlloc>>();
     assert_owned_and_shareable::<ExpandableSegment>();
     assert_owned_and_shareable::<Arc<OwnedMapping>>();
+    assert_owned_and_shareable::<Arc<SharedSegment>>();
+    assert_owned_and_shareable::<ascend::vmm::SegmentBlock>();
 }
 
 #[test]
@@ -201,4 +203,51 @@ fn a_regrow_reuses_spare_chunks_and_release_frees_them() {
     software_only(|| assert_eq!(physicals().len(), 1, "the spare chunk is freed"));
     drop(segment);
     software_only(|| assert!(soft::live_since(since).is_empty(), "{:?}", soft::live_since(since)));
+}
+
+#[test]
+fn blocks_never_overlap_and_keep_their_memory_mapped() {
+    let _serial = serial();
+    let (prop, chunk) = granule();
+    let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk).unwrap());
+    assert!(is_invalid_argument(segment.block(0, 16)), "nothing mapped yet");
+    segment.grow(2 * chunk).unwrap();
+    assert!(is_invalid_argument(segment.block(0, 0)), "empty");
+    assert!(
+        is_invalid_argument(segment.block(chunk, chunk + 1)),
+        "past the mapped part"
+    );
+    assert!(is_invalid_argument(segment.block(usize::MAX, 2)), "overflow");
+    // A block across the chunk boundary, and its neighbours.
+    let mut middle = segment.block(chunk - 4096, 8192).unwrap();
+    for (offset, len) in [(chunk - 8192, 4097), (chunk, 1), (chunk + 4095, 10), (0, 2 * chunk)] {
+        assert!(
+            is_invalid_argument(segment.block(offset, len)),
+            "{offset:#x}+{len:#x} overlaps"
+        );
+    }
+    let mut before = segment.block(chunk - 8192, 4096).unwrap();
+    let after = segment.block(chunk + 4096, 4096).unwrap();
+    assert_eq!((segment.live_blocks(), segment.high_water()), (3, chunk + 8192));
+    middle.as_mut_slice::<u8>().unwrap().fill_bytes(7).unwrap();
+    before.as_mut_slice::<u8>().unwrap().fill_bytes(1).unwrap();
+    assert_eq!(middle.as_slice::<u8>().unwrap().to_vec().unwrap(), vec![7; 8192]);
+    // Used from another thread, then dropped there: the range comes back.
+    let moved = std::thread::spawn(move || {
+        let bytes = after.as_slice::<u8>().unwrap().len();
+        drop(after);
+        bytes
+    });
+    assert_eq!(moved.join().unwrap(), 4096);
+    assert!(
+        is_invalid_argument(segment.shrink(chunk)),
+        "a live block reaches the last chunk"
+    );
+    drop(middle);
+    segment.shrink(chunk).unwrap();
+    assert_eq!(before.as_slice::<u8>().unwrap().to_vec().unwrap(), vec![1; 4096]);
+    // The segment outlives its last `Arc` while a block holds it.
+    drop(segment);
+    assert_eq!(before.segment().size(), chunk);
+    assert_eq!(before.as_slice::<u8>().unwrap().to_vec().unwrap(), vec![1; 4096]);
 }

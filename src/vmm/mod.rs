@@ -51,6 +51,9 @@
 //! time, and the mapping is `'static + Send + Sync`.
 //! [`ExpandableSegment`] builds on it: one reservation that grows and
 //! shrinks chunk by chunk, transactionally, with views across chunks.
+//! [`SharedSegment`] shares one in an `Arc` and carves it into owned,
+//! never-overlapping [`SegmentBlock`]s: the ground a sub-allocator stands
+//! on, with no `unsafe` in the allocator.
 
 mod map_slot;
 mod mapped;
@@ -59,6 +62,7 @@ mod physical;
 mod properties;
 mod range;
 mod segment;
+mod shared_segment;
 
 pub(crate) use map_slot::MapSlot;
 pub use mapped::{Access, AccessDesc, MappedRegion};
@@ -68,3 +72,4 @@ pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 pub(crate) use range::sealed;
 pub use range::{Mappable, VirtualRange};
 pub use segment::ExpandableSegment;
+pub use shared_segment::{SegmentBlock, SharedSegment};

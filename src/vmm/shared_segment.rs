@@ -1,0 +1,286 @@
+//! [`SharedSegment`] and [`SegmentBlock`]: an expandable segment carved
+//! into owned blocks, the ground a sub-allocator stands on.
+
+use super::mapped;
+use super::segment::ExpandableSegment;
+use crate::Device;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceSlice, DeviceSliceMut};
+use bytemuck::Pod;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// An [`ExpandableSegment`] shared through an `Arc` and carved into
+/// [`SegmentBlock`]s: owned, `'static + Send + Sync` ranges of its mapped
+/// part that never overlap.
+///
+/// It decides nothing about placement: a sub-allocator (a caching
+/// allocator, a bump allocator, an arena per step) picks the offsets, and
+/// the segment checks, at run time and before any call, what keeps blocks
+/// sound:
+/// - a block lies inside the mapped part and overlaps no live block, so a
+///   block's exclusive view is exclusive;
+/// - the segment never unmaps memory a live block covers (a shrink may only
+///   unmap past the end of the last live block), and it lives as long as
+///   any block does.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let chunk = prop.round_up(1)?;
+/// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+/// segment.grow(chunk)?;
+/// let mut first = segment.block(0, 4096)?;
+/// assert!(segment.block(2048, 4096).is_err()); // overlaps `first`
+/// let second = segment.block(4096, 4096)?;
+/// first.as_mut_slice::<u32>()?.fill_bytes(1)?;
+/// // Blocks are owned: they move to other threads, and keep the segment.
+/// std::thread::spawn(move || drop(second)).join().expect("no panic");
+/// assert!(segment.shrink(chunk).is_err()); // `first` is still live
+/// drop(first);
+/// segment.shrink(chunk)?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct SharedSegment {
+    inner: Mutex<Inner>,
+    base: usize,
+    capacity: usize,
+    chunk: usize,
+    device: Device,
+}
+
+struct Inner {
+    segment: ExpandableSegment,
+    /// Live blocks: offset to length.
+    blocks: BTreeMap<usize, usize>,
+}
+
+impl SharedSegment {
+    /// Shares `segment`; blocks can be carved from its mapped part.
+    pub fn new(segment: ExpandableSegment) -> Arc<Self> {
+        Arc::new(Self {
+            base: segment.base() as usize,
+            capacity: segment.capacity(),
+            chunk: segment.chunk_size(),
+            device: segment.device().clone(),
+            inner: Mutex::new(Inner {
+                segment,
+                blocks: BTreeMap::new(),
+            }),
+        })
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The first address.
+    pub fn base(&self) -> *mut c_void {
+        self.base as *mut c_void
+    }
+
+    /// Bytes mapped now.
+    pub fn size(&self) -> usize {
+        self.inner().segment.size()
+    }
+
+    /// Bytes of addresses reserved.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes per chunk.
+    pub fn chunk_size(&self) -> usize {
+        self.chunk
+    }
+
+    /// The device whose context copies into it use.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Live blocks.
+    pub fn live_blocks(&self) -> usize {
+        self.inner().blocks.len()
+    }
+
+    /// The end of the last live block (0 with none): a shrink may unmap
+    /// only past it.
+    pub fn high_water(&self) -> usize {
+        Self::end_of_blocks(&self.inner())
+    }
+
+    fn end_of_blocks(inner: &Inner) -> usize {
+        inner.blocks.last_key_value().map_or(0, |(offset, len)| offset + len)
+    }
+
+    /// [`ExpandableSegment::grow`]: maps `bytes` more at the end.
+    ///
+    /// # Errors
+    ///
+    /// As [`ExpandableSegment::grow`] (transactional).
+    pub fn grow(&self, bytes: usize) -> Result<()> {
+        self.inner().segment.grow(bytes)
+    }
+
+    /// [`ExpandableSegment::shrink`]: unmaps `bytes` from the end.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`], before any call, when a live block
+    /// reaches into the bytes to unmap; as [`ExpandableSegment::shrink`].
+    pub fn shrink(&self, bytes: usize) -> Result<()> {
+        let mut inner = self.inner();
+        let keep = inner.segment.size().saturating_sub(bytes);
+        let end = Self::end_of_blocks(&inner);
+        if end > keep {
+            return Err(Error::invalid(
+                "SharedSegment::shrink",
+                format!("a live block reaches offset {end:#x}, past the {keep:#x} bytes the shrink would keep"),
+            ));
+        }
+        inner.segment.shrink(bytes)
+    }
+
+    /// [`ExpandableSegment::release_spare`].
+    ///
+    /// # Errors
+    ///
+    /// As [`ExpandableSegment::release_spare`].
+    pub fn release_spare(&self) -> Result<()> {
+        self.inner().segment.release_spare()
+    }
+
+    /// A block of `len` bytes at `offset`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `len` is 0, the block runs past the
+    /// mapped part, or it overlaps a live block.
+    pub fn block(self: &Arc<Self>, offset: usize, len: usize) -> Result<SegmentBlock> {
+        const API: &str = "SharedSegment::block";
+        let mut inner = self.inner();
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| len > 0 && end <= inner.segment.size())
+            .ok_or_else(|| {
+                Error::invalid(
+                    API,
+                    format!(
+                        "{len} bytes at offset {offset:#x} are not inside the {:#x} mapped bytes",
+                        inner.segment.size()
+                    ),
+                )
+            })?;
+        let before = inner.blocks.range(..end).next_back();
+        if let Some((&other, &other_len)) = before
+            && other + other_len > offset
+        {
+            return Err(Error::invalid(
+                API,
+                format!("{offset:#x}+{len:#x} overlaps the live block at {other:#x}+{other_len:#x}"),
+            ));
+        }
+        inner.blocks.insert(offset, len);
+        Ok(SegmentBlock {
+            segment: Arc::clone(self),
+            offset,
+            len,
+        })
+    }
+}
+
+impl fmt::Debug for SharedSegment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner();
+        f.debug_struct("SharedSegment")
+            .field("segment", &inner.segment)
+            .field("live_blocks", &inner.blocks.len())
+            .finish()
+    }
+}
+
+/// A range of a [`SharedSegment`]'s mapped part, owned: no other live block
+/// overlaps it, the segment keeps it mapped while it lives, and dropping it
+/// gives the range back. `'static + Send + Sync`.
+pub struct SegmentBlock {
+    segment: Arc<SharedSegment>,
+    offset: usize,
+    len: usize,
+}
+
+impl SegmentBlock {
+    /// Offset in the segment.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: a block has at least one byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first device address.
+    pub fn address(&self) -> *mut c_void {
+        (self.segment.base + self.offset) as *mut c_void
+    }
+
+    /// The segment it belongs to.
+    pub fn segment(&self) -> &Arc<SharedSegment> {
+        &self.segment
+    }
+
+    /// The device whose context copies into it use.
+    pub fn device(&self) -> &Device {
+        &self.segment.device
+    }
+
+    /// A typed view of the block.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size is not a whole number of
+    /// `T`s or the address is not aligned for `T`.
+    pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
+        let len = mapped::elements::<T>("SegmentBlock::as_slice", self.address(), self.len)?;
+        // SAFETY: the block's bytes stay mapped while it lives (the segment
+        // refuses to unmap them), and it is borrowed for the view's life.
+        Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.device()) })
+    }
+
+    /// An exclusive typed view of the block.
+    ///
+    /// # Errors
+    ///
+    /// As [`SegmentBlock::as_slice`].
+    pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
+        let len = mapped::elements::<T>("SegmentBlock::as_mut_slice", self.address(), self.len)?;
+        // SAFETY: as in `as_slice`; no other live block overlaps this one,
+        // and `&mut self` makes the view the block's only one.
+        Ok(unsafe { DeviceSliceMut::from_raw_parts(self.address(), len, self.device()) })
+    }
+}
+
+impl Drop for SegmentBlock {
+    fn drop(&mut self) {
+        self.segment.inner().blocks.remove(&self.offset);
+    }
+}
+
+impl fmt::Debug for SegmentBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SegmentBlock")
+            .field("address", &self.address())
+            .field("len", &self.len)
+            .finish()
+    }
+}
