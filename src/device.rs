@@ -365,6 +365,7 @@ thread_local! {
 
 /// One component's device-memory use ([`Device::memory_usage`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MemoryUsage {
     /// The component.
     pub name: String,

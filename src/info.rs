@@ -93,6 +93,7 @@ pub fn soc_name() -> Result<Option<String>> {
 
 /// Where the program runs relative to the device (`aclrtGetRunMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RunMode {
     /// On a host CPU, with the device across PCIe or HCCS (`ACL_HOST`).
     Host,

@@ -50,6 +50,7 @@ fn kind_name(kind: ShareKind) -> &'static str {
         ShareKind::V1 => "v1",
         ShareKind::V2Default => "v2",
         ShareKind::V2Fabric => "fabric",
+        other => panic!("a share kind this test does not know: {other:?}"),
     }
 }
 

@@ -11,6 +11,7 @@ pub const ENV_BACKEND: &str = "ASCEND_BACKEND";
 
 /// Where calls go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Backend {
     /// The real AscendCL library (`libascendcl.so`).
     Hardware,

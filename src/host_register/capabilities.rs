@@ -7,6 +7,7 @@ use ascend_sys as sys;
 
 /// A hardware accelerator kind of a device (`aclrtHacType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HacType {
     /// Task scheduler (`ACL_RT_HAC_TYPE_STARS`).
     Stars,

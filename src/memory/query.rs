@@ -53,6 +53,7 @@ pub fn address_range(address: *const c_void) -> Result<AddressRange> {
 
 /// What kind of memory an address is (`aclrtPointerGetAttributes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct PointerAttributes {
     /// Where it lives: `Some(MemLocation::Device(id))` for device memory,
     /// `Some(MemLocation::Host)` for memory the runtime allocated or

@@ -12,6 +12,7 @@ pub const FABRIC_HANDLE_LEN: usize = size_of::<sys::aclrtMemFabricHandle>();
 
 /// How physical memory is exported, and so how it is imported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ShareKind {
     /// `aclrtMemExportToShareableHandle`: a `u64`, imported onto a device
     /// given by id.

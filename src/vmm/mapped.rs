@@ -13,6 +13,7 @@ use std::ptr::NonNull;
 
 /// Access rights of a location to a mapping (`aclrtMemAccessFlags`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Access {
     /// No access.
     None,

@@ -6,6 +6,7 @@ use ascend_sys as sys;
 
 /// Where physical memory lives (`aclrtMemLocation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum MemLocation {
     /// Device memory of the device with this id.
     Device(i32),

@@ -5,6 +5,7 @@ use super::runtime::{self, State};
 
 /// Counts and bytes of the live resources of the software device.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Live {
     /// Live `aclrtMalloc*` allocations.
     pub device_allocations: usize,

@@ -31,7 +31,7 @@ impl World {
                         size,
                         device: match prop.location() {
                             MemLocation::Device(id) => Some(id),
-                            MemLocation::Host | MemLocation::HostNuma(_) => None,
+                            _ => None,
                         },
                         bytes: vec![0; size],
                         known: vec![false; size],
@@ -275,7 +275,7 @@ impl World {
         let memory = &mut self.memories[obj.memory];
         let api = match kind {
             ShareKind::V1 => "aclrtMemExportToShareableHandle",
-            ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemExportToShareableHandleV2",
+            _ => "aclrtMemExportToShareableHandleV2",
         };
         let export = obj.real.export(kind);
         let expect = if memory.exported {
@@ -292,7 +292,7 @@ impl World {
         // Importing in the exporting process is refused.
         let import_api = match kind {
             ShareKind::V1 => "aclrtMemImportFromShareableHandle",
-            ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemImportFromShareableHandleV2",
+            _ => "aclrtMemImportFromShareableHandleV2",
         };
         let imported = ImportedAlloc::import(&token, &device(0));
         check(
