@@ -7,13 +7,16 @@
 //! bit pattern must be a valid value.
 
 mod byte_len;
+mod cast_error;
 mod device_buf;
+mod element_cast;
 mod pinned_host;
 mod policy;
 mod query;
 pub(crate) mod transfer;
 mod view;
 
+pub use cast_error::CastError;
 pub use device_buf::DeviceBuf;
 pub use pinned_host::PinnedHostBuf;
 pub use policy::{AllocCall, MallocPolicy};

@@ -1,0 +1,204 @@
+//! Interop with sub-allocators and operator libraries (issue 11, item 3):
+//! raw parts of a `DeviceBuf`, typed casts, consuming splits and sub-range
+//! views, the public error check, borrowed stream and event handles, and
+//! uninitialised pinned host memory.
+//!
+//! Every test runs inside one leak check on the software device (nothing
+//! it created may be live at its end, no misuse may be recorded); leak
+//! checks run one at a time, so the live counts read inside a test are not
+//! disturbed by the others. On hardware the bodies run without the check.
+
+mod common;
+
+use ascend::sys::soft;
+use ascend::testing::on_software_device;
+use ascend::{DeviceBuf, DeviceSliceMut, Error};
+use common::{device, on_software, software_only};
+
+/// Runs `body` inside a leak check on the software device.
+fn checked(body: impl FnOnce()) {
+    if on_software() {
+        on_software_device(body);
+    } else {
+        body();
+    }
+}
+
+/// The reason of an `Error::InvalidArgument`, or a panic naming what came
+/// instead.
+fn refusal(error: &Error) -> &str {
+    match error {
+        Error::InvalidArgument { reason, .. } => reason,
+        other => panic!("expected Error::InvalidArgument, got {other:?}"),
+    }
+}
+
+fn live_device_allocations() -> usize {
+    soft::live().device_allocations
+}
+
+#[test]
+fn raw_parts_round_trip_without_freeing_in_between() {
+    checked(|| {
+        let device = device();
+        let before = live_device_allocations();
+        let buf = DeviceBuf::from_slice(&device, &[1u32, 2, 3, 4]).unwrap();
+        let (address, len, owner) = buf.into_raw();
+        assert!(!address.is_null());
+        assert_eq!(len, 4);
+        assert_eq!(owner, device);
+        software_only(|| assert_eq!(live_device_allocations(), before + 1, "into_raw freed the memory"));
+
+        // SAFETY: the allocation `into_raw` gave up, on `owner`, read as the
+        // 16 bytes it holds; nothing else uses or frees it.
+        let bytes = unsafe { DeviceBuf::<u8>::from_raw(address, 16, &owner) };
+        assert_eq!(bytes.as_raw(), address);
+        assert_eq!(bytes.to_vec().unwrap(), bytemuck::cast_slice::<u32, u8>(&[1, 2, 3, 4]));
+        bytes.free().unwrap();
+        software_only(|| assert_eq!(live_device_allocations(), before));
+    });
+}
+
+#[test]
+fn memory_given_up_by_into_raw_is_freed_by_raw_free_exactly_once() {
+    checked(|| {
+        let device = device();
+        let (address, _, _owner) = DeviceBuf::<u64>::zeroed(&device, 32).unwrap().into_raw();
+        // SAFETY: the allocation `into_raw` gave up; freed once, here.
+        ascend::check("aclrtFree", unsafe { ascend::sys::aclrtFree(address) }).unwrap();
+    });
+}
+
+#[test]
+fn an_empty_buffer_has_null_raw_parts_and_owns_nothing() {
+    checked(|| {
+        let device = device();
+        let before = live_device_allocations();
+        let (address, len, owner) = DeviceBuf::<f32>::zeroed(&device, 0).unwrap().into_raw();
+        assert!(address.is_null());
+        assert_eq!(len, 0);
+        // SAFETY: NULL with zero bytes: an empty buffer.
+        let empty = unsafe { DeviceBuf::<f32>::from_raw(address, 0, &owner) };
+        assert!(empty.is_empty());
+        assert_eq!(empty.to_vec().unwrap(), Vec::<f32>::new());
+        empty.free().unwrap();
+        software_only(|| assert_eq!(live_device_allocations(), before));
+    });
+}
+
+#[test]
+fn buffer_cast_keeps_the_allocation_and_refusals_give_it_back() {
+    checked(|| {
+        let device = device();
+        let words = DeviceBuf::from_slice(&device, &[0x0102_0304u32, 0x0506_0708]).unwrap();
+        let address = words.as_raw();
+        let bytes = words.cast::<u8>().unwrap();
+        assert_eq!((bytes.as_raw(), bytes.len()), (address, 8));
+        let words = bytes.cast::<u32>().unwrap();
+        assert_eq!(words.to_vec().unwrap(), [0x0102_0304, 0x0506_0708]);
+        let before = live_device_allocations();
+
+        // 8 bytes are not a whole number of 3-byte elements: refused, and
+        // the buffer comes back unchanged (nothing freed).
+        let refused = words.cast::<[u8; 3]>().unwrap_err();
+        assert!(refusal(refused.error()).contains("whole number"), "{refused}");
+        software_only(|| assert_eq!(live_device_allocations(), before));
+        let words = refused.into_buffer();
+        assert_eq!((words.as_raw(), words.len()), (address, 2));
+        assert_eq!(words.to_vec().unwrap(), [0x0102_0304, 0x0506_0708]);
+
+        // Zero-sized types, on either side.
+        let (error, words) = words.cast::<()>().unwrap_err().into_parts();
+        assert!(refusal(&error).contains("zero-sized"), "{error}");
+        let empty = DeviceBuf::<()>::zeroed(&device, 4).unwrap();
+        assert!(refusal(empty.cast::<u8>().unwrap_err().error()).contains("zero-sized"));
+
+        // `?` (the conversion into `Error`) drops the buffer, freeing it.
+        let as_error: Error = words.cast::<[u8; 3]>().unwrap_err().into();
+        assert!(matches!(
+            as_error,
+            Error::InvalidArgument {
+                api: "DeviceBuf::cast",
+                ..
+            }
+        ));
+        software_only(|| assert_eq!(live_device_allocations(), before - 1));
+
+        // An empty buffer casts to an empty buffer.
+        let nothing = DeviceBuf::<u16>::zeroed(&device, 0).unwrap().cast::<u64>().unwrap();
+        assert!(nothing.is_empty());
+    });
+}
+
+#[test]
+fn view_casts_check_length_and_alignment() {
+    checked(|| {
+        let device = device();
+        let mut buf = DeviceBuf::<u8>::zeroed(&device, 16).unwrap();
+
+        // Whole u32s, but at an odd address.
+        let misaligned = buf.as_slice().slice(1..5).unwrap().cast::<u32>().unwrap_err();
+        assert!(refusal(&misaligned).contains("aligned"), "{misaligned}");
+        // Aligned, but not whole u32s.
+        let ragged = buf.as_slice().slice(4..10).unwrap().cast::<u32>().unwrap_err();
+        assert!(refusal(&ragged).contains("whole number"), "{ragged}");
+        assert!(refusal(&buf.as_slice().cast::<()>().unwrap_err()).contains("zero-sized"));
+
+        let words = buf.as_slice().slice(4..12).unwrap().cast::<u32>().unwrap();
+        assert_eq!(words.len(), 2);
+        assert_eq!(words.as_raw() as usize, buf.as_raw() as usize + 4);
+
+        let refused = buf.as_mut_slice().into_slice_mut(2..8).unwrap().cast::<u32>();
+        assert!(refused.is_err());
+        let mut words = buf.as_mut_slice().into_slice_mut(8..16).unwrap().cast::<u32>().unwrap();
+        words.copy_from_host(&[u32::MAX, 0x0101_0101]).unwrap();
+        let mut expected = vec![0u8; 8];
+        expected.extend([0xff; 4]);
+        expected.extend([1; 4]);
+        assert_eq!(buf.to_vec().unwrap(), expected);
+    });
+}
+
+/// Both halves of a split keep the lifetime of the buffer they came from:
+/// they can be returned from a function.
+fn halves(buf: &mut DeviceBuf<u16>, mid: usize) -> ascend::Result<(DeviceSliceMut<'_, u16>, DeviceSliceMut<'_, u16>)> {
+    buf.as_mut_slice().split_at_mut(mid)
+}
+
+#[test]
+fn split_halves_are_disjoint_exclusive_views() {
+    checked(|| {
+        let device = device();
+        let mut buf = DeviceBuf::<u16>::zeroed(&device, 6).unwrap();
+        let (mut head, mut tail) = halves(&mut buf, 2).unwrap();
+        assert_eq!((head.len(), tail.len()), (2, 4));
+        assert_eq!(tail.as_raw() as usize, head.as_raw() as usize + 4);
+        tail.copy_from_host(&[3, 4, 5, 6]).unwrap();
+        head.copy_from_host(&[1, 2]).unwrap();
+        // A 2-element source for a 4-element destination: refused.
+        assert!(tail.copy_from_device(&head.as_slice()).is_err());
+        assert_eq!(buf.to_vec().unwrap(), [1, 2, 3, 4, 5, 6]);
+
+        // Split points at both ends, and past the end.
+        let (empty, all) = buf.as_mut_slice().split_at_mut(0).unwrap();
+        assert_eq!((empty.len(), all.len()), (0, 6));
+        let (all, empty) = buf.split_at_mut(6).unwrap();
+        assert_eq!((all.len(), empty.len()), (6, 0));
+        let past = buf.as_mut_slice().split_at_mut(7).unwrap_err();
+        assert!(refusal(&past).contains("past the end"), "{past}");
+        assert!(buf.as_slice().split_at(7).is_err());
+
+        // Shared splits and sub-ranges.
+        let (left, right) = buf.as_slice().split_at(3).unwrap();
+        assert_eq!(
+            (left.to_vec().unwrap(), right.to_vec().unwrap()),
+            (vec![1, 2, 3], vec![4, 5, 6])
+        );
+        assert!(buf.as_mut_slice().into_slice_mut(5..9).is_err());
+        assert!(buf.slice_mut(..7).is_err());
+        buf.slice_mut(1..=2).unwrap().fill_bytes(0).unwrap();
+        assert_eq!(buf.slice(..4).unwrap().to_vec().unwrap(), [1, 0, 0, 4]);
+        let shared = buf.as_mut_slice().into_slice_mut(4..).unwrap().into_shared();
+        assert_eq!(shared.to_vec().unwrap(), [5, 6]);
+    });
+}
