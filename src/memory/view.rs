@@ -7,6 +7,7 @@
 //! check lengths, and sub-views are bounds-checked.
 
 mod cast;
+mod from_storage;
 mod split;
 
 use super::byte_len::same_len;

@@ -13,7 +13,8 @@
 //!   Touching a borrowed buffer inside the scope does not compile.
 //! - **Owned.** [`Stream::upload_owned`] and [`Stream::download_owned`] take
 //!   the buffers by value and return a [`Pending`] that gives them back
-//!   after synchronising.
+//!   after synchronising. The device side is a `DeviceBuf` or any owned
+//!   [`DeviceStorage`](crate::memory::DeviceStorage).
 //!
 //! **When the runtime fails.** No safe API here ends a borrow or frees a
 //! buffer while work that uses it may still be queued, whatever a runtime
