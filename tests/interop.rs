@@ -10,9 +10,10 @@
 
 mod common;
 
-use ascend::sys::soft;
+use ascend::stream::{Event, Stream};
+use ascend::sys::{self, soft};
 use ascend::testing::on_software_device;
-use ascend::{DeviceBuf, DeviceSliceMut, Error};
+use ascend::{Device, DeviceBuf, DeviceSliceMut, Error, ErrorCode, PinnedHostBuf};
 use common::{device, on_software, software_only};
 
 /// Runs `body` inside a leak check on the software device.
@@ -200,5 +201,108 @@ fn split_halves_are_disjoint_exclusive_views() {
         assert_eq!(buf.slice(..4).unwrap().to_vec().unwrap(), [1, 0, 0, 4]);
         let shared = buf.as_mut_slice().into_slice_mut(4..).unwrap().into_shared();
         assert_eq!(shared.to_vec().unwrap(), [5, 6]);
+    });
+}
+
+/// A stream and an event created through raw calls, as an operator
+/// library would, destroyed through raw calls at the end.
+fn raw_stream_and_event(device: &Device) -> (sys::aclrtStream, sys::aclrtEvent) {
+    device.make_current().unwrap();
+    let (mut stream, mut event) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: valid out-pointers, with the device current.
+    ascend::check("aclrtCreateStream", unsafe { sys::aclrtCreateStream(&mut stream) }).unwrap();
+    // SAFETY: as above.
+    ascend::check("aclrtCreateEvent", unsafe { sys::aclrtCreateEvent(&mut event) }).unwrap();
+    (stream, event)
+}
+
+#[test]
+fn borrowed_raw_handles_work_as_streams_and_events_and_stay_alive() {
+    checked(|| {
+        let device = device();
+        let (raw_stream, raw_event) = raw_stream_and_event(&device);
+        let live = soft::live();
+        {
+            // SAFETY: both handles are live on `device` until the raw
+            // destroys at the end of the test.
+            let stream = unsafe { Stream::borrow_raw(raw_stream, &device) }.unwrap();
+            // SAFETY: as above.
+            let event = unsafe { Event::borrow_raw(raw_event, &device) }.unwrap();
+            assert_eq!((stream.as_raw(), event.as_raw()), (raw_stream, raw_event));
+            assert_eq!(stream.device(), &device);
+
+            // An owned transfer and a scope, ordered by the borrowed event.
+            let host = PinnedHostBuf::from_slice(&device, &[5u32; 256]).unwrap();
+            let on_device = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
+            let (host, on_device) = stream.upload_owned(host, on_device).unwrap().wait().unwrap();
+            let other = Stream::new(&device).unwrap();
+            let mut copy = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
+            stream.scope(|s| s.record(&event)).unwrap();
+            other
+                .scope(|s| {
+                    s.wait_event(&event)?;
+                    s.copy_on_device(&on_device, &mut copy)
+                })
+                .unwrap();
+            assert!(event.query().unwrap());
+            assert_eq!(copy.to_vec().unwrap(), &host[..]);
+        }
+        // Dropping the borrowed forms destroyed nothing: the raw handles
+        // still work, and the software device still counts them.
+        software_only(|| {
+            let now = soft::live();
+            assert_eq!((now.streams, now.events), (live.streams, live.events));
+        });
+        // SAFETY: a live stream handle.
+        let synchronized = unsafe { sys::aclrtSynchronizeStream(raw_stream) };
+        ascend::check("aclrtSynchronizeStream", synchronized).unwrap();
+        // SAFETY: a live event handle, destroyed once.
+        ascend::check("aclrtDestroyEvent", unsafe { sys::aclrtDestroyEvent(raw_event) }).unwrap();
+        // SAFETY: a live stream handle, destroyed once, with its device
+        // current.
+        ascend::check("aclrtDestroyStream", unsafe { sys::aclrtDestroyStream(raw_stream) }).unwrap();
+    });
+}
+
+#[test]
+fn null_handles_are_not_borrowed() {
+    checked(|| {
+        let device = device();
+        // SAFETY: NULL is refused before it is used.
+        let stream = unsafe { Stream::borrow_raw(std::ptr::null_mut(), &device) };
+        assert!(matches!(
+            stream,
+            Err(Error::InvalidArgument {
+                api: "Stream::borrow_raw",
+                ..
+            })
+        ));
+        // SAFETY: as above.
+        let event = unsafe { Event::borrow_raw(std::ptr::null_mut(), &device) };
+        assert!(matches!(
+            event,
+            Err(Error::InvalidArgument {
+                api: "Event::borrow_raw",
+                ..
+            })
+        ));
+    });
+}
+
+#[test]
+fn check_turns_raw_codes_into_typed_errors() {
+    checked(|| {
+        let _device = device();
+        assert_eq!(ascend::check("aclrtFree", sys::ACL_SUCCESS), Ok(()));
+        // SAFETY: NULL is refused by the runtime before it is used.
+        let error = ascend::check("aclrtFree", unsafe { sys::aclrtFree(std::ptr::null_mut()) }).unwrap_err();
+        assert!(matches!(error, Error::Acl { api: "aclrtFree", .. }), "{error:?}");
+        assert_eq!(error.code(), Some(ErrorCode::INVALID_PARAM));
+        software_only(|| {
+            let Error::Acl { message, .. } = &error else {
+                unreachable!()
+            };
+            assert!(message.is_some(), "the runtime's recent message is attached");
+        });
     });
 }

@@ -54,6 +54,7 @@
 //! # Ok::<(), ascend::Error>(())
 //! ```
 
+mod borrowed;
 mod completion;
 mod copy2d;
 mod event;
@@ -66,6 +67,7 @@ mod sides;
 #[allow(clippy::module_inception)]
 mod stream;
 
+pub use borrowed::{BorrowedEvent, BorrowedStream};
 pub use copy2d::Copy2d;
 pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
