@@ -306,3 +306,57 @@ fn check_turns_raw_codes_into_typed_errors() {
         });
     });
 }
+
+#[test]
+fn uninitialised_pinned_memory_is_filled_by_copies_and_raw_writes() {
+    checked(|| {
+        let device = device();
+        let stream = Stream::new(&device).unwrap();
+        let before = soft::live().host_allocations;
+        let on_device = DeviceBuf::from_slice(&device, &[0xabcd_u16; 512]).unwrap();
+
+        // Filled by an owned download.
+        // SAFETY: the download writes every element before it is read.
+        let host = unsafe { PinnedHostBuf::<u16>::uninit(&device, 512) }.unwrap();
+        assert_eq!((host.len(), host.is_empty()), (512, false));
+        software_only(|| assert_eq!(soft::live().host_allocations, before + 1));
+        let (on_device, host) = stream.download_owned(on_device, host).unwrap().wait().unwrap();
+        assert!(host.iter().all(|&x| x == 0xabcd));
+
+        // Filled by a scoped copy.
+        // SAFETY: the scope's copy writes every element, and the scope has
+        // synchronised before the buffer is read.
+        let mut scoped = unsafe { PinnedHostBuf::<u16>::uninit(&device, 512) }.unwrap();
+        stream.scope(|s| s.copy_to_host(&on_device, &mut scoped)).unwrap();
+        assert_eq!(&scoped[..], &host[..]);
+
+        // Filled through the raw pointer.
+        // SAFETY: written through the pointer below before it is read.
+        let mut raw = unsafe { PinnedHostBuf::<u64>::uninit(&device, 4) }.unwrap();
+        for i in 0..4 {
+            // SAFETY: `i` is in bounds of the 4 owned elements.
+            unsafe { raw.as_mut_ptr().add(i).write(i as u64 * 3) };
+        }
+        assert_eq!(&raw[..], &[0, 3, 6, 9]);
+
+        // Dropped or freed unread; empty; refused alignment.
+        // SAFETY: never read.
+        drop(unsafe { PinnedHostBuf::<u8>::uninit(&device, 4096) }.unwrap());
+        // SAFETY: never read.
+        unsafe { PinnedHostBuf::<u8>::uninit(&device, 4096) }
+            .unwrap()
+            .free()
+            .unwrap();
+        // SAFETY: no elements.
+        let empty = unsafe { PinnedHostBuf::<u8>::uninit(&device, 0) }.unwrap();
+        assert!(empty.is_empty());
+        #[derive(Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
+        #[repr(C, align(128))]
+        struct Wide([u8; 128]);
+        // SAFETY: refused before anything is allocated.
+        let refused = unsafe { PinnedHostBuf::<Wide>::uninit(&device, 1) };
+        assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
+        drop((host, scoped, raw, empty));
+        software_only(|| assert_eq!(soft::live().host_allocations, before));
+    });
+}
