@@ -1,4 +1,5 @@
-//! [`Error`], [`Result`] and the one function that turns `aclError` into them.
+//! [`Error`], [`Result`] and the one function that turns `aclError` into
+//! them ([`check`]).
 
 pub(crate) use crate::ErrorCode;
 use ascend_sys as sys;
@@ -59,9 +60,40 @@ impl Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Turns the return code of `api` into a `Result`, attaching the runtime's
-/// recent error message to a failure.
-pub(crate) fn check(api: &'static str, code: sys::aclError) -> Result<()> {
+/// Turns the return code of the AscendCL function `api` into a `Result`,
+/// the way every call in this crate does, so that code calling raw
+/// [`ascend_sys`] functions gets the same typed errors.
+///
+/// `ACL_SUCCESS` is `Ok(())`. Any other code is [`Error::Acl`] carrying
+/// `api`, the code and the runtime's recent error message
+/// (`aclGetRecentErrMsg`, read at once: call `check` right after the call,
+/// on the same thread). `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` from a function
+/// the loaded library does not export is [`Error::Unsupported`]: pass the C
+/// name exactly, as the loader records the missing symbol by that name.
+///
+/// ```
+/// use ascend::{Device, Error, ErrorCode, sys};
+/// let _device = Device::new(0)?; // device 0 is now current on this thread
+/// let mut raw = std::ptr::null_mut();
+/// // SAFETY: `raw` is a valid out-pointer and the size is non-zero.
+/// ascend::check("aclrtMalloc", unsafe {
+///     sys::aclrtMalloc(&mut raw, 4096, sys::ACL_MEM_MALLOC_HUGE_FIRST)
+/// })?;
+/// // SAFETY: `raw` came from `aclrtMalloc` and is freed once.
+/// ascend::check("aclrtFree", unsafe { sys::aclrtFree(raw) })?;
+///
+/// // SAFETY: NULL is refused by the runtime before it is used.
+/// let error = ascend::check("aclrtFree", unsafe { sys::aclrtFree(std::ptr::null_mut()) }).unwrap_err();
+/// assert!(matches!(error, Error::Acl { api: "aclrtFree", .. }));
+/// assert_eq!(error.code(), Some(ErrorCode::INVALID_PARAM));
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Acl`] for any code but `ACL_SUCCESS`, or
+/// [`Error::Unsupported`] as above.
+pub fn check(api: &'static str, code: sys::aclError) -> Result<()> {
     if code == sys::ACL_SUCCESS {
         return Ok(());
     }

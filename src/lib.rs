@@ -51,7 +51,7 @@ pub mod vmm;
 pub use ascend_sys as sys;
 pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 pub use device::{Device, MemoryUsage};
-pub use error::{Error, Result};
+pub use error::{Error, Result, check};
 pub use error_code::ErrorCode;
 pub use host_register::{AlignedHostBuf, HostRegistration};
 pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};

@@ -1,5 +1,9 @@
 //! [`DeviceBuf`]: an owned, typed allocation of device memory.
 
+mod cast;
+mod raw_parts;
+mod sub_views;
+
 use super::byte_len::byte_len;
 use super::view::{DeviceSlice, DeviceSliceMut};
 use super::{AllocCall, MallocPolicy};

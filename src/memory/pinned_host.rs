@@ -46,6 +46,49 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// [`Error::InvalidArgument`] if the byte size overflows or `T` needs an
     /// alignment above 64 bytes; the runtime's code.
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        // SAFETY: every byte is zeroed below, before the buffer is read.
+        let mut buf = unsafe { Self::uninit(device, len) }?;
+        // SAFETY: the buffer owns `len * size_of::<T>()` writable bytes at
+        // its pointer (the product did not overflow: they were allocated;
+        // none for an empty buffer); zero is a valid `T` (`Pod: Zeroable`),
+        // so the elements are initialised after.
+        unsafe { buf.as_mut_ptr().cast::<u8>().write_bytes(0, len * size_of::<T>()) };
+        Ok(buf)
+    }
+
+    /// Allocates `len` elements without initialising them
+    /// (`aclrtMallocHost`), for memory that an asynchronous copy from the
+    /// device fills at once.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[3.5f32; 1024])?;
+    /// // SAFETY: the download below writes every element before the buffer
+    /// // is read, and the buffer is not read if it fails.
+    /// let host = unsafe { PinnedHostBuf::<f32>::uninit(&device, 1024) }?;
+    /// let (_, host) = stream.download_owned(on_device, host)?.wait()?;
+    /// assert!(host.iter().all(|&x| x == 3.5));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// The contents are uninitialised memory. Until every element has been
+    /// written, the buffer must not be read or referenced as a slice: no
+    /// `Deref` or `DerefMut` (indexing, iteration, `&buf[..]`, `Debug`).
+    /// Write it through asynchronous copies into it (a scope's
+    /// `copy_to_host` with `&mut buf` as the destination,
+    /// [`Stream::download_owned`](crate::stream::Stream::download_owned)),
+    /// which must then have finished, or through the pointer of
+    /// [`PinnedHostBuf::as_mut_ptr`]. Dropping or freeing it unread is
+    /// fine.
+    ///
+    /// # Errors
+    ///
+    /// As [`PinnedHostBuf::zeroed`].
+    pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         if align_of::<T>() > HOST_ALIGN {
             return Err(Error::invalid(
                 "aclrtMallocHost",
@@ -73,14 +116,34 @@ impl<T: Pod> PinnedHostBuf<T> {
                 "the runtime returned NULL with success",
             ));
         };
-        // SAFETY: the allocation holds `bytes` writable bytes; zero is a
-        // valid `T` (`Pod: Zeroable`), so the slice is initialised after.
-        unsafe { pointer.as_ptr().cast::<u8>().write_bytes(0, bytes) };
         Ok(Self {
             pointer,
             len,
             allocated: true,
         })
+    }
+
+    /// Number of elements (without reading them).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first element's address, without reading the elements (also on
+    /// an uninitialised buffer).
+    pub fn as_ptr(&self) -> *const T {
+        self.pointer.as_ptr()
+    }
+
+    /// The first element's address, for writing, without creating a
+    /// reference to the elements (also on an uninitialised buffer, see
+    /// [`PinnedHostBuf::uninit`]).
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.pointer.as_ptr()
     }
 
     /// Allocates a buffer holding a copy of `data`.

@@ -6,6 +6,10 @@
 //! reference to the bytes: data moves only through its copy methods, which
 //! check lengths, and sub-views are bounds-checked.
 
+mod cast;
+mod from_storage;
+mod split;
+
 use super::byte_len::same_len;
 use super::transfer;
 use crate::Device;

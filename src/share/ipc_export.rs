@@ -1,8 +1,10 @@
-//! [`IpcExport`]: a [`DeviceBuf`] exported to other processes by key.
+//! [`IpcExport`]: a [`DeviceBuf`] (or any [`DeviceStorage`]) exported to
+//! other processes by key.
 
 use super::ipc_key::{IpcKey, KEY_BUFFER_LEN};
 use super::pid::{Pid, PidValidation};
 use crate::error::{Error, Result, check};
+use crate::memory::DeviceStorage;
 use crate::{Device, DeviceBuf};
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -49,37 +51,13 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::ipc_export`].
     pub fn ipc_export_with(&self, validation: PidValidation) -> Result<IpcExport<'_>> {
-        const API: &str = "aclrtIpcMemGetExportKey";
-        if self.is_empty() || size_of::<T>() == 0 {
-            return Err(Error::invalid(API, "an empty buffer has no memory to export"));
-        }
-        self.device().make_current()?;
-        let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
-        // SAFETY: the start and size of a live allocation; `buffer` has
-        // room for `KEY_BUFFER_LEN` bytes.
-        check(API, unsafe {
-            sys::aclrtIpcMemGetExportKey(
-                self.as_raw(),
-                self.byte_len(),
-                buffer.as_mut_ptr(),
-                buffer.len(),
-                validation.ipc_flag(),
-            )
-        })?;
-        let bytes = buffer.map(|byte| byte as u8);
-        let key = CStr::from_bytes_until_nul(&bytes)
-            .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
-        Ok(IpcExport {
-            key: IpcKey::checked(key.to_owned(), self.byte_len(), API)?,
-            device: self.device(),
-            validation,
-            open: true,
-        })
+        IpcExport::with_validation(self, validation)
     }
 }
 
 /// A key naming a [`DeviceBuf`]'s memory for other processes, from
-/// [`DeviceBuf::ipc_export`]. It borrows the buffer; dropping it (or
+/// [`DeviceBuf::ipc_export`] (or any [`DeviceStorage`]'s, from
+/// [`IpcExport::new`]). It borrows the buffer; dropping it (or
 /// [`IpcExport::close`]) destroys the key (`aclrtIpcMemClose`), after
 /// which no process can import it.
 #[must_use = "dropping the export destroys its key at once"]
@@ -90,7 +68,66 @@ pub struct IpcExport<'a> {
     open: bool,
 }
 
-impl IpcExport<'_> {
+impl<'a> IpcExport<'a> {
+    /// Exports the memory of any [`DeviceStorage`] by key, as
+    /// [`DeviceBuf::ipc_export`] does for a buffer: a framework's own
+    /// block type is exported the same way. The export borrows `storage`.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, share::IpcExport};
+    /// use std::sync::Arc;
+    /// let device = Device::new(0)?;
+    /// let shared = Arc::new(DeviceBuf::from_slice(&device, &[1u8; 4096])?);
+    /// let export = IpcExport::new(&shared)?;
+    /// assert!(export.key().to_string().starts_with("ipc:4096:"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::ipc_export`] (an empty storage is refused).
+    pub fn new<S: DeviceStorage + ?Sized>(storage: &'a S) -> Result<Self> {
+        Self::with_validation(storage, PidValidation::Enforced)
+    }
+
+    /// [`IpcExport::new`] with a choice of pid validation, as
+    /// [`DeviceBuf::ipc_export_with`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::ipc_export`].
+    pub fn with_validation<S: DeviceStorage + ?Sized>(storage: &'a S, validation: PidValidation) -> Result<Self> {
+        const API: &str = "aclrtIpcMemGetExportKey";
+        let bytes = storage.byte_len();
+        if bytes == 0 {
+            return Err(Error::invalid(API, "an empty buffer has no memory to export"));
+        }
+        let device = storage.device();
+        device.make_current()?;
+        let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
+        // SAFETY: `bytes` bytes of live device memory (`DeviceStorage`),
+        // borrowed by the export; `buffer` has room for `KEY_BUFFER_LEN`
+        // bytes.
+        check(API, unsafe {
+            sys::aclrtIpcMemGetExportKey(
+                storage.device_ptr().cast_mut(),
+                bytes,
+                buffer.as_mut_ptr(),
+                buffer.len(),
+                validation.ipc_flag(),
+            )
+        })?;
+        let key_bytes = buffer.map(|byte| byte as u8);
+        let key = CStr::from_bytes_until_nul(&key_bytes)
+            .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
+        Ok(IpcExport {
+            key: IpcKey::checked(key.to_owned(), bytes, API)?,
+            device,
+            validation,
+            open: true,
+        })
+    }
+
     /// The key to send to importers.
     pub fn key(&self) -> &IpcKey {
         &self.key

@@ -111,6 +111,22 @@ impl Event {
         })
     }
 
+    /// An `Event` over a handle someone else owns; it must be cleared with
+    /// [`Event::forget_handle`] before it drops ([`BorrowedEvent`]).
+    ///
+    /// [`BorrowedEvent`]: super::BorrowedEvent
+    pub(super) fn lent(handle: NonNull<c_void>, device: &Device) -> Self {
+        Self {
+            handle: Some(handle),
+            device: device.clone(),
+        }
+    }
+
+    /// Lets go of the handle without destroying it.
+    pub(super) fn forget_handle(&mut self) {
+        self.handle = None;
+    }
+
     /// The device the event was created on.
     pub fn device(&self) -> &Device {
         &self.device

@@ -13,7 +13,8 @@
 //!   Touching a borrowed buffer inside the scope does not compile.
 //! - **Owned.** [`Stream::upload_owned`] and [`Stream::download_owned`] take
 //!   the buffers by value and return a [`Pending`] that gives them back
-//!   after synchronising.
+//!   after synchronising. The device side is a `DeviceBuf` or any owned
+//!   [`DeviceStorage`](crate::memory::DeviceStorage).
 //! - **Ordered, for long-lived buffers.** An [`Ordered`] buffer (kept in an
 //!   `Arc`, say) takes asynchronous copies and memsets on any stream with no
 //!   scope: it remembers the streams that may still use it, orders work on
@@ -60,6 +61,7 @@
 //! # Ok::<(), ascend::Error>(())
 //! ```
 
+mod borrowed;
 mod completion;
 mod copy2d;
 mod event;
@@ -73,6 +75,7 @@ mod sides;
 #[allow(clippy::module_inception)]
 mod stream;
 
+pub use borrowed::{BorrowedEvent, BorrowedStream};
 pub use copy2d::Copy2d;
 pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};

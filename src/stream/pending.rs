@@ -2,10 +2,10 @@
 //! the [`Pending`] result that gives the buffers back.
 
 use super::completion::Completion;
-use super::lengths::{byte_len, same_len};
+use super::lengths::{byte_len, same_bytes};
 use super::stream::Stream;
 use crate::error::{Error, Result};
-use crate::memory::{DeviceBuf, PinnedHostBuf};
+use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use bytemuck::Pod;
 use std::fmt;
 
@@ -105,7 +105,10 @@ impl<B> fmt::Debug for Pending<'_, B> {
 impl Stream {
     /// Queues a copy of `host` into `device` (`aclrtMemcpyAsync`, host to
     /// device) that owns both buffers until [`Pending::wait`] gives them
-    /// back. The lengths must be equal.
+    /// back. The byte lengths must be equal.
+    ///
+    /// `device` is a [`DeviceBuf`](crate::DeviceBuf) or any other owned
+    /// [`DeviceStorageMut`] (a framework's own block type, a `Box` of one).
     ///
     /// ```
     /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
@@ -124,19 +127,21 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] on a length mismatch; the runtime's code.
     /// Nothing is queued then, and the buffers are dropped.
-    pub fn upload_owned<T: Pod>(
+    pub fn upload_owned<T: Pod, D: DeviceStorageMut + 'static>(
         &self,
         host: PinnedHostBuf<T>,
-        device: DeviceBuf<T>,
-    ) -> Result<Pending<'_, (PinnedHostBuf<T>, DeviceBuf<T>)>> {
-        same_len("aclrtMemcpyAsync", device.len(), host.len())?;
+        mut device: D,
+    ) -> Result<Pending<'_, (PinnedHostBuf<T>, D)>> {
         let bytes = byte_len::<T>("aclrtMemcpyAsync", host.len())?;
-        // SAFETY: both buffers hold `bytes` bytes and move into the
+        same_bytes("aclrtMemcpyAsync", device.byte_len(), bytes)?;
+        // SAFETY: both sides hold `bytes` bytes and move into the
         // `Pending`, which keeps them until the stream is synchronised (or
-        // leaks them if forgotten).
+        // leaks them if forgotten). `device` owns its range exclusively
+        // (`DeviceStorageMut`) and frees it only when dropped; it is
+        // `'static`, so forgetting the `Pending` ends no borrow.
         unsafe {
             self.enqueue_copy(
-                device.as_raw(),
+                device.device_ptr_mut(),
                 host.as_ptr().cast(),
                 bytes,
                 ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE,
@@ -150,23 +155,29 @@ impl Stream {
 
     /// Queues a copy of `device` into `host` (`aclrtMemcpyAsync`, device to
     /// host) that owns both buffers until [`Pending::wait`] gives them back.
-    /// The lengths must be equal.
+    /// The byte lengths must be equal.
+    ///
+    /// `device` is a [`DeviceBuf`](crate::DeviceBuf) or any other owned [`DeviceStorage`]
+    /// (an `Arc` of a buffer that other owners share, a framework's own
+    /// block type).
     ///
     /// # Errors
     ///
     /// As [`Stream::upload_owned`].
-    pub fn download_owned<T: Pod>(
+    pub fn download_owned<T: Pod, D: DeviceStorage + 'static>(
         &self,
-        device: DeviceBuf<T>,
+        device: D,
         mut host: PinnedHostBuf<T>,
-    ) -> Result<Pending<'_, (DeviceBuf<T>, PinnedHostBuf<T>)>> {
-        same_len("aclrtMemcpyAsync", host.len(), device.len())?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", device.len())?;
-        // SAFETY: as in `upload_owned`.
+    ) -> Result<Pending<'_, (D, PinnedHostBuf<T>)>> {
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", host.len())?;
+        same_bytes("aclrtMemcpyAsync", bytes, device.byte_len())?;
+        // SAFETY: as in `upload_owned`; the device side is only read, and
+        // nothing writes it while shared holders of it may exist
+        // (`DeviceStorage`).
         unsafe {
             self.enqueue_copy(
                 host.as_mut_ptr().cast(),
-                device.as_raw(),
+                device.device_ptr(),
                 bytes,
                 ascend_sys::ACL_MEMCPY_DEVICE_TO_HOST,
             )

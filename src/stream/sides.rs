@@ -64,13 +64,17 @@ impl<'a, T: Pod, D: HostWrite<'a, T>> HostDest<'a, T> for D {}
 
 /// Device memory a transfer reads: `&DeviceBuf<T>`, a [`DeviceSlice`] (or a
 /// reference to one), `&DeviceSliceMut`, or a
-/// [`ScopedDevice`](super::ScopedDevice). Sealed.
+/// [`ScopedDevice`](super::ScopedDevice). Sealed. Any other
+/// [`DeviceStorage`](crate::memory::DeviceStorage) takes part through a
+/// typed view of it, [`DeviceSlice::from_storage`].
 pub trait DeviceSource<'a, T: Pod>: DeviceRead<'a, T> {}
 impl<'a, T: Pod, S: DeviceRead<'a, T>> DeviceSource<'a, T> for S {}
 
 /// Device memory a transfer writes: `&mut DeviceBuf<T>`, a
 /// [`DeviceSliceMut`], `&mut DeviceSliceMut`, or a
-/// [`ScopedDevice`](super::ScopedDevice). Sealed.
+/// [`ScopedDevice`](super::ScopedDevice). Sealed. Any other
+/// [`DeviceStorageMut`](crate::memory::DeviceStorageMut) takes part through
+/// a typed view of it, [`DeviceSliceMut::from_storage`].
 pub trait DeviceDest<'a, T: Pod>: DeviceWrite<'a, T> {}
 impl<'a, T: Pod, D: DeviceWrite<'a, T>> DeviceDest<'a, T> for D {}
 

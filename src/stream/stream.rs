@@ -104,6 +104,22 @@ impl Stream {
         })
     }
 
+    /// A `Stream` over a handle someone else owns; it must be cleared with
+    /// [`Stream::forget_handle`] before it drops ([`BorrowedStream`]).
+    ///
+    /// [`BorrowedStream`]: super::BorrowedStream
+    pub(super) fn lent(handle: NonNull<c_void>, device: &Device) -> Self {
+        Self {
+            handle: Some(handle),
+            device: device.clone(),
+        }
+    }
+
+    /// Lets go of the handle without destroying it.
+    pub(super) fn forget_handle(&mut self) {
+        self.handle = None;
+    }
+
     /// The device the stream belongs to.
     pub fn device(&self) -> &Device {
         &self.device

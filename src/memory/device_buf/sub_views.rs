@@ -1,0 +1,49 @@
+//! Views of part of a [`DeviceBuf`]: [`DeviceBuf::slice`],
+//! [`DeviceBuf::slice_mut`] and [`DeviceBuf::split_at_mut`].
+
+use super::DeviceBuf;
+use crate::error::Result;
+use crate::memory::{DeviceSlice, DeviceSliceMut};
+use bytemuck::Pod;
+use std::ops::RangeBounds;
+
+impl<T: Pod> DeviceBuf<T> {
+    /// A shared view of the elements in `range`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when
+    /// `range` is out of bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
+        self.as_slice().slice(range)
+    }
+
+    /// An exclusive view of the elements in `range`.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<i32>::zeroed(&device, 4)?;
+    /// buf.slice_mut(2..)?.copy_from_host(&[-1, -2])?;
+    /// assert_eq!(buf.slice(1..)?.to_vec()?, [0, -1, -2]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceBuf::slice`].
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
+        self.as_mut_slice().into_slice_mut(range)
+    }
+
+    /// Exclusive views of the elements before `mid` and of those from `mid`
+    /// on, usable at the same time.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `mid`
+    /// is greater than the length.
+    pub fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceSliceMut<'_, T>, DeviceSliceMut<'_, T>)> {
+        self.as_mut_slice().split_at_mut(mid)
+    }
+}

@@ -1,0 +1,156 @@
+//! [`BorrowedStream`] and [`BorrowedEvent`]: stream and event handles
+//! created elsewhere (by an operator library, a framework), lent to this
+//! crate for a lifetime and never destroyed by it.
+
+use super::event::Event;
+use super::stream::Stream;
+use crate::Device;
+use crate::error::{Error, Result};
+use ascend_sys as sys;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::ptr::NonNull;
+
+/// An `aclrtStream` that someone else owns, usable as a [`Stream`] for `'a`
+/// ([`Stream::borrow_raw`]). It derefs to `&Stream`, so scopes, owned
+/// transfers, event records and waits all work on it; dropping it leaves
+/// the handle alone (the owner destroys it).
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let library_stream = Stream::new(&device)?; // stands for a library's own stream
+/// // SAFETY: the handle is a live stream of `device` until `library_stream`
+/// // is dropped, after `borrowed` (the variables drop in reverse order).
+/// let borrowed = unsafe { Stream::borrow_raw(library_stream.as_raw(), &device) }?;
+/// let host = PinnedHostBuf::from_slice(&device, &[4u8; 64])?;
+/// let (_, on_device) = borrowed.upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 64)?)?.wait()?;
+/// assert_eq!(on_device.to_vec()?, [4; 64]);
+/// drop(borrowed); // the handle stays live
+/// library_stream.synchronize()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct BorrowedStream<'a> {
+    /// A `Stream` whose handle is cleared before it drops.
+    stream: Stream,
+    _handle: PhantomData<&'a ()>,
+}
+
+/// An `aclrtEvent` that someone else owns, usable as an [`Event`] for `'a`
+/// ([`Event::borrow_raw`]). It derefs to `&Event`; dropping it leaves the
+/// handle alone.
+pub struct BorrowedEvent<'a> {
+    /// An `Event` whose handle is cleared before it drops.
+    event: Event,
+    _handle: PhantomData<&'a ()>,
+}
+
+/// `handle`, refused when NULL.
+fn non_null(api: &'static str, handle: *mut std::ffi::c_void, what: &str) -> Result<NonNull<std::ffi::c_void>> {
+    NonNull::new(handle).ok_or_else(|| Error::invalid(api, format!("a NULL handle is not {what}")))
+}
+
+impl Stream {
+    /// Lends `handle`, a stream created outside this crate, to this crate
+    /// for `'a`: the result is used as a [`Stream`] and never destroys the
+    /// handle.
+    ///
+    /// # Safety
+    ///
+    /// `handle` is a stream created by `aclrtCreateStream*` on `device`
+    /// (with a context of `device` current), and its owner does not destroy
+    /// it during `'a`. Everything this crate queues through the borrowed
+    /// stream is finished (scopes and [`Pending`](super::Pending)
+    /// synchronise it) or leaks its buffers before the borrow ends, so the
+    /// owner may destroy it as soon as `'a` is over.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a NULL handle (the default stream is
+    /// not a stream handle this crate can hold).
+    pub unsafe fn borrow_raw<'a>(handle: sys::aclrtStream, device: &Device) -> Result<BorrowedStream<'a>> {
+        let handle = non_null("Stream::borrow_raw", handle, "a stream")?;
+        Ok(BorrowedStream {
+            stream: Stream::lent(handle, device),
+            _handle: PhantomData,
+        })
+    }
+}
+
+impl Event {
+    /// Lends `handle`, an event created outside this crate, to this crate
+    /// for `'a`: the result is used as an [`Event`] and never destroys the
+    /// handle.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let library_event = Event::new(&device)?; // stands for a library's own event
+    /// // SAFETY: a live event of `device` until `library_event` is dropped,
+    /// // after `borrowed`.
+    /// let borrowed = unsafe { Event::borrow_raw(library_event.as_raw(), &device) }?;
+    /// borrowed.record(&stream)?;
+    /// borrowed.synchronize()?;
+    /// assert!(library_event.query()?); // the same event
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// For all of `'a`, `handle` is a live event created by
+    /// `aclrtCreateEvent*` on `device` (with a context of `device`
+    /// current), usable from any thread, that its owner does not destroy.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a NULL handle.
+    pub unsafe fn borrow_raw<'a>(handle: sys::aclrtEvent, device: &Device) -> Result<BorrowedEvent<'a>> {
+        let handle = non_null("Event::borrow_raw", handle, "an event")?;
+        Ok(BorrowedEvent {
+            event: Event::lent(handle, device),
+            _handle: PhantomData,
+        })
+    }
+}
+
+impl Deref for BorrowedStream<'_> {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        &self.stream
+    }
+}
+
+impl Deref for BorrowedEvent<'_> {
+    type Target = Event;
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
+
+impl Drop for BorrowedStream<'_> {
+    fn drop(&mut self) {
+        // The owner destroys the handle: the inner `Stream` forgets it.
+        self.stream.forget_handle();
+    }
+}
+
+impl Drop for BorrowedEvent<'_> {
+    fn drop(&mut self) {
+        // The owner destroys the handle: the inner `Event` forgets it.
+        self.event.forget_handle();
+    }
+}
+
+impl fmt::Debug for BorrowedStream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("BorrowedStream").field(&self.stream).finish()
+    }
+}
+
+impl fmt::Debug for BorrowedEvent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("BorrowedEvent").field(&self.event).finish()
+    }
+}
