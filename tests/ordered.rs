@@ -12,6 +12,7 @@ mod common;
 
 use ascend::stream::{Event, EventFlags, Ordered, Stream};
 use ascend::sys::{self, soft};
+use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, SharedSegment, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 use common::{on_software, software_only};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -218,4 +219,48 @@ fn unprovable_work_keeps_the_memory() {
     assert!(leaked.contains(&out_at), "the pinned buffer is kept: {leaked:?}");
     assert!(!leaked.contains(&tensor_at), "the tensor's own wait succeeded");
     assert_eq!(misuse.seen(), []);
+}
+
+#[test]
+fn segment_blocks_and_mappings_are_ordered_like_buffers() {
+    let (_serial, device) = start();
+    let (writer, reader) = (stream(&device), stream(&device));
+    let prop = PhysicalMemProp::device(&device);
+    let chunk = prop.round_up(1).unwrap();
+    let segment = SharedSegment::new(ExpandableSegment::new(&prop, 2 * chunk, chunk).unwrap());
+    segment.grow(2 * chunk).unwrap();
+    // A block across the chunk boundary, and a mapping of its own.
+    let block = Ordered::new(segment.block(chunk - 4 * LEN / 2, 4 * LEN).unwrap());
+    let range = Arc::new(VirtualRange::reserve(chunk).unwrap());
+    let physical = Arc::new(PhysicalAlloc::new(&prop, chunk).unwrap());
+    let mapping = Ordered::new(OwnedMapping::new(range, 0, physical).unwrap());
+    let data = pattern(0x6600_0000);
+    let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
+    let out = Ordered::new(DeviceBuf::<u32>::zeroed(&device, LEN).unwrap());
+    gated(&device, &writer, || {
+        block.copy_from_host(&staging, &writer).unwrap();
+        out.copy_from_device(&block, &reader).unwrap();
+    });
+    assert_eq!(out.into_inner().unwrap().to_vec().unwrap(), data);
+    // Lengths are checked in bytes, before anything is queued.
+    let refused = mapping.copy_from_device(&block, &reader);
+    assert!(
+        matches!(refused, Err(ascend::Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    mapping.fill_bytes(3, &writer).unwrap();
+    let mapping = mapping.into_inner().unwrap();
+    assert!(
+        mapping
+            .as_slice::<u8>()
+            .unwrap()
+            .slice(..64)
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&b| b == 3)
+    );
+    drop(block);
+    assert_eq!(segment.live_blocks(), 0);
 }

@@ -244,3 +244,27 @@ impl<P: Mappable> std::error::Error for UnmapError<P> {
         Some(&self.error)
     }
 }
+
+// SAFETY: the mapping's `size` bytes at `address` are device memory reached
+// with its physical memory's device context; address, size and device never
+// change; the mapping holds its range and memory, unmaps only when dropped
+// or consumed by `unmap` (and a leaked mapping stays mapped forever); it is
+// the only mapping of its memory in the process, and is written only
+// through `&mut self`.
+unsafe impl<P: Mappable> crate::memory::DeviceStorage for OwnedMapping<P> {
+    fn device(&self) -> &crate::Device {
+        self.physical.physical().device()
+    }
+
+    fn device_ptr(&self) -> *const c_void {
+        self.address()
+    }
+
+    fn byte_len(&self) -> usize {
+        self.size()
+    }
+}
+
+// SAFETY: as above; exclusive access to the mapping is exclusive access to
+// its bytes (no other mapping of the memory exists in the process).
+unsafe impl<P: Mappable> crate::memory::DeviceStorageMut for OwnedMapping<P> {}

@@ -284,3 +284,27 @@ impl fmt::Debug for SegmentBlock {
             .finish()
     }
 }
+
+// SAFETY: the block's bytes are mapped device memory of the segment's
+// device for as long as the block lives (the segment refuses to unmap them
+// and lives while the block holds it); offset, length and device never
+// change; the range is given back only when the block is dropped, so a
+// leaked block keeps it forever; no other live block overlaps it, and it is
+// written only through `&mut self`.
+unsafe impl crate::memory::DeviceStorage for SegmentBlock {
+    fn device(&self) -> &Device {
+        &self.segment.device
+    }
+
+    fn device_ptr(&self) -> *const c_void {
+        self.address()
+    }
+
+    fn byte_len(&self) -> usize {
+        self.len
+    }
+}
+
+// SAFETY: as above; exclusive access to the block is exclusive access to
+// its bytes.
+unsafe impl crate::memory::DeviceStorageMut for SegmentBlock {}

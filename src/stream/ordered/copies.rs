@@ -3,7 +3,7 @@
 use super::Ordered;
 use super::tracks::Tracks;
 use crate::error::{Result, check};
-use crate::memory::{DeviceBuf, PinnedHostBuf};
+use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use crate::stream::Stream;
 use crate::stream::lengths::{byte_len, same_len};
 use ascend_sys as sys;
@@ -51,46 +51,52 @@ fn ordered_copy<D, S>(
     Ok(())
 }
 
-impl<T: Pod> Ordered<DeviceBuf<T>> {
+impl<D: DeviceStorageMut> Ordered<D> {
     /// Queues on `stream` a copy of the pinned buffer `src` into this
-    /// buffer (`aclrtMemcpyAsync`, host to device), after the uses of
-    /// either on other streams that it conflicts with.
+    /// device memory (`aclrtMemcpyAsync`, host to device), after the uses
+    /// of either on other streams that it conflicts with. The device side
+    /// is a [`DeviceBuf`](crate::DeviceBuf) or any owned
+    /// [`DeviceStorageMut`] (an owned mapping, a segment block, a
+    /// framework's own block).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for
-    /// different lengths; the runtime's code (nothing is queued then).
-    pub fn copy_from_host(&self, src: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
+    /// byte lengths differ; the runtime's code (nothing is queued then).
+    pub fn copy_from_host<T: Pod>(&self, src: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
-        same_len("aclrtMemcpyAsync", to.len(), from.len())?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", to.len())?;
+        let bytes = byte_len::<T>("aclrtMemcpyAsync", from.len())?;
+        same_len("aclrtMemcpyAsync", to.byte_len(), bytes)?;
+        let device = to.device_ptr().cast_mut();
         ordered_copy(stream, self, src, || {
             // SAFETY: both hold `bytes` bytes; neither is released or touched
-            // by the host before its tracks prove this copy finished.
-            unsafe { stream.enqueue_copy(to.as_raw(), from.as_ptr().cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE) }
+            // by the host before its tracks prove this copy finished, and the
+            // device side is owned by this `Ordered` (`DeviceStorageMut`).
+            unsafe {
+                stream.enqueue_copy(
+                    device,
+                    from.raw_pointer().cast_const().cast(),
+                    bytes,
+                    sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                )
+            }
         })
     }
 
-    /// Queues on `stream` a copy of the device buffer `src` into this one
+    /// Queues on `stream` a copy of the device memory `src` into this one
     /// (device to device).
     ///
     /// # Errors
     ///
     /// As [`Ordered::copy_from_host`].
-    pub fn copy_from_device(&self, src: &Ordered<DeviceBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
-        same_len("aclrtMemcpyAsync", to.len(), from.len())?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", to.len())?;
+        let bytes = from.byte_len();
+        same_len("aclrtMemcpyAsync", to.byte_len(), bytes)?;
+        let device = to.device_ptr().cast_mut();
         ordered_copy(stream, self, src, || {
             // SAFETY: as in `copy_from_host`.
-            unsafe {
-                stream.enqueue_copy(
-                    to.as_raw(),
-                    from.as_raw().cast_const(),
-                    bytes,
-                    sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
-                )
-            }
+            unsafe { stream.enqueue_copy(device, from.device_ptr(), bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
         })
     }
 
@@ -102,15 +108,21 @@ impl<T: Pod> Ordered<DeviceBuf<T>> {
     /// The runtime's code (nothing is queued then).
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         let to = self.storage();
-        let bytes = byte_len::<T>("aclrtMemsetAsync", to.len())?;
+        let bytes = to.byte_len();
         let mut tracks = self.tracks();
         tracks.order(stream, true)?;
         if bytes > 0 {
             stream.device().make_current()?;
-            // SAFETY: device memory of `bytes` bytes, not released before its
-            // tracks prove this memset finished.
+            // SAFETY: device memory of `bytes` bytes owned by this `Ordered`,
+            // not released before its tracks prove this memset finished.
             check("aclrtMemsetAsync", unsafe {
-                sys::aclrtMemsetAsync(to.as_raw(), bytes, i32::from(value), bytes, stream.as_raw())
+                sys::aclrtMemsetAsync(
+                    to.device_ptr().cast_mut(),
+                    bytes,
+                    i32::from(value),
+                    bytes,
+                    stream.as_raw(),
+                )
             })?;
         }
         tracks.note(stream, true);
@@ -119,24 +131,24 @@ impl<T: Pod> Ordered<DeviceBuf<T>> {
 }
 
 impl<T: Pod> Ordered<PinnedHostBuf<T>> {
-    /// Queues on `stream` a copy of the device buffer `src` into this
-    /// pinned buffer (device to host); read it with
-    /// [`Ordered::get_mut`], which waits for the copy.
+    /// Queues on `stream` a copy of the device memory `src` into this
+    /// pinned buffer (device to host); read it with [`Ordered::get_mut`],
+    /// which waits for the copy.
     ///
     /// # Errors
     ///
     /// As [`Ordered::copy_from_host`].
-    pub fn copy_from_device(&self, src: &Ordered<DeviceBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
-        same_len("aclrtMemcpyAsync", to.len(), from.len())?;
         let bytes = byte_len::<T>("aclrtMemcpyAsync", to.len())?;
+        same_len("aclrtMemcpyAsync", bytes, from.byte_len())?;
         // The buffer's own pointer (not one derived from a shared slice):
         // the device writes through it, and the host cannot read the buffer
         // while the tracks hold it (`get_mut` waits first).
         let host = to.raw_pointer().cast::<c_void>();
         ordered_copy(stream, self, src, || {
             // SAFETY: as in `copy_from_host`.
-            unsafe { stream.enqueue_copy(host, from.as_raw().cast_const(), bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
+            unsafe { stream.enqueue_copy(host, from.device_ptr(), bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
         })
     }
 }

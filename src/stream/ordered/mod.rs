@@ -10,9 +10,12 @@ use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 use tracks::{Settled, Tracks};
 
-/// A buffer ([`DeviceBuf`](crate::DeviceBuf),
-/// [`PinnedHostBuf`](crate::PinnedHostBuf)) whose asynchronous uses on any
-/// stream are ordered at run time. Share it through an `Arc`: every queued
+/// An owner of memory whose asynchronous uses on any stream are ordered at
+/// run time: device memory (a [`DeviceBuf`](crate::DeviceBuf), an
+/// [`OwnedMapping`](crate::vmm::OwnedMapping), a
+/// [`SegmentBlock`](crate::vmm::SegmentBlock), or any owned
+/// [`DeviceStorageMut`](crate::memory::DeviceStorageMut)) or a
+/// [`PinnedHostBuf`](crate::PinnedHostBuf). Share it through an `Arc`: every queued
 /// operation takes `&Ordered`, and the streams it is used on as
 /// `&Arc<Stream>` (they are kept alive as long as they may use the memory).
 ///
