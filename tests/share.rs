@@ -11,8 +11,10 @@
 mod common;
 
 use ascend::share::{
-    ExportedHandle, ImportedAlloc, IpcImport, IpcKey, OwnedExport, Pid, PidValidation, ShareKind, ShareableHandle,
+    ExportedHandle, ImportedAlloc, IpcImport, IpcKey, OwnedExport, OwnedIpcExport, Pid, PidValidation, ShareKind,
+    ShareableHandle,
 };
+use ascend::stream::Ordered;
 use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, Error, ErrorCode};
 use common::{device, software_only};
@@ -557,6 +559,39 @@ fn owned_exports_and_imports_move_data_both_ways() {
         mapping.as_slice::<u32>().unwrap().to_vec().unwrap(),
         pattern(0x8888_0000, size / 4)
     );
+    child.quit();
+}
+
+/// An IPC key for a tensor kept as `Arc<Ordered<DeviceBuf>>`: the export
+/// holds a share, so the tensor's other owners may go; the child writes
+/// through the key, and the data is read back after the key is closed.
+#[test]
+fn an_owned_ipc_export_keeps_its_memory_and_key() {
+    let device = device();
+    let mut child = Peer::spawn();
+    let child_pid = child.pid();
+    let tensor = Arc::new(Ordered::new(
+        DeviceBuf::from_slice(&device, &pattern(0x9999_0000u32, IPC_WORDS)).unwrap(),
+    ));
+    let export = OwnedIpcExport::of_ordered(Arc::clone(&tensor), PidValidation::Enforced).unwrap();
+    drop(tensor);
+    let export = std::thread::spawn(move || {
+        export.allow_pids(&[child_pid]).unwrap();
+        export
+    })
+    .join()
+    .unwrap();
+    let answer = child.ask(&format!(
+        "ipc-rw {} {} {}",
+        export.key(),
+        0x9999_0000u32,
+        0xAAAA_0000u32
+    ));
+    assert_eq!(answer, "ok");
+    let tensor = Arc::clone(export.holder());
+    export.close().unwrap();
+    let tensor = Arc::into_inner(tensor).expect("the last owner").into_inner().unwrap();
+    assert_eq!(tensor.to_vec().unwrap(), pattern(0xAAAA_0000u32, IPC_WORDS));
     child.quit();
 }
 

@@ -97,31 +97,9 @@ impl<'a> IpcExport<'a> {
     ///
     /// As [`DeviceBuf::ipc_export`].
     pub fn with_validation<S: DeviceStorage + ?Sized>(storage: &'a S, validation: PidValidation) -> Result<Self> {
-        const API: &str = "aclrtIpcMemGetExportKey";
-        let bytes = storage.byte_len();
-        if bytes == 0 {
-            return Err(Error::invalid(API, "an empty buffer has no memory to export"));
-        }
         let device = storage.device();
-        device.make_current()?;
-        let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
-        // SAFETY: `bytes` bytes of live device memory (`DeviceStorage`),
-        // borrowed by the export; `buffer` has room for `KEY_BUFFER_LEN`
-        // bytes.
-        check(API, unsafe {
-            sys::aclrtIpcMemGetExportKey(
-                storage.device_ptr().cast_mut(),
-                bytes,
-                buffer.as_mut_ptr(),
-                buffer.len(),
-                validation.ipc_flag(),
-            )
-        })?;
-        let key_bytes = buffer.map(|byte| byte as u8);
-        let key = CStr::from_bytes_until_nul(&key_bytes)
-            .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
         Ok(IpcExport {
-            key: IpcKey::checked(key.to_owned(), bytes, API)?,
+            key: export_key(storage.device_ptr(), storage.byte_len(), device, validation)?,
             device,
             validation,
             open: true,
@@ -146,13 +124,7 @@ impl<'a> IpcExport<'a> {
     /// [`Error::InvalidArgument`] for an empty list or an export made with
     /// [`PidValidation::Disabled`]; the runtime's code.
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        const API: &str = "aclrtIpcMemSetImportPid";
-        let mut raw = self.validation.check_whitelist(API, pids)?;
-        self.device.make_current()?;
-        // SAFETY: a NUL-terminated key and `raw.len()` pids.
-        check(API, unsafe {
-            sys::aclrtIpcMemSetImportPid(self.key.as_c_str().as_ptr(), raw.as_mut_ptr(), raw.len())
-        })
+        allow_key(&self.key, self.validation, self.device, pids)
     }
 
     /// Destroys the key now, reporting a failure.
@@ -194,4 +166,46 @@ pub(super) fn close_key(device: &Device, key: &CStr) -> Result<()> {
     device.make_current()?;
     // SAFETY: a NUL-terminated key.
     check("aclrtIpcMemClose", unsafe { sys::aclrtIpcMemClose(key.as_ptr()) })
+}
+
+/// `aclrtIpcMemGetExportKey` of `bytes` bytes of device memory at `address`
+/// on `device`.
+pub(super) fn export_key(
+    address: *const std::ffi::c_void,
+    bytes: usize,
+    device: &Device,
+    validation: PidValidation,
+) -> Result<IpcKey> {
+    const API: &str = "aclrtIpcMemGetExportKey";
+    if bytes == 0 {
+        return Err(Error::invalid(API, "an empty buffer has no memory to export"));
+    }
+    device.make_current()?;
+    let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
+    // SAFETY: `bytes` bytes of live device memory (the caller's storage, kept
+    // alive by the export); `buffer` has room for `KEY_BUFFER_LEN` bytes.
+    check(API, unsafe {
+        sys::aclrtIpcMemGetExportKey(
+            address.cast_mut(),
+            bytes,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            validation.ipc_flag(),
+        )
+    })?;
+    let key_bytes = buffer.map(|byte| byte as u8);
+    let key = CStr::from_bytes_until_nul(&key_bytes)
+        .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
+    IpcKey::checked(key.to_owned(), bytes, API)
+}
+
+/// `aclrtIpcMemSetImportPid` for an export's key.
+pub(super) fn allow_key(key: &IpcKey, validation: PidValidation, device: &Device, pids: &[Pid]) -> Result<()> {
+    const API: &str = "aclrtIpcMemSetImportPid";
+    let mut raw = validation.check_whitelist(API, pids)?;
+    device.make_current()?;
+    // SAFETY: a NUL-terminated key and `raw.len()` pids.
+    check(API, unsafe {
+        sys::aclrtIpcMemSetImportPid(key.as_c_str().as_ptr(), raw.as_mut_ptr(), raw.len())
+    })
 }

@@ -41,6 +41,7 @@ mod ipc_export;
 mod ipc_import;
 mod ipc_key;
 mod owned_export;
+mod owned_ipc_export;
 mod pid;
 
 pub use export::ExportedHandle;
@@ -50,4 +51,5 @@ pub use ipc_export::IpcExport;
 pub use ipc_import::IpcImport;
 pub use ipc_key::IpcKey;
 pub use owned_export::OwnedExport;
+pub use owned_ipc_export::OwnedIpcExport;
 pub use pid::{Pid, PidValidation};

@@ -71,7 +71,7 @@ impl<S> Ordered<S> {
         self.tracks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn storage(&self) -> &S {
+    pub(crate) fn storage(&self) -> &S {
         &self.storage
     }
 
