@@ -229,6 +229,10 @@ fn blocks_never_overlap_and_keep_their_memory_mapped() {
     let mut before = segment.block(chunk - 8192, 4096).unwrap();
     let after = segment.block(chunk + 4096, 4096).unwrap();
     assert_eq!((segment.live_blocks(), segment.high_water()), (3, chunk + 8192));
+    assert_eq!(
+        segment.live_ranges(),
+        [(chunk - 8192, 4096), (chunk - 4096, 8192), (chunk + 4096, 4096)]
+    );
     middle.as_mut_slice::<u8>().unwrap().fill_bytes(7).unwrap();
     before.as_mut_slice::<u8>().unwrap().fill_bytes(1).unwrap();
     assert_eq!(middle.as_slice::<u8>().unwrap().to_vec().unwrap(), vec![7; 8192]);

@@ -108,6 +108,17 @@ impl SharedSegment {
         self.inner().blocks.len()
     }
 
+    /// The live blocks, `(offset, len)` in offset order: a snapshot for a
+    /// sub-allocator's placement (blocks made or dropped by other threads
+    /// after it are not in it; [`SharedSegment::block`] checks again).
+    pub fn live_ranges(&self) -> Vec<(usize, usize)> {
+        self.inner()
+            .blocks
+            .iter()
+            .map(|(&offset, &len)| (offset, len))
+            .collect()
+    }
+
     /// The end of the last live block (0 with none): a shrink may unmap
     /// only past it.
     pub fn high_water(&self) -> usize {
