@@ -207,7 +207,7 @@ fn pipeline(device: &Device, allocator: &CachingAllocator) -> Result<usize> {
         .collect::<Result<_>>()?;
     let mut staging = [inputs[0].staging(device)?, inputs[1].staging(device)?];
     let batch = |index: usize, at: usize| (index * LEN + at) as f32 * 0.5;
-    for index in 0..BATCHES {
+    for (index, output) in outputs.iter().enumerate() {
         let slot = index % 2;
         // Waits only for this staging buffer's previous upload; the other
         // one may still be in flight.
@@ -217,7 +217,7 @@ fn pipeline(device: &Device, allocator: &CachingAllocator) -> Result<usize> {
             .for_each(|(at, value)| *value = batch(index, at));
         inputs[slot].upload(&staging[slot], &upload)?;
         // Ordered after the upload (another stream) by the tensor alone.
-        outputs[index].copy_from(&inputs[slot], &compute)?;
+        output.copy_from(&inputs[slot], &compute)?;
     }
     let mut checked = 0;
     for (index, output) in outputs.iter().enumerate() {
