@@ -37,6 +37,24 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A memory pool could not serve a request, even after giving its
+    /// cached memory back to the device and retrying.
+    #[error(
+        "the pool cannot serve {requested} bytes: {allocated} bytes allocated, {reserved} reserved, {free} free in the \
+         reservation ({cause})"
+    )]
+    PoolExhausted {
+        /// Bytes asked for (rounded as the pool rounds).
+        requested: usize,
+        /// Bytes in live blocks.
+        allocated: usize,
+        /// Bytes of device memory mapped by the pool.
+        reserved: usize,
+        /// Bytes mapped but not in live blocks.
+        free: usize,
+        /// Why growing failed (the runtime's error, or a full reservation).
+        cause: String,
+    },
 }
 
 impl Error {

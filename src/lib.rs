@@ -41,6 +41,7 @@ mod error_code_names;
 pub mod host_register;
 pub mod info;
 pub mod memory;
+pub mod pool;
 mod runtime;
 pub mod share;
 pub mod stream;

@@ -8,7 +8,7 @@ use crate::error::Result;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
-use tracks::{Settled, Tracks};
+pub(crate) use tracks::{Settled, Tracks};
 
 /// An owner of memory whose asynchronous uses on any stream are ordered at
 /// run time: device memory (a [`DeviceBuf`](crate::DeviceBuf), an
@@ -56,7 +56,13 @@ use tracks::{Settled, Tracks};
 pub struct Ordered<S> {
     storage: ManuallyDrop<S>,
     tracks: Mutex<Tracks>,
+    /// Where the owner and its uses go when this value is dropped, instead
+    /// of waiting for them (a pool's stream-ordered free).
+    recycle: Option<Recycle<S>>,
 }
+
+/// Takes an owner with the uses that may still be queued on it.
+pub(crate) type Recycle<S> = Box<dyn FnOnce(S, Tracks) + Send + Sync>;
 
 impl<S> Ordered<S> {
     /// Wraps `storage`, which no queued work uses yet.
@@ -64,6 +70,19 @@ impl<S> Ordered<S> {
         Self {
             storage: ManuallyDrop::new(storage),
             tracks: Mutex::new(Tracks::default()),
+            recycle: None,
+        }
+    }
+
+    /// Wraps `storage` that queued work may still use as `tracks` say;
+    /// dropping the value hands both to `recycle` without waiting (the
+    /// caller keeps them apart from the host and from release until the
+    /// uses are proven finished).
+    pub(crate) fn recycled(storage: S, tracks: Tracks, recycle: Recycle<S>) -> Self {
+        Self {
+            storage: ManuallyDrop::new(storage),
+            tracks: Mutex::new(tracks),
+            recycle: Some(recycle),
         }
     }
 
@@ -112,6 +131,7 @@ impl<S> Ordered<S> {
                 // does not touch it again.
                 let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
                 drop(std::mem::take(&mut *self.tracks()));
+                drop(self.recycle.take());
                 std::mem::forget(self);
                 reported.map(|()| storage)
             }
@@ -124,8 +144,27 @@ impl<S> Ordered<S> {
     }
 }
 
+impl<S: crate::memory::DeviceStorage> Ordered<S> {
+    /// The device address of the memory (for identification; the bytes
+    /// are reached only through the ordered operations).
+    pub fn device_ptr(&self) -> *const std::ffi::c_void {
+        self.storage.device_ptr()
+    }
+
+    /// The size of the memory in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.storage.byte_len()
+    }
+}
+
 impl<S> Drop for Ordered<S> {
     fn drop(&mut self) {
+        if let Some(recycle) = self.recycle.take() {
+            // SAFETY: taken once, here; nothing uses it after.
+            let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
+            recycle(storage, std::mem::take(&mut *self.tracks()));
+            return;
+        }
         let settled = self.tracks().settle("Ordered drop");
         match settled {
             Settled::Proven(reported) => {

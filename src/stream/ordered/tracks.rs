@@ -7,18 +7,21 @@ use crate::stream::{Event, EventFlags, Stream};
 use std::sync::Arc;
 
 /// What [`Tracks::settle`] proved.
-pub(super) enum Settled {
+pub(crate) enum Settled {
     /// Every noted use finished; the first task error reported, if any.
     Proven(Result<()>),
     /// A stream's work cannot be proven finished: its first error.
     Unproven(Error),
 }
 
-/// The last writer and the readers since, of one owner's memory. Work on
-/// one stream runs in order, so only uses on *other* streams need a wait.
-#[derive(Default)]
-pub(super) struct Tracks {
-    writer: Option<Arc<Stream>>,
+/// The streams whose writes and reads of one owner's memory may still be
+/// queued. Work on one stream runs in order, so only uses on *other*
+/// streams need a wait. After a write there is one writer and no reader;
+/// memory put together from several owners' (a pool coalescing free
+/// blocks) may have several writers.
+#[derive(Default, Clone)]
+pub(crate) struct Tracks {
+    writers: Vec<Arc<Stream>>,
     readers: Vec<Arc<Stream>>,
 }
 
@@ -37,46 +40,59 @@ fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
 
 impl Tracks {
     /// Queues on `stream` the waits a use (a write if `write`) must follow:
-    /// the last writer on another stream, and for a write every reader on
+    /// the writers on other streams, and for a write every reader on
     /// another stream.
-    pub(super) fn order(&self, stream: &Stream, write: bool) -> Result<()> {
-        if let Some(writer) = &self.writer
-            && !same(writer, stream)
-        {
-            wait_for(stream, writer)?;
-        }
-        if write {
-            for reader in self.readers.iter().filter(|reader| !same(reader, stream)) {
-                wait_for(stream, reader)?;
-            }
+    pub(crate) fn order(&self, stream: &Stream, write: bool) -> Result<()> {
+        let readers = if write { &self.readers[..] } else { &[] };
+        for other in self.writers.iter().chain(readers).filter(|other| !same(other, stream)) {
+            wait_for(stream, other)?;
         }
         Ok(())
     }
 
     /// Notes a use queued on `stream`. A write is ordered after every use
     /// before it, so it is the only one left to wait for.
-    pub(super) fn note(&mut self, stream: &Arc<Stream>, write: bool) {
+    pub(crate) fn note(&mut self, stream: &Arc<Stream>, write: bool) {
         if write {
-            self.writer = Some(Arc::clone(stream));
+            self.writers = vec![Arc::clone(stream)];
             self.readers.clear();
-        } else if !self.readers.iter().any(|reader| same(reader, stream))
-            && !self.writer.as_ref().is_some_and(|writer| same(writer, stream))
+        } else if !self
+            .readers
+            .iter()
+            .chain(&self.writers)
+            .any(|known| same(known, stream))
         {
             self.readers.push(Arc::clone(stream));
         }
     }
 
+    /// The tracks of memory made of this owner's and `other`'s: every use
+    /// of either may still be queued.
+    pub(crate) fn merge(mut self, other: Tracks) -> Tracks {
+        for writer in other.writers {
+            if !self.writers.iter().any(|known| same(known, &writer)) {
+                self.writers.push(writer);
+            }
+        }
+        for reader in other.readers {
+            if !self.readers.iter().any(|known| same(known, &reader)) {
+                self.readers.push(reader);
+            }
+        }
+        self
+    }
+
     /// Whether any use is noted.
-    pub(super) fn is_empty(&self) -> bool {
-        self.writer.is_none() && self.readers.is_empty()
+    pub(crate) fn is_empty(&self) -> bool {
+        self.writers.is_empty() && self.readers.is_empty()
     }
 
     /// Proves every noted use finished (the failure model of
     /// [`Stream::complete`] per stream). When all are proven the tracks are
     /// cleared; when one is not they stay, so the memory is never released.
-    pub(super) fn settle(&mut self, context: &str) -> Settled {
+    pub(crate) fn settle(&mut self, context: &str) -> Settled {
         let mut reported = Ok(());
-        for stream in self.writer.iter().chain(&self.readers) {
+        for stream in self.writers.iter().chain(&self.readers) {
             match stream.complete() {
                 Completion::Finished(Ok(())) => {}
                 Completion::Finished(Err(error)) => {

@@ -1,0 +1,18 @@
+//! Memory pools: the layer a framework otherwise writes itself.
+//!
+//! [`DevicePool`] is a caching device allocator on expandable segments
+//! (the model of torch_npu's and PyTorch's, with expandable segments on):
+//! best-fit placement with splitting and coalescing, a small and a large
+//! pool, cached memory reused at once on the stream that freed it and, by
+//! a device-side wait, on any other, `empty_cache`, an out-of-memory retry
+//! and statistics. Its blocks are [`Ordered`](crate::stream::Ordered)
+//! owners, so they are used on any stream without a scope.
+
+mod config;
+mod device_pool;
+mod free_list;
+mod stats;
+
+pub use config::PoolConfig;
+pub use device_pool::{DevicePool, PoolBlock};
+pub use stats::PoolStats;

@@ -1,0 +1,38 @@
+//! [`PoolStats`]: what a [`DevicePool`](super::DevicePool) holds and did.
+
+/// A pool's statistics, like torch_npu's `memory_stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Bytes in live blocks.
+    pub allocated: usize,
+    /// The highest `allocated` has been.
+    pub allocated_peak: usize,
+    /// Bytes of device memory mapped by the pool (live and cached).
+    pub reserved: usize,
+    /// The highest `reserved` has been.
+    pub reserved_peak: usize,
+    /// Bytes in live blocks plus freed blocks whose work may still be
+    /// queued.
+    pub active: usize,
+    /// The highest `active` has been.
+    pub active_peak: usize,
+    /// Blocks handed out.
+    pub allocations: u64,
+    /// Blocks given back.
+    pub frees: u64,
+    /// Requests that had to give cached memory back and try again.
+    pub retries: u64,
+    /// Chunks mapped.
+    pub chunks_mapped: u64,
+    /// Chunks unmapped.
+    pub chunks_unmapped: u64,
+}
+
+impl PoolStats {
+    pub(super) fn note_peaks(&mut self) {
+        self.allocated_peak = self.allocated_peak.max(self.allocated);
+        self.reserved_peak = self.reserved_peak.max(self.reserved);
+        self.active_peak = self.active_peak.max(self.active);
+    }
+}

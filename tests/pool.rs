@@ -1,0 +1,221 @@
+//! The caching device pool: placement (best fit, split, coalesce, small and
+//! large pools), stream-ordered reuse, `empty_cache` fenced on the work
+//! that used the memory, the out-of-memory retry and its typed error, the
+//! statistics, and a clean end. Data is checked on every backend; live
+//! objects and misuse on the software device. One test at a time (live
+//! lists are process-wide).
+
+mod common;
+
+use ascend::pool::{DevicePool, PoolConfig};
+use ascend::stream::{Event, EventFlags, Ordered, Stream};
+use ascend::sys::soft;
+use ascend::{Device, Error, PinnedHostBuf};
+use common::{on_software, software_only};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn start() -> (MutexGuard<'static, ()>, Device, usize) {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = common::device();
+    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    (guard, device, granule)
+}
+
+/// Small pool: one-granule chunks, 4 of them; large pool: two-granule
+/// chunks, 8 of them; requests up to 64 KiB are small.
+fn config(granule: usize) -> PoolConfig {
+    let mut config = PoolConfig::default();
+    config.small_limit = 64 << 10;
+    config.small_chunk = granule;
+    config.small_reserve = 4 * granule;
+    config.large_chunk = 2 * granule;
+    config.large_reserve = 16 * granule;
+    config
+}
+
+fn stream(device: &Device) -> Arc<Stream> {
+    Arc::new(Stream::new(device).unwrap())
+}
+
+/// Holds `held` back until a helper records a gate after 200 ms.
+fn gated<R>(device: &Device, held: &Stream, body: impl FnOnce() -> R) -> R {
+    let gate = Event::with_flags(device, EventFlags::SYNC).unwrap();
+    let opener = Stream::new(device).unwrap();
+    held.wait_event(&gate).unwrap();
+    std::thread::scope(|threads| {
+        threads.spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            gate.record(&opener).unwrap();
+        });
+        body()
+    })
+}
+
+fn read_back(device: &Device, block: &Ordered<ascend::pool::PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
+    let mut out = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
+    out.copy_from_device(block, stream).unwrap();
+    out.get_mut().unwrap().to_vec()
+}
+
+#[test]
+fn blocks_are_placed_best_fit_split_and_coalesced() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let a = pool.alloc(1000).unwrap();
+    assert_eq!(a.byte_len(), 1024, "rounded to 512 bytes");
+    let b = pool.alloc(4096).unwrap();
+    let c = pool.alloc(512).unwrap();
+    // Split from one chunk, back to back.
+    assert_eq!(b.device_ptr() as usize, a.device_ptr() as usize + 1024);
+    assert_eq!(c.device_ptr() as usize, b.device_ptr() as usize + 4096);
+    let large = pool.alloc(100 << 10).unwrap();
+    assert_ne!(
+        (large.device_ptr() as usize) / (4 * granule),
+        (a.device_ptr() as usize) / (4 * granule),
+        "a large request comes from the large pool's own range"
+    );
+    // A freed 4 KiB hole is the best fit for 4 KiB, not the big tail.
+    let hole = b.device_ptr();
+    drop(b);
+    let refill = pool.alloc(3000).unwrap();
+    assert_eq!(refill.device_ptr(), hole);
+    // Everything freed coalesces: the whole chunk is one free range again.
+    let base = a.device_ptr();
+    drop((a, c, refill));
+    let whole = pool.alloc(64 << 10).unwrap();
+    assert_eq!(whole.device_ptr(), base);
+    let stats = pool.stats();
+    assert_eq!(stats.allocated, (64 << 10) + (100 << 10));
+    assert_eq!(stats.reserved, granule + 2 * granule);
+    assert_eq!((stats.allocations, stats.frees), (6, 4));
+    assert_eq!(stats.chunks_mapped, 2);
+}
+
+#[test]
+fn reuse_on_another_stream_waits_for_the_freed_blocks_work() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let (first, second) = (stream(&device), stream(&device));
+    let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
+    let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
+    gated(&device, &first, || {
+        let block = pool.alloc(8192).unwrap();
+        block.copy_from_host(&staging, &first).unwrap();
+        let address = block.device_ptr();
+        drop(block); // nothing waits: the upload is still held back
+        let stats = pool.stats();
+        assert!(
+            stats.allocated == 0 && stats.active >= 8192,
+            "the freed block's work is still queued: {stats:?}"
+        );
+        let reused = pool.alloc(8192).unwrap();
+        assert_eq!(reused.device_ptr(), address, "the cached memory is reused at once");
+        // On another stream: ordered after the held-back upload.
+        reused.fill_bytes(0xEE, &second).unwrap();
+        assert!(read_back(&device, &reused, &second).iter().all(|&b| b == 0xEE));
+    });
+}
+
+#[test]
+fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let held = stream(&device);
+    let misuse = on_software().then(soft::MisuseWatch::start);
+    let keep = pool.alloc(4096).unwrap();
+    let big = pool.alloc(3 * granule).unwrap();
+    assert_eq!(pool.stats().reserved, granule + 4 * granule);
+    gated(&device, &held, || {
+        big.fill_bytes(1, &held).unwrap();
+        drop(big);
+        // Unmapping the large pool must wait for the held-back memset.
+        pool.empty_cache().unwrap();
+    });
+    let stats = pool.stats();
+    assert_eq!(
+        stats.reserved, granule,
+        "only the small pool's chunk, with a live block, stays"
+    );
+    assert_eq!(stats.chunks_unmapped, 2);
+    assert_eq!(stats.active, 4096);
+    assert!(read_back(&device, &keep, &held).len() == 4096);
+    if let Some(misuse) = misuse {
+        assert_eq!(misuse.seen(), [], "memory unmapped under queued work");
+    }
+}
+
+#[test]
+fn out_of_memory_retries_then_reports_the_pool() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    // A failed growth gives the cache back and tries once more
+    // (software device: the runtime's refusal is injected).
+    let cached = pool.alloc(2 * granule).unwrap();
+    drop(cached);
+    if on_software() {
+        let big = pool.alloc(4 * granule).unwrap();
+        soft::inject_fault("aclrtMallocPhysical", 1, ascend::sys::ACL_ERROR_RT_MEMORY_ALLOCATION).unwrap();
+        let more = pool.alloc(8 * granule).unwrap();
+        soft::clear_faults();
+        assert_eq!(pool.stats().retries, 1);
+        drop((big, more));
+    }
+    // Fill the large pool's reservation, then ask for more.
+    let first = pool.alloc(8 * granule).unwrap();
+    let second = pool.alloc(8 * granule).unwrap();
+    let retries = pool.stats().retries;
+    match pool.alloc(2 * granule) {
+        Err(Error::PoolExhausted {
+            requested,
+            allocated,
+            reserved,
+            free,
+            ..
+        }) => {
+            assert_eq!(
+                (requested, allocated, reserved, free),
+                (2 * granule, 16 * granule, 16 * granule, 0)
+            );
+        }
+        other => panic!("expected PoolExhausted, got {other:?}"),
+    }
+    assert_eq!(pool.stats().retries, retries + 1);
+    drop((first, second));
+    // Freed, the memory serves again.
+    drop(pool.alloc(2 * granule).unwrap());
+}
+
+#[test]
+fn the_pool_ends_after_its_last_block_and_its_queued_work() {
+    let (_serial, device, granule) = start();
+    let since = soft::sequence_now();
+    let misuse = on_software().then(soft::MisuseWatch::start);
+    let held = stream(&device);
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let block = Arc::new(pool.alloc(256 << 10).unwrap());
+    gated(&device, &held, || {
+        block.fill_bytes(3, &held).unwrap();
+        drop(pool); // the block keeps the pool
+        let taken = Arc::try_unwrap(Arc::clone(&block)).is_err();
+        assert!(taken, "still shared");
+    });
+    // Taken out of its `Ordered` (waiting for the memset), then dropped:
+    // the cache and its segments go with it.
+    let block = Arc::try_unwrap(block).unwrap().into_inner().unwrap();
+    assert_eq!(block.len(), 256 << 10);
+    drop(block);
+    drop(held);
+    software_only(|| {
+        let left: Vec<_> = soft::live_since(since)
+            .into_iter()
+            .map(|resource| resource.kind)
+            .collect();
+        assert_eq!(left, [], "the pool left runtime objects behind");
+    });
+    if let Some(misuse) = misuse {
+        assert_eq!(misuse.seen(), []);
+    }
+}
