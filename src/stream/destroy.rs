@@ -92,7 +92,7 @@ impl Stream {
         });
         match outcome {
             // The queued work ran to the end before the stream went.
-            Ok(()) => self.values().release(usize::MAX),
+            Ok(()) => self.values().release(u64::MAX),
             Err(_) => self.values().leak_all(),
         }
         outcome

@@ -14,42 +14,55 @@ enum Use {
     Write,
 }
 
-/// The flags used by value work queued on one stream, in queuing order,
-/// kept until that work is proven finished.
+/// The flags used by value work queued on one stream, kept until that work
+/// is proven finished. Each hold has a number, increasing in queuing order,
+/// so that a synchronisation releases exactly the holds that existed when
+/// it started, whatever other threads queue or synchronise meanwhile.
 #[derive(Debug, Default)]
-pub(super) struct ValueHolds(Mutex<Vec<(Arc<DeviceFlag>, Use)>>);
+pub(super) struct ValueHolds(Mutex<Holds>);
+
+#[derive(Debug, Default)]
+struct Holds {
+    /// The number the next hold gets.
+    next: u64,
+    /// `(number, flag, use)`, in increasing number order.
+    held: Vec<(u64, Arc<DeviceFlag>, Use)>,
+}
 
 impl ValueHolds {
-    fn lock(&self) -> MutexGuard<'_, Vec<(Arc<DeviceFlag>, Use)>> {
+    fn lock(&self) -> MutexGuard<'_, Holds> {
         // A panic while the list was held left it whole (pushes and drains
         // only): the poison carries no meaning.
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn push(&self, flag: &Arc<DeviceFlag>, used: Use) {
-        self.lock().push((Arc::clone(flag), used));
+        let mut holds = self.lock();
+        let number = holds.next;
+        holds.next += 1;
+        holds.held.push((number, Arc::clone(flag), used));
     }
 
-    /// How many are held now: a synchronisation that starts now covers
-    /// exactly these (later ones were queued after it started).
-    pub(super) fn mark(&self) -> usize {
-        self.lock().len()
+    /// A mark for a synchronisation that starts now: it covers the holds
+    /// numbered below it (their work was queued before it started).
+    pub(super) fn mark(&self) -> u64 {
+        self.lock().next
     }
 
-    /// Releases the first `count`, whose work a synchronisation proved
-    /// finished.
-    pub(super) fn release(&self, count: usize) {
+    /// Releases the holds numbered below `mark`, whose work a
+    /// synchronisation proved finished.
+    pub(super) fn release(&self, mark: u64) {
         let released: Vec<_> = {
-            let mut held = self.lock();
-            let count = count.min(held.len());
-            held.drain(..count).collect()
+            let mut holds = self.lock();
+            let covered = holds.held.partition_point(|(number, _, _)| *number < mark);
+            holds.held.drain(..covered).collect()
         };
         drop(released);
     }
 
     /// Whether a wait is among them (a wait may never be satisfied).
     pub(super) fn has_waits(&self) -> bool {
-        self.lock().iter().any(|(_, used)| *used == Use::Wait)
+        self.lock().held.iter().any(|(_, _, used)| *used == Use::Wait)
     }
 
     /// After a forced destruction: the queued work was dropped, so flags
@@ -57,9 +70,9 @@ impl ValueHolds {
     /// started may still land (the runtime does not say it cannot), so the
     /// flags written are leaked, never freed under it.
     pub(super) fn release_after_force(&self) {
-        let held = std::mem::take(&mut *self.lock());
+        let held = std::mem::take(&mut self.lock().held);
         let mut leaked = 0;
-        for (flag, used) in held {
+        for (_, flag, used) in held {
             if used == Use::Write {
                 std::mem::forget(flag);
                 leaked += 1;
@@ -72,7 +85,7 @@ impl ValueHolds {
 
     /// Nothing proves the work finished: every flag is leaked.
     pub(super) fn leak_all(&self) {
-        for (flag, _) in std::mem::take(&mut *self.lock()) {
+        for (_, flag, _) in std::mem::take(&mut self.lock().held) {
             std::mem::forget(flag);
         }
     }
@@ -169,6 +182,26 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::super::device_flag::ValueCondition;
+    use super::*;
+    use crate::Device;
+
+    /// Two synchronisations that overlap release only what each covers: a
+    /// hold added after a mark survives that mark's release.
+    #[test]
+    fn a_release_frees_only_the_holds_its_synchronisation_covers() {
+        let device = Device::new(0).unwrap();
+        let flag = DeviceFlag::new(&device, 0).unwrap();
+        let holds = ValueHolds::default();
+        holds.push(&flag, Use::Wait);
+        let (first, second) = (holds.mark(), holds.mark());
+        holds.release(first);
+        holds.push(&flag, Use::Write);
+        holds.release(second);
+        assert_eq!(Arc::strong_count(&flag), 2, "the later hold is kept");
+        assert!(!holds.has_waits());
+        holds.release(holds.mark());
+        assert_eq!(Arc::strong_count(&flag), 1);
+    }
 
     /// The documented comparisons (API reference 11-09).
     #[test]
