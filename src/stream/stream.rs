@@ -19,7 +19,10 @@ use std::time::Duration;
 /// transfers ([`Stream::upload_owned`], [`Stream::download_owned`]).
 /// Dropping the stream destroys it (the runtime first lets its queued work
 /// finish; a failure is logged); [`Stream::destroy`] reports the error, and
-/// [`Stream::destroy_force`] drops the queued work instead of waiting.
+/// [`Stream::destroy_force`] drops the queued work instead of waiting. A
+/// stream with a queued value wait ([`Stream::wait_value`]) is given
+/// [`Stream::VALUE_WAIT_LIMIT`] to finish, then destroyed by force, so that
+/// a wait nobody satisfies cannot hold the dropping thread forever.
 ///
 /// `Stream` is `Send` and `Sync`: the handle is an opaque token that the
 /// runtime accepts from any thread, it serialises concurrent submissions to
