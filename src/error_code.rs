@@ -38,6 +38,9 @@ impl ErrorCode {
     pub const RT_FEATURE_NOT_SUPPORT: Self = Self(sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
     /// `ACL_ERROR_RT_MEMORY_ALLOCATION` (207001): out of memory.
     pub const RT_MEMORY_ALLOCATION: Self = Self(sys::ACL_ERROR_RT_MEMORY_ALLOCATION);
+    /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` (507046): a stream synchronisation
+    /// with a timeout found work still unfinished.
+    pub const RT_STREAM_SYNC_TIMEOUT: Self = Self(sys::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
     /// `ACL_ERROR_RT_NO_DEVICE` (207004).
     pub const RT_NO_DEVICE: Self = Self(sys::ACL_ERROR_RT_NO_DEVICE);
 

@@ -32,7 +32,7 @@ mod common;
 use ascend::allocator::{AllocatorRegistration, Block, DeviceAllocator};
 use ascend::host_register::{AlignedHostBuf, HostMallocConfig, HostRegisterFlags, HostRegisterType, HostRegistration};
 use ascend::share::{ImportedAlloc, IpcImport, IpcKey, PidValidation, ShareKind, ShareableHandle};
-use ascend::stream::{Copy2d, Event, EventFlags, Stream, StreamFlags, StreamPriority};
+use ascend::stream::{Copy2d, DeviceFlag, Event, EventFlags, Stream, StreamFlags, StreamPriority, ValueCondition};
 use ascend::sys::{self, soft};
 use ascend::vmm::{AccessDesc, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf, Runtime};
@@ -97,6 +97,8 @@ const WATCHED: &[&str] = &[
     "aclrtDestroyEvent",
     "aclrtRecordEvent",
     "aclrtStreamWaitEvent",
+    "aclrtValueWrite",
+    "aclrtValueWait",
     "aclrtMemcpyAsync",
     "aclrtMemsetAsync",
     "aclrtSynchronizeStream",
@@ -511,6 +513,36 @@ fn streams_events_and_scopes_clean_up_after_each_failed_call() {
             });
             freed("DeviceBuf::free", on_device.free());
             freed("Event::destroy", event.destroy());
+            freed("Stream::destroy", stream.destroy());
+        },
+    );
+    sweep(
+        "DeviceFlag::new + Stream::write_value + wait_value + synchronize + DeviceFlag::get",
+        &[
+            ("aclrtMalloc", 1),
+            ("aclrtMemcpy", 2),
+            ("aclrtValueWrite", 1),
+            ("aclrtValueWait", 1),
+            ("aclrtSynchronizeStream", 1),
+        ],
+        |w| {
+            let stream = Stream::new(&device).expect("setup");
+            // The write is queued before the wait it satisfies, so a failed
+            // write never leaves a wait nobody satisfies.
+            let made = w.op(|| {
+                let flag = DeviceFlag::new(&device, 0)?;
+                stream.write_value(&flag, 3)?;
+                stream.wait_value(&flag, 3, ValueCondition::Equal)?;
+                stream.synchronize()?;
+                Ok((flag.get()?, flag))
+            });
+            // The flag is freed (dropped) outside the window.
+            if let Some((seen, _flag)) = made {
+                assert_eq!(seen, 3);
+            }
+            // A failed synchronisation leaves the flag held by the stream
+            // until its work is proven finished.
+            freed("Stream::synchronize", stream.synchronize());
             freed("Stream::destroy", stream.destroy());
         },
     );

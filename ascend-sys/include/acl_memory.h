@@ -5,8 +5,10 @@
  * and the custom allocator, with every type, flag and error code those calls use.
  *
  * Written for this project from the fact tables in the project's reference/acl-abi.md
- * (names, values, signatures and layouts of hicann/runtime master 681ef761); it is not a
- * copy of the Huawei headers. It corresponds to ACL interface version 1.17.0 (CANN 9.x).
+ * (names, values, signatures and layouts of hicann/runtime master 681ef761), plus three
+ * functions that table lacks (aclrtDestroyStreamForce, aclrtValueWrite, aclrtValueWait) and the
+ * ACL_STREAM_WAIT_VALUE_* values, restated from that commit's acl_rt.h and API reference
+ * (docs/zh/api_ref/06, 11-09); it is not a copy of the Huawei headers. It corresponds to ACL interface version 1.17.0 (CANN 9.x).
  *
  * Constants are typed `static const` objects rather than macros so that generated
  * bindings carry the C type of each value. Only <stddef.h> and <stdint.h> are needed.
@@ -530,6 +532,20 @@ static const uint32_t ACL_STREAM_HUGE = 0x8u;
 static const uint32_t ACL_STREAM_CPU_SCHEDULE = 0x10u;
 /** Stream flag: the stream is used on the device only. */
 static const uint32_t ACL_STREAM_DEVICE_USE_ONLY = 0x20u;
+
+/*
+ * `aclrtValueWait` comparisons (values of hicann/runtime include/external/acl/acl_rt.h,
+ * identical in every tag v8.5.0 ... master 681ef761). The wait ends when, with `*devAddr`
+ * the 64-bit word at the address:
+ */
+/** `aclrtValueWait`: `(int64_t)(*devAddr - value) >= 0`. */
+static const uint32_t ACL_STREAM_WAIT_VALUE_GEQ = 0x0u;
+/** `aclrtValueWait`: `*devAddr == value`. */
+static const uint32_t ACL_STREAM_WAIT_VALUE_EQ = 0x1u;
+/** `aclrtValueWait`: `(*devAddr & value) != 0`. */
+static const uint32_t ACL_STREAM_WAIT_VALUE_AND = 0x2u;
+/** `aclrtValueWait`: `~(*devAddr | value) != 0`. */
+static const uint32_t ACL_STREAM_WAIT_VALUE_NOR = 0x3u;
 
 /** Size in bytes of an `aclrtIpcEventHandle`. */
 static const int32_t ACL_IPC_EVENT_HANDLE_SIZE = 64;
@@ -1142,6 +1158,9 @@ aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uin
 /** Destroys a stream. */
 aclError aclrtDestroyStream(aclrtStream stream);
 
+/** Destroys a stream without waiting: work still queued on it is dropped (hicann/runtime acl_rt.h). */
+aclError aclrtDestroyStreamForce(aclrtStream stream);
+
 /** Waits until all work queued on a stream has completed. */
 aclError aclrtSynchronizeStream(aclrtStream stream);
 
@@ -1226,6 +1245,19 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 
 /** Queues a memory set on a stream. */
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
+
+/**
+ * Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte
+ * aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h).
+ */
+aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
+
+/**
+ * Queues on `stream` a wait until the 64-bit word at `devAddr` compares with `value` as the
+ * `ACL_STREAM_WAIT_VALUE_*` `flag` says; later work on `stream` runs after it (hicann/runtime
+ * acl_rt.h).
+ */
+aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream);
 
 /* ======================================================================== */
 /* 3.5 Host memory                                                          */

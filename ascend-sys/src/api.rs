@@ -19,7 +19,7 @@
 //!   `aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
 //!   `aclrtDeviceDisablePeerAccess`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
-//!   `aclrtDestroyStream`, `aclrtSynchronizeStream`,
+//!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
 //!   `aclrtSynchronizeStreamWithTimeout`, `aclrtCreateEvent`,
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
 //!   `aclrtRecordEvent`, `aclrtSynchronizeEvent`, `aclrtQueryEventStatus`,
@@ -28,7 +28,8 @@
 //!   `aclrtMallocCached`, `aclrtMallocWithCfg`, `aclrtMallocForTaskScheduler`,
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
 //!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
-//!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`.
+//!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtValueWrite`,
+//!   `aclrtValueWait`.
 //! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
 //!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
 //!   `aclrtHostGetDevicePointer`, `aclrtHostMemMapCapabilities`, `aclrtHostUnregister`.
@@ -51,7 +52,9 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 103 functions in all.
+//! 106 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite` and
+//! `aclrtValueWait` are not in the reference table; their signatures are those
+//! of `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::types::*;
 
@@ -137,6 +140,9 @@ crate::acl_functions! {
     fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
     /// Destroys a stream.
     fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
+    /// Destroys a stream created by `aclrtCreateStream*` without waiting: work
+    /// still queued on it is dropped.
+    fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError;
     /// Blocks until all work queued on `stream` has completed.
     fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
     /// Like `aclrtSynchronizeStream`, but gives up after `timeout`.
@@ -270,6 +276,13 @@ crate::acl_functions! {
         count: usize,
         stream: aclrtStream,
     ) -> aclError;
+    /// Queues on `stream` a write of `value` to the 64-bit word of device
+    /// memory at `devAddr` (8-byte aligned). `flag` is reserved: 0.
+    fn aclrtValueWrite(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
+    /// Queues on `stream` a wait until the 64-bit word of device memory at
+    /// `devAddr` compares with `value` as `flag` (`ACL_STREAM_WAIT_VALUE_*`)
+    /// says; later work on `stream` runs after it.
+    fn aclrtValueWait(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
 
     // 3.5 Host memory
     /// Allocates page-locked host memory (at least 64-byte aligned); size must not

@@ -546,6 +546,14 @@ pub mod c_types {
     pub const ACL_STREAM_CPU_SCHEDULE: u32 = 16;
     #[doc = " Stream flag: the stream is used on the device only."]
     pub const ACL_STREAM_DEVICE_USE_ONLY: u32 = 32;
+    #[doc = " `aclrtValueWait`: `(int64_t)(*devAddr - value) >= 0`."]
+    pub const ACL_STREAM_WAIT_VALUE_GEQ: u32 = 0;
+    #[doc = " `aclrtValueWait`: `*devAddr == value`."]
+    pub const ACL_STREAM_WAIT_VALUE_EQ: u32 = 1;
+    #[doc = " `aclrtValueWait`: `(*devAddr & value) != 0`."]
+    pub const ACL_STREAM_WAIT_VALUE_AND: u32 = 2;
+    #[doc = " `aclrtValueWait`: `~(*devAddr | value) != 0`."]
+    pub const ACL_STREAM_WAIT_VALUE_NOR: u32 = 3;
     #[doc = " Size in bytes of an `aclrtIpcEventHandle`."]
     pub const ACL_IPC_EVENT_HANDLE_SIZE: i32 = 64;
     #[doc = " `aclrtHostRegisterV2` flag: map the host memory into the device address space."]
@@ -1201,6 +1209,8 @@ pub mod c_functions {
         pub fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
         #[doc = " Destroys a stream."]
         pub fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
+        #[doc = " Destroys a stream without waiting: work still queued on it is dropped (hicann/runtime acl_rt.h)."]
+        pub fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError;
         #[doc = " Waits until all work queued on a stream has completed."]
         pub fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
         #[doc = " Waits until all work queued on a stream has completed, giving up after `timeout`."]
@@ -1319,6 +1329,20 @@ pub mod c_functions {
             maxCount: usize,
             value: i32,
             count: usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte\n aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h)."]
+        pub fn aclrtValueWrite(
+            devAddr: *mut ::std::os::raw::c_void,
+            value: u64,
+            flag: u32,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a wait until the 64-bit word at `devAddr` compares with `value` as the\n `ACL_STREAM_WAIT_VALUE_*` `flag` says; later work on `stream` runs after it (hicann/runtime\n acl_rt.h)."]
+        pub fn aclrtValueWait(
+            devAddr: *mut ::std::os::raw::c_void,
+            value: u64,
+            flag: u32,
             stream: aclrtStream,
         ) -> aclError;
         #[doc = " Allocates page-locked host memory (non-zero size)."]

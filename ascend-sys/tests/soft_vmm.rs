@@ -768,3 +768,188 @@ fn features_of_other_chips_report_not_supported() {
         }
     });
 }
+
+// ---- which layer checks a property (acl-behaviour.md §7) --------------------
+
+/// `aclrtMemGetAllocationGranularity` for `prop`, or the code.
+fn granularity_of(mut prop: aclrtPhysicalMemProp) -> Result<usize, aclError> {
+    let mut value = 0;
+    // SAFETY: valid pointers.
+    match unsafe { aclrtMemGetAllocationGranularity(&mut prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &mut value) } {
+        ACL_SUCCESS => Ok(value),
+        code => Err(code),
+    }
+}
+
+/// §7 granularity #2: "handleType ... not validated above the driver" —
+/// POSIX is refused by `aclrtMallocPhysical`'s ACL layer only.
+#[test]
+fn granularity_does_not_check_the_handle_type() {
+    on_device(|| {
+        let mut posix = device_prop(0);
+        posix.handleType = ACL_MEM_HANDLE_TYPE_POSIX;
+        assert_eq!(granularity_of(posix), Ok(GRANULE));
+        assert_eq!(physical_with(GRANULE, &posix), Err(ACL_ERROR_INVALID_PARAM));
+    });
+}
+
+/// §7 granularity #2: "allocationType ... not validated above the driver".
+#[test]
+fn granularity_does_not_check_the_allocation_type() {
+    on_device(|| {
+        let mut other = device_prop(0);
+        other.allocationType = 1;
+        assert_eq!(granularity_of(other), Ok(GRANULE));
+        assert_eq!(physical_with(GRANULE, &other), Err(ACL_ERROR_INVALID_PARAM));
+    });
+}
+
+/// §7 granularity #2: "location.type ... not validated above the driver";
+/// the driver's answer for MANAGED / UNREGISTERED is not visible: 107000
+/// (docs/runtime-choices.md), never the ACL layer's 100000.
+#[test]
+fn granularity_leaves_the_location_type_to_the_driver() {
+    on_device(|| {
+        for location in [ACL_MEM_LOCATION_TYPE_MANAGED, ACL_MEM_LOCATION_TYPE_UNREGISTERED, 7] {
+            assert_eq!(
+                granularity_of(prop(ACL_MEM_HUGE, location, 0)),
+                Err(ACL_ERROR_RT_PARAM_INVALID),
+                "location type {location}"
+            );
+            assert!(recent().contains("driver"), "{}", recent());
+        }
+        // aclrtMallocPhysical's ACL layer refuses exactly UNREGISTERED and
+        // MANAGED (§7 aclrtMallocPhysical #2); other unknown types reach the
+        // driver as for the granularity query.
+        for location in [ACL_MEM_LOCATION_TYPE_MANAGED, ACL_MEM_LOCATION_TYPE_UNREGISTERED] {
+            assert_eq!(
+                physical_with(GRANULE, &prop(ACL_MEM_HUGE, location, 0)),
+                Err(ACL_ERROR_INVALID_PARAM)
+            );
+        }
+        assert_eq!(
+            physical_with(GRANULE, &prop(ACL_MEM_HUGE, 7, 0)),
+            Err(ACL_ERROR_RT_PARAM_INVALID)
+        );
+    });
+}
+
+/// §7 granularity #1 and the memAttr table: what the ACL layer of the
+/// granularity query does check (NULL pointers, DEVICE + DDR, attributes
+/// without a handler), then #3 the device id.
+#[test]
+fn granularity_checks_what_the_acl_layer_checks() {
+    on_device(|| {
+        let device = ACL_MEM_LOCATION_TYPE_DEVICE;
+        for attr in [
+            ACL_DDR_MEM,
+            ACL_HBM_MEM,
+            ACL_HBM_MEM_P2P_HUGE,
+            ACL_HBM_MEM_P2P_NORMAL,
+            99,
+        ] {
+            assert_eq!(granularity_of(prop(attr, device, 0)), Err(ACL_ERROR_INVALID_PARAM));
+            assert_eq!(
+                granularity_of(prop(attr, ACL_MEM_LOCATION_TYPE_HOST, 0)),
+                Err(ACL_ERROR_INVALID_PARAM)
+            );
+        }
+        for ddr in [
+            ACL_DDR_MEM_HUGE,
+            ACL_DDR_MEM_NORMAL,
+            ACL_DDR_MEM_P2P_HUGE,
+            ACL_DDR_MEM_P2P_NORMAL,
+        ] {
+            assert_eq!(granularity_of(prop(ddr, device, 0)), Err(ACL_ERROR_INVALID_PARAM));
+            assert_eq!(granularity_of(prop(ddr, ACL_MEM_LOCATION_TYPE_HOST, 0)), Ok(GRANULE));
+        }
+        assert_eq!(
+            granularity_of(prop(ACL_MEM_HUGE, device, 9)),
+            Err(ACL_ERROR_RT_INVALID_DEVICEID)
+        );
+        let mut value = 0;
+        // SAFETY: NULL is refused first.
+        unsafe {
+            assert_eq!(
+                aclrtMemGetAllocationGranularity(&mut device_prop(0), 0, null_mut()),
+                ACL_ERROR_INVALID_PARAM
+            );
+            assert_eq!(
+                aclrtMemGetAllocationGranularity(null_mut(), 0, &mut value),
+                ACL_ERROR_INVALID_PARAM
+            );
+        }
+    });
+}
+
+/// §7 memAttr table (`ACL_MEM_HUGE1G` at a host location is 1 GiB DDR
+/// pages, and the ACL layer accepts it) and §7 aclrtMallocPhysical #5 (the
+/// refusal is the runtime's/driver's 207000, never 100000): the software
+/// device's chip has 1 GiB pages in device memory only
+/// (docs/runtime-choices.md).
+#[test]
+fn host_giant_pages_pass_the_acl_layer_of_malloc_physical() {
+    on_device(|| {
+        for attr in [ACL_MEM_HUGE1G, ACL_MEM_P2P_HUGE1G] {
+            assert_eq!(
+                physical_with(1 << 30, &prop(attr, ACL_MEM_LOCATION_TYPE_HOST, 0)),
+                Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+                "memAttr {attr}"
+            );
+            assert!(recent().contains("device memory only"), "{}", recent());
+            assert_eq!(
+                physical_with(1 << 30, &prop(attr, ACL_MEM_LOCATION_TYPE_HOST_NUMA, 0)),
+                Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT)
+            );
+        }
+        // The same attribute on the device is served.
+        let handle = physical_with(1 << 30, &prop(ACL_MEM_HUGE1G, ACL_MEM_LOCATION_TYPE_DEVICE, 0)).unwrap();
+        assert_eq!(free_physical(handle), ACL_SUCCESS);
+    });
+}
+
+/// §7 memAttr table ("HBM regardless of location": the HBM handler ignores
+/// the location) and §7 aclrtMallocPhysical #5: `ACL_HBM_MEM_HUGE1G` at a
+/// host location is a 1 GiB request the driver refuses, 207000.
+#[test]
+fn host_hbm_giant_pages_pass_the_acl_layer_of_malloc_physical() {
+    on_device(|| {
+        let host_hbm = prop(ACL_HBM_MEM_HUGE1G, ACL_MEM_LOCATION_TYPE_HOST, 0);
+        assert_eq!(physical_with(1 << 30, &host_hbm), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+        // Smaller HBM pages at a host location are served as host memory.
+        let host_huge = prop(ACL_HBM_MEM_HUGE, ACL_MEM_LOCATION_TYPE_HOST, 0);
+        let handle = physical_with(GRANULE, &host_huge).unwrap();
+        assert_eq!(free_physical(handle), ACL_SUCCESS);
+    });
+}
+
+/// §7 granularity #1/#2 (the memAttr table accepts `ACL_MEM_HUGE1G` and
+/// `ACL_HBM_MEM_HUGE1G` at a host location) and #4 (the numbers are the
+/// driver's): the same 207000 as `aclrtMallocPhysical`, never 100000.
+#[test]
+fn host_giant_pages_pass_the_acl_layer_of_the_granularity_query() {
+    on_device(|| {
+        for attr in [ACL_MEM_HUGE1G, ACL_MEM_P2P_HUGE1G, ACL_HBM_MEM_HUGE1G] {
+            for location in [ACL_MEM_LOCATION_TYPE_HOST, ACL_MEM_LOCATION_TYPE_HOST_NUMA] {
+                assert_eq!(
+                    granularity_of(prop(attr, location, 0)),
+                    Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT),
+                    "memAttr {attr} at location type {location}"
+                );
+            }
+            assert_eq!(granularity_of(prop(attr, ACL_MEM_LOCATION_TYPE_DEVICE, 0)), Ok(1 << 30));
+        }
+    });
+}
+
+/// §3 ("aclrtMallocPhysical with HOST_NUMA location" needs a context) comes
+/// before the driver's 1 GiB refusal (§7 aclrtMallocPhysical #4 before #5).
+#[test]
+fn host_numa_giant_pages_need_a_context_first() {
+    soft_common::without_device(|| {
+        let numa = prop(ACL_MEM_HUGE1G, ACL_MEM_LOCATION_TYPE_HOST_NUMA, 0);
+        assert_eq!(physical_with(1 << 30, &numa), Err(ACL_ERROR_RT_CONTEXT_NULL));
+        // The granularity query needs none: the driver answers.
+        assert_eq!(granularity_of(numa), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+    });
+}

@@ -35,6 +35,16 @@
 //! stream drained, and the scope or [`Pending::wait`] returns that error
 //! with nothing leaked.
 //!
+//! **Memory-semantic synchronisation.** A [`DeviceFlag`] is a 64-bit word
+//! of device memory that streams write ([`Stream::write_value`]) and wait
+//! for ([`Stream::wait_value`], with a [`ValueCondition`]), and that the
+//! host reads and writes: a wait blocks only its own stream. Each stream
+//! keeps the flags of its queued value work alive until that work is proven
+//! finished. A wait that is never satisfied is visible: a synchronisation
+//! with a timeout reports it, [`Stream::destroy_force`] ends it (dropping
+//! the stream's queued work), and dropping the stream waits at most
+//! [`Stream::VALUE_WAIT_LIMIT`] before destroying it by force.
+//!
 //! [`Event`]s mark points in a stream: other streams wait for them
 //! ([`Stream::wait_event`]), the host polls or waits for them, and two of
 //! them time the work between. 2-D copies of pitched regions take a
@@ -64,6 +74,8 @@
 mod borrowed;
 mod completion;
 mod copy2d;
+mod destroy;
+mod device_flag;
 mod event;
 mod flags;
 mod held;
@@ -74,9 +86,11 @@ mod scope;
 mod sides;
 #[allow(clippy::module_inception)]
 mod stream;
+mod value_ops;
 
 pub use borrowed::{BorrowedEvent, BorrowedStream};
 pub use copy2d::Copy2d;
+pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};

@@ -2,6 +2,7 @@
 
 use super::event::Event;
 use super::flags::{StreamFlags, StreamPriority};
+use super::value_ops::ValueHolds;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
@@ -17,7 +18,11 @@ use std::time::Duration;
 /// uses and synchronises before they are released, or through the owned
 /// transfers ([`Stream::upload_owned`], [`Stream::download_owned`]).
 /// Dropping the stream destroys it (the runtime first lets its queued work
-/// finish; a failure is logged); [`Stream::destroy`] reports the error.
+/// finish; a failure is logged); [`Stream::destroy`] reports the error, and
+/// [`Stream::destroy_force`] drops the queued work instead of waiting. A
+/// stream with a queued value wait ([`Stream::wait_value`]) is given
+/// [`Stream::VALUE_WAIT_LIMIT`] to finish, then destroyed by force, so that
+/// a wait nobody satisfies cannot hold the dropping thread forever.
 ///
 /// `Stream` is `Send` and `Sync`: the handle is an opaque token that the
 /// runtime accepts from any thread, it serialises concurrent submissions to
@@ -39,14 +44,18 @@ use std::time::Duration;
 /// ```
 pub struct Stream {
     /// The handle; `None` once destroyed.
-    handle: Option<NonNull<c_void>>,
+    pub(super) handle: Option<NonNull<c_void>>,
     device: Device,
+    /// Flags used by value work queued since the last proven
+    /// synchronisation ([`Stream::wait_value`], [`Stream::write_value`]).
+    values: ValueHolds,
 }
 
 // SAFETY: the handle is an opaque token of the runtime, usable from any
 // thread; every call through it first makes `device` current on the calling
 // thread. Buffers used by queued work are held by the scope or the owned
-// transfer that queued it, not by the stream.
+// transfer that queued it; the flags of value work are `Arc`s of `Send +
+// Sync` device memory behind a mutex.
 unsafe impl Send for Stream {}
 // SAFETY: every method takes `&self` to submit or wait, which the runtime
 // allows concurrently on one stream (it serialises submissions); no state
@@ -101,6 +110,7 @@ impl Stream {
         Ok(Self {
             handle: Some(handle),
             device: device.clone(),
+            values: ValueHolds::default(),
         })
     }
 
@@ -112,12 +122,18 @@ impl Stream {
         Self {
             handle: Some(handle),
             device: device.clone(),
+            values: ValueHolds::default(),
         }
     }
 
     /// Lets go of the handle without destroying it.
     pub(super) fn forget_handle(&mut self) {
         self.handle = None;
+    }
+
+    /// The flags kept alive for queued value work.
+    pub(super) fn values(&self) -> &ValueHolds {
+        &self.values
     }
 
     /// The device the stream belongs to.
@@ -141,10 +157,13 @@ impl Stream {
     /// once, by the first synchronisation after it).
     pub fn synchronize(&self) -> Result<()> {
         self.device.make_current()?;
+        let covered = self.values.mark();
         // SAFETY: the handle is live (owned by `self`).
         check("aclrtSynchronizeStream", unsafe {
             sys::aclrtSynchronizeStream(self.as_raw())
-        })
+        })?;
+        self.values.release(covered);
+        Ok(())
     }
 
     /// Waits at most `timeout` for the queued work
@@ -172,10 +191,13 @@ impl Stream {
             )
         })?;
         self.device.make_current()?;
+        let covered = self.values.mark();
         // SAFETY: the handle is live (owned by `self`).
         check("aclrtSynchronizeStreamWithTimeout", unsafe {
             sys::aclrtSynchronizeStreamWithTimeout(self.as_raw(), millis)
-        })
+        })?;
+        self.values.release(covered);
+        Ok(())
     }
 
     /// Makes the stream's later work wait until `event`'s latest record (at
@@ -220,39 +242,6 @@ impl Stream {
         check("aclrtMemcpyAsync", unsafe {
             sys::aclrtMemcpyAsync(dst, bytes, src, bytes, kind, self.as_raw())
         })
-    }
-
-    /// Destroys the stream now (`aclrtDestroyStream`, after its queued work
-    /// has finished), reporting a failure.
-    ///
-    /// # Errors
-    ///
-    /// The runtime's code; the handle is not used again either way.
-    pub fn destroy(mut self) -> Result<()> {
-        self.release()
-    }
-
-    fn release(&mut self) -> Result<()> {
-        let Some(handle) = self.handle else {
-            return Ok(());
-        };
-        // The runtime destroys only a stream of the current device; if that
-        // fails, keep the handle so a later attempt (or `Drop`) can retry.
-        self.device.make_current()?;
-        self.handle = None;
-        // SAFETY: the handle came from `aclrtCreateStream*` and is destroyed
-        // once (cleared above).
-        check("aclrtDestroyStream", unsafe {
-            sys::aclrtDestroyStream(handle.as_ptr())
-        })
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        if let Err(error) = self.release() {
-            log::warn!("Stream drop: {error}");
-        }
     }
 }
 

@@ -60,7 +60,9 @@ impl MemAttr {
     pub const NORMAL: Self = Self(sys::ACL_MEM_NORMAL);
     /// 2 MiB huge pages (`ACL_MEM_HUGE`).
     pub const HUGE: Self = Self(sys::ACL_MEM_HUGE);
-    /// 1 GiB pages, device memory only (`ACL_MEM_HUGE1G`).
+    /// 1 GiB pages (`ACL_MEM_HUGE1G`), device memory only: at a host
+    /// location the software device refuses them with
+    /// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.
     pub const GIANT: Self = Self(sys::ACL_MEM_HUGE1G);
     /// Normal pages reachable by peers (`ACL_MEM_P2P_NORMAL`).
     pub const P2P_NORMAL: Self = Self(sys::ACL_MEM_P2P_NORMAL);

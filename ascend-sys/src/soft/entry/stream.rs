@@ -2,7 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::streams::{self, EventCreation};
+use crate::soft::streams::{self, EventCreation, ValueCall};
 
 fn create_stream_into(stream: *mut aclrtStream, priority: u32, flag: u32) -> SoftResult {
     non_null(stream, "stream")?;
@@ -27,6 +27,13 @@ pub(crate) unsafe fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
     finish(
         "aclrtDestroyStream",
         non_null(stream, "stream").and_then(|()| streams::destroy_stream(stream as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtDestroyStreamForce",
+        non_null(stream, "stream").and_then(|()| streams::destroy_stream_force(stream as usize)),
     )
 }
 
@@ -119,4 +126,22 @@ pub(crate) unsafe fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent,
             Ok(())
         });
     finish("aclrtEventElapsedTime", outcome)
+}
+
+// 3.4: the stream memory operations (API reference 11-09).
+
+pub(crate) unsafe fn aclrtValueWrite(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtValueWrite",
+        non_null(devAddr, "devAddr")
+            .and_then(|()| streams::enqueue_value(ValueCall::Write, devAddr as usize, value, flag, stream as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtValueWait(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtValueWait",
+        non_null(devAddr, "devAddr")
+            .and_then(|()| streams::enqueue_value(ValueCall::Wait, devAddr as usize, value, flag, stream as usize)),
+    )
 }

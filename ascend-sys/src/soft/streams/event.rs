@@ -24,6 +24,9 @@ struct Records {
     /// When the latest record was reached, if it was.
     reached_at: Option<Instant>,
     destroyed: bool,
+    /// Records whose marker was dropped before a worker reached it
+    /// (`aclrtDestroyStreamForce`): they will never be reached.
+    dropped: BTreeSet<u64>,
 }
 
 /// An event.
@@ -102,21 +105,53 @@ impl Event {
     /// issued (a wait for the "next" record) is given up when the event is
     /// destroyed, and that is recorded as misuse (`waiter` names the task).
     pub(crate) fn wait_reached(&self, number: u64, waiter: Option<&str>) {
+        self.wait_reached_unless(number, waiter, &|| None);
+    }
+
+    /// [`Event::wait_reached`], also ending (recorded as misuse) when the
+    /// record was dropped by `aclrtDestroyStreamForce`, or when `give_up`
+    /// names a call that ends the wait (checked whenever [`Event::wake`] is
+    /// called).
+    pub(crate) fn wait_reached_unless(
+        &self,
+        number: u64,
+        waiter: Option<&str>,
+        give_up: &dyn Fn() -> Option<&'static str>,
+    ) {
+        let waiter = waiter.unwrap_or("a stream");
         let mut records = self.lock();
         loop {
             if Self::reached(&records, number) {
                 return;
             }
-            if records.destroyed && number > records.latest {
-                drop(records);
-                misuse::record(
+            let ended = if records.destroyed && number > records.latest {
+                Some((
                     "aclrtDestroyEvent",
                     format!(
-                        "event {:#x} destroyed before the record {} waited for was issued; the wait ends",
-                        self.handle,
-                        waiter.unwrap_or("a stream")
+                        "event {:#x} destroyed before the record {waiter} waited for was issued; the wait ends",
+                        self.handle
                     ),
-                );
+                ))
+            } else if records.dropped.contains(&number) {
+                Some((
+                    "aclrtDestroyStreamForce",
+                    format!(
+                        "record {number} of event {:#x} was dropped with its stream before it was reached; {waiter} \
+                         stops waiting for it",
+                        self.handle
+                    ),
+                ))
+            } else {
+                give_up().map(|api| {
+                    (
+                        api,
+                        format!("{waiter} ended without record {number} of event {:#x}", self.handle),
+                    )
+                })
+            };
+            if let Some((api, description)) = ended {
+                drop(records);
+                misuse::record(api, description);
                 return;
             }
             records = self
@@ -124,6 +159,19 @@ impl Event {
                 .wait(records)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
+    }
+
+    /// Notes that the marker of record `number` was dropped (its stream was
+    /// destroyed by force): whoever waits for it stops waiting.
+    pub(crate) fn drop_record(&self, number: u64) {
+        self.lock().dropped.insert(number);
+        self.changed.notify_all();
+    }
+
+    /// Wakes every waiter, to check whether it must give up.
+    pub(crate) fn wake(&self) {
+        let _records = self.lock();
+        self.changed.notify_all();
     }
 
     /// `aclrtDestroyEvent`: wakes waiters for records that will never come.

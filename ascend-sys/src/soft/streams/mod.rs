@@ -20,16 +20,20 @@
 //! anybody waits.
 
 mod event;
+mod force;
 mod queue;
 mod rows;
 mod task;
 mod teardown;
 mod transfer;
+mod value;
 
 pub(crate) use event::{Event, EventMode};
+pub(crate) use force::destroy_stream_force;
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
 pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async};
+pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use super::fail::{SoftResult, fail};
 use super::runtime::{self, State};
@@ -100,8 +104,13 @@ impl Streams {
     /// One line per live created stream and event, for the leak report.
     pub(crate) fn report(&self) -> Vec<String> {
         let streams = self.created.iter().map(|(handle, entry)| {
+            let blocked = entry
+                .stream
+                .blocked()
+                .map(|blocked| format!(", blocked in {blocked}"))
+                .unwrap_or_default();
             format!(
-                "stream {handle:#x} on device {}: {} task(s) not yet run",
+                "stream {handle:#x} on device {}: {} task(s) not yet run{blocked}",
                 entry.stream.device,
                 entry.stream.backlog()
             )
@@ -255,25 +264,25 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
     Ok(handle)
 }
 
-/// `aclrtDestroyStream`: only a stream of the current device
-/// (`ACL_ERROR_RT_STREAM_CONTEXT` otherwise). Queued work runs to the end
-/// first (documented: the stream is destroyed once its tasks finish), then
-/// the worker thread is joined. A task failure nobody synchronised is
-/// dropped, with a log line.
-pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
-    let mut entry = {
-        let mut state = runtime::lock()?;
-        let Some(stream) = lookup_stream(&state, handle)? else {
-            return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
-        };
-        let device = context::require()?;
-        target_stream(&mut state, Some(stream), device)?;
-        match state.streams.created.remove(&handle) {
-            Some(entry) => entry,
-            None => return fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
-        }
+/// Takes the created stream `handle` out of the table for its destruction:
+/// NULL, unknown, no current context, or a stream of another device are
+/// refused as the runtime does (100000, 107017, 107002, 107003).
+fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
+    let mut state = runtime::lock()?;
+    let Some(stream) = lookup_stream(&state, handle)? else {
+        return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
     };
-    entry.stream.close();
+    let device = context::require()?;
+    target_stream(&mut state, Some(stream), device)?;
+    match state.streams.created.remove(&handle) {
+        Some(entry) => Ok(entry),
+        None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
+    }
+}
+
+/// Joins the worker of a destroyed stream; a task failure nobody
+/// synchronised is dropped, with a log line.
+fn join_destroyed(mut entry: StreamEntry, handle: usize) -> SoftResult {
     if let Some(worker) = entry.worker.take()
         && worker.join().is_err()
     {
@@ -292,6 +301,16 @@ pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
     Ok(())
 }
 
+/// `aclrtDestroyStream`: only a stream of the current device
+/// (`ACL_ERROR_RT_STREAM_CONTEXT` otherwise). Queued work runs to the end
+/// first (documented: the stream is destroyed once its tasks finish), then
+/// the worker thread is joined. A task failure nobody synchronised is
+/// dropped, with a log line.
+pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
+    let entry = take_for_destruction(handle)?;
+    entry.stream.close();
+    join_destroyed(entry, handle)
+}
 /// Converts an `int32_t timeout` in milliseconds (-1 = no limit, 0 and other
 /// negative values refused with `ACL_ERROR_RT_PARAM_INVALID`, as the
 /// runtime does) into a deadline.

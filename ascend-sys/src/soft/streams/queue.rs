@@ -1,18 +1,34 @@
 //! One stream: its FIFO of tasks, the worker that runs them, and
 //! synchronisation with it.
 
-use super::task::Task;
+use super::event::Event;
+use super::task::{Task, Work};
+use super::value::BlockedOn;
 use crate::soft::fail::{Failure, SoftResult, fail};
 use crate::soft::misuse;
 use crate::types::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// What the worker is running now.
 struct Running {
     number: u64,
     host: Vec<(usize, usize)>,
+    /// The event a running `aclrtStreamWaitEvent` task waits for (woken to
+    /// give up when the stream is destroyed by force).
+    event: Option<Arc<Event>>,
+}
+
+/// Waits that must end without their condition: the tasks numbered up to
+/// `through`, because of `api`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GiveUp {
+    /// The call that ends them (`aclrtDestroyStreamForce`, `aclrtResetDevice`).
+    pub(crate) api: &'static str,
+    pub(crate) through: u64,
+    /// Event waits too (a forced destruction), not only value waits.
+    pub(crate) events: bool,
 }
 
 /// The stream's state behind its lock.
@@ -28,6 +44,10 @@ struct Queue {
     failure: Option<Failure>,
     /// Set by `aclrtDestroyStream`: the worker ends once the queue is empty.
     closing: bool,
+    /// Waits to give up (see [`GiveUp`]).
+    give_up: Option<GiveUp>,
+    /// The value wait the worker is blocked in, if any.
+    blocked: Option<BlockedOn>,
 }
 
 /// A stream: tasks run in the order they were enqueued, one at a time, on
@@ -100,10 +120,14 @@ impl Stream {
                 Some(deadline) => {
                     let now = Instant::now();
                     if now >= deadline {
+                        let blocked = queue
+                            .blocked
+                            .map(|blocked| format!("; it is blocked in {blocked}"))
+                            .unwrap_or_default();
                         return fail(
                             ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                             format!(
-                                "{} still has {} unfinished task(s) when the timeout expired",
+                                "{} still has {} unfinished task(s) when the timeout expired{blocked}",
                                 self.name(),
                                 target - queue.finished
                             ),
@@ -135,6 +159,71 @@ impl Stream {
     /// Asks the worker to end once every queued task has run.
     pub(crate) fn close(&self) {
         self.lock().closing = true;
+        self.changed.notify_all();
+    }
+
+    /// Why the wait that is task `number` must end without its condition
+    /// (`events`: it waits for an event, not a value), if it must.
+    pub(crate) fn given_up(&self, number: u64, events: bool) -> Option<&'static str> {
+        self.lock()
+            .give_up
+            .filter(|give_up| number <= give_up.through && (give_up.events || !events))
+            .map(|give_up| give_up.api)
+    }
+
+    /// Ends every value wait enqueued so far, because of `api` (the other
+    /// tasks still run).
+    pub(crate) fn give_up_value_waits(&self, api: &'static str) {
+        let mut queue = self.lock();
+        let through = queue.submitted;
+        queue.give_up = Some(GiveUp {
+            api,
+            through,
+            events: false,
+        });
+        drop(queue);
+        super::value::wake_waiters();
+    }
+
+    /// Notes the value wait the worker is blocked in (`None`: it no longer
+    /// is).
+    pub(crate) fn set_blocked(&self, blocked: Option<BlockedOn>) {
+        self.lock().blocked = blocked;
+    }
+
+    /// The value wait the worker is blocked in, if any.
+    pub(crate) fn blocked(&self) -> Option<BlockedOn> {
+        self.lock().blocked
+    }
+
+    /// `aclrtDestroyStreamForce`: takes every queued task out (they will
+    /// never run), makes the worker end after the task it is running, and
+    /// ends a wait it is blocked in. Returns the dropped tasks.
+    pub(crate) fn drop_queued(&self, api: &'static str) -> Vec<Task> {
+        let mut queue = self.lock();
+        let dropped: Vec<Task> = queue.tasks.drain(..).collect();
+        queue.closing = true;
+        queue.give_up = Some(GiveUp {
+            api,
+            through: u64::MAX,
+            events: true,
+        });
+        let event = queue.running.as_ref().and_then(|running| running.event.clone());
+        drop(queue);
+        self.changed.notify_all();
+        if let Some(event) = event {
+            event.wake();
+        }
+        super::value::wake_waiters();
+        dropped
+    }
+
+    /// Marks every task enqueued so far finished (those dropped by
+    /// [`Stream::drop_queued`] never run), once the worker has ended.
+    pub(crate) fn finish_all(&self) {
+        let mut queue = self.lock();
+        queue.finished = queue.submitted;
+        drop(queue);
         self.changed.notify_all();
     }
 
@@ -176,9 +265,14 @@ pub(crate) fn run(stream: &Stream) {
                 queue = stream.wait(queue);
             };
             if !task.cancelled {
+                let event = match &task.work {
+                    Work::Wait { event, .. } => Some(Arc::clone(event)),
+                    _ => None,
+                };
                 queue.running = Some(Running {
                     number: task.number,
                     host: task.host.clone(),
+                    event,
                 });
             }
             task
@@ -193,7 +287,7 @@ pub(crate) fn run(stream: &Stream) {
             );
             Ok(())
         } else {
-            task.execute()
+            task.execute(stream)
         };
         let mut queue = stream.lock();
         queue.running = None;

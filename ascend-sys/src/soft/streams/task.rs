@@ -1,7 +1,9 @@
 //! The work a stream runs.
 
 use super::event::Event;
+use super::queue::Stream;
 use super::rows::{self, Rows};
+use super::value;
 use crate::soft::copy;
 use crate::soft::fail::{Failure, SoftResult};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA};
@@ -19,6 +21,11 @@ pub(crate) enum Work {
     Record { event: Arc<Event>, number: u64 },
     /// `aclrtStreamWaitEvent`: blocks the stream until the record is reached.
     Wait { event: Arc<Event>, number: u64 },
+    /// `aclrtValueWrite`: writes the 64-bit word at `address`.
+    ValueWrite { address: usize, value: u64 },
+    /// `aclrtValueWait`: blocks the stream until the 64-bit word at
+    /// `address` compares with `value` as `flag` says.
+    ValueWait { address: usize, value: u64, flag: u32 },
 }
 
 /// One task on a stream.
@@ -75,6 +82,10 @@ impl Task {
             ),
             Work::Record { event, number } => format!("record {number} of event {:#x}", event.handle),
             Work::Wait { event, number } => format!("a wait for record {number} of event {:#x}", event.handle),
+            Work::ValueWrite { address, value } => format!("a write of {value:#x} to the value at {address:#x}"),
+            Work::ValueWait { address, value, flag } => {
+                format!("a wait until {}", value::condition(*address, *value, *flag))
+            }
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -85,7 +96,7 @@ impl Task {
     /// Runs the task on the worker. A failure (memory freed meanwhile, for
     /// instance) becomes `ACL_ERROR_RT_SYS_DMA`, the code a failed copy task
     /// reports on hardware, with the reason in the message.
-    pub(crate) fn execute(&self) -> SoftResult {
+    pub(crate) fn execute(&self, stream: &Stream) -> SoftResult {
         // Why the copies below are sound: device ranges are translated again
         // now; host ranges were checked at the call and stay valid until the
         // task has run by the caller's contract (the C API's rule for
@@ -103,7 +114,13 @@ impl Task {
                 Ok(())
             }
             Work::Wait { ref event, number } => {
-                event.wait_reached(number, Some(&self.describe()));
+                let give_up = || stream.given_up(self.number, true);
+                event.wait_reached_unless(number, Some(&self.describe()), &give_up);
+                Ok(())
+            }
+            Work::ValueWrite { address, value } => value::write(address, value),
+            Work::ValueWait { address, value, flag } => {
+                value::wait(stream, self, address, value, flag);
                 Ok(())
             }
         };

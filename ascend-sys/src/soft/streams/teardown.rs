@@ -47,8 +47,15 @@ impl Detached {
 
     /// Lets every taken stream run its queued tasks, then joins its worker;
     /// waits for the default stream's queued tasks too (an unreported task
-    /// failure of the torn-down context is dropped, with a log line).
+    /// failure of the torn-down context is dropped, with a log line). Value
+    /// waits among those tasks end at once.
     pub(crate) fn finish(self) {
+        // A value wait queued before the teardown can no longer be ended by
+        // the context's streams: it ends now (recorded as misuse) rather
+        // than holding the teardown forever.
+        for stream in self.entries.iter().map(|entry| &entry.stream).chain(&self.default) {
+            stream.give_up_value_waits("aclrtResetDevice");
+        }
         if let Some(default) = self.default
             && let Err(failure) = default.synchronize(None)
         {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 /// Where an address lives, as the runtime's location query sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Location {
+pub(super) enum Location {
     Device,
     /// Host memory the device can reach (pinned).
     Host,
@@ -31,7 +31,7 @@ enum Location {
 }
 
 impl Location {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Location::Device => "device memory",
             Location::Host => "pinned host memory",
@@ -40,7 +40,8 @@ impl Location {
     }
 }
 
-fn location(state: &State, address: usize) -> Location {
+/// Where `address` lives, as the runtime's pointer-attribute query sees it.
+pub(super) fn location(state: &State, address: usize) -> Location {
     if state.device_of(address).is_some()
         || state.vmm.reservation_of(address).is_some()
         || state.registrations.window_device(address).is_some()

@@ -15,6 +15,7 @@
 mod mapping;
 mod physical;
 mod physical_memory;
+mod prop_rules;
 mod properties;
 mod query;
 mod reservation;

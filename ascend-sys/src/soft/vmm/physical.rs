@@ -1,6 +1,7 @@
 //! `aclrtMallocPhysical`, `aclrtFreePhysical`, retaining handles and
 //! reading their properties.
 
+use super::prop_rules;
 use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::context;
@@ -22,8 +23,9 @@ pub(crate) fn malloc_physical(
     if flags != 0 {
         return fail(ACL_ERROR_INVALID_PARAM, format!("flags {flags:#x} must be 0"));
     }
-    let kind = properties::validate(prop)?;
-    match kind.place {
+    let (pages, p2p) = prop_rules::acl_malloc(prop)?;
+    let place = prop_rules::driver_place(prop)?;
+    match place {
         Place::Device(id) => {
             state.device(id)?;
         }
@@ -32,6 +34,7 @@ pub(crate) fn malloc_physical(
         }
         Place::Host { numa: false, .. } => {}
     }
+    let kind = prop_rules::driver_kind(place, pages, p2p)?;
     let granularity = properties::granularity(kind.pages, state.config.granularity);
     if !(size as u64).is_multiple_of(granularity) {
         return fail(

@@ -1,6 +1,6 @@
-//! `aclrtPhysicalMemProp` validation, page kinds and granularity.
+//! Page kinds and places of physical memory, their granularity, and the
+//! properties the runtime reports back (the checks are in `prop_rules`).
 
-use crate::soft::fail::{SoftResult, fail};
 use crate::types::*;
 
 /// The page size class a memory attribute asks for.
@@ -29,86 +29,6 @@ pub(crate) struct Kind {
     pub(crate) place: Place,
     pub(crate) pages: Pages,
     pub(crate) p2p: bool,
-}
-
-/// The page class and P2P flag of an attribute, or `None` when
-/// `aclrtMallocPhysical` refuses it; `ddr_only` for the DDR attributes that
-/// need a host location.
-fn attribute(attr: aclrtMemAttr) -> Option<(Pages, bool, bool)> {
-    Some(match attr {
-        ACL_DDR_MEM_HUGE => (Pages::Huge, false, true),
-        ACL_DDR_MEM_NORMAL => (Pages::Normal, false, true),
-        ACL_DDR_MEM_P2P_HUGE => (Pages::Huge, true, true),
-        ACL_DDR_MEM_P2P_NORMAL => (Pages::Normal, true, true),
-        ACL_HBM_MEM_HUGE => (Pages::Huge, false, false),
-        ACL_HBM_MEM_NORMAL => (Pages::Normal, false, false),
-        ACL_HBM_MEM_HUGE1G => (Pages::Giant, false, false),
-        ACL_MEM_NORMAL => (Pages::Normal, false, false),
-        ACL_MEM_HUGE => (Pages::Huge, false, false),
-        ACL_MEM_HUGE1G => (Pages::Giant, false, false),
-        ACL_MEM_P2P_NORMAL => (Pages::Normal, true, false),
-        ACL_MEM_P2P_HUGE => (Pages::Huge, true, false),
-        ACL_MEM_P2P_HUGE1G => (Pages::Giant, true, false),
-        _ => return None,
-    })
-}
-
-/// Validates `prop` the way `aclrtMallocPhysical` does (ACL-layer checks,
-/// `ACL_ERROR_INVALID_PARAM`), except the device-id range, which the caller
-/// checks against the device count (`ACL_ERROR_RT_INVALID_DEVICEID`).
-pub(crate) fn validate(prop: &aclrtPhysicalMemProp) -> SoftResult<Kind> {
-    if prop.handleType != ACL_MEM_HANDLE_TYPE_NONE {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("prop->handleType {} is not ACL_MEM_HANDLE_TYPE_NONE", prop.handleType),
-        );
-    }
-    if prop.allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!(
-                "prop->allocationType {} is not ACL_MEM_ALLOCATION_TYPE_PINNED",
-                prop.allocationType
-            ),
-        );
-    }
-    let location = prop.location;
-    let place = match location.type_ {
-        ACL_MEM_LOCATION_TYPE_DEVICE => Place::Device(location.id as i32),
-        ACL_MEM_LOCATION_TYPE_HOST => Place::Host {
-            numa: false,
-            id: location.id,
-        },
-        ACL_MEM_LOCATION_TYPE_HOST_NUMA => Place::Host {
-            numa: true,
-            id: location.id,
-        },
-        other => {
-            return fail(
-                ACL_ERROR_INVALID_PARAM,
-                format!("prop->location.type {other} is not DEVICE, HOST or HOST_NUMA"),
-            );
-        }
-    };
-    let Some((pages, p2p, ddr)) = attribute(prop.memAttr) else {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("prop->memAttr {} is not accepted for physical memory", prop.memAttr),
-        );
-    };
-    if ddr && matches!(place, Place::Device(_)) {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            format!("prop->memAttr {} (DDR) needs a host location, not DEVICE", prop.memAttr),
-        );
-    }
-    if pages == Pages::Giant && !matches!(place, Place::Device(_)) {
-        return fail(
-            ACL_ERROR_INVALID_PARAM,
-            "1 GiB pages (HUGE1G attributes) exist only in device memory",
-        );
-    }
-    Ok(Kind { place, pages, p2p })
 }
 
 /// The granularity of `pages`: `base` (the configured minimum, 2 MiB by
@@ -173,50 +93,19 @@ pub(crate) fn reported(kind: Kind) -> aclrtPhysicalMemProp {
 mod tests {
     use super::*;
 
-    fn prop(attr: aclrtMemAttr, type_: aclrtMemLocationType) -> aclrtPhysicalMemProp {
-        aclrtPhysicalMemProp {
-            handleType: ACL_MEM_HANDLE_TYPE_NONE,
-            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-            memAttr: attr,
-            location: aclrtMemLocation { id: 0, type_ },
-            reserve: 0,
-        }
-    }
-
-    #[test]
-    fn attribute_table_follows_the_reference() {
-        let device = ACL_MEM_LOCATION_TYPE_DEVICE;
-        let host = ACL_MEM_LOCATION_TYPE_HOST;
-        for refused in [
-            ACL_DDR_MEM,
-            ACL_HBM_MEM,
-            ACL_HBM_MEM_P2P_HUGE,
-            ACL_HBM_MEM_P2P_NORMAL,
-            ACL_HBM_MEM_P2P_HUGE1G,
-            99,
-        ] {
-            assert!(validate(&prop(refused, device)).is_err(), "attr {refused}");
-            assert!(validate(&prop(refused, host)).is_err(), "attr {refused}");
-        }
-        for ddr in [
-            ACL_DDR_MEM_HUGE,
-            ACL_DDR_MEM_NORMAL,
-            ACL_DDR_MEM_P2P_HUGE,
-            ACL_DDR_MEM_P2P_NORMAL,
-        ] {
-            assert!(validate(&prop(ddr, device)).is_err());
-            assert!(validate(&prop(ddr, host)).is_ok());
-        }
-        assert_eq!(validate(&prop(ACL_MEM_HUGE1G, device)).unwrap().pages, Pages::Giant);
-        assert!(validate(&prop(ACL_MEM_NORMAL, ACL_MEM_LOCATION_TYPE_UNREGISTERED)).is_err());
-        assert!(validate(&prop(ACL_MEM_NORMAL, ACL_MEM_LOCATION_TYPE_MANAGED)).is_err());
-    }
-
     #[test]
     fn reported_properties_are_not_an_identity_round_trip() {
-        let device = validate(&prop(ACL_MEM_NORMAL, ACL_MEM_LOCATION_TYPE_DEVICE)).unwrap();
+        let device = Kind {
+            place: Place::Device(0),
+            pages: Pages::Normal,
+            p2p: false,
+        };
         assert_eq!(reported(device).memAttr, ACL_HBM_MEM_NORMAL);
-        let host = validate(&prop(ACL_DDR_MEM_NORMAL, ACL_MEM_LOCATION_TYPE_HOST)).unwrap();
+        let host = Kind {
+            place: Place::Host { numa: false, id: 0 },
+            pages: Pages::Normal,
+            p2p: false,
+        };
         assert_eq!(reported(host).memAttr, ACL_MEM_NORMAL);
     }
 }

@@ -1,21 +1,25 @@
 //! `aclrtMemGetAllocationGranularity` and `aclrtMemGetAddressRange`.
 
-use super::properties;
+use super::{prop_rules, properties};
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::runtime::State;
 use crate::soft::{device_mem, host_mem};
 use crate::types::*;
 
-/// `aclrtMemGetAllocationGranularity`, after the NULL checks.
+/// `aclrtMemGetAllocationGranularity`, after the NULL checks: the ACL
+/// layer's memAttr checks only (not `aclrtMallocPhysical`'s), the device id,
+/// then the driver's answer.
 pub(crate) fn granularity(
     state: &mut State,
     prop: &aclrtPhysicalMemProp,
     option: aclrtMemGranularityOptions,
 ) -> SoftResult<usize> {
-    let kind = properties::validate(prop)?;
-    if let properties::Place::Device(id) = kind.place {
+    let (pages, p2p) = prop_rules::acl_granularity(prop)?;
+    let place = prop_rules::driver_place(prop)?;
+    if let properties::Place::Device(id) = place {
         state.device(id)?;
     }
+    let kind = prop_rules::driver_kind(place, pages, p2p)?;
     if option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM && option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
