@@ -1,5 +1,12 @@
 //! Safe Rust SDK for Huawei Ascend NPU memory management (AscendCL / CANN).
 //!
+//! The package is `ascend-rs` on crates.io; its library is named `ascend`:
+//!
+//! ```toml
+//! [dependencies]
+//! ascend-rs = "0.1"
+//! ```
+//!
 //! This crate wraps the raw [`ascend_sys`] API in owned, typed handles:
 //!
 //! | CPU concept            | Ascend concept           | This crate         |
@@ -31,6 +38,9 @@
 #![doc = include_str!("../docs/acl-to-rust.md")]
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`) and
+// marks the items that need a cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod allocator;
 mod backend;
@@ -46,6 +56,7 @@ mod runtime;
 pub mod share;
 pub mod stream;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod vmm;
 

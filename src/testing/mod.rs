@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! [dev-dependencies]
-//! ascend = { version = "0.1", features = ["testing"] }
+//! ascend-rs = { version = "0.1", features = ["testing"] }
 //! proptest = "1"
 //! ```
 //!
