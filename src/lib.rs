@@ -32,10 +32,36 @@
 //! every owner frees on `Drop` (logging a failure through the `log` facade)
 //! or through an explicit `free` that returns the error.
 //!
-//! The guide in `docs/` covers the concepts, backend selection, the software
-//! device and testing; below is the map from every bound AscendCL function
-//! to the item that calls it.
-#![doc = include_str!("../docs/acl-to-rust.md")]
+//! # The guide
+//!
+//! | Page | What it covers |
+//! |---|---|
+//! | [Concepts](guide::concepts) | memory kinds, devices and threads, the failure model, the VMM lifecycle in types, owned forms, errors and destructors |
+//! | [AscendCL → Rust](guide::acl_to_rust) | every bound AscendCL function and the item of this crate that calls it |
+//! | [Backend selection](guide::backend_selection) | the real `libascendcl.so` or the software device, the search order, missing symbols |
+//! | [The software device](guide::software_device) | what it emulates, how to configure, inspect and inject faults |
+//! | [Choices where the runtime is silent](guide::runtime_choices) | the error codes chosen where the closed driver decides |
+//! | [Testing your own code](guide::testing) | the `testing` feature: the software device in CI, property tests, leak and misuse checks |
+//! | [Performance](guide::performance) | benchmark ratios against the machine's limits |
+//!
+//! # Where to start
+//!
+//! - Device memory: [`DeviceBuf`], its views [`DeviceSlice`] /
+//!   [`DeviceSliceMut`], and pinned host memory [`PinnedHostBuf`].
+//! - Asynchronous work: [`Stream`], [`Event`], [`Stream::scope`] and
+//!   [`stream::Ordered`].
+//! - Virtual memory: [`vmm::VirtualRange`], [`vmm::PhysicalAlloc`], and the
+//!   owned forms [`vmm::OwnedMapping`], [`vmm::ExpandableSegment`] and
+//!   [`vmm::SharedSegment`].
+//! - Sharing between processes: [`share`]. Memory pools: [`pool`].
+//! - Which backend runs the calls: [`backend()`]; errors: [`Error`].
+//!
+//! # Logging
+//!
+//! The crate logs through the [`log`](https://docs.rs/log) facade: the
+//! backend choice at `info`, failures in `Drop` at `warn` or `error`, and
+//! every allocation, free, map and unmap at `trace`. Install any logger
+//! (for example `env_logger`, then `RUST_LOG=ascend=trace`) to see them.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 // docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`) and
@@ -48,6 +74,7 @@ mod device;
 mod error;
 mod error_code;
 mod error_code_names;
+pub mod guide;
 pub mod host_register;
 pub mod info;
 pub mod memory;
