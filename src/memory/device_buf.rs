@@ -121,6 +121,7 @@ impl<T: Pod> DeviceBuf<T> {
                 }
             };
             check(api, code)?;
+            log::trace!("{api}: {bytes} bytes at {raw:p} on device {}", device.id());
             NonNull::new(raw)
         };
         Ok(Self {
@@ -280,7 +281,9 @@ impl<T: Pod> DeviceBuf<T> {
         // (`take` above).
         check("aclrtFreeWithDevSync", unsafe {
             sys::aclrtFreeWithDevSync(address.as_ptr())
-        })
+        })?;
+        log::trace!("aclrtFreeWithDevSync: {:p}", address.as_ptr());
+        Ok(())
     }
 
     fn release(&mut self) -> Result<()> {
@@ -289,7 +292,9 @@ impl<T: Pod> DeviceBuf<T> {
         };
         // SAFETY: the address came from `aclrtMalloc` and is freed once
         // (`take` above); `aclrtFree` needs no current device.
-        check("aclrtFree", unsafe { sys::aclrtFree(address.as_ptr()) })
+        check("aclrtFree", unsafe { sys::aclrtFree(address.as_ptr()) })?;
+        log::trace!("aclrtFree: {:p}", address.as_ptr());
+        Ok(())
     }
 }
 

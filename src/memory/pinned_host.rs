@@ -110,6 +110,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
         check("aclrtMallocHost", unsafe { sys::aclrtMallocHost(&mut raw, bytes) })?;
+        log::trace!("aclrtMallocHost: {bytes} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
             return Err(Error::invalid(
                 "aclrtMallocHost",
@@ -194,7 +195,9 @@ impl<T: Pod> PinnedHostBuf<T> {
         // (`allocated` was cleared above).
         check("aclrtFreeHostWithDevSync", unsafe {
             sys::aclrtFreeHostWithDevSync(self.pointer.as_ptr().cast())
-        })
+        })?;
+        log::trace!("aclrtFreeHostWithDevSync: {:p}", self.pointer);
+        Ok(())
     }
 
     fn release(&mut self) -> Result<()> {
@@ -205,7 +208,9 @@ impl<T: Pod> PinnedHostBuf<T> {
         // (`allocated` was cleared above).
         check("aclrtFreeHost", unsafe {
             sys::aclrtFreeHost(self.pointer.as_ptr().cast())
-        })
+        })?;
+        log::trace!("aclrtFreeHost: {:p}", self.pointer);
+        Ok(())
     }
 }
 
@@ -307,6 +312,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         // `attributes.len()` attributes that outlive the call; `size` is
         // non-zero.
         check(API, unsafe { sys::aclrtMallocHostWithCfg(&mut raw, size, cfg) })?;
+        log::trace!("{API}: {size} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
             return Err(Error::invalid(API, "the runtime returned NULL with success"));
         };

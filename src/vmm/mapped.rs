@@ -241,6 +241,7 @@ pub(super) fn unmap_at(range: &VirtualRange, physical: &PhysicalAlloc, offset: u
     // SAFETY: the start of a live mapping, unmapped once (each mapping
     // value calls this once).
     check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(address) })?;
+    log::trace!("aclrtUnmapMem: {address:p}");
     range.forget(offset);
     physical.slot().give_back();
     Ok(())

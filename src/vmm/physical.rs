@@ -71,6 +71,7 @@ impl PhysicalAlloc {
         check("aclrtMallocPhysical", unsafe {
             sys::aclrtMallocPhysical(&mut handle, size, &raw, 0)
         })?;
+        log::trace!("aclrtMallocPhysical: {size} bytes, handle {handle:p}");
         Ok(Self {
             handle: NonNull::new(handle),
             size,
@@ -209,7 +210,9 @@ impl PhysicalAlloc {
         };
         // SAFETY: the handle is live and this value owns one reference,
         // released once (`take` above).
-        check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) })
+        check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) })?;
+        log::trace!("aclrtFreePhysical: handle {:p}", handle.as_ptr());
+        Ok(())
     }
 }
 

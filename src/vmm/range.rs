@@ -99,6 +99,7 @@ impl VirtualRange {
         check("aclrtReserveMemAddress", unsafe {
             sys::aclrtReserveMemAddress(&mut base, size, 0, expect, 0)
         })?;
+        log::trace!("aclrtReserveMemAddress: {size} bytes at {base:p}");
         Ok(Self {
             base: base as usize,
             size,
@@ -205,6 +206,7 @@ impl VirtualRange {
             physical.slot().give_back();
             return Err(error);
         }
+        log::trace!("{api}: {size} bytes at {address:p} (offset {offset} of the range)");
         mapped.push((offset, size));
         Ok(())
     }
@@ -232,7 +234,9 @@ impl VirtualRange {
         // remains (each borrows `self`).
         check("aclrtReleaseMemAddress", unsafe {
             sys::aclrtReleaseMemAddress(self.base())
-        })
+        })?;
+        log::trace!("aclrtReleaseMemAddress: {:p}", self.base());
+        Ok(())
     }
 }
 
