@@ -6,6 +6,8 @@ use ascend_sys as sys;
 use std::ffi::CStr;
 
 /// Everything that can go wrong in this crate.
+///
+/// **Guide:** [Concepts: errors and destructors](crate::guide::concepts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -31,6 +31,12 @@ use std::ptr::NonNull;
 /// assert_eq!(buf.to_vec()?, [1, 2, 3]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DeviceBuf<T>` is `Send` and `Sync`: move it to another thread
+/// or share it (`&DeviceBuf` only reads the device memory, through copies out).
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts); the calls it
+/// makes are in [AscendCL → Rust](crate::guide::acl_to_rust).
 pub struct DeviceBuf<T: Pod> {
     /// Device address; `None` for an empty buffer (nothing allocated).
     address: Option<NonNull<c_void>>,

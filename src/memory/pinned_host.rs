@@ -26,6 +26,10 @@ const HOST_ALIGN: usize = 64;
 /// assert_eq!(&host[..], &[0.0, 2.5, 0.0, 0.0]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `PinnedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct PinnedHostBuf<T: Pod> {
     pointer: NonNull<T>,
     len: usize,

@@ -32,6 +32,11 @@ use std::ops::{Bound, RangeBounds};
 /// assert!(buf.as_slice().slice(2..9).is_err());
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DeviceSlice` is `Send`, `Sync` and `Copy`: a shared view only
+/// reads.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct DeviceSlice<'a, T: Pod> {
     address: usize,
     len: usize,
@@ -40,6 +45,11 @@ pub struct DeviceSlice<'a, T: Pod> {
 }
 
 /// An exclusive view of `len` elements of `T` in device memory.
+///
+/// **Threads:** `DeviceSliceMut` is `Send` and `Sync`: it is the only way to
+/// the bytes it covers, and a `&DeviceSliceMut` only reads.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct DeviceSliceMut<'a, T: Pod> {
     address: usize,
     len: usize,

@@ -51,6 +51,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// assert_eq!(pool.stats().allocated, 4096);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DevicePool` is `Send` and `Sync`: share it with `Arc` and
+/// allocate from any thread.
+///
+/// **Guide:** [Concepts](crate::guide::concepts); its costs:
+/// [Performance](crate::guide::performance).
 pub struct DevicePool {
     shared: Arc<Shared>,
 }
@@ -303,6 +309,8 @@ impl fmt::Debug for DevicePool {
 /// [`DevicePool::alloc`] returns. Taken out of it
 /// ([`Ordered::into_inner`], which waits for the queued work first), it is
 /// plain device storage whose drop gives the memory back to the cache.
+///
+/// **Threads:** `PoolBlock` is `Send` and `Sync`.
 pub struct PoolBlock {
     /// `None` once given back.
     block: Option<SegmentBlock>,

@@ -32,6 +32,8 @@ use std::sync::Arc;
 /// assert!(!token.is_empty());
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedExport` is `Send` and `Sync`, and `'static`.
 pub struct OwnedExport {
     physical: Arc<PhysicalAlloc>,
     token: ShareableHandle,

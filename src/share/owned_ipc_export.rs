@@ -33,6 +33,9 @@ use std::sync::Arc;
 /// assert!(key.starts_with("ipc:4096:"));
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedIpcExport<H>` is `Send` when the holder `H` is `Send` and
+/// `Sync` when it is `Sync` (an `Arc` of device storage is both).
 pub struct OwnedIpcExport<H> {
     holder: H,
     key: IpcKey,

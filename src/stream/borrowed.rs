@@ -31,6 +31,9 @@ use std::ptr::NonNull;
 /// library_stream.synchronize()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `BorrowedStream` is `Send` and `Sync`, like the `Stream` it
+/// derefs to.
 pub struct BorrowedStream<'a> {
     /// A `Stream` whose handle is cleared before it drops.
     stream: Stream,
@@ -40,6 +43,9 @@ pub struct BorrowedStream<'a> {
 /// An `aclrtEvent` that someone else owns, usable as an [`Event`] for `'a`
 /// ([`Event::borrow_raw`]). It derefs to `&Event`; dropping it leaves the
 /// handle alone.
+///
+/// **Threads:** `BorrowedEvent` is `Send` and `Sync`, like the `Event` it
+/// derefs to.
 pub struct BorrowedEvent<'a> {
     /// An `Event` whose handle is cleared before it drops.
     event: Event,

@@ -32,6 +32,11 @@ use std::time::Duration;
 /// assert!(end.elapsed_ms_since(&start)? >= 0.0);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Event` is `Send` and `Sync`: record it on one thread and wait
+/// for it on another.
+///
+/// **Guide:** [Concepts](crate::guide::concepts).
 pub struct Event {
     /// The handle; `None` once destroyed.
     handle: Option<NonNull<c_void>>,

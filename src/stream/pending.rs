@@ -21,6 +21,9 @@ use std::fmt;
 /// then on its device. If none succeeds, the work may still be running, so
 /// the buffers are leaked (never freed, so no address is reused under the
 /// device) and the error is returned (or, on drop, logged).
+///
+/// **Threads:** `Pending` is `Send` when its buffers `B` are, and `Sync` when
+/// they are.
 #[must_use = "dropping a Pending waits for the work and frees its buffers; call wait() to get them back"]
 pub struct Pending<'s, B> {
     stream: &'s Stream,

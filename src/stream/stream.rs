@@ -42,6 +42,12 @@ use std::time::Duration;
 /// stream.destroy()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Stream` is `Send` and `Sync`: share one between threads with
+/// `Arc<Stream>`; the runtime orders the work queued from each.
+///
+/// **Guide:** [Concepts: when the runtime fails](crate::guide::concepts) (what
+/// a failed synchronisation does to borrowed and owned buffers).
 pub struct Stream {
     /// The handle; `None` once destroyed.
     pub(super) handle: Option<NonNull<c_void>>,

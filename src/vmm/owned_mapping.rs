@@ -46,6 +46,11 @@ use std::sync::Arc;
 /// assert_eq!(read, [7, 7]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedMapping` is `Send` and `Sync` (with the default
+/// `PhysicalAlloc`, and whenever `P` is), and `'static`: store it anywhere.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct OwnedMapping<P: Mappable = PhysicalAlloc> {
     range: Arc<VirtualRange>,
     physical: Arc<P>,

@@ -31,6 +31,10 @@ use std::sync::Arc;
 /// physical.free()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `PhysicalAlloc` is `Send` and `Sync`.
+///
+/// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts).
 pub struct PhysicalAlloc {
     handle: Option<NonNull<c_void>>,
     size: usize,

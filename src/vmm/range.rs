@@ -53,6 +53,14 @@ impl sealed::Sealed for PhysicalAlloc {
 /// drop(region);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `VirtualRange` is `Send` and `Sync`; mappings borrow it, so it
+/// can be shared by reference (or owned through an `Arc` by
+/// [`OwnedMapping`](crate::vmm::OwnedMapping)).
+///
+/// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts);
+/// error codes the software device picks: [Choices where the runtime is
+/// silent](crate::guide::runtime_choices).
 pub struct VirtualRange {
     base: usize,
     size: usize,

@@ -55,6 +55,11 @@ use std::sync::Arc;
 /// assert_eq!((segment.size(), segment.spare_chunks()), (chunk, 2));
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `ExpandableSegment` is `Send` and `Sync`, and `'static`.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts); a tested
+/// allocator built on it: [Testing your own code](crate::guide::testing).
 pub struct ExpandableSegment {
     range: Arc<VirtualRange>,
     prop: PhysicalMemProp,

@@ -45,6 +45,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// segment.shrink(chunk)?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `SharedSegment` is `Send` and `Sync`: share it with `Arc` and
+/// carve blocks from any thread.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct SharedSegment {
     inner: Mutex<Inner>,
     base: usize,
@@ -218,6 +223,8 @@ impl fmt::Debug for SharedSegment {
 /// A range of a [`SharedSegment`]'s mapped part, owned: no other live block
 /// overlaps it, the segment keeps it mapped while it lives, and dropping it
 /// gives the range back. `'static + Send + Sync`.
+///
+/// **Threads:** `SegmentBlock` is `Send` and `Sync`, and `'static`.
 pub struct SegmentBlock {
     segment: Arc<SharedSegment>,
     offset: usize,

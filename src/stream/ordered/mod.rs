@@ -53,6 +53,12 @@ pub(crate) use tracks::{Settled, Tracks};
 /// assert_eq!(copy.to_vec()?, [5; 256]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Ordered<S>` is `Send` when `S` is `Send` and `Sync` when `S`
+/// is `Sync` (every device storage of this crate is both), so an
+/// `Arc<Ordered<S>>` can be shared between threads.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct Ordered<S> {
     storage: ManuallyDrop<S>,
     tracks: Mutex<Tracks>,
