@@ -49,6 +49,18 @@ impl<T: Pod> PinnedHostBuf<T> {
     ///
     /// [`Error::InvalidArgument`] if the byte size overflows or `T` needs an
     /// alignment above 64 bytes; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let mut host = PinnedHostBuf::<f32>::zeroed(&device, 1024)?;
+    /// host[0] = 1.0; // page-locked host memory derefs to [f32]
+    /// assert_eq!(host.len(), 1024);
+    /// assert_eq!(host.iter().sum::<f32>(), 1.0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: every byte is zeroed below, before the buffer is read.
         let mut buf = unsafe { Self::uninit(device, len) }?;
@@ -156,6 +168,18 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Errors
     ///
     /// As [`PinnedHostBuf::zeroed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[1u8, 2, 3])?;
+    /// assert_eq!(&host[..], [1, 2, 3]);
+    /// let on_device = DeviceBuf::from_slice(&device, &host)?;
+    /// assert_eq!(on_device.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         let mut buf = Self::zeroed(device, data.len())?;
         buf.copy_from_slice(data);
@@ -167,6 +191,16 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtFreeHost`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+    /// host.free()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.release()
     }

@@ -60,6 +60,20 @@ impl PhysicalAlloc {
     ///
     /// [`Error::InvalidArgument`] for a zero or unaligned size (no call is
     /// made); the runtime's code (e.g. out of memory, refused properties).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let size = prop.round_up(3 << 20)?; // a multiple of the granularity
+    /// let physical = PhysicalAlloc::new(&prop, size)?;
+    /// assert_eq!(physical.size(), size);
+    /// assert!(PhysicalAlloc::new(&prop, size + 1).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
         if size == 0 || !size.is_multiple_of(granularity) {
@@ -204,6 +218,18 @@ impl PhysicalAlloc {
     /// # Errors
     ///
     /// The runtime's code from `aclrtFreePhysical`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// physical.free()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.release()
     }

@@ -66,6 +66,23 @@ struct Inner {
 
 impl SharedSegment {
     /// Shares `segment`; blocks can be carved from its mapped part.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let block = segment.block(0, 1024)?;
+    /// assert_eq!(segment.live_blocks(), 1);
+    /// drop(block);
+    /// assert_eq!(segment.live_blocks(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(segment: ExpandableSegment) -> Arc<Self> {
         Arc::new(Self {
             base: segment.base() as usize,
@@ -177,6 +194,24 @@ impl SharedSegment {
     ///
     /// [`Error::InvalidArgument`] when `len` is 0, the block runs past the
     /// mapped part, or it overlaps a live block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(4096, 4096)?;
+    /// assert_eq!((block.offset(), block.len()), (4096, 4096));
+    /// block.as_mut_slice::<u32>()?.fill_bytes(0)?;
+    /// assert!(segment.block(0, 8192).is_err()); // overlaps `block`
+    /// assert!(segment.block(chunk, 1).is_err()); // past the mapped part
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn block(self: &Arc<Self>, offset: usize, len: usize) -> Result<SegmentBlock> {
         const API: &str = "SharedSegment::block";
         let mut inner = self.inner();
@@ -268,6 +303,22 @@ impl SegmentBlock {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s or the address is not aligned for `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(0, 16)?;
+    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = mapped::elements::<T>("SegmentBlock::as_slice", self.address(), self.len)?;
         // SAFETY: the block's bytes stay mapped while it lives (the segment
@@ -280,6 +331,22 @@ impl SegmentBlock {
     /// # Errors
     ///
     /// As [`SegmentBlock::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(0, 16)?;
+    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = mapped::elements::<T>("SegmentBlock::as_mut_slice", self.address(), self.len)?;
         // SAFETY: as in `as_slice`; no other live block overlaps this one,
