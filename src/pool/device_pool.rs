@@ -3,6 +3,7 @@
 
 use super::config::PoolConfig;
 use super::free_list::FreeList;
+use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use crate::Device;
 use crate::error::{Error, Result};
@@ -168,6 +169,52 @@ impl DevicePool {
     /// The statistics now.
     pub fn stats(&self) -> PoolStats {
         self.shared.state().stats
+    }
+
+    /// The segments and their blocks now, with the statistics
+    /// ([`PoolSnapshot::to_json`], [`PoolSnapshot::to_svg`]).
+    pub fn snapshot(&self) -> PoolSnapshot {
+        let state = self.shared.state();
+        let segments = state
+            .classes
+            .iter()
+            .zip(["small", "large"])
+            .map(|(class, pool)| {
+                let allocated = class
+                    .segment
+                    .live_ranges()
+                    .into_iter()
+                    .map(|(offset, size)| BlockSnapshot {
+                        offset,
+                        size,
+                        state: BlockState::Allocated,
+                    });
+                let free = class.free.ranges().map(|(offset, size, busy)| BlockSnapshot {
+                    offset,
+                    size,
+                    state: if busy {
+                        BlockState::FreePending
+                    } else {
+                        BlockState::Free
+                    },
+                });
+                let mut blocks: Vec<BlockSnapshot> = allocated.chain(free).collect();
+                blocks.sort_by_key(|block| block.offset);
+                SegmentSnapshot {
+                    pool,
+                    base: class.segment.base() as usize,
+                    capacity: class.segment.capacity(),
+                    mapped: class.segment.size(),
+                    chunk: class.segment.chunk_size(),
+                    blocks,
+                }
+            })
+            .collect();
+        PoolSnapshot {
+            device: self.shared.device.id(),
+            stats: state.stats,
+            segments,
+        }
     }
 }
 

@@ -64,6 +64,14 @@ impl FreeList {
         Some((offset, range.tracks))
     }
 
+    /// Every free range: `(offset, len, busy)`, busy when former work may
+    /// still be queued on it.
+    pub(super) fn ranges(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+        self.by_offset
+            .iter()
+            .map(|(&offset, range)| (offset, range.len, !range.tracks.is_empty()))
+    }
+
     /// Free bytes.
     pub(super) fn bytes(&self) -> usize {
         self.by_offset.values().map(|range| range.len).sum()

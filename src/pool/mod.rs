@@ -9,10 +9,14 @@
 //! owners, so they are used on any stream without a scope.
 
 mod config;
+mod config_env;
 mod device_pool;
 mod free_list;
+mod snapshot;
 mod stats;
 
 pub use config::PoolConfig;
+pub use config_env::ENV_ALLOC_CONF;
 pub use device_pool::{DevicePool, PoolBlock};
+pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;
