@@ -278,3 +278,32 @@ fn a_pool_is_configured_from_text() {
         "a chunk off the granularity"
     );
 }
+
+#[test]
+fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = start();
+    let pool = PinnedPool::new(&device);
+    let held = stream(&device);
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
+    let source = Ordered::new(ascend::DeviceBuf::from_slice(&device, &data).unwrap());
+    let again = gated(&device, &held, || {
+        let buffer = pool.alloc(4000).unwrap();
+        assert_eq!(buffer.len(), 4096);
+        buffer.copy_from_device(&source, &held).unwrap();
+        let address = buffer.host_ptr();
+        drop(buffer); // back to the cache with the held-back download
+        assert_eq!(pool.stats().cached_bytes, 4096);
+        let mut again = pool.alloc(4096).unwrap();
+        assert_eq!(again.host_ptr(), address, "the cached buffer");
+        // Host access waits for the held-back download its former owner
+        // queued.
+        assert_eq!(again.get_mut().unwrap().to_vec(), data);
+        again
+    });
+    let stats = pool.stats();
+    assert_eq!((stats.hits, stats.misses, stats.allocated), (1, 1, 4096));
+    drop(again);
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().cached_bytes, 0);
+}

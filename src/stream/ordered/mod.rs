@@ -157,6 +157,24 @@ impl<S: crate::memory::DeviceStorage> Ordered<S> {
     }
 }
 
+impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
+    /// Elements of the pinned buffer.
+    pub fn len(&self) -> usize {
+        self.storage.len()
+    }
+
+    /// Whether the pinned buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.storage.is_empty()
+    }
+
+    /// The host address of the buffer (for identification; the host reads
+    /// it through [`Ordered::get_mut`], which waits for queued copies).
+    pub fn host_ptr(&self) -> *const T {
+        self.storage.raw_pointer().cast_const()
+    }
+}
+
 impl<S> Drop for Ordered<S> {
     fn drop(&mut self) {
         if let Some(recycle) = self.recycle.take() {
