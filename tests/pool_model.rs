@@ -66,7 +66,7 @@ fn run(steps: &[Step]) {
         match *step {
             Step::Alloc(bytes, stream) => {
                 let block = pool.alloc(bytes).unwrap();
-                assert!(block.byte_len() >= bytes && block.byte_len() % 512 == 0);
+                assert!(block.byte_len() >= bytes && block.byte_len().is_multiple_of(512));
                 block.fill_bytes(next_byte, &streams[stream]).unwrap();
                 live.push(Live { block, byte: next_byte });
                 next_byte = next_byte.wrapping_add(1).max(1);
