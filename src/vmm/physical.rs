@@ -198,7 +198,8 @@ impl PhysicalAlloc {
     ///
     /// # Errors
     ///
-    /// The runtime's code from `aclrtFreePhysical`.
+    /// The runtime's code from `aclrtFreePhysical`; the value then tries
+    /// once more as it drops.
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -208,8 +209,14 @@ impl PhysicalAlloc {
             return Ok(());
         };
         // SAFETY: the handle is live and this value owns one reference,
-        // released once (`take` above).
-        check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) })
+        // released once (`take` above; put back only when the runtime
+        // refused to release it).
+        let outcome = check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) });
+        if outcome.is_err() {
+            // Refused: the reference is still ours; `Drop` tries once more.
+            self.handle = Some(handle);
+        }
+        outcome
     }
 }
 
@@ -225,7 +232,7 @@ pub(super) fn context_device(prop: &PhysicalMemProp) -> Result<Device> {
 impl Drop for PhysicalAlloc {
     fn drop(&mut self) {
         if let Err(error) = self.release() {
-            log::warn!("PhysicalAlloc drop: {error}");
+            log::warn!("PhysicalAlloc drop: {error}; the handle is left to the runtime");
         }
     }
 }
