@@ -4,7 +4,7 @@ use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
-use crate::stream::{Ordered, Settled, Tracks};
+use crate::stream::{Ordered, Recycle, Settled, Tracks};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,6 +45,9 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// ```
 pub struct PinnedPool {
     shared: Arc<Shared>,
+    /// Where a dropped buffer goes: its bucket, or (the pool gone) freed
+    /// once its work is proven finished.
+    recycle: Recycle<PinnedHostBuf<u8>>,
 }
 
 struct Shared {
@@ -83,13 +86,20 @@ impl PinnedPool {
 
     /// A pool whose new buffers are allocated with `config`.
     pub fn with_config(device: &Device, config: HostMallocConfig) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                device: device.clone(),
-                config,
-                state: Mutex::new(State::default()),
-            }),
-        }
+        let shared = Arc::new(Shared {
+            device: device.clone(),
+            config,
+            state: Mutex::new(State::default()),
+        });
+        let pool = Arc::downgrade(&shared);
+        let recycle: Recycle<PinnedHostBuf<u8>> = Arc::new(move |buffer, mut tracks: Tracks| match pool.upgrade() {
+            Some(shared) => shared.give_back(buffer, tracks),
+            None => match tracks.settle("PinnedPool buffer after its pool") {
+                Settled::Proven(_) => drop(buffer),
+                Settled::Unproven(_) => std::mem::forget(buffer),
+            },
+        });
+        Self { shared, recycle }
     }
 
     /// A buffer of at least `bytes` bytes (the next power of two).
@@ -125,12 +135,7 @@ impl PinnedPool {
                 }
             },
         };
-        let shared = Arc::clone(&self.shared);
-        Ok(Ordered::recycled(
-            buffer,
-            tracks,
-            Box::new(move |buffer, tracks| shared.give_back(buffer, tracks)),
-        ))
+        Ok(Ordered::recycled(buffer, tracks, Arc::clone(&self.recycle)))
     }
 
     /// Frees the cached buffers whose work is proven finished (each

@@ -62,7 +62,7 @@ pub struct Ordered<S> {
 }
 
 /// Takes an owner with the uses that may still be queued on it.
-pub(crate) type Recycle<S> = Box<dyn FnOnce(S, Tracks) + Send + Sync>;
+pub(crate) type Recycle<S> = std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>;
 
 impl<S> Ordered<S> {
     /// Wraps `storage`, which no queued work uses yet.
