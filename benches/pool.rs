@@ -41,5 +41,35 @@ fn pool_hits(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! { name = benches; config = config(); targets = pool_hits }
+/// Two threads allocating and freeing independently against one thread
+/// (issue 15 goal: ≥ 1.5× the throughput); each iteration is one 4 KiB
+/// hit per thread.
+fn pool_threads(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
+    let mut group = c.benchmark_group("pool_threads_4KiB");
+    for threads in [1usize, 2] {
+        group.bench_function(BenchmarkId::from_parameter(threads), |b| {
+            b.iter_custom(|iterations| {
+                let start = std::time::Instant::now();
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            for _ in 0..iterations {
+                                drop(black_box(pool.alloc(4096).expect("alloc")));
+                            }
+                        });
+                    }
+                });
+                // Time per iteration of all threads together: throughput is
+                // threads ÷ this.
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group! { name = benches; config = config(); targets = pool_hits, pool_threads }
 criterion_main!(benches);
