@@ -337,6 +337,7 @@ impl State {
                     break;
                 }
             }
+            class.free.recount();
             if !proven {
                 continue;
             }
