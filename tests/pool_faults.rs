@@ -24,8 +24,16 @@ const CALLS: [&str; 5] = [
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The file lock and the granularity, or `None` off the software device.
+fn start() -> Option<(MutexGuard<'static, ()>, usize)> {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !on_software() {
+        return None;
+    }
+    let granule = ascend::vmm::PhysicalMemProp::device(&common::device())
+        .round_up(1)
+        .unwrap();
+    Some((guard, granule))
 }
 
 fn config(granule: usize) -> PoolConfig {
@@ -94,13 +102,7 @@ fn sweep(
 
 #[test]
 fn a_growing_allocation_survives_each_failed_call() {
-    let _serial = serial();
-    if !on_software() {
-        return;
-    }
-    let granule = ascend::vmm::PhysicalMemProp::device(&common::device())
-        .round_up(1)
-        .unwrap();
+    let Some((_serial, granule)) = start() else { return };
     // Growth by two chunks: granularity queries, allocations and maps; a
     // failure is retried once after emptying the (empty) cache.
     let fired = sweep(|_| Vec::new(), |pool| pool.alloc(2 * granule).map(drop));
@@ -109,13 +111,7 @@ fn a_growing_allocation_survives_each_failed_call() {
 
 #[test]
 fn the_retry_and_empty_cache_survive_each_failed_call() {
-    let _serial = serial();
-    if !on_software() {
-        return;
-    }
-    let granule = ascend::vmm::PhysicalMemProp::device(&common::device())
-        .round_up(1)
-        .unwrap();
+    let Some((_serial, granule)) = start() else { return };
     // Two chunks live and two cached at the end of the large pool: a
     // request for four cannot use the cache, so the pool grows; when a
     // call of the growth fails, it empties the cache (unmaps, frees) and
