@@ -7,6 +7,7 @@
 //! | [`acl_to_rust`] | every bound AscendCL function and the safe item that calls it |
 //! | [`backend_selection`] | real library or software device, the search order, missing symbols and libraries |
 //! | [`software_device`] | what the software device emulates, how, and how to configure and inspect it |
+//! | [`pools`] | the caching device pool and the pinned host pool, for a torch_npu user |
 //! | [`runtime_choices`] | every rule whose error code the closed driver decides, and the code the software device returns |
 //! | [`testing`] | testing your own code on the software device (feature `testing`) |
 //! | [`performance`] | benchmark ratios against the machine's physical limits |
@@ -22,6 +23,7 @@
 //! [backend-selection]: backend_selection
 //! [software-device]: software_device
 //! [runtime-choices]: runtime_choices
+//! [pools]: pools
 //! [testing]: testing
 //! [performance]: performance
 //!
@@ -45,6 +47,10 @@ pub mod software_device {
 
 pub mod runtime_choices {
     #![doc = include_str!("../docs/runtime-choices.md")]
+}
+
+pub mod pools {
+    #![doc = include_str!("../docs/pools.md")]
 }
 
 pub mod testing {

@@ -41,6 +41,7 @@
 //! | [Backend selection](guide::backend_selection) | the real `libascendcl.so` or the software device, the search order, missing symbols |
 //! | [The software device](guide::software_device) | what it emulates, how to configure, inspect and inject faults |
 //! | [Choices where the runtime is silent](guide::runtime_choices) | the error codes chosen where the closed driver decides |
+//! | [Memory pools, for a torch_npu user](guide::pools) | the caching device pool and the pinned host pool, with torch_npu's knobs mapped to these |
 //! | [Testing your own code](guide::testing) | the `testing` feature: the software device in CI, property tests, leak and misuse checks |
 //! | [Performance](guide::performance) | benchmark ratios against the machine's limits |
 //!

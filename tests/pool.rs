@@ -219,3 +219,91 @@ fn the_pool_ends_after_its_last_block_and_its_queued_work() {
         assert_eq!(misuse.seen(), []);
     }
 }
+
+#[test]
+fn the_snapshot_tiles_each_segment_and_renders() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let stream = stream(&device);
+    let a = pool.alloc(4096).unwrap();
+    let b = pool.alloc(8192).unwrap();
+    let big = pool.alloc(3 * granule).unwrap();
+    b.fill_bytes(0, &stream).unwrap();
+    drop(b); // cached with its memset: free_pending until proven done
+    let snapshot = pool.snapshot();
+    assert_eq!(snapshot.segments.len(), 2);
+    for segment in &snapshot.segments {
+        // The ranges cover the mapped part exactly, in order.
+        let mut next = 0;
+        for block in &segment.blocks {
+            assert_eq!(block.offset, next, "{segment:?}");
+            next += block.size;
+        }
+        assert_eq!(next, segment.mapped, "{segment:?}");
+    }
+    let small = &snapshot.segments[0];
+    let states: Vec<_> = small.blocks.iter().map(|block| (block.size, block.state)).collect();
+    assert_eq!(states[0], (4096, ascend::pool::BlockState::Allocated));
+    assert_eq!(states[1].1, ascend::pool::BlockState::FreePending);
+    let json = snapshot.to_json();
+    assert!(json.starts_with("{\"device\":0,\"stats\":{\"allocated\":"), "{json}");
+    let blocks: usize = snapshot.segments.iter().map(|segment| segment.blocks.len()).sum();
+    assert_eq!(json.matches("\"state\":").count(), blocks);
+    assert!(json.contains("\"state\":\"free_pending\""));
+    let svg = snapshot.to_svg();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<rect").count(), blocks);
+    drop((a, big));
+}
+
+#[test]
+fn a_pool_is_configured_from_text() {
+    let (_serial, device, granule) = start();
+    let mib = granule >> 20;
+    let text = format!(
+        "expandable_segments:True,small_chunk_mb:{mib},small_reserve_mb:{},large_chunk_mb:{},large_reserve_mb:{}",
+        4 * mib,
+        2 * mib,
+        8 * mib
+    );
+    if mib == 0 {
+        return; // a configured granularity below 1 MiB cannot be written in MiB
+    }
+    let config = PoolConfig::parse(&text).unwrap();
+    let pool = DevicePool::new(&device, config).unwrap();
+    assert_eq!(pool.config().large_reserve, 8 * granule);
+    let refused = DevicePool::new(&device, PoolConfig::parse("small_chunk_mb:3").unwrap());
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "a chunk off the granularity"
+    );
+}
+
+#[test]
+fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = start();
+    let pool = PinnedPool::new(&device);
+    let held = stream(&device);
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
+    let source = Ordered::new(ascend::DeviceBuf::from_slice(&device, &data).unwrap());
+    let again = gated(&device, &held, || {
+        let buffer = pool.alloc(4000).unwrap();
+        assert_eq!(buffer.len(), 4096);
+        buffer.copy_from_device(&source, &held).unwrap();
+        let address = buffer.host_ptr();
+        drop(buffer); // back to the cache with the held-back download
+        assert_eq!(pool.stats().cached_bytes, 4096);
+        let mut again = pool.alloc(4096).unwrap();
+        assert_eq!(again.host_ptr(), address, "the cached buffer");
+        // Host access waits for the held-back download its former owner
+        // queued.
+        assert_eq!(again.get_mut().unwrap().to_vec(), data);
+        again
+    });
+    let stats = pool.stats();
+    assert_eq!((stats.hits, stats.misses, stats.allocated), (1, 1, 4096));
+    drop(again);
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().cached_bytes, 0);
+}

@@ -3,12 +3,14 @@
 
 use super::config::PoolConfig;
 use super::free_list::FreeList;
+use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut};
-use crate::stream::{Ordered, Settled, Tracks};
+use crate::stream::{Ordered, Recycle, Settled, Tracks};
 use crate::vmm::{ExpandableSegment, Granularity, PhysicalMemProp, SegmentBlock, SharedSegment};
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -55,10 +57,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// **Threads:** `DevicePool` is `Send` and `Sync`: share it with `Arc` and
 /// allocate from any thread.
 ///
-/// **Guide:** [Concepts](crate::guide::concepts); its costs:
-/// [Performance](crate::guide::performance).
+/// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools);
+/// its costs: [Performance](crate::guide::performance).
 pub struct DevicePool {
     shared: Arc<Shared>,
+    /// Where a dropped block goes: back to its pool (one shared hook, so a
+    /// block costs no allocation for it).
+    recycle: Recycle<PoolBlock>,
 }
 
 struct Shared {
@@ -66,6 +71,9 @@ struct Shared {
     config: PoolConfig,
     state: Mutex<State>,
 }
+
+/// The index of the small pool in [`State::classes`].
+const SMALL: usize = 0;
 
 struct State {
     /// The small pool, then the large one.
@@ -76,6 +84,35 @@ struct State {
 struct Class {
     segment: Arc<SharedSegment>,
     free: FreeList,
+    /// Freed blocks kept whole (small pool only), by size, for the next
+    /// request of the same size: a hit reuses the block as it is (no
+    /// free-list or segment update). They go to the free list (coalescing)
+    /// on the first miss.
+    exact: HashMap<usize, Vec<(SegmentBlock, Tracks)>>,
+    /// Bytes of `exact` blocks whose former work may still be queued.
+    exact_busy: usize,
+}
+
+impl Class {
+    /// Takes a whole cached block of `size` bytes.
+    fn take_exact(&mut self, size: usize) -> Option<(SegmentBlock, Tracks)> {
+        let found = self.exact.get_mut(&size)?.pop()?;
+        if !found.1.is_empty() {
+            self.exact_busy -= size;
+        }
+        Some(found)
+    }
+
+    /// Moves every whole cached block into the free list.
+    fn flush_exact(&mut self) {
+        for (block, tracks) in self.exact.drain().flat_map(|(_, blocks)| blocks) {
+            let (offset, len) = (block.offset(), block.len());
+            // The segment forgets the block before the free list offers it.
+            drop(block);
+            self.free.insert(offset, len, tracks);
+        }
+        self.exact_busy = 0;
+    }
 }
 
 impl DevicePool {
@@ -93,6 +130,8 @@ impl DevicePool {
             Ok(Class {
                 segment: SharedSegment::new(ExpandableSegment::new(&prop, reserve, chunk)?),
                 free: FreeList::default(),
+                exact: HashMap::new(),
+                exact_busy: 0,
             })
         };
         let classes = [
@@ -100,6 +139,7 @@ impl DevicePool {
             class(config.large_reserve, config.large_chunk)?,
         ];
         Ok(Self {
+            recycle: Arc::new(|mut block: PoolBlock, tracks| block.give_back(tracks)),
             shared: Arc::new(Shared {
                 device: device.clone(),
                 config,
@@ -138,8 +178,13 @@ impl DevicePool {
             .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
         let class = usize::from(size > config.small_limit);
         let mut state = self.shared.state();
-        let (offset, tracks) = self.shared.place(&mut state, class, size)?;
-        let block = state.classes[class].segment.block(offset, size)?;
+        let (block, tracks) = match state.classes[class].take_exact(size) {
+            Some(found) => found,
+            None => {
+                let (offset, tracks) = self.shared.place(&mut state, class, size)?;
+                (state.classes[class].segment.block(offset, size)?, tracks)
+            }
+        };
         state.stats.allocated += size;
         state.stats.allocations += 1;
         state.refresh();
@@ -149,11 +194,7 @@ impl DevicePool {
             pool: Arc::clone(&self.shared),
             class,
         };
-        Ok(Ordered::recycled(
-            block,
-            tracks,
-            Box::new(|mut block: PoolBlock, tracks| block.give_back(tracks)),
-        ))
+        Ok(Ordered::recycled(block, tracks, Arc::clone(&self.recycle)))
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -175,6 +216,55 @@ impl DevicePool {
     pub fn stats(&self) -> PoolStats {
         self.shared.state().stats
     }
+
+    /// The segments and their blocks now, with the statistics
+    /// ([`PoolSnapshot::to_json`], [`PoolSnapshot::to_svg`]). Whole cached
+    /// blocks are merged into the free ranges first.
+    pub fn snapshot(&self) -> PoolSnapshot {
+        let mut state = self.shared.state();
+        // Whole cached blocks are shown as the free ranges they are.
+        state.classes.iter_mut().for_each(Class::flush_exact);
+        let segments = state
+            .classes
+            .iter()
+            .zip(["small", "large"])
+            .map(|(class, pool)| {
+                let allocated = class
+                    .segment
+                    .live_ranges()
+                    .into_iter()
+                    .map(|(offset, size)| BlockSnapshot {
+                        offset,
+                        size,
+                        state: BlockState::Allocated,
+                    });
+                let free = class.free.ranges().map(|(offset, size, busy)| BlockSnapshot {
+                    offset,
+                    size,
+                    state: if busy {
+                        BlockState::FreePending
+                    } else {
+                        BlockState::Free
+                    },
+                });
+                let mut blocks: Vec<BlockSnapshot> = allocated.chain(free).collect();
+                blocks.sort_by_key(|block| block.offset);
+                SegmentSnapshot {
+                    pool,
+                    base: class.segment.base() as usize,
+                    capacity: class.segment.capacity(),
+                    mapped: class.segment.size(),
+                    chunk: class.segment.chunk_size(),
+                    blocks,
+                }
+            })
+            .collect();
+        PoolSnapshot {
+            device: self.shared.device.id(),
+            stats: state.stats,
+            segments,
+        }
+    }
 }
 
 impl Shared {
@@ -185,6 +275,7 @@ impl Shared {
     /// A free range of `size` bytes in `class`: cached, or newly mapped.
     fn place(&self, state: &mut State, class: usize, size: usize) -> Result<(usize, Tracks)> {
         let mut retried = false;
+        state.classes[class].flush_exact();
         loop {
             if let Some(found) = state.classes[class].free.take_best_fit(size) {
                 return Ok(found);
@@ -219,7 +310,7 @@ impl State {
     /// Maps enough chunks at the end of `class`'s segment for `size` bytes
     /// (counting a free tail), and frees them into the cache.
     fn grow(&mut self, class: usize, size: usize) -> std::result::Result<(), String> {
-        let Class { segment, free } = &mut self.classes[class];
+        let Class { segment, free, .. } = &mut self.classes[class];
         let mapped = segment.size();
         let tail = mapped - free.tail_start(mapped);
         let more = (size - tail.min(size)).next_multiple_of(segment.chunk_size());
@@ -237,6 +328,7 @@ impl State {
     fn empty_cache(&mut self) -> Result<()> {
         let mut first = None;
         for class in &mut self.classes {
+            class.flush_exact();
             let chunk = class.segment.chunk_size();
             let mapped = class.segment.size();
             let keep = class.segment.high_water().next_multiple_of(chunk);
@@ -251,6 +343,7 @@ impl State {
                     break;
                 }
             }
+            class.free.recount();
             if !proven {
                 continue;
             }
@@ -274,7 +367,11 @@ impl State {
 
     /// Recomputes what depends on the free lists, and the peaks.
     fn refresh(&mut self) {
-        let busy: usize = self.classes.iter().map(|class| class.free.busy_bytes()).sum();
+        let busy: usize = self
+            .classes
+            .iter()
+            .map(|class| class.free.busy_bytes() + class.exact_busy)
+            .sum();
         self.stats.active = self.stats.allocated + busy;
         self.stats.note_peaks();
     }
@@ -286,6 +383,7 @@ impl Drop for Shared {
         // segments unmap; keep (leak) a segment whose work is unproven.
         let state = self.state.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
         for class in &mut state.classes {
+            class.flush_exact();
             for range in class.free.ranges_past_mut(0) {
                 if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {
                     std::mem::forget(Arc::clone(&class.segment));
@@ -337,11 +435,23 @@ impl PoolBlock {
     /// queued on it.
     fn give_back(&mut self, tracks: Tracks) {
         let Some(block) = self.block.take() else { return };
-        let (offset, len) = (block.offset(), block.len());
+        let len = block.len();
         let mut state = self.pool.state();
-        // The segment forgets the block before the cache offers its range.
-        drop(block);
-        state.classes[self.class].free.insert(offset, len, tracks);
+        let class = &mut state.classes[self.class];
+        if self.class == SMALL {
+            // Small blocks are kept whole for the next request of their
+            // size (the frequent case); large ones coalesce at once, which
+            // keeps large-pool fragmentation low.
+            if !tracks.is_empty() {
+                class.exact_busy += len;
+            }
+            class.exact.entry(len).or_default().push((block, tracks));
+        } else {
+            let offset = block.offset();
+            // The segment forgets the block before the free list offers it.
+            drop(block);
+            class.free.insert(offset, len, tracks);
+        }
         state.stats.allocated -= len;
         state.stats.frees += 1;
         state.refresh();

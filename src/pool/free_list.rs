@@ -15,18 +15,37 @@ pub(super) struct FreeRange {
 pub(super) struct FreeList {
     by_offset: BTreeMap<usize, FreeRange>,
     by_size: BTreeSet<(usize, usize)>,
+    /// Bytes of ranges whose tracks are not empty (kept as ranges come and
+    /// go; [`FreeList::recount`] after tracks change in place).
+    busy: usize,
 }
 
 impl FreeList {
     fn remove(&mut self, offset: usize) -> Option<FreeRange> {
         let range = self.by_offset.remove(&offset)?;
         self.by_size.remove(&(range.len, offset));
+        if !range.tracks.is_empty() {
+            self.busy -= range.len;
+        }
         Some(range)
     }
 
     fn put(&mut self, offset: usize, range: FreeRange) {
+        if !range.tracks.is_empty() {
+            self.busy += range.len;
+        }
         self.by_size.insert((range.len, offset));
         self.by_offset.insert(offset, range);
+    }
+
+    /// Recomputes the busy bytes after tracks were settled in place.
+    pub(super) fn recount(&mut self) {
+        self.busy = self
+            .by_offset
+            .values()
+            .filter(|range| !range.tracks.is_empty())
+            .map(|range| range.len)
+            .sum();
     }
 
     /// Adds `[offset, offset + len)`, merged with free neighbours (their
@@ -64,6 +83,14 @@ impl FreeList {
         Some((offset, range.tracks))
     }
 
+    /// Every free range: `(offset, len, busy)`, busy when former work may
+    /// still be queued on it.
+    pub(super) fn ranges(&self) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+        self.by_offset
+            .iter()
+            .map(|(&offset, range)| (offset, range.len, !range.tracks.is_empty()))
+    }
+
     /// Free bytes.
     pub(super) fn bytes(&self) -> usize {
         self.by_offset.values().map(|range| range.len).sum()
@@ -71,11 +98,7 @@ impl FreeList {
 
     /// Free bytes whose former work may still be queued.
     pub(super) fn busy_bytes(&self) -> usize {
-        self.by_offset
-            .values()
-            .filter(|range| !range.tracks.is_empty())
-            .map(|range| range.len)
-            .sum()
+        self.busy
     }
 
     /// The free ranges at or past `cut`, as `(offset, len, tracks)`

@@ -7,12 +7,22 @@
 //! a device-side wait, on any other, `empty_cache`, an out-of-memory retry
 //! and statistics. Its blocks are [`Ordered`](crate::stream::Ordered)
 //! owners, so they are used on any stream without a scope.
+//!
+//! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
+//! buffer goes back with the copies that may still use it, and its next
+//! owner's host access waits for them.
 
 mod config;
+mod config_env;
 mod device_pool;
 mod free_list;
+mod pinned_pool;
+mod snapshot;
 mod stats;
 
 pub use config::PoolConfig;
+pub use config_env::ENV_ALLOC_CONF;
 pub use device_pool::{DevicePool, PoolBlock};
+pub use pinned_pool::{PinnedPool, PinnedStats};
+pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;

@@ -95,7 +95,7 @@ pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
 pub use ordered::Ordered;
-pub(crate) use ordered::{Settled, Tracks};
+pub(crate) use ordered::{Recycle, Settled, Tracks};
 pub use pending::Pending;
 pub use scope::AsyncScope;
 pub use sides::{DeviceDest, DeviceSource, HostDest, HostSource};

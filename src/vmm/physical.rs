@@ -217,7 +217,8 @@ impl PhysicalAlloc {
     ///
     /// # Errors
     ///
-    /// The runtime's code from `aclrtFreePhysical`.
+    /// The runtime's code from `aclrtFreePhysical`; the value then tries
+    /// once more as it drops.
     ///
     /// # Examples
     ///
@@ -239,10 +240,15 @@ impl PhysicalAlloc {
             return Ok(());
         };
         // SAFETY: the handle is live and this value owns one reference,
-        // released once (`take` above).
-        check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) })?;
-        log::trace!("aclrtFreePhysical: handle {:p}", handle.as_ptr());
-        Ok(())
+        // released once (`take` above; put back only when the runtime
+        // refused to release it).
+        let outcome = check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) });
+        match outcome {
+            Ok(()) => log::trace!("aclrtFreePhysical: handle {:p}", handle.as_ptr()),
+            // Refused: the reference is still ours; `Drop` tries once more.
+            Err(_) => self.handle = Some(handle),
+        }
+        outcome
     }
 }
 
@@ -258,7 +264,7 @@ pub(super) fn context_device(prop: &PhysicalMemProp) -> Result<Device> {
 impl Drop for PhysicalAlloc {
     fn drop(&mut self) {
         if let Err(error) = self.release() {
-            log::warn!("PhysicalAlloc drop: {error}");
+            log::warn!("PhysicalAlloc drop: {error}; the handle is left to the runtime");
         }
     }
 }

@@ -68,7 +68,7 @@ pub struct Ordered<S> {
 }
 
 /// Takes an owner with the uses that may still be queued on it.
-pub(crate) type Recycle<S> = Box<dyn FnOnce(S, Tracks) + Send + Sync>;
+pub(crate) type Recycle<S> = std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>;
 
 impl<S> Ordered<S> {
     /// Wraps `storage`, which no queued work uses yet.
@@ -208,6 +208,24 @@ impl<S: crate::memory::DeviceStorage> Ordered<S> {
     /// The size of the memory in bytes.
     pub fn byte_len(&self) -> usize {
         self.storage.byte_len()
+    }
+}
+
+impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
+    /// Elements of the pinned buffer.
+    pub fn len(&self) -> usize {
+        self.storage.len()
+    }
+
+    /// Whether the pinned buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.storage.is_empty()
+    }
+
+    /// The host address of the buffer (for identification; the host reads
+    /// it through [`Ordered::get_mut`], which waits for queued copies).
+    pub fn host_ptr(&self) -> *const T {
+        self.storage.raw_pointer().cast_const()
     }
 }
 

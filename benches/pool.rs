@@ -1,0 +1,75 @@
+//! Pool hits: a `DevicePool` allocation + free of a size already cached,
+//! beside glibc `malloc` + `free` of the same size (issue 15 goal ≤ 2×),
+//! and a `PinnedPool` hit.
+
+mod common;
+
+use ascend::Device;
+use ascend::pool::{DevicePool, PinnedPool, PoolConfig};
+use common::{config, label, software_device};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+
+fn pool_hits(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
+    let pinned = PinnedPool::new(&device);
+    let mut group = c.benchmark_group("pool_hit");
+    for size in [4 << 10, 1 << 20] {
+        drop(pool.alloc(size).expect("warm the cache"));
+        group.bench_with_input(BenchmarkId::new("device_pool", label(size)), &size, |b, &size| {
+            b.iter(|| drop(black_box(pool.alloc(size).expect("alloc"))));
+        });
+        drop(pinned.alloc(size).expect("warm the cache"));
+        group.bench_with_input(BenchmarkId::new("pinned_pool", label(size)), &size, |b, &size| {
+            b.iter(|| drop(black_box(pinned.alloc(size).expect("alloc"))));
+        });
+        group.bench_with_input(BenchmarkId::new("glibc_malloc", label(size)), &size, |b, &size| {
+            let layout = Layout::from_size_align(size, 16).expect("layout");
+            b.iter(|| {
+                // SAFETY: a non-zero size; freed with its layout.
+                unsafe {
+                    let block = System.alloc(layout);
+                    assert!(!block.is_null());
+                    System.dealloc(black_box(block), layout);
+                }
+            });
+        });
+    }
+    group.finish();
+}
+
+/// Two threads allocating and freeing independently against one thread
+/// (issue 15 goal: ≥ 1.5× the throughput); each iteration is one 4 KiB
+/// hit per thread.
+fn pool_threads(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
+    let mut group = c.benchmark_group("pool_threads_4KiB");
+    for threads in [1usize, 2] {
+        group.bench_function(BenchmarkId::from_parameter(threads), |b| {
+            b.iter_custom(|iterations| {
+                let start = std::time::Instant::now();
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            for _ in 0..iterations {
+                                drop(black_box(pool.alloc(4096).expect("alloc")));
+                            }
+                        });
+                    }
+                });
+                // Time per iteration of all threads together: throughput is
+                // threads ÷ this.
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group! { name = benches; config = config(); targets = pool_hits, pool_threads }
+criterion_main!(benches);

@@ -1,0 +1,115 @@
+//! [`PoolConfig`] from text: `ASCEND_ALLOC_CONF`, in the spirit of
+//! torch_npu's `PYTORCH_NPU_ALLOC_CONF`.
+
+use super::config::PoolConfig;
+use crate::error::{Error, Result};
+
+/// The environment variable [`PoolConfig::from_env`] reads.
+pub const ENV_ALLOC_CONF: &str = "ASCEND_ALLOC_CONF";
+
+const MIB: usize = 1 << 20;
+
+impl PoolConfig {
+    /// Parses `key:value` pairs separated by commas over the defaults:
+    ///
+    /// | key | value | field |
+    /// |---|---|---|
+    /// | `expandable_segments` | `True` (the only mode) | — |
+    /// | `rounding_bytes` | bytes, a power of two | [`rounding`](Self::rounding) |
+    /// | `small_limit_mb` | MiB | [`small_limit`](Self::small_limit) |
+    /// | `small_chunk_mb` | MiB | [`small_chunk`](Self::small_chunk) |
+    /// | `large_chunk_mb` | MiB | [`large_chunk`](Self::large_chunk) |
+    /// | `small_reserve_mb` | MiB | [`small_reserve`](Self::small_reserve) |
+    /// | `large_reserve_mb` | MiB | [`large_reserve`](Self::large_reserve) |
+    ///
+    /// ```
+    /// use ascend::pool::PoolConfig;
+    /// let config = PoolConfig::parse("expandable_segments:True,large_chunk_mb:40,large_reserve_mb:4000")?;
+    /// assert_eq!(config.large_chunk, 40 << 20);
+    /// assert!(PoolConfig::parse("max_split_size_mb:128").is_err()); // not a knob here
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] naming the entry for an unknown key, a
+    /// malformed entry or number, or `expandable_segments:False`. The
+    /// values are checked against each other when a pool is made.
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut config = Self::default();
+        for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+            let refuse = |why: &str| Err(Error::invalid("PoolConfig::parse", format!("`{entry}`: {why}")));
+            let Some((key, value)) = entry.split_once(':') else {
+                return refuse("expected key:value");
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if key == "expandable_segments" {
+                if value.eq_ignore_ascii_case("true") {
+                    continue;
+                }
+                return refuse("the pool always uses expandable segments");
+            }
+            let Ok(number) = value.parse::<usize>() else {
+                return refuse("the value is not a whole number");
+            };
+            let mib = number.checked_mul(MIB);
+            let field = match key {
+                "rounding_bytes" => Some((&mut config.rounding, Some(number))),
+                "small_limit_mb" => Some((&mut config.small_limit, mib)),
+                "small_chunk_mb" => Some((&mut config.small_chunk, mib)),
+                "large_chunk_mb" => Some((&mut config.large_chunk, mib)),
+                "small_reserve_mb" => Some((&mut config.small_reserve, mib)),
+                "large_reserve_mb" => Some((&mut config.large_reserve, mib)),
+                _ => None,
+            };
+            match field {
+                Some((slot, Some(bytes))) => *slot = bytes,
+                Some((_, None)) => return refuse("the size overflows"),
+                None => return refuse("unknown key"),
+            }
+        }
+        Ok(config)
+    }
+
+    /// [`PoolConfig::parse`] of [`ENV_ALLOC_CONF`], or the defaults when it
+    /// is unset.
+    ///
+    /// # Errors
+    ///
+    /// As [`PoolConfig::parse`], and for a value that is not UTF-8.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var(ENV_ALLOC_CONF) {
+            Ok(text) => Self::parse(&text),
+            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(
+                "PoolConfig::from_env",
+                format!("{ENV_ALLOC_CONF} is not UTF-8"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_set_their_fields_and_bad_ones_are_named() {
+        let config = PoolConfig::parse(" rounding_bytes:1024 , small_chunk_mb:4,small_limit_mb:2 ").unwrap();
+        assert_eq!(
+            (config.rounding, config.small_chunk, config.small_limit),
+            (1024, 4 << 20, 2 << 20)
+        );
+        assert_eq!(PoolConfig::parse("").unwrap(), PoolConfig::default());
+        for bad in [
+            "nonsense",
+            "small_chunk_mb:x",
+            "expandable_segments:False",
+            "max_split_size_mb:1",
+        ] {
+            let error = PoolConfig::parse(bad).unwrap_err().to_string();
+            assert!(error.contains(bad.split(',').next().unwrap_or(bad)), "{error}");
+        }
+        assert!(PoolConfig::parse(&format!("large_reserve_mb:{}", usize::MAX)).is_err());
+    }
+}

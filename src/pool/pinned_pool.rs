@@ -1,0 +1,233 @@
+//! [`PinnedPool`]: a caching pool of pinned host buffers.
+
+use crate::Device;
+use crate::error::{Error, Result};
+use crate::host_register::HostMallocConfig;
+use crate::memory::PinnedHostBuf;
+use crate::stream::{Ordered, Recycle, Settled, Tracks};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Set once `aclrtMallocHostWithCfg` was found missing: every later
+/// allocation goes to `aclrtMallocHost` directly (torch_npu latches the
+/// same way).
+static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
+
+/// A caching pool of pinned host buffers (torch_npu's caching host
+/// allocator): requests are rounded up to a power of two, and a freed
+/// buffer waits in its size's bucket for the next request.
+///
+/// A buffer is an [`Ordered`] owner, so the async copies that use it are
+/// ordered like any other; when it is dropped, it goes back to its bucket
+/// with the uses that may still be queued on it. The next owner inherits
+/// them: its host access ([`Ordered::get_mut`]) waits for them, and its
+/// copies on another stream are ordered after them. So a buffer is never
+/// touched by the host while a copy that used it may still run.
+///
+/// New buffers come from `aclrtMallocHostWithCfg` with the pool's
+/// [`HostMallocConfig`], or from `aclrtMallocHost` once that symbol proved
+/// missing; they start zeroed, cached ones hold what their last owner left.
+///
+/// ```
+/// use ascend::pool::PinnedPool;
+/// use ascend::Device;
+/// let device = Device::new(0)?;
+/// let pool = PinnedPool::new(&device);
+/// let mut staging = pool.alloc(3000)?; // a 4096-byte buffer
+/// staging.get_mut()?[..4].copy_from_slice(&[1, 2, 3, 4]);
+/// drop(staging);
+/// let again = pool.alloc(4000)?; // the same buffer, from the cache
+/// assert_eq!((pool.stats().hits, pool.stats().cached_bytes), (1, 0));
+/// # drop(again);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
+/// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
+/// allocate from any thread.
+///
+/// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
+pub struct PinnedPool {
+    shared: Arc<Shared>,
+    /// Where a dropped buffer goes: its bucket, or (the pool gone) freed
+    /// once its work is proven finished.
+    recycle: Recycle<PinnedHostBuf<u8>>,
+}
+
+struct Shared {
+    device: Device,
+    config: HostMallocConfig,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Cached buffers by size, each with the uses that may be queued.
+    buckets: BTreeMap<usize, Vec<(PinnedHostBuf<u8>, Tracks)>>,
+    stats: PinnedStats,
+}
+
+/// A [`PinnedPool`]'s statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PinnedStats {
+    /// Bytes in buffers handed out.
+    pub allocated: usize,
+    /// Bytes in cached buffers.
+    pub cached_bytes: usize,
+    /// Requests served from the cache.
+    pub hits: u64,
+    /// Requests that allocated.
+    pub misses: u64,
+}
+
+impl PinnedPool {
+    /// A pool for buffers used with `device`, allocated with the default
+    /// [`HostMallocConfig`].
+    pub fn new(device: &Device) -> Self {
+        Self::with_config(device, HostMallocConfig::new())
+    }
+
+    /// A pool whose new buffers are allocated with `config`.
+    pub fn with_config(device: &Device, config: HostMallocConfig) -> Self {
+        let shared = Arc::new(Shared {
+            device: device.clone(),
+            config,
+            state: Mutex::new(State::default()),
+        });
+        let pool = Arc::downgrade(&shared);
+        let recycle: Recycle<PinnedHostBuf<u8>> = Arc::new(move |buffer, mut tracks: Tracks| match pool.upgrade() {
+            Some(shared) => shared.give_back(buffer, tracks),
+            None => match tracks.settle("PinnedPool buffer after its pool") {
+                Settled::Proven(_) => drop(buffer),
+                Settled::Unproven(_) => std::mem::forget(buffer),
+            },
+        });
+        Self { shared, recycle }
+    }
+
+    /// A buffer of at least `bytes` bytes (the next power of two).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the size overflows; the runtime's
+    /// code of the allocation.
+    pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
+        let size = bytes
+            .max(1)
+            .checked_next_power_of_two()
+            .ok_or_else(|| Error::invalid("PinnedPool::alloc", format!("{bytes} bytes overflow")))?;
+        let cached = {
+            let mut state = self.shared.state();
+            let found = state.buckets.get_mut(&size).and_then(Vec::pop);
+            if found.is_some() {
+                state.stats.hits += 1;
+                state.stats.cached_bytes -= size;
+            } else {
+                state.stats.misses += 1;
+            }
+            state.stats.allocated += size;
+            found
+        };
+        let (buffer, tracks) = match cached {
+            Some(found) => found,
+            None => match self.shared.fresh(size) {
+                Ok(buffer) => (buffer, Tracks::default()),
+                Err(error) => {
+                    self.shared.state().stats.allocated -= size;
+                    return Err(error);
+                }
+            },
+        };
+        Ok(Ordered::recycled(buffer, tracks, Arc::clone(&self.recycle)))
+    }
+
+    /// Frees the cached buffers whose work is proven finished (each
+    /// stream that used them is synchronised first).
+    ///
+    /// # Errors
+    ///
+    /// The first error: a synchronisation that could not prove the work
+    /// finished (that buffer stays cached), or a failed free.
+    pub fn empty_cache(&self) -> Result<()> {
+        let cached = std::mem::take(&mut self.shared.state().buckets);
+        let mut first = None;
+        let mut kept: Vec<(PinnedHostBuf<u8>, Tracks)> = Vec::new();
+        for (buffer, mut tracks) in cached.into_values().flatten() {
+            match tracks.settle("PinnedPool::empty_cache") {
+                Settled::Proven(_) => {
+                    let size = buffer.len();
+                    if let Err(error) = buffer.free() {
+                        first.get_or_insert(error);
+                    }
+                    self.shared.state().stats.cached_bytes -= size;
+                }
+                Settled::Unproven(error) => {
+                    first.get_or_insert(error);
+                    kept.push((buffer, tracks));
+                }
+            }
+        }
+        let mut state = self.shared.state();
+        for (buffer, tracks) in kept {
+            state.buckets.entry(buffer.len()).or_default().push((buffer, tracks));
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// The statistics now.
+    pub fn stats(&self) -> PinnedStats {
+        self.shared.state().stats
+    }
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A new zeroed buffer, through `aclrtMallocHostWithCfg` until it
+    /// proves missing.
+    fn fresh(&self, size: usize) -> Result<PinnedHostBuf<u8>> {
+        if !WITH_CFG_MISSING.load(Ordering::Relaxed) {
+            match PinnedHostBuf::zeroed_with_config(&self.device, size, &self.config) {
+                Err(Error::Unsupported { .. }) => {
+                    log::info!("PinnedPool: aclrtMallocHostWithCfg is missing; using aclrtMallocHost from now on");
+                    WITH_CFG_MISSING.store(true, Ordering::Relaxed);
+                }
+                other => return other,
+            }
+        }
+        PinnedHostBuf::zeroed(&self.device, size)
+    }
+
+    fn give_back(&self, buffer: PinnedHostBuf<u8>, tracks: Tracks) {
+        let mut state = self.state();
+        let size = buffer.len();
+        state.stats.allocated -= size;
+        state.stats.cached_bytes += size;
+        state.buckets.entry(size).or_default().push((buffer, tracks));
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Buffers whose work cannot be proven finished are leaked, not freed.
+        let state = self.state.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (buffer, mut tracks) in std::mem::take(&mut state.buckets).into_values().flatten() {
+            if let Settled::Unproven(_) = tracks.settle("PinnedPool drop") {
+                std::mem::forget(buffer);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for PinnedPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PinnedPool")
+            .field("device", &self.shared.device.id())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

@@ -1,0 +1,207 @@
+//! [`PoolSnapshot`]: a pool's segments and blocks at one moment, as JSON and
+//! as an SVG segment map.
+
+use super::stats::PoolStats;
+use std::fmt::Write;
+
+/// What one range of a segment holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockState {
+    /// A live block.
+    Allocated,
+    /// Cached, free to reuse.
+    Free,
+    /// Cached, with work of its former block that may still be queued.
+    FreePending,
+}
+
+impl BlockState {
+    fn name(self) -> &'static str {
+        match self {
+            BlockState::Allocated => "allocated",
+            BlockState::Free => "free",
+            BlockState::FreePending => "free_pending",
+        }
+    }
+
+    fn colour(self) -> &'static str {
+        match self {
+            BlockState::Allocated => "#d9534f",
+            BlockState::Free => "#5cb85c",
+            BlockState::FreePending => "#f0ad4e",
+        }
+    }
+}
+
+/// One range of a segment's mapped part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockSnapshot {
+    /// Offset in the segment.
+    pub offset: usize,
+    /// Bytes.
+    pub size: usize,
+    /// What it holds.
+    pub state: BlockState,
+}
+
+/// One of the pool's expandable segments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SegmentSnapshot {
+    /// `"small"` or `"large"`.
+    pub pool: &'static str,
+    /// The first device address.
+    pub base: usize,
+    /// Bytes of addresses reserved.
+    pub capacity: usize,
+    /// Bytes mapped.
+    pub mapped: usize,
+    /// Bytes per chunk.
+    pub chunk: usize,
+    /// The ranges of the mapped part, in offset order.
+    pub blocks: Vec<BlockSnapshot>,
+}
+
+/// A pool's segments, blocks and statistics at one moment
+/// ([`DevicePool::snapshot`](super::DevicePool::snapshot)).
+///
+/// [`PoolSnapshot::to_json`] writes this document:
+///
+/// ```text
+/// { "device": 0,
+///   "stats": { "allocated": 4096, "allocated_peak": 4096, "reserved": 2097152, ... },
+///   "segments": [
+///     { "pool": "small", "base": "0x7f...", "capacity": 1073741824,
+///       "mapped": 2097152, "chunk": 2097152,
+///       "blocks": [ { "offset": 0, "size": 4096, "state": "allocated" },
+///                   { "offset": 4096, "size": 2093056, "state": "free" } ] },
+///     { "pool": "large", ... } ] }
+/// ```
+///
+/// `state` is `allocated`, `free`, or `free_pending` (cached memory whose
+/// former block's work may still be queued). Sizes and offsets are bytes;
+/// `base` is a hexadecimal string. [`PoolSnapshot::to_svg`] draws one bar
+/// per segment's mapped part, a rectangle per range coloured by state, with
+/// chunk boundaries marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolSnapshot {
+    /// The device id.
+    pub device: i32,
+    /// The statistics at the same moment.
+    pub stats: PoolStats,
+    /// The small pool's segment, then the large one's.
+    pub segments: Vec<SegmentSnapshot>,
+}
+
+impl PoolSnapshot {
+    /// The snapshot as the JSON document described on the type.
+    pub fn to_json(&self) -> String {
+        let s = &self.stats;
+        let mut out = format!(
+            "{{\"device\":{},\"stats\":{{\"allocated\":{},\"allocated_peak\":{},\"reserved\":{},\"reserved_peak\":{},\
+             \"active\":{},\"active_peak\":{},\"allocations\":{},\"frees\":{},\"retries\":{},\"chunks_mapped\":{},\
+             \"chunks_unmapped\":{}}},\"segments\":[",
+            self.device,
+            s.allocated,
+            s.allocated_peak,
+            s.reserved,
+            s.reserved_peak,
+            s.active,
+            s.active_peak,
+            s.allocations,
+            s.frees,
+            s.retries,
+            s.chunks_mapped,
+            s.chunks_unmapped
+        );
+        for (index, segment) in self.segments.iter().enumerate() {
+            let _ = write!(
+                out,
+                "{}{{\"pool\":\"{}\",\"base\":\"{:#x}\",\"capacity\":{},\"mapped\":{},\"chunk\":{},\"blocks\":[",
+                if index > 0 { "," } else { "" },
+                segment.pool,
+                segment.base,
+                segment.capacity,
+                segment.mapped,
+                segment.chunk
+            );
+            for (at, block) in segment.blocks.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "{}{{\"offset\":{},\"size\":{},\"state\":\"{}\"}}",
+                    if at > 0 { "," } else { "" },
+                    block.offset,
+                    block.size,
+                    block.state.name()
+                );
+            }
+            out.push_str("]}");
+        }
+        out.push_str("]}");
+        out
+    }
+
+    /// An SVG segment map: a bar per segment (its mapped part), a rectangle
+    /// per range coloured by state (red allocated, green free, orange free
+    /// with pending work), chunk boundaries as thin lines.
+    pub fn to_svg(&self) -> String {
+        const WIDTH: f64 = 1000.0;
+        const BAR: f64 = 40.0;
+        const ROW: f64 = 80.0;
+        let height = 30.0 + ROW * self.segments.len() as f64;
+        let mut out = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" \
+             font-size=\"12\">\n<text x=\"10\" y=\"18\">device {}: {} bytes allocated, {} reserved</text>\n",
+            WIDTH + 20.0,
+            self.device,
+            self.stats.allocated,
+            self.stats.reserved
+        );
+        for (row, segment) in self.segments.iter().enumerate() {
+            let top = 30.0 + ROW * row as f64;
+            let _ = writeln!(
+                out,
+                "<text x=\"10\" y=\"{}\">{} pool at {:#x}: {} of {} bytes mapped, {}-byte chunks</text>",
+                top + 14.0,
+                segment.pool,
+                segment.base,
+                segment.mapped,
+                segment.capacity,
+                segment.chunk
+            );
+            let scale = if segment.mapped == 0 {
+                0.0
+            } else {
+                WIDTH / segment.mapped as f64
+            };
+            let y = top + 20.0;
+            for block in &segment.blocks {
+                let _ = writeln!(
+                    out,
+                    "<rect x=\"{:.2}\" y=\"{y}\" width=\"{:.2}\" height=\"{BAR}\" fill=\"{}\"><title>{} {} bytes at {:#x}</title></rect>",
+                    10.0 + block.offset as f64 * scale,
+                    (block.size as f64 * scale).max(0.5),
+                    block.state.colour(),
+                    block.state.name(),
+                    block.size,
+                    block.offset
+                );
+            }
+            if segment.chunk > 0 {
+                for boundary in (segment.chunk..segment.mapped).step_by(segment.chunk) {
+                    let x = 10.0 + boundary as f64 * scale;
+                    let _ = writeln!(
+                        out,
+                        "<line x1=\"{x:.2}\" y1=\"{y}\" x2=\"{x:.2}\" y2=\"{}\" stroke=\"black\" stroke-width=\"0.5\"/>",
+                        y + BAR
+                    );
+                }
+            }
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+}
