@@ -20,7 +20,21 @@ fn verify(ok: bool, what: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Logs go to standard error through `env_logger`: `RUST_LOG=ascend=trace`
+/// shows every allocation, free, map and unmap; `RUST_LOG=info` the backend
+/// choice.
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", ascend::backend()?.describe());
     let device = Device::new(0)?;
     let (upload, download) = (Stream::new(&device)?, Stream::new(&device)?);

@@ -5,7 +5,7 @@
 //! (JSON) and segment map (SVG) to the temporary directory.
 //!
 //! Sleep/wake (releasing the memory while keeping the addresses) is not in
-//! the pool yet; see `docs/pools.md`.
+//! the pool yet; see `docs/pools.md` (`ascend::guide::pools`).
 //!
 //! Run: `cargo run --example caching_allocator`
 
@@ -17,7 +17,21 @@ use std::sync::Arc;
 const STEPS: usize = 24;
 const HIDDEN: usize = 1024;
 
-fn main() -> Result<()> {
+/// Logs go to standard error through `env_logger`: `RUST_LOG=ascend=trace`
+/// shows every allocation, free, map and unmap; `RUST_LOG=info` the backend
+/// choice.
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     println!("backend: {:?}", ascend::backend()?.backend);
     let device = Device::new(0)?;
     // The knobs come from ASCEND_ALLOC_CONF when it is set.

@@ -30,7 +30,21 @@ fn pattern(seed: u32, words: usize) -> Vec<u32> {
     (0..words as u32).map(|index| seed ^ index).collect()
 }
 
-fn main() -> Outcome {
+/// Logs go to standard error through `env_logger`: `RUST_LOG=ascend=trace`
+/// shows every allocation, free, map and unmap; `RUST_LOG=info` the backend
+/// choice.
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Outcome {
     if std::env::args().nth(1).as_deref() == Some("--child") {
         child()
     } else {

@@ -8,7 +8,21 @@
 
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Logs go to standard error through `env_logger`: `RUST_LOG=ascend=trace`
+/// shows every allocation, free, map and unmap; `RUST_LOG=info` the backend
+/// choice.
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let info = ascend::backend()?;
     println!("{}", info.describe());
 

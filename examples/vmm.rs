@@ -10,7 +10,21 @@
 use ascend::Device;
 use ascend::vmm::{AccessDesc, Granularity, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Logs go to standard error through `env_logger`: `RUST_LOG=ascend=trace`
+/// shows every allocation, free, map and unmap; `RUST_LOG=info` the backend
+/// choice.
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}", ascend::backend()?.describe());
     let device = Device::new(0)?;
     let prop = PhysicalMemProp::device(&device);

@@ -4,15 +4,27 @@
 Each ratio divides the cost of a software-device or safe-layer operation by
 the cost of its reference (a plain host copy or fill, a raw `mmap`/`munmap`
 pair, the raw `ascend-sys` call, or the 10-mapping case), all measured in the
-same run. Reads criterion's estimates from target/criterion.
+same run. Reads criterion's estimates from where criterion writes them:
+$CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion in
+the workspace (the benchmarks are the workspace member `ascend-benches`).
 
-    cargo bench --benches && python3 scripts/bench-report.py
+    cargo bench -p ascend-benches && python3 scripts/bench-report.py
 """
 import json
+import os
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
+
+def criterion_dir():
+    if os.environ.get("CRITERION_HOME"):
+        return pathlib.Path(os.environ["CRITERION_HOME"])
+    if os.environ.get("CARGO_TARGET_DIR"):
+        return pathlib.Path(os.environ["CARGO_TARGET_DIR"]) / "criterion"
+    return pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
+
+
+ROOT = criterion_dir()
 
 
 def mean_ns(*parts):
@@ -56,7 +68,7 @@ def table(title, header, rows):
 
 def main():
     if not ROOT.exists():
-        sys.exit("no target/criterion: run `cargo bench --benches` first")
+        sys.exit(f"no {ROOT}: run `cargo bench -p ascend-benches` first")
     sizes = ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB", "256MiB"]
 
     rows = []

@@ -36,6 +36,11 @@ use std::sync::{Arc, Mutex, Weak};
 /// assert!(free <= total);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Device` is `Send` and `Sync` (and cheap to clone): it makes
+/// itself current on whichever thread calls it.
+///
+/// **Guide:** [Concepts: devices and threads](crate::guide::concepts).
 #[derive(Clone)]
 pub struct Device {
     id: i32,

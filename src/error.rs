@@ -6,17 +6,24 @@ use ascend_sys as sys;
 use std::ffi::CStr;
 
 /// Everything that can go wrong in this crate.
+///
+/// **Guide:** [Concepts: errors and destructors](crate::guide::concepts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An AscendCL call returned an error code.
+    /// An AscendCL call returned an error code. Displayed as
+    /// "`api` failed: `code`: `message`", each once (for example
+    /// `aclrtFree failed: ACL_ERROR_RT_PARAM_INVALID (107000): devPtr is
+    /// NULL`).
     #[error("{api} failed: {code}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Acl {
         /// The C function that failed.
         api: &'static str,
         /// The code it returned.
         code: ErrorCode,
-        /// The runtime's own explanation (`aclGetRecentErrMsg`), if any.
+        /// The runtime's own explanation (`aclGetRecentErrMsg`), if any,
+        /// without a leading "`api`: " or a trailing "(error N)" that
+        /// would repeat the fields above.
         message: Option<String>,
     },
     /// The loaded AscendCL library does not export this function (an older
@@ -104,6 +111,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// let error = ascend::check("aclrtFree", unsafe { sys::aclrtFree(std::ptr::null_mut()) }).unwrap_err();
 /// assert!(matches!(error, Error::Acl { api: "aclrtFree", .. }));
 /// assert_eq!(error.code(), Some(ErrorCode::INVALID_PARAM));
+/// // The API name and the code appear once each.
+/// let text = error.to_string();
+/// assert!(text.starts_with("aclrtFree failed: ACL_ERROR_INVALID_PARAM (100000)"), "{text}");
+/// assert_eq!(text.matches("aclrtFree").count(), 1, "{text}");
+/// assert_eq!(text.matches("100000").count(), 1, "{text}");
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///
@@ -121,8 +133,20 @@ pub fn check(api: &'static str, code: sys::aclError) -> Result<()> {
     Err(Error::Acl {
         api,
         code: ErrorCode(code),
-        message: recent_message(),
+        message: recent_message().map(|text| without_api_and_code(&text, api, code)),
     })
+}
+
+/// The runtime's message without what [`Error::Acl`]'s `Display` already
+/// says: the software device (and the loader) write "api: what (error N)",
+/// which would repeat the API name and the code.
+fn without_api_and_code(text: &str, api: &str, code: sys::aclError) -> String {
+    let text = text
+        .strip_prefix(api)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(text);
+    let text = text.strip_suffix(&format!(" (error {code})")).unwrap_or(text);
+    text.to_string()
 }
 
 /// `aclGetRecentErrMsg` as an owned string.

@@ -1,5 +1,12 @@
 //! Safe Rust SDK for Huawei Ascend NPU memory management (AscendCL / CANN).
 //!
+//! The package is `ascend-rs` on crates.io; its library is named `ascend`:
+//!
+//! ```toml
+//! [dependencies]
+//! ascend-rs = "0.1"
+//! ```
+//!
 //! This crate wraps the raw [`ascend_sys`] API in owned, typed handles:
 //!
 //! | CPU concept            | Ascend concept           | This crate         |
@@ -25,12 +32,42 @@
 //! every owner frees on `Drop` (logging a failure through the `log` facade)
 //! or through an explicit `free` that returns the error.
 //!
-//! The guide in `docs/` covers the concepts, backend selection, the software
-//! device and testing; below is the map from every bound AscendCL function
-//! to the item that calls it.
-#![doc = include_str!("../docs/acl-to-rust.md")]
+//! # The guide
+//!
+//! | Page | What it covers |
+//! |---|---|
+//! | [Concepts](guide::concepts) | memory kinds, devices and threads, the failure model, the VMM lifecycle in types, owned forms, errors and destructors |
+//! | [AscendCL → Rust](guide::acl_to_rust) | every bound AscendCL function and the item of this crate that calls it |
+//! | [Backend selection](guide::backend_selection) | the real `libascendcl.so` or the software device, the search order, missing symbols |
+//! | [The software device](guide::software_device) | what it emulates, how to configure, inspect and inject faults |
+//! | [Choices where the runtime is silent](guide::runtime_choices) | the error codes chosen where the closed driver decides |
+//! | [Memory pools, for a torch_npu user](guide::pools) | the caching device pool and the pinned host pool, with torch_npu's knobs mapped to these |
+//! | [Testing your own code](guide::testing) | the `testing` feature: the software device in CI, property tests, leak and misuse checks |
+//! | [Performance](guide::performance) | benchmark ratios against the machine's limits |
+//!
+//! # Where to start
+//!
+//! - Device memory: [`DeviceBuf`], its views [`DeviceSlice`] /
+//!   [`DeviceSliceMut`], and pinned host memory [`PinnedHostBuf`].
+//! - Asynchronous work: [`Stream`], [`Event`], [`Stream::scope`] and
+//!   [`stream::Ordered`].
+//! - Virtual memory: [`vmm::VirtualRange`], [`vmm::PhysicalAlloc`], and the
+//!   owned forms [`vmm::OwnedMapping`], [`vmm::ExpandableSegment`] and
+//!   [`vmm::SharedSegment`].
+//! - Sharing between processes: [`share`]. Memory pools: [`pool`].
+//! - Which backend runs the calls: [`backend()`]; errors: [`Error`].
+//!
+//! # Logging
+//!
+//! The crate logs through the [`log`](https://docs.rs/log) facade: the
+//! backend choice at `info`, failures in `Drop` at `warn` or `error`, and
+//! every allocation, free, map and unmap at `trace`. Install any logger
+//! (for example `env_logger`, then `RUST_LOG=ascend=trace`) to see them.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// docs.rs builds with `--cfg docsrs` (see `[package.metadata.docs.rs]`) and
+// marks the items that need a cargo feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod allocator;
 mod backend;
@@ -38,6 +75,7 @@ mod device;
 mod error;
 mod error_code;
 mod error_code_names;
+pub mod guide;
 pub mod host_register;
 pub mod info;
 pub mod memory;
@@ -46,6 +84,7 @@ mod runtime;
 pub mod share;
 pub mod stream;
 #[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod vmm;
 

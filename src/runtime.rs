@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex, Weak};
 /// drop(b); // aclFinalize runs here
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Runtime` is `Send` and `Sync`: clones may live on any thread.
 #[derive(Clone, Debug)]
 pub struct Runtime {
     inner: Arc<Initialised>,

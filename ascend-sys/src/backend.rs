@@ -72,12 +72,14 @@ pub struct LibraryAttempt {
 }
 
 impl fmt::Display for LibraryAttempt {
+    /// `PATH (SOURCE): WHY`, or `PATH (SOURCE): opened`, on one line. The
+    /// loader's message names the path once, here, not again in the reason.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.path.display(), self.source)?;
-        if let Some(error) = &self.error {
-            write!(f, ": {error}")?;
+        write!(f, "{} ({}): ", self.path.display(), self.source)?;
+        match &self.error {
+            Some(error) => f.write_str(error),
+            None => f.write_str("opened"),
         }
-        Ok(())
     }
 }
 
@@ -99,20 +101,32 @@ pub struct BackendInfo {
 }
 
 impl BackendInfo {
-    /// A one-line explanation, as logged when the backend is chosen.
+    /// The explanation logged when the backend is chosen: a first line with
+    /// the backend and who asked for it, then one indented line per library
+    /// path tried (the path, why it was tried, why it failed), each path
+    /// named once.
+    ///
+    /// ```text
+    /// AscendCL backend: software device (no ASCEND_BACKEND set; no AscendCL library found)
+    ///   tried /usr/local/Ascend/cann/lib64/libascendcl.so (default install location): cannot open shared object file: No such file or directory
+    ///   tried libascendcl.so (dynamic linker search): cannot open shared object file: No such file or directory
+    /// ```
     pub fn describe(&self) -> String {
         let asked = match self.requested_by {
             "default" => "no ASCEND_BACKEND set".to_string(),
             who => format!("{who} asked for {:?}", self.requested),
         };
-        match (&self.backend, &self.library_path) {
+        let mut text = match (&self.backend, &self.library_path) {
             (Backend::Hardware, Some(path)) => format!("AscendCL backend: hardware, {} ({asked})", path.display()),
             _ if self.attempts.is_empty() => format!("AscendCL backend: software device ({asked})"),
-            _ => format!(
-                "AscendCL backend: software device ({asked}; no AscendCL library found; tried: {})",
-                join(&self.attempts)
-            ),
+            _ => format!("AscendCL backend: software device ({asked}; no AscendCL library found)"),
+        };
+        // The attempt that opened is the path on the first line already.
+        for attempt in self.attempts.iter().filter(|attempt| attempt.error.is_some()) {
+            text.push_str("\n  tried ");
+            text.push_str(&attempt.to_string());
         }
+        text
     }
 }
 
@@ -121,7 +135,14 @@ impl BackendInfo {
 #[non_exhaustive]
 pub enum BackendError {
     /// The hardware backend was required and no library could be opened.
-    #[error("the hardware backend was requested but no AscendCL library could be opened; tried: {}", join(.attempts))]
+    /// The message says what to do and lists each path tried on a line of
+    /// its own.
+    #[error(
+        "the hardware backend was requested but no AscendCL library could be opened. Set ASCEND_ACL_LIB to the \
+         libascendcl.so file, or source CANN's set_env.sh (it sets ASCEND_HOME_PATH), or set ASCEND_BACKEND=auto \
+         to run on the software device when no library is found.{}",
+        tried_lines(.attempts)
+    )]
     LibraryNotFound {
         /// Every path tried, with the loader's message for each.
         attempts: Vec<LibraryAttempt>,
@@ -133,6 +154,14 @@ pub enum BackendError {
         /// The text given.
         value: String,
     },
+    /// The software device was chosen but its configuration cannot be used
+    /// (for example `ASCEND_SOFT_DEVICE_MEMORY=garbage`, or a malformed
+    /// `ASCEND_SOFT_FAULTS`): every call would fail.
+    #[error("the software device cannot start: {reason}")]
+    SoftwareDevice {
+        /// What is wrong (the variable, its value and why).
+        reason: String,
+    },
     /// [`select_backend`] was called after the backend had been chosen, with
     /// a request the active backend does not satisfy.
     #[error("the backend was already chosen ({active}); select_backend must be called before the first AscendCL call")]
@@ -142,8 +171,9 @@ pub enum BackendError {
     },
 }
 
-fn join(attempts: &[LibraryAttempt]) -> String {
-    attempts.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+/// One `\n  tried PATH (SOURCE): WHY` line per attempt.
+fn tried_lines(attempts: &[LibraryAttempt]) -> String {
+    attempts.iter().map(|attempt| format!("\n  tried {attempt}")).collect()
 }
 
 /// How a call is routed; computed once.
@@ -176,13 +206,23 @@ enum RouteSlot {
 /// [`BackendError::InvalidRequest`] when `ASCEND_BACKEND` has another value.
 /// In both cases every C function returns `ACL_ERROR_RT_NO_DEVICE` and
 /// `aclGetRecentErrMsg` repeats this error.
+/// [`BackendError::SoftwareDevice`] when the software device is the backend
+/// but its configuration (the `ASCEND_SOFT_*` variables) cannot be used;
+/// every call then fails with `ACL_ERROR_RT_INTERNAL_ERROR`, and this says
+/// why before the first one.
 ///
 /// ```
 /// let info = ascend_sys::backend().expect("a backend");
 /// println!("{}", info.describe());
 /// ```
 pub fn backend() -> Result<&'static BackendInfo, BackendError> {
-    chosen().as_ref().map_err(Clone::clone)
+    let info = chosen().as_ref().map_err(Clone::clone)?;
+    if info.backend == Backend::Software
+        && let Some(reason) = crate::soft::startup_problem()
+    {
+        return Err(BackendError::SoftwareDevice { reason });
+    }
+    Ok(info)
 }
 
 /// Chooses the backend from Rust instead of `ASCEND_BACKEND`. Call it before
@@ -194,7 +234,10 @@ pub fn backend() -> Result<&'static BackendInfo, BackendError> {
 ///
 /// # Errors
 ///
-/// As [`backend`] for the new choice, or [`BackendError::AlreadyChosen`].
+/// As [`backend`] for the new choice (except that a bad software-device
+/// configuration is reported by [`backend`] only, so that
+/// [`soft::configure`](crate::soft::configure) can still replace it), or
+/// [`BackendError::AlreadyChosen`].
 ///
 /// ```
 /// use ascend_sys::{select_backend, Backend, BackendRequest};
@@ -207,7 +250,7 @@ pub fn select_backend(request: BackendRequest) -> Result<&'static BackendInfo, B
         let _ = CHOSEN.set(choose(request, "select_backend"));
         announce();
     }
-    let chosen = backend()?;
+    let chosen = chosen().as_ref().map_err(Clone::clone)?;
     let satisfied = match request {
         BackendRequest::Auto => true,
         BackendRequest::Hardware => chosen.backend == Backend::Hardware,
@@ -254,7 +297,10 @@ fn chosen() -> &'static Result<BackendInfo, BackendError> {
 fn announce() {
     static ANNOUNCED: OnceLock<()> = OnceLock::new();
     ANNOUNCED.get_or_init(|| match CHOSEN.get() {
-        Some(Ok(info)) => log::info!("{}", info.describe()),
+        Some(Ok(info)) => match crate::soft::startup_problem().filter(|_| info.backend == Backend::Software) {
+            None => log::info!("{}", info.describe()),
+            Some(reason) => log::error!("{}\nthe software device cannot start: {reason}", info.describe()),
+        },
         Some(Err(error)) => log::error!("AscendCL backend unavailable: {error}"),
         None => {}
     });

@@ -285,7 +285,16 @@ fn child_bad_explicit_path() {
         "{attempts:?}"
     );
     let error = backend().unwrap_err().to_string();
-    assert!(error.contains("/nonexistent/libascendcl.so"), "{error}");
+    assert_eq!(error.matches("/nonexistent/libascendcl.so").count(), 1, "{error}");
+    for what_to_do in ["ASCEND_ACL_LIB", "set_env.sh", "ASCEND_BACKEND=auto"] {
+        assert!(error.contains(what_to_do), "{what_to_do} missing from: {error}");
+    }
+    assert!(
+        error
+            .lines()
+            .any(|line| line.starts_with("  tried /nonexistent/libascendcl.so (ASCEND_ACL_LIB): ")),
+        "{error}"
+    );
 
     let (rc, _) = device_count();
     assert_eq!(rc, ACL_ERROR_RT_NO_DEVICE);
@@ -336,7 +345,17 @@ fn child_search_order() {
             assert_eq!(rc, ACL_ERROR_RT_NO_DEVICE);
             let message = recent_message().expect("a message explaining why there is no backend");
             for path in documented {
-                assert!(message.contains(path), "{path} missing from: {message}");
+                let lines = message
+                    .lines()
+                    .filter(|line| line.starts_with(&format!("  tried {path} (")))
+                    .count();
+                assert_eq!(lines, 1, "{path}: one line per attempt in: {message}");
+            }
+            for line in message.lines().filter(|line| line.starts_with("  tried ")) {
+                // The path is named once per line: the loader's own message
+                // (which starts with the path) is not repeated.
+                let path = line["  tried ".len()..].split(' ').next().unwrap_or_default();
+                assert_eq!(line.matches(path).count(), 1, "{line}");
             }
         }
         // A machine with CANN installed in a default location: the order up
@@ -387,7 +406,13 @@ fn child_auto_falls_back() {
     assert_eq!(info.attempts[0].path.to_str(), Some("/nonexistent/x.so"));
     assert_eq!(info.attempts[0].source, "ASCEND_ACL_LIB");
     assert!(info.attempts[0].error.is_some());
-    assert!(info.describe().contains("/nonexistent/x.so"), "{}", info.describe());
+    let description = info.describe();
+    assert_eq!(description.matches("/nonexistent/x.so").count(), 1, "{description}");
+    assert_eq!(
+        description.lines().count(),
+        2,
+        "a first line and one per attempt: {description}"
+    );
 
     let (rc, count) = device_count();
     assert_eq!(rc, ACL_SUCCESS, "{:?}", recent_message());

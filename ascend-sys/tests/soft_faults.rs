@@ -143,6 +143,14 @@ fn child_with_a_bad_fault_list() {
     let value = value.to_string_lossy().into_owned();
     select_backend(BackendRequest::Software).unwrap();
     let entry = std::env::var("BAD_ENTRY").unwrap();
+    // backend() says so before the first call.
+    match backend() {
+        Err(BackendError::SoftwareDevice { reason }) => {
+            assert!(reason.contains(soft::ENV_FAULTS), "{reason}");
+            assert!(reason.contains(&format!("{entry:?}")), "{reason}");
+        }
+        other => panic!("expected a software-device error, got {other:?}"),
+    }
     let mut count = 0;
     // SAFETY: valid out-pointers; nothing is allocated.
     unsafe {
@@ -184,5 +192,55 @@ fn a_bad_fault_list_stops_the_software_device() {
             String::from_utf8_lossy(&output.stderr)
         );
         assert!(stdout.contains("child saw the start-up error"), "{value}: {stdout}");
+    }
+}
+
+/// The child half of `a_bad_device_configuration_is_reported_by_backend`.
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_with_a_bad_device_configuration() {
+    let Ok(variable) = std::env::var("BAD_VARIABLE") else {
+        return;
+    };
+    let value = std::env::var(&variable).unwrap();
+    select_backend(BackendRequest::Software).unwrap();
+    match backend() {
+        Err(error @ BackendError::SoftwareDevice { .. }) => {
+            let text = error.to_string();
+            assert!(text.contains(&variable), "{text}");
+            assert!(text.contains(&format!("{value:?}")), "{text}");
+        }
+        other => panic!("{variable}={value}: expected a software-device error, got {other:?}"),
+    }
+    let mut count = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_ERROR_RT_INTERNAL_ERROR);
+    // The error stays after the failed start.
+    assert!(matches!(backend(), Err(BackendError::SoftwareDevice { .. })));
+    println!("child saw the configuration error");
+}
+
+#[test]
+fn a_bad_device_configuration_is_reported_by_backend() {
+    for (variable, value) in [
+        (soft::ENV_DEVICE_MEMORY, "garbage"),
+        (soft::ENV_DEVICE_MEMORY, "1K"),
+        (soft::ENV_DEVICE_COUNT, "many"),
+        (soft::ENV_GRANULARITY, "3M"),
+    ] {
+        let output = soft_common::child_output(
+            "child_with_a_bad_device_configuration",
+            &[(variable, value), ("BAD_VARIABLE", variable)],
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{variable}={value}: child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("child saw the configuration error"),
+            "{variable}={value}: {stdout}"
+        );
     }
 }

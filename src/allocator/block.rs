@@ -24,6 +24,7 @@ unsafe impl Sync for Block {}
 
 impl Block {
     /// A block of `size` bytes at device address `address`, tag 0.
+    #[must_use]
     pub fn new(address: NonNull<c_void>, size: usize) -> Self {
         Self { address, size, tag: 0 }
     }

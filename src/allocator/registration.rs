@@ -75,6 +75,8 @@ static REGISTERING: Mutex<()> = Mutex::new(());
 /// [`std::mem::forget`] on a registration leaves the allocator registered
 /// and leaks it: the runtime can keep calling it, and it stays valid because
 /// it is never freed (the allocator is `'static`).
+///
+/// **Threads:** `AllocatorRegistration` is `Send` and `Sync`.
 pub struct AllocatorRegistration<'s> {
     stream: NonNull<c_void>,
     /// Destroyed after unregistering; `None` once released.

@@ -23,6 +23,8 @@ use std::ptr::NonNull;
 /// assert_eq!(buf.as_ptr() as usize % HOST_REGISTER_ALIGN, 0);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `AlignedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
 pub struct AlignedHostBuf<T: Pod> {
     pointer: NonNull<T>,
     len: usize,

@@ -13,6 +13,8 @@ use std::ptr::NonNull;
 /// that such pointers cannot be used for memory copies or sets, so this type
 /// offers none. Hand [`DevicePointer::as_raw`] to a kernel; the host side of
 /// the memory is reached through the registration itself.
+///
+/// **Threads:** `DevicePointer` is `Send` and `Sync`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DevicePointer<'r> {
     raw: NonNull<c_void>,

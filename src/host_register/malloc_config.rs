@@ -21,6 +21,7 @@ pub struct HostMallocConfig {
 
 impl HostMallocConfig {
     /// No attributes.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }

@@ -44,6 +44,11 @@ enum Kind {
 /// assert_eq!(buf[0], 5.0);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `HostRegistration<'a, T>` is `Send` when `T` is `Send` and
+/// `Sync` when `T` is `Sync`, like the `&'a mut [T]` it holds.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct HostRegistration<'a, T: Pod = u8> {
     host: NonNull<T>,
     len: usize,

@@ -31,6 +31,12 @@ use std::ptr::NonNull;
 /// assert_eq!(buf.to_vec()?, [1, 2, 3]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DeviceBuf<T>` is `Send` and `Sync`: move it to another thread
+/// or share it (`&DeviceBuf` only reads the device memory, through copies out).
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts); the calls it
+/// makes are in [AscendCL → Rust](crate::guide::acl_to_rust).
 pub struct DeviceBuf<T: Pod> {
     /// Device address; `None` for an empty buffer (nothing allocated).
     address: Option<NonNull<c_void>>,
@@ -60,6 +66,18 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
     /// size overflows; the runtime's code (e.g. out of device memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: every element is written (below) before it is read.
+    /// let mut buf = unsafe { DeviceBuf::<f32>::uninit(&device, 1024) }?;
+    /// buf.copy_from_host(&[0.5; 1024])?;
+    /// assert_eq!(buf.to_vec()?, [0.5; 1024]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe { Self::uninit_with_policy(device, len, MallocPolicy::HugeFirst) }
@@ -76,6 +94,18 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::uninit`]; a policy the chip cannot honour fails with
     /// the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, MallocPolicy};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: the buffer is filled before it is read.
+    /// let mut buf = unsafe { DeviceBuf::<u8>::uninit_with_policy(&device, 4096, MallocPolicy::NormalOnly) }?;
+    /// buf.fill_bytes(0xAB)?;
+    /// assert!(buf.to_vec()?.iter().all(|&byte| byte == 0xAB));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn uninit_with_policy(device: &Device, len: usize, policy: MallocPolicy) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe { Self::uninit_with(device, len, policy, AllocCall::Malloc) }
@@ -91,6 +121,20 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::uninit_with_policy`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::AllocCall;
+    /// use ascend::{Device, DeviceBuf, MallocPolicy};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: the buffer is zeroed before it is read.
+    /// let mut buf =
+    ///     unsafe { DeviceBuf::<u32>::uninit_with(&device, 256, MallocPolicy::HugeFirst, AllocCall::Align32) }?;
+    /// buf.fill_bytes(0)?;
+    /// assert_eq!(buf.to_vec()?, [0; 256]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn uninit_with(device: &Device, len: usize, policy: MallocPolicy, call: AllocCall) -> Result<Self> {
         let api = call.api();
         let bytes = byte_len::<T>(api, len)?;
@@ -121,6 +165,7 @@ impl<T: Pod> DeviceBuf<T> {
                 }
             };
             check(api, code)?;
+            log::trace!("{api}: {bytes} bytes at {raw:p} on device {}", device.id());
             NonNull::new(raw)
         };
         Ok(Self {
@@ -136,6 +181,16 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::uninit`], and the memset's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<i64>::zeroed(&device, 100)?;
+    /// assert_eq!(buf.to_vec()?, [0; 100]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: the buffer is filled with zeros before it is returned.
         let mut buf = unsafe { Self::uninit(device, len) }?;
@@ -148,6 +203,17 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::uninit`], and the copy's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1.0f32, 2.0, 3.0])?;
+    /// assert_eq!((buf.len(), buf.byte_len()), (3, 12));
+    /// assert_eq!(buf.to_vec()?, [1.0, 2.0, 3.0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         // SAFETY: the whole buffer is overwritten by the copy below.
         let mut buf = unsafe { Self::uninit(device, data.len()) }?;
@@ -182,6 +248,17 @@ impl<T: Pod> DeviceBuf<T> {
     }
 
     /// A shared view of the whole buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?;
+    /// let view = buf.as_slice();
+    /// assert_eq!(view.slice(1..3)?.to_vec()?, [2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
         // SAFETY: the buffer owns `len` elements at `as_raw()` (or is empty)
         // for as long as it is borrowed, on `self.device`.
@@ -189,6 +266,17 @@ impl<T: Pod> DeviceBuf<T> {
     }
 
     /// An exclusive view of the whole buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// buf.as_mut_slice().slice_mut(2..)?.fill_bytes(9)?;
+    /// assert_eq!(buf.to_vec()?, [0, 0, 9, 9]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
         // SAFETY: as in `as_slice`, and `&mut self` makes the view unique.
         unsafe { DeviceSliceMut::from_raw_parts(self.as_raw(), self.len, &self.device) }
@@ -200,6 +288,18 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
     /// mismatch (nothing is copied); the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 3)?;
+    /// buf.copy_from_host(&[7, 8, 9])?;
+    /// assert_eq!(buf.to_vec()?, [7, 8, 9]);
+    /// assert!(buf.copy_from_host(&[1, 2]).is_err()); // the lengths must be equal
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         self.as_mut_slice().copy_from_host(src)
     }
@@ -209,6 +309,18 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u32, 2, 3])?;
+    /// let mut host = [0u32; 3];
+    /// buf.copy_to_host(&mut host)?;
+    /// assert_eq!(host, [1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         self.as_slice().copy_to_host(dst)
     }
@@ -218,6 +330,18 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let src = DeviceBuf::from_slice(&device, &[4i32, 5, 6])?;
+    /// let mut dst = DeviceBuf::<i32>::zeroed(&device, 3)?;
+    /// dst.copy_from_device(&src)?;
+    /// assert_eq!(dst.to_vec()?, [4, 5, 6]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device(&mut self, src: &DeviceBuf<T>) -> Result<()> {
         self.as_mut_slice().copy_from_device(&src.as_slice())
     }
@@ -227,6 +351,16 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::copy_to_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[0.25f64; 8])?;
+    /// assert_eq!(buf.to_vec()?, vec![0.25; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.as_slice().to_vec()
     }
@@ -236,6 +370,17 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
+    /// buf.fill_bytes(0x01)?;
+    /// assert_eq!(buf.to_vec()?, [0x0101_0101; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
         self.as_mut_slice().fill_bytes(value)
     }
@@ -246,6 +391,16 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// The runtime's code from `aclrtFree`; the memory is then in an unknown
     /// state and is not freed again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u8>::zeroed(&device, 1 << 20)?;
+    /// buf.free()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -280,7 +435,9 @@ impl<T: Pod> DeviceBuf<T> {
         // (`take` above).
         check("aclrtFreeWithDevSync", unsafe {
             sys::aclrtFreeWithDevSync(address.as_ptr())
-        })
+        })?;
+        log::trace!("aclrtFreeWithDevSync: {:p}", address.as_ptr());
+        Ok(())
     }
 
     fn release(&mut self) -> Result<()> {
@@ -289,7 +446,9 @@ impl<T: Pod> DeviceBuf<T> {
         };
         // SAFETY: the address came from `aclrtMalloc` and is freed once
         // (`take` above); `aclrtFree` needs no current device.
-        check("aclrtFree", unsafe { sys::aclrtFree(address.as_ptr()) })
+        check("aclrtFree", unsafe { sys::aclrtFree(address.as_ptr()) })?;
+        log::trace!("aclrtFree: {:p}", address.as_ptr());
+        Ok(())
     }
 }
 

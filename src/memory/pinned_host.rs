@@ -26,6 +26,10 @@ const HOST_ALIGN: usize = 64;
 /// assert_eq!(&host[..], &[0.0, 2.5, 0.0, 0.0]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `PinnedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct PinnedHostBuf<T: Pod> {
     pointer: NonNull<T>,
     len: usize,
@@ -45,6 +49,18 @@ impl<T: Pod> PinnedHostBuf<T> {
     ///
     /// [`Error::InvalidArgument`] if the byte size overflows or `T` needs an
     /// alignment above 64 bytes; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let mut host = PinnedHostBuf::<f32>::zeroed(&device, 1024)?;
+    /// host[0] = 1.0; // page-locked host memory derefs to [f32]
+    /// assert_eq!(host.len(), 1024);
+    /// assert_eq!(host.iter().sum::<f32>(), 1.0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: every byte is zeroed below, before the buffer is read.
         let mut buf = unsafe { Self::uninit(device, len) }?;
@@ -110,6 +126,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; `bytes` is non-zero.
         check("aclrtMallocHost", unsafe { sys::aclrtMallocHost(&mut raw, bytes) })?;
+        log::trace!("aclrtMallocHost: {bytes} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
             return Err(Error::invalid(
                 "aclrtMallocHost",
@@ -151,6 +168,18 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Errors
     ///
     /// As [`PinnedHostBuf::zeroed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[1u8, 2, 3])?;
+    /// assert_eq!(&host[..], [1, 2, 3]);
+    /// let on_device = DeviceBuf::from_slice(&device, &host)?;
+    /// assert_eq!(on_device.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         let mut buf = Self::zeroed(device, data.len())?;
         buf.copy_from_slice(data);
@@ -162,6 +191,16 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtFreeHost`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+    /// host.free()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -194,7 +233,9 @@ impl<T: Pod> PinnedHostBuf<T> {
         // (`allocated` was cleared above).
         check("aclrtFreeHostWithDevSync", unsafe {
             sys::aclrtFreeHostWithDevSync(self.pointer.as_ptr().cast())
-        })
+        })?;
+        log::trace!("aclrtFreeHostWithDevSync: {:p}", self.pointer);
+        Ok(())
     }
 
     fn release(&mut self) -> Result<()> {
@@ -205,7 +246,9 @@ impl<T: Pod> PinnedHostBuf<T> {
         // (`allocated` was cleared above).
         check("aclrtFreeHost", unsafe {
             sys::aclrtFreeHost(self.pointer.as_ptr().cast())
-        })
+        })?;
+        log::trace!("aclrtFreeHost: {:p}", self.pointer);
+        Ok(())
     }
 }
 
@@ -307,6 +350,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         // `attributes.len()` attributes that outlive the call; `size` is
         // non-zero.
         check(API, unsafe { sys::aclrtMallocHostWithCfg(&mut raw, size, cfg) })?;
+        log::trace!("{API}: {size} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
             return Err(Error::invalid(API, "the runtime returned NULL with success"));
         };

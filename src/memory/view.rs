@@ -32,6 +32,11 @@ use std::ops::{Bound, RangeBounds};
 /// assert!(buf.as_slice().slice(2..9).is_err());
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DeviceSlice` is `Send`, `Sync` and `Copy`: a shared view only
+/// reads.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct DeviceSlice<'a, T: Pod> {
     address: usize,
     len: usize,
@@ -40,6 +45,11 @@ pub struct DeviceSlice<'a, T: Pod> {
 }
 
 /// An exclusive view of `len` elements of `T` in device memory.
+///
+/// **Threads:** `DeviceSliceMut` is `Send` and `Sync`: it is the only way to
+/// the bytes it covers, and a `&DeviceSliceMut` only reads.
+///
+/// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
 pub struct DeviceSliceMut<'a, T: Pod> {
     address: usize,
     len: usize,
@@ -93,6 +103,19 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// `address` must be the start of `len * size_of::<T>()` bytes of device
     /// memory (accessible to `device`) that stay allocated and are not
     /// written through another view for `'a`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, DeviceSlice};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u16, 2, 3, 4])?;
+    /// // SAFETY: `buf` holds 4 `u16` at this address, outlives the view and is
+    /// // not written while the view lives.
+    /// let view = unsafe { DeviceSlice::<u16>::from_raw_parts(buf.as_raw(), 4, &device) };
+    /// assert_eq!(view.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn from_raw_parts(address: *mut c_void, len: usize, device: &'a Device) -> Self {
         Self {
             address: address as usize,
@@ -133,6 +156,19 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[10u32, 20, 30, 40])?;
+    /// let view = buf.as_slice();
+    /// let tail = view.slice(2..)?;
+    /// assert_eq!(tail.to_vec()?, [30, 40]);
+    /// assert_eq!(tail.slice(..1)?.to_vec()?, [30]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
         let (start, len) = sub_range("DeviceSlice::slice", self.len, range)?;
         Ok(DeviceSlice {
@@ -149,6 +185,18 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     ///
     /// [`Error::InvalidArgument`] on a length mismatch (nothing is copied);
     /// the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?;
+    /// let mut host = [0u8; 2];
+    /// buf.as_slice().slice(2..)?.copy_to_host(&mut host)?;
+    /// assert_eq!(host, [3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         same_len("aclrtMemcpy", self.len, dst.len())?;
         transfer::copy(
@@ -165,6 +213,16 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[5i8, -5])?;
+    /// assert_eq!(buf.as_slice().to_vec()?, [5, -5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         self.copy_to_host(&mut out)?;
@@ -179,6 +237,20 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// As [`DeviceSlice::from_raw_parts`], and no other view may use the
     /// memory for `'a`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, DeviceSliceMut};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
+    /// // SAFETY: `buf` holds 4 `u32` at this address, outlives the view, and
+    /// // nothing else uses them while the view lives.
+    /// let mut view = unsafe { DeviceSliceMut::<u32>::from_raw_parts(buf.as_raw(), 4, &device) };
+    /// view.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(buf.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn from_raw_parts(address: *mut c_void, len: usize, device: &'a Device) -> Self {
         Self {
             address: address as usize,
@@ -209,6 +281,17 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     }
 
     /// A shared view of the same elements, for the borrow's duration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::from_slice(&device, &[1u8, 2])?;
+    /// let view = buf.as_mut_slice();
+    /// assert_eq!(view.as_slice().to_vec()?, [1, 2]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
         DeviceSlice {
             address: self.address,
@@ -223,6 +306,18 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let mut view = buf.as_mut_slice();
+    /// view.slice_mut(..2)?.fill_bytes(7)?;
+    /// assert_eq!(buf.to_vec()?, [7, 7, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
         let (start, len) = sub_range("DeviceSliceMut::slice_mut", self.len, range)?;
         Ok(DeviceSliceMut {
@@ -239,6 +334,17 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// [`Error::InvalidArgument`] on a length mismatch (nothing is copied);
     /// the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 4)?;
+    /// buf.as_mut_slice().slice_mut(1..3)?.copy_from_host(&[5, 6])?;
+    /// assert_eq!(buf.to_vec()?, [0, 5, 6, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         same_len("aclrtMemcpy", self.len, src.len())?;
         transfer::copy(
@@ -255,6 +361,18 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Errors
     ///
     /// As [`DeviceSliceMut::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let src = DeviceBuf::from_slice(&device, &[1u32, 2, 3, 4])?;
+    /// let mut dst = DeviceBuf::<u32>::zeroed(&device, 2)?;
+    /// dst.as_mut_slice().copy_from_device(&src.slice(2..)?)?;
+    /// assert_eq!(dst.to_vec()?, [3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device(&mut self, src: &DeviceSlice<'_, T>) -> Result<()> {
         same_len("aclrtMemcpy", self.len, src.len)?;
         transfer::copy(
@@ -271,6 +389,17 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 3)?;
+    /// buf.as_mut_slice().slice_mut(1..)?.fill_bytes(0xFF)?;
+    /// assert_eq!(buf.to_vec()?, [0, 0xFF, 0xFF]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
         transfer::fill(self.device, self.as_raw(), value, self.byte_len())
     }

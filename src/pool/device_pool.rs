@@ -53,6 +53,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// assert_eq!(pool.stats().allocated, 4096);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DevicePool` is `Send` and `Sync`: share it with `Arc` and
+/// allocate from any thread.
+///
+/// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools);
+/// its costs: [Performance](crate::guide::performance).
 pub struct DevicePool {
     shared: Arc<Shared>,
     /// Where a dropped block goes: back to its pool (one shared hook, so a
@@ -401,6 +407,8 @@ impl fmt::Debug for DevicePool {
 /// [`DevicePool::alloc`] returns. Taken out of it
 /// ([`Ordered::into_inner`], which waits for the queued work first), it is
 /// plain device storage whose drop gives the memory back to the cache.
+///
+/// **Threads:** `PoolBlock` is `Send` and `Sync`.
 pub struct PoolBlock {
     /// `None` once given back.
     block: Option<SegmentBlock>,

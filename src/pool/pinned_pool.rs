@@ -43,6 +43,11 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// # drop(again);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
+/// allocate from any thread.
+///
+/// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
     shared: Arc<Shared>,
     /// Where a dropped buffer goes: its bucket, or (the pool gone) freed

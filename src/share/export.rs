@@ -126,6 +126,8 @@ pub(super) fn export_raw(
 /// Hand [`ExportedHandle::token`] to the importing process and whitelist it
 /// with [`ExportedHandle::allow_pids`]. Dropping this value ends the borrow
 /// only: the export itself lasts until the allocation is freed.
+///
+/// **Threads:** `ExportedHandle` is `Send` and `Sync`.
 #[must_use = "an export is useful only through its token"]
 pub struct ExportedHandle<'a> {
     physical: &'a PhysicalAlloc,

@@ -90,6 +90,8 @@ pub(crate) enum HandleValue {
 /// assert_eq!(ShareableHandle::from_bytes(&handle.to_bytes())?, handle);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `ShareableHandle` is `Send` and `Sync`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ShareableHandle {
     value: HandleValue,

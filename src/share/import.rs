@@ -27,6 +27,8 @@ use std::ptr::NonNull;
 /// It cannot be exported again: only the original exporter shares memory
 /// (a mapping's [`MappedRegion::physical`](crate::vmm::MappedRegion::physical)
 /// still offers `export`, which the runtime refuses for an import).
+///
+/// **Threads:** `ImportedAlloc` is `Send` and `Sync`.
 #[derive(Debug)]
 pub struct ImportedAlloc {
     physical: PhysicalAlloc,
@@ -48,7 +50,7 @@ impl ImportedAlloc {
     /// The runtime's code: this process is not on the export's whitelist,
     /// this process is the exporter, the exporter freed the allocation or
     /// exited, or the value names no export (the codes the software device
-    /// picks are in `docs/runtime-choices.md`).
+    /// picks are in [Choices where the runtime is silent](crate::guide::runtime_choices)).
     /// [`Error::InvalidArgument`] when the handle's size is not a multiple
     /// of the granularity the runtime reports (the import is freed again).
     pub fn import(handle: &ShareableHandle, device: &Device) -> Result<Self> {

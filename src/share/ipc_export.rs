@@ -60,6 +60,8 @@ impl<T: Pod> DeviceBuf<T> {
 /// [`IpcExport::new`]). It borrows the buffer; dropping it (or
 /// [`IpcExport::close`]) destroys the key (`aclrtIpcMemClose`), after
 /// which no process can import it.
+///
+/// **Threads:** `IpcExport` is `Send` and `Sync`.
 #[must_use = "dropping the export destroys its key at once"]
 pub struct IpcExport<'a> {
     key: IpcKey,

@@ -27,6 +27,8 @@ fn with_open_keys<R>(body: impl FnOnce(&mut BTreeSet<CString>) -> R) -> R {
 /// (`aclrtIpcMemImportByKey`). Its bytes are reached through typed views;
 /// dropping it (or [`IpcImport::close`]) closes the import
 /// (`aclrtIpcMemClose`). A process holds at most one open import of a key.
+///
+/// **Threads:** `IpcImport` is `Send` and `Sync`.
 pub struct IpcImport {
     address: NonNull<c_void>,
     key: IpcKey,
@@ -50,7 +52,7 @@ impl IpcImport {
     /// [`Error::InvalidArgument`] when this process already has `key` open;
     /// the runtime's code: this process is not on the key's whitelist, it
     /// is the exporter, or the key was destroyed or names no export (the
-    /// codes the software device picks are in `docs/runtime-choices.md`).
+    /// codes the software device picks are in [Choices where the runtime is silent](crate::guide::runtime_choices)).
     pub fn open(key: &IpcKey, device: &Device) -> Result<Self> {
         const API: &str = "aclrtIpcMemImportByKey";
         let name = key.as_c_str();

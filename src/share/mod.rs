@@ -30,7 +30,7 @@
 //! freed, so an importer keeps reading after the exporter freed. Importing
 //! in the exporting process, importing without being whitelisted, and
 //! importing after the exporter freed are refused by the runtime (the codes
-//! the software device picks are listed in `docs/runtime-choices.md`).
+//! the software device picks are listed in [Choices where the runtime is silent](crate::guide::runtime_choices)).
 
 mod export;
 mod handle;

@@ -32,6 +32,8 @@ use std::sync::Arc;
 /// assert!(!token.is_empty());
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedExport` is `Send` and `Sync`, and `'static`.
 pub struct OwnedExport {
     physical: Arc<PhysicalAlloc>,
     token: ShareableHandle,
@@ -46,6 +48,22 @@ impl OwnedExport {
     ///
     /// As [`PhysicalAlloc::export`]: the runtime refuses a second export of
     /// a handle, and the export of an imported one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::share::{OwnedExport, PidValidation, ShareKind};
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// let export = OwnedExport::new(Arc::clone(&physical), ShareKind::V2Default)?;
+    /// assert!(Arc::ptr_eq(export.physical(), &physical));
+    /// assert_eq!(export.validation(), PidValidation::Enforced);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(physical: Arc<PhysicalAlloc>, kind: ShareKind) -> Result<Self> {
         Self::with_validation(physical, kind, PidValidation::Enforced)
     }
@@ -55,6 +73,22 @@ impl OwnedExport {
     /// # Errors
     ///
     /// As [`PhysicalAlloc::export_with`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::share::{OwnedExport, PidValidation, ShareKind};
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// let export = OwnedExport::with_validation(physical, ShareKind::V2Default, PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled);
+    /// let _token = export.token(); // any process of this user may import it
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn with_validation(physical: Arc<PhysicalAlloc>, kind: ShareKind, validation: PidValidation) -> Result<Self> {
         let token = export_raw(&physical, kind, validation)?;
         Ok(Self {

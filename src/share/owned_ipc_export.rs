@@ -33,6 +33,9 @@ use std::sync::Arc;
 /// assert!(key.starts_with("ipc:4096:"));
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedIpcExport<H>` is `Send` when the holder `H` is `Send` and
+/// `Sync` when it is `Sync` (an `Arc` of device storage is both).
 pub struct OwnedIpcExport<H> {
     holder: H,
     key: IpcKey,
@@ -48,6 +51,21 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`](crate::DeviceBuf::ipc_export).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::share::{OwnedIpcExport, PidValidation};
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let tensor = Arc::new(DeviceBuf::from_slice(&device, &[1u8; 4096])?);
+    /// let export = OwnedIpcExport::new(Arc::clone(&tensor))?;
+    /// assert!(Arc::ptr_eq(export.holder(), &tensor));
+    /// assert_eq!(export.validation(), PidValidation::Enforced);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(holder: Arc<S>) -> Result<Self> {
         Self::with_validation(holder, PidValidation::Enforced)
     }
@@ -57,6 +75,20 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`](crate::DeviceBuf::ipc_export).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::share::{OwnedIpcExport, PidValidation};
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let tensor = Arc::new(DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// let export = OwnedIpcExport::with_validation(tensor, PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn with_validation(holder: Arc<S>, validation: PidValidation) -> Result<Self> {
         let device = holder.device().clone();
         let key = export_key(holder.device_ptr(), holder.byte_len(), &device, validation)?;
@@ -72,6 +104,21 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<Ordered<S>>> {
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`](crate::DeviceBuf::ipc_export).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::share::{OwnedIpcExport, PidValidation};
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let tensor = Arc::new(Ordered::new(DeviceBuf::<u32>::zeroed(&device, 1024)?));
+    /// let export = OwnedIpcExport::of_ordered(Arc::clone(&tensor), PidValidation::Enforced)?;
+    /// export.allow_pids(&["4242".parse()?])?;
+    /// let _key = export.key().to_string(); // for the importer
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn of_ordered(holder: Arc<Ordered<S>>, validation: PidValidation) -> Result<Self> {
         let storage = holder.storage();
         let device = storage.device().clone();

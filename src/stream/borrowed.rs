@@ -31,6 +31,9 @@ use std::ptr::NonNull;
 /// library_stream.synchronize()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `BorrowedStream` is `Send` and `Sync`, like the `Stream` it
+/// derefs to.
 pub struct BorrowedStream<'a> {
     /// A `Stream` whose handle is cleared before it drops.
     stream: Stream,
@@ -40,6 +43,9 @@ pub struct BorrowedStream<'a> {
 /// An `aclrtEvent` that someone else owns, usable as an [`Event`] for `'a`
 /// ([`Event::borrow_raw`]). It derefs to `&Event`; dropping it leaves the
 /// handle alone.
+///
+/// **Threads:** `BorrowedEvent` is `Send` and `Sync`, like the `Event` it
+/// derefs to.
 pub struct BorrowedEvent<'a> {
     /// An `Event` whose handle is cleared before it drops.
     event: Event,
@@ -69,6 +75,24 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] for a NULL handle (the default stream is
     /// not a stream handle this crate can hold).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Stream};
+    /// let device = Device::new(0)?;
+    /// let library_stream = Stream::new(&device)?; // stands for a library's own stream
+    /// // SAFETY: a live stream of `device` until `library_stream` is dropped,
+    /// // after `borrowed`.
+    /// let borrowed = unsafe { Stream::borrow_raw(library_stream.as_raw(), &device) }?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[1u8; 16])?;
+    /// let (on_device, host) = borrowed
+    ///     .download_owned(on_device, ascend::PinnedHostBuf::<u8>::zeroed(&device, 16)?)?
+    ///     .wait()?;
+    /// assert_eq!(&host[..], [1; 16]);
+    /// drop((borrowed, on_device));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn borrow_raw<'a>(handle: sys::aclrtStream, device: &Device) -> Result<BorrowedStream<'a>> {
         let handle = non_null("Stream::borrow_raw", handle, "a stream")?;
         Ok(BorrowedStream {

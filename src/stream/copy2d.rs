@@ -47,6 +47,7 @@ pub(crate) struct ByteRows {
 
 impl Copy2d {
     /// `height` rows of `width` elements, packed on both sides.
+    #[must_use]
     pub const fn new(width: usize, height: usize) -> Self {
         Self {
             width,
@@ -57,6 +58,7 @@ impl Copy2d {
     }
 
     /// The same shape with the source's rows `pitch` elements apart.
+    #[must_use]
     pub const fn with_src_pitch(self, pitch: usize) -> Self {
         Self {
             src_pitch: pitch,
@@ -65,6 +67,7 @@ impl Copy2d {
     }
 
     /// The same shape with the destination's rows `pitch` elements apart.
+    #[must_use]
     pub const fn with_dst_pitch(self, pitch: usize) -> Self {
         Self {
             dst_pitch: pitch,

@@ -81,6 +81,8 @@ impl ValueCondition {
 /// assert_eq!(ready.get()?, 1);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `DeviceFlag` is `Send` and `Sync`.
 pub struct DeviceFlag {
     word: DeviceBuf<u64>,
 }

@@ -32,6 +32,11 @@ use std::time::Duration;
 /// assert!(end.elapsed_ms_since(&start)? >= 0.0);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Event` is `Send` and `Sync`: record it on one thread and wait
+/// for it on another.
+///
+/// **Guide:** [Concepts](crate::guide::concepts).
 pub struct Event {
     /// The handle; `None` once destroyed.
     handle: Option<NonNull<c_void>>,
@@ -53,6 +58,21 @@ impl Event {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Event, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let (start, end) = (Event::new(&device)?, Event::new(&device)?);
+    /// start.record(&stream)?;
+    /// end.record(&stream)?;
+    /// end.synchronize()?;
+    /// assert!(end.query()?);
+    /// let _took = end.elapsed_since(&start)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -93,6 +113,20 @@ impl Event {
     /// # Errors
     ///
     /// As [`Event::with_flags`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::stream::{Event, EventFlags, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::with_flags_ex(&device, EventFlags::SYNC)?;
+    /// stream.wait_event(&event)?; // never recorded: waiting on it is a no-op
+    /// event.record(&stream)?;
+    /// event.synchronize()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn with_flags_ex(device: &Device, flags: EventFlags) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -144,6 +178,19 @@ impl Event {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Event, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::new(&device)?;
+    /// event.record(&stream)?;
+    /// event.synchronize()?; // the work queued before the record has run
+    /// assert!(event.query()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn record(&self, stream: &Stream) -> Result<()> {
         stream.device().make_current()?;
         // SAFETY: both handles are live (owned by `self` and `stream`).
@@ -207,6 +254,20 @@ impl Event {
     ///
     /// As [`Event::elapsed_ms_since`], and [`Error::InvalidArgument`] when
     /// this event was reached before `start` (a negative time).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Event, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let (start, end) = (Event::new(&device)?, Event::new(&device)?);
+    /// start.record(&stream)?;
+    /// end.record(&stream)?;
+    /// end.synchronize()?;
+    /// println!("the stream ran between the records in {:?}", end.elapsed_since(&start)?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
         let millis = self.elapsed_ms_since(start)?;
         Duration::try_from_secs_f32(millis / 1000.0).map_err(|_| {

@@ -21,6 +21,9 @@ use std::fmt;
 /// then on its device. If none succeeds, the work may still be running, so
 /// the buffers are leaked (never freed, so no address is reused under the
 /// device) and the error is returned (or, on drop, logged).
+///
+/// **Threads:** `Pending` is `Send` when its buffers `B` are, and `Sync` when
+/// they are.
 #[must_use = "dropping a Pending waits for the work and frees its buffers; call wait() to get them back"]
 pub struct Pending<'s, B> {
     stream: &'s Stream,
@@ -164,6 +167,19 @@ impl Stream {
     /// # Errors
     ///
     /// As [`Stream::upload_owned`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[9u16; 32])?;
+    /// let pending = stream.download_owned(on_device, PinnedHostBuf::<u16>::zeroed(&device, 32)?)?;
+    /// let (_on_device, host) = pending.wait()?;
+    /// assert_eq!(&host[..], [9; 32]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn download_owned<T: Pod, D: DeviceStorage + 'static>(
         &self,
         device: D,

@@ -36,6 +36,9 @@ use std::marker::PhantomData;
 /// Lengths (and 2-D shapes) are checked before anything is queued:
 /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and nothing
 /// queued on a mismatch.
+///
+/// **Threads:** `AsyncScope` is `Send` and `Sync`: like `std::thread::Scope`,
+/// it is used by reference, from any thread of the scope.
 pub struct AsyncScope<'scope, 'env: 'scope> {
     stream: &'env Stream,
     _scope: PhantomData<&'scope mut &'scope ()>,

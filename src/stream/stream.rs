@@ -42,6 +42,12 @@ use std::time::Duration;
 /// stream.destroy()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Stream` is `Send` and `Sync`: share one between threads with
+/// `Arc<Stream>`; the runtime orders the work queued from each.
+///
+/// **Guide:** [Concepts: when the runtime fails](crate::guide::concepts) (what
+/// a failed synchronisation does to borrowed and owned buffers).
 pub struct Stream {
     /// The handle; `None` once destroyed.
     pub(super) handle: Option<NonNull<c_void>>,
@@ -70,6 +76,19 @@ impl Stream {
     /// # Errors
     ///
     /// The runtime's code (e.g. out of stream resources).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[3u32; 64])?;
+    /// let pending = stream.upload_owned(host, DeviceBuf::<u32>::zeroed(&device, 64)?)?;
+    /// let (_host, on_device) = pending.wait()?;
+    /// assert_eq!(on_device.to_vec()?, [3; 64]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -155,6 +174,16 @@ impl Stream {
     ///
     /// The runtime's code, including the failure of a queued task (reported
     /// once, by the first synchronisation after it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// stream.synchronize()?; // nothing queued: returns at once
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.device.make_current()?;
         let covered = self.values.mark();
@@ -211,6 +240,19 @@ impl Stream {
     /// recorded is refused unless it has that flag.
     ///
     /// [`EventFlags::SYNC`]: crate::stream::EventFlags::SYNC
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Event, Stream};
+    /// let device = Device::new(0)?;
+    /// let (first, second) = (Stream::new(&device)?, Stream::new(&device)?);
+    /// let event = Event::new(&device)?;
+    /// event.record(&first)?;
+    /// second.wait_event(&event)?; // work queued on `second` from now on runs after `first`'s
+    /// second.synchronize()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device.make_current()?;
         // SAFETY: both handles are live (owned by `self` and `event`).

@@ -5,7 +5,7 @@
 //!
 //! ```toml
 //! [dev-dependencies]
-//! ascend = { version = "0.1", features = ["testing"] }
+//! ascend-rs = { version = "0.1", features = ["testing"] }
 //! proptest = "1"
 //! ```
 //!
@@ -19,10 +19,9 @@
 //!   device and assert that nothing it created is still live (by address
 //!   or handle, not by counts) and that no misuse was detected.
 //!
-//! The rest of this page is the user guide `docs/testing.md`; its examples
-//! run as this crate's doctests.
-//!
-#![doc = include_str!("../../docs/testing.md")]
+//! The guide page [Testing your own code](crate::guide::testing) walks
+//! through testing a small allocator with these tools; its examples run as
+//! this crate's doctests.
 
 mod counts;
 mod guard;

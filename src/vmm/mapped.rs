@@ -54,6 +54,7 @@ pub struct AccessDesc {
 
 impl AccessDesc {
     /// Read-write access for `location`.
+    #[must_use]
     pub fn read_write(location: MemLocation) -> Self {
         Self {
             location,
@@ -78,6 +79,10 @@ impl AccessDesc {
 /// one is refused while it lives), so [`MappedRegion::as_mut_slice`] is an
 /// exclusive view of those bytes. When the unmap fails, the memory stays
 /// marked as mapped: it is never mapped a second time.
+///
+/// **Threads:** `MappedRegion` is `Send` and `Sync`.
+///
+/// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts).
 pub struct MappedRegion<'a> {
     range: &'a VirtualRange,
     physical: &'a PhysicalAlloc,
@@ -241,6 +246,7 @@ pub(super) fn unmap_at(range: &VirtualRange, physical: &PhysicalAlloc, offset: u
     // SAFETY: the start of a live mapping, unmapped once (each mapping
     // value calls this once).
     check("aclrtUnmapMem", unsafe { sys::aclrtUnmapMem(address) })?;
+    log::trace!("aclrtUnmapMem: {address:p}");
     range.forget(offset);
     physical.slot().give_back();
     Ok(())

@@ -46,6 +46,11 @@ use std::sync::Arc;
 /// assert_eq!(read, [7, 7]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `OwnedMapping` is `Send` and `Sync` (with the default
+/// `PhysicalAlloc`, and whenever `P` is), and `'static`: store it anywhere.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct OwnedMapping<P: Mappable = PhysicalAlloc> {
     range: Arc<VirtualRange>,
     physical: Arc<P>,
@@ -72,6 +77,24 @@ impl<P: Mappable> OwnedMapping<P> {
     /// As [`VirtualRange::map`]: [`Error::InvalidArgument`] before any call
     /// for a bad offset, an overlap, or memory already mapped in this
     /// process; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(Arc::clone(&range), 0, Arc::clone(&physical))?;
+    /// assert_eq!((mapping.offset(), mapping.size()), (0, granule));
+    /// // One physical allocation is mapped once at a time in the process.
+    /// assert!(OwnedMapping::new(range, granule, physical).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>) -> Result<Self> {
         Self::map(range, offset, physical, true)
     }
@@ -82,6 +105,24 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Errors
     ///
     /// As [`OwnedMapping::new`]; `Error::Unsupported` on a CANN without it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::vmm::{AccessDesc, MemLocation, OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = Arc::new(VirtualRange::reserve(granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mut mapping = OwnedMapping::new_no_access(range, 0, physical)?;
+    /// assert!(!mapping.is_accessible());
+    /// mapping.set_access(&[AccessDesc::read_write(MemLocation::Device(device.id()))])?;
+    /// mapping.as_mut_slice::<u8>()?.fill_bytes(3)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new_no_access(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>) -> Result<Self> {
         Self::map(range, offset, physical, false)
     }
@@ -153,6 +194,23 @@ impl<P: Mappable> OwnedMapping<P> {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mut mapping = OwnedMapping::new(range, 0, physical)?;
+    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.copy_from_host(&[1, 2])?;
+    /// assert_eq!(mapping.as_slice::<u16>()?.slice(..2)?.to_vec()?, [1, 2]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = mapped::elements::<T>("OwnedMapping::as_slice", self.address(), self.size())?;
         // SAFETY: the mapping holds `size` bytes at `address` while `self`
@@ -165,6 +223,23 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Errors
     ///
     /// As [`OwnedMapping::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mut mapping = OwnedMapping::new(range, 0, physical)?;
+    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.copy_from_host(&[1, 2])?;
+    /// assert_eq!(mapping.as_slice::<u16>()?.slice(..2)?.to_vec()?, [1, 2]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = mapped::elements::<T>("OwnedMapping::as_mut_slice", self.address(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
@@ -181,6 +256,24 @@ impl<P: Mappable> OwnedMapping<P> {
     /// [`UnmapError`] with the runtime's code and the mapping, which the
     /// runtime may still map: retry, or drop it (which retries once and
     /// then keeps the range and memory alive forever).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(Arc::clone(&range), 0, physical)?;
+    /// // The physical memory comes back, and can be mapped elsewhere.
+    /// let physical = mapping.unmap().map_err(|failed| failed.error)?;
+    /// let _moved = OwnedMapping::new(range, granule, physical)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn unmap(mut self) -> std::result::Result<Arc<P>, UnmapError<P>> {
         self.mapped = false;
         match mapped::unmap_at(&self.range, self.physical.physical(), self.offset) {

@@ -31,6 +31,10 @@ use std::sync::Arc;
 /// physical.free()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `PhysicalAlloc` is `Send` and `Sync`.
+///
+/// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts).
 pub struct PhysicalAlloc {
     handle: Option<NonNull<c_void>>,
     size: usize,
@@ -56,6 +60,20 @@ impl PhysicalAlloc {
     ///
     /// [`Error::InvalidArgument`] for a zero or unaligned size (no call is
     /// made); the runtime's code (e.g. out of memory, refused properties).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let size = prop.round_up(3 << 20)?; // a multiple of the granularity
+    /// let physical = PhysicalAlloc::new(&prop, size)?;
+    /// assert_eq!(physical.size(), size);
+    /// assert!(PhysicalAlloc::new(&prop, size + 1).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
         if size == 0 || !size.is_multiple_of(granularity) {
@@ -71,6 +89,7 @@ impl PhysicalAlloc {
         check("aclrtMallocPhysical", unsafe {
             sys::aclrtMallocPhysical(&mut handle, size, &raw, 0)
         })?;
+        log::trace!("aclrtMallocPhysical: {size} bytes, handle {handle:p}");
         Ok(Self {
             handle: NonNull::new(handle),
             size,
@@ -200,6 +219,18 @@ impl PhysicalAlloc {
     ///
     /// The runtime's code from `aclrtFreePhysical`; the value then tries
     /// once more as it drops.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// physical.free()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -212,9 +243,10 @@ impl PhysicalAlloc {
         // released once (`take` above; put back only when the runtime
         // refused to release it).
         let outcome = check("aclrtFreePhysical", unsafe { sys::aclrtFreePhysical(handle.as_ptr()) });
-        if outcome.is_err() {
+        match outcome {
+            Ok(()) => log::trace!("aclrtFreePhysical: handle {:p}", handle.as_ptr()),
             // Refused: the reference is still ours; `Drop` tries once more.
-            self.handle = Some(handle);
+            Err(_) => self.handle = Some(handle),
         }
         outcome
     }

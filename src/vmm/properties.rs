@@ -112,6 +112,7 @@ pub struct PhysicalMemProp {
 
 impl PhysicalMemProp {
     /// Huge-page memory on `device`, the common case.
+    #[must_use]
     pub fn device(device: &Device) -> Self {
         Self {
             location: MemLocation::Device(device.id()),
@@ -120,6 +121,7 @@ impl PhysicalMemProp {
     }
 
     /// Huge-page host memory (mappable into device address ranges).
+    #[must_use]
     pub fn host() -> Self {
         Self {
             location: MemLocation::Host,
@@ -133,6 +135,7 @@ impl PhysicalMemProp {
     }
 
     /// The same location with another attribute.
+    #[must_use]
     pub fn with_attr(self, attr: MemAttr) -> Self {
         Self { attr, ..self }
     }

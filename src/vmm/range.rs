@@ -53,6 +53,14 @@ impl sealed::Sealed for PhysicalAlloc {
 /// drop(region);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `VirtualRange` is `Send` and `Sync`; mappings borrow it, so it
+/// can be shared by reference (or owned through an `Arc` by
+/// [`OwnedMapping`](crate::vmm::OwnedMapping)).
+///
+/// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts);
+/// error codes the software device picks: [Choices where the runtime is
+/// silent](crate::guide::runtime_choices).
 pub struct VirtualRange {
     base: usize,
     size: usize,
@@ -69,6 +77,22 @@ impl VirtualRange {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for size 0; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(4 * granule)?;
+    /// assert_eq!(range.size(), 4 * granule);
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map(granule, &physical)?;
+    /// region.as_mut_slice::<u8>()?.fill_bytes(1)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn reserve(size: usize) -> Result<Self> {
         Self::reserve_inner(size, std::ptr::null_mut())
     }
@@ -79,6 +103,23 @@ impl VirtualRange {
     ///
     /// As [`VirtualRange::reserve`]; the runtime refuses an address that is
     /// misaligned or in use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let first = VirtualRange::reserve(2 * granule)?;
+    /// let wanted = first.base() as usize;
+    /// first.release()?;
+    /// // The same addresses again (for example, to restore a layout).
+    /// let again = VirtualRange::reserve_at(2 * granule, wanted)?;
+    /// assert_eq!(again.base() as usize, wanted);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn reserve_at(size: usize, address: usize) -> Result<Self> {
         if address == 0 {
             return Err(Error::invalid(
@@ -99,6 +140,7 @@ impl VirtualRange {
         check("aclrtReserveMemAddress", unsafe {
             sys::aclrtReserveMemAddress(&mut base, size, 0, expect, 0)
         })?;
+        log::trace!("aclrtReserveMemAddress: {size} bytes at {base:p}");
         Ok(Self {
             base: base as usize,
             size,
@@ -128,6 +170,25 @@ impl VirtualRange {
     /// run past the end of the range, it overlaps a live mapping, or the
     /// physical memory is already mapped in this process (by any handle to
     /// it); the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// let (physical, other) = (PhysicalAlloc::new(&prop, granule)?, PhysicalAlloc::new(&prop, granule)?);
+    /// let mut low = range.map(0, &physical)?;
+    /// low.as_mut_slice::<u32>()?.slice_mut(..4)?.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(low.as_slice::<u32>()?.slice(..4)?.to_vec()?, [1, 2, 3, 4]);
+    /// assert!(range.map(granule / 2, &other).is_err()); // not a multiple of the granularity
+    /// assert!(range.map(0, &other).is_err()); // overlaps `low`
+    /// let _high = range.map(granule, &other)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
         self.map_raw(offset, physical, true)?;
@@ -141,6 +202,23 @@ impl VirtualRange {
     /// # Errors
     ///
     /// As [`VirtualRange::map`]; `Error::Unsupported` on a CANN without it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{AccessDesc, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(granule)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map_no_access(0, &physical)?;
+    /// assert!(!region.is_accessible());
+    /// region.set_access(&[AccessDesc::read_write(MemLocation::Device(device.id()))])?;
+    /// region.as_mut_slice::<u8>()?.fill_bytes(0)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn map_no_access<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
         self.map_raw(offset, physical, false)?;
@@ -205,6 +283,7 @@ impl VirtualRange {
             physical.slot().give_back();
             return Err(error);
         }
+        log::trace!("{api}: {size} bytes at {address:p} (offset {offset} of the range)");
         mapped.push((offset, size));
         Ok(())
     }
@@ -220,6 +299,23 @@ impl VirtualRange {
     /// # Errors
     ///
     /// The runtime's code from `aclrtReleaseMemAddress`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(granule)?;
+    /// {
+    ///     let physical = PhysicalAlloc::new(&prop, granule)?;
+    ///     let _mapping = range.map(0, &physical)?;
+    /// } // mappings borrow the range: they end before it can be released
+    /// range.release()?; // reports a failure, which a drop could only log
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn release(mut self) -> Result<()> {
         self.release_inner()
     }
@@ -232,7 +328,9 @@ impl VirtualRange {
         // remains (each borrows `self`).
         check("aclrtReleaseMemAddress", unsafe {
             sys::aclrtReleaseMemAddress(self.base())
-        })
+        })?;
+        log::trace!("aclrtReleaseMemAddress: {:p}", self.base());
+        Ok(())
     }
 }
 

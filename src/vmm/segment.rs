@@ -55,6 +55,11 @@ use std::sync::Arc;
 /// assert_eq!((segment.size(), segment.spare_chunks()), (chunk, 2));
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `ExpandableSegment` is `Send` and `Sync`, and `'static`.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts); a tested
+/// allocator built on it: [Testing your own code](crate::guide::testing).
 pub struct ExpandableSegment {
     range: Arc<VirtualRange>,
     prop: PhysicalMemProp,
@@ -75,6 +80,21 @@ impl ExpandableSegment {
     /// [`Error::InvalidArgument`], before any reservation, when `chunk` is
     /// not a positive multiple of the granularity of `prop` or `capacity`
     /// is not a positive multiple of `chunk`; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 16 * chunk, chunk)?;
+    /// assert_eq!((segment.size(), segment.capacity()), (0, 16 * chunk));
+    /// segment.grow(chunk)?; // maps the first chunk
+    /// assert_eq!(segment.size(), chunk);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(prop: &PhysicalMemProp, capacity: usize, chunk: usize) -> Result<Self> {
         const API: &str = "ExpandableSegment::new";
         let granularity = prop.granularity(Granularity::Minimum)?;
@@ -163,6 +183,24 @@ impl ExpandableSegment {
     /// whole number of chunks or runs past the capacity; the runtime's code
     /// of the first failed call, with the segment as it was (see the type's
     /// docs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(chunk)?;
+    /// segment.grow(2 * chunk)?;
+    /// assert_eq!(segment.size(), 3 * chunk);
+    /// assert!(segment.grow(chunk + 1).is_err()); // not a whole number of chunks
+    /// assert!(segment.grow(2 * chunk).is_err()); // past the capacity
+    /// assert_eq!(segment.size(), 3 * chunk); // unchanged
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn grow(&mut self, bytes: usize) -> Result<()> {
         let room = (self.capacity() - self.size()) / self.chunk;
         let count = self.chunks("ExpandableSegment::grow", bytes, room, "left in the reservation")?;
@@ -230,6 +268,24 @@ impl ExpandableSegment {
     /// whole number of chunks or more than is mapped; the runtime's code of
     /// the first failed unmap, with the segment as it was (see the type's
     /// docs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(3 * chunk)?;
+    /// segment.shrink(2 * chunk)?; // unmaps the last two chunks, keeps them spare
+    /// assert_eq!((segment.size(), segment.spare_chunks()), (chunk, 2));
+    /// segment.grow(chunk)?; // maps a spare chunk again, allocates nothing
+    /// segment.release_spare()?; // frees the other one
+    /// assert_eq!(segment.spare_chunks(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn shrink(&mut self, bytes: usize) -> Result<()> {
         let count = self.chunks("ExpandableSegment::shrink", bytes, self.mapped.len(), "mapped")?;
         let mut unmapped = Vec::with_capacity(count);
@@ -301,6 +357,21 @@ impl ExpandableSegment {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(chunk)?;
+    /// segment.as_mut_slice::<u8>()?.fill_bytes(5)?;
+    /// assert_eq!(segment.as_slice::<u8>()?.slice(..3)?.to_vec()?, [5, 5, 5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = mapped::elements::<T>("ExpandableSegment::as_slice", self.base(), self.size())?;
         // SAFETY: the chunks map `size` contiguous bytes from the base, and
@@ -313,6 +384,21 @@ impl ExpandableSegment {
     /// # Errors
     ///
     /// As [`ExpandableSegment::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(chunk)?;
+    /// segment.as_mut_slice::<u8>()?.fill_bytes(5)?;
+    /// assert_eq!(segment.as_slice::<u8>()?.slice(..3)?.to_vec()?, [5, 5, 5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = mapped::elements::<T>("ExpandableSegment::as_mut_slice", self.base(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it the only view, and

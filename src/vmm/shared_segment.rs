@@ -45,6 +45,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// segment.shrink(chunk)?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `SharedSegment` is `Send` and `Sync`: share it with `Arc` and
+/// carve blocks from any thread.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct SharedSegment {
     inner: Mutex<Inner>,
     base: usize,
@@ -61,6 +66,23 @@ struct Inner {
 
 impl SharedSegment {
     /// Shares `segment`; blocks can be carved from its mapped part.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let block = segment.block(0, 1024)?;
+    /// assert_eq!(segment.live_blocks(), 1);
+    /// drop(block);
+    /// assert_eq!(segment.live_blocks(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(segment: ExpandableSegment) -> Arc<Self> {
         Arc::new(Self {
             base: segment.base() as usize,
@@ -172,6 +194,24 @@ impl SharedSegment {
     ///
     /// [`Error::InvalidArgument`] when `len` is 0, the block runs past the
     /// mapped part, or it overlaps a live block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(4096, 4096)?;
+    /// assert_eq!((block.offset(), block.len()), (4096, 4096));
+    /// block.as_mut_slice::<u32>()?.fill_bytes(0)?;
+    /// assert!(segment.block(0, 8192).is_err()); // overlaps `block`
+    /// assert!(segment.block(chunk, 1).is_err()); // past the mapped part
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn block(self: &Arc<Self>, offset: usize, len: usize) -> Result<SegmentBlock> {
         const API: &str = "SharedSegment::block";
         let mut inner = self.inner();
@@ -218,6 +258,8 @@ impl fmt::Debug for SharedSegment {
 /// A range of a [`SharedSegment`]'s mapped part, owned: no other live block
 /// overlaps it, the segment keeps it mapped while it lives, and dropping it
 /// gives the range back. `'static + Send + Sync`.
+///
+/// **Threads:** `SegmentBlock` is `Send` and `Sync`, and `'static`.
 pub struct SegmentBlock {
     segment: Arc<SharedSegment>,
     offset: usize,
@@ -261,6 +303,22 @@ impl SegmentBlock {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s or the address is not aligned for `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(0, 16)?;
+    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = mapped::elements::<T>("SegmentBlock::as_slice", self.address(), self.len)?;
         // SAFETY: the block's bytes stay mapped while it lives (the segment
@@ -273,6 +331,22 @@ impl SegmentBlock {
     /// # Errors
     ///
     /// As [`SegmentBlock::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// let device = Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let chunk = prop.round_up(1)?;
+    /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let mut block = segment.block(0, 16)?;
+    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = mapped::elements::<T>("SegmentBlock::as_mut_slice", self.address(), self.len)?;
         // SAFETY: as in `as_slice`; no other live block overlaps this one,

@@ -8,7 +8,7 @@ pub(crate) use symbol::LazySymbol;
 
 use crate::backend::LibraryAttempt;
 use libloading::Library;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A library that opened, with the path it was opened from.
 pub(crate) struct Loaded {
@@ -43,19 +43,28 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
             Err(error) => attempts.push(LibraryAttempt {
                 path: candidate.path.clone(),
                 source: candidate.source,
-                error: Some(describe(&error)),
+                error: Some(describe(&error, &candidate.path)),
             }),
         }
     }
     (None, attempts)
 }
 
-/// The loader's message with its cause (`dlerror` text), which libloading
-/// keeps as the error's source.
-fn describe(error: &libloading::Error) -> String {
+/// Why `path` did not open: the `dlerror` text without libloading's
+/// "dlopen failed: " and without the path, which the attempt names already
+/// ("/x/libascendcl.so: cannot open shared object file" becomes "cannot open
+/// shared object file").
+fn describe(error: &libloading::Error, path: &Path) -> String {
     use std::error::Error as _;
-    match error.source() {
+    let full = match error.source() {
         Some(cause) => format!("{error}: {cause}"),
         None => error.to_string(),
-    }
+    };
+    let text = full.strip_prefix("dlopen failed: ").unwrap_or(&full);
+    let path = path.to_string_lossy();
+    let text = text
+        .strip_prefix(&*path)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(text);
+    text.to_string()
 }

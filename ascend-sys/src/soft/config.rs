@@ -84,26 +84,31 @@ impl Config {
     /// [`ConfigError::BadVariable`] naming the variable that is malformed.
     pub fn from_env() -> Result<Self, ConfigError> {
         let mut config = Self::default();
+        let bad = |variable, value: &str, reason| ConfigError::BadVariable {
+            variable,
+            value: value.to_string(),
+            reason,
+        };
         if let Ok(value) = std::env::var(ENV_DEVICE_COUNT) {
-            config.device_count = value.trim().parse().map_err(|_| ConfigError::BadVariable {
-                variable: ENV_DEVICE_COUNT,
-                value: value.clone(),
-                reason: "not a whole number",
-            })?;
+            config.device_count = value
+                .trim()
+                .parse()
+                .map_err(|_| bad(ENV_DEVICE_COUNT, &value, "not a whole number"))?;
+            if let Some(reason) = count_problem(config.device_count) {
+                return Err(bad(ENV_DEVICE_COUNT, &value, reason));
+            }
         }
         if let Ok(value) = std::env::var(ENV_DEVICE_MEMORY) {
-            config.device_memory = parse_size(&value).ok_or(ConfigError::BadVariable {
-                variable: ENV_DEVICE_MEMORY,
-                value: value.clone(),
-                reason: "not a size (bytes, or a number with K, M, G or T)",
-            })?;
+            config.device_memory = parse_size(&value).ok_or_else(|| bad(ENV_DEVICE_MEMORY, &value, NOT_A_SIZE))?;
+            if let Some(reason) = memory_problem(config.device_memory) {
+                return Err(bad(ENV_DEVICE_MEMORY, &value, reason));
+            }
         }
         if let Ok(value) = std::env::var(ENV_GRANULARITY) {
-            config.granularity = parse_size(&value).ok_or(ConfigError::BadVariable {
-                variable: ENV_GRANULARITY,
-                value: value.clone(),
-                reason: "not a size (bytes, or a number with K, M, G or T)",
-            })?;
+            config.granularity = parse_size(&value).ok_or_else(|| bad(ENV_GRANULARITY, &value, NOT_A_SIZE))?;
+            if let Some(reason) = granularity_problem(config.granularity) {
+                return Err(bad(ENV_GRANULARITY, &value, reason));
+            }
         }
         config.validate()?;
         Ok(config)
@@ -117,19 +122,29 @@ impl Config {
     /// [`MAX_DEVICES`], the memory is under 64 MiB or above 1 TiB, or the
     /// granularity is not a power of two from 4 KiB to 1 GiB.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.device_count == 0 || self.device_count > MAX_DEVICES {
-            return Err(ConfigError::OutOfRange("device_count must be 1 to 64"));
+        let problem = count_problem(self.device_count)
+            .or_else(|| memory_problem(self.device_memory))
+            .or_else(|| granularity_problem(self.granularity));
+        match problem {
+            Some(reason) => Err(ConfigError::OutOfRange(reason)),
+            None => Ok(()),
         }
-        if self.device_memory < (64 << 20) || self.device_memory > (1 << 40) {
-            return Err(ConfigError::OutOfRange("device_memory must be 64 MiB to 1 TiB"));
-        }
-        if !self.granularity.is_power_of_two() || self.granularity < 4096 || self.granularity > (1 << 30) {
-            return Err(ConfigError::OutOfRange(
-                "granularity must be a power of two from 4 KiB to 1 GiB",
-            ));
-        }
-        Ok(())
     }
+}
+
+const NOT_A_SIZE: &str = "not a size (bytes, or a number with K, M, G or T)";
+
+fn count_problem(count: u32) -> Option<&'static str> {
+    (count == 0 || count > MAX_DEVICES).then_some("device_count must be 1 to 64")
+}
+
+fn memory_problem(bytes: u64) -> Option<&'static str> {
+    (!((64 << 20)..=(1 << 40)).contains(&bytes)).then_some("device_memory must be 64 MiB to 1 TiB")
+}
+
+fn granularity_problem(bytes: u64) -> Option<&'static str> {
+    (!bytes.is_power_of_two() || !(4096..=(1 << 30)).contains(&bytes))
+        .then_some("granularity must be a power of two from 4 KiB to 1 GiB")
 }
 
 impl fmt::Display for Config {

@@ -68,6 +68,7 @@ pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_faul
 pub use introspect::{Live, leak_report, live, live_since};
 pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use resource::{LiveResource, ResourceKind};
+pub(crate) use runtime::startup_problem;
 pub use sequence::sequence_now;
 
 /// Sets the software device's configuration. It takes effect when the

@@ -163,6 +163,23 @@ pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Why the software device cannot start (or could not), if it cannot: a
+/// malformed fault list, or a configuration from the environment that does
+/// not parse or is out of range (unless [`configure`] set one). Once the
+/// device has started this is one atomic load.
+pub(crate) fn startup_problem() -> Option<String> {
+    if let Some(started) = STATE.get() {
+        return started.as_ref().err().cloned();
+    }
+    if let Some(problem) = super::faults::env_problem() {
+        return Some(problem.to_string());
+    }
+    if CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some() {
+        return None;
+    }
+    Config::from_env().err().map(|error| error.to_string())
+}
+
 /// The state, starting the software device on first use.
 pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
     let state = STATE.get_or_init(|| {

@@ -64,6 +64,19 @@ impl<T: Pod> DeviceBuf<T> {
     ///   memory, and nothing else reads or writes it while the buffer lives
     ///   except through the buffer (and the views it lends). That includes
     ///   device work queued before this call: it must have finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let (address, len, device) = DeviceBuf::from_slice(&device, &[9u16; 8])?.into_raw();
+    /// // SAFETY: the allocation `into_raw` gave up, on its device, with its
+    /// // length; nothing else uses or frees it.
+    /// let buf = unsafe { DeviceBuf::<u16>::from_raw(address, len, &device) };
+    /// assert_eq!(buf.to_vec()?, [9; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn from_raw(address: *mut c_void, len: usize, device: &Device) -> Self {
         Self {
             address: NonNull::new(address),

@@ -14,6 +14,17 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when
     /// `range` is out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4, 5])?;
+    /// assert_eq!(buf.slice(1..=2)?.to_vec()?, [2, 3]);
+    /// assert!(buf.slice(4..6).is_err()); // out of bounds
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
         self.as_slice().slice(range)
     }
@@ -43,6 +54,19 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `mid`
     /// is greater than the length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let (mut low, mut high) = buf.split_at_mut(2)?;
+    /// low.fill_bytes(1)?;
+    /// high.copy_from_host(&[2, 3])?;
+    /// assert_eq!(buf.to_vec()?, [1, 1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceSliceMut<'_, T>, DeviceSliceMut<'_, T>)> {
         self.as_mut_slice().split_at_mut(mid)
     }

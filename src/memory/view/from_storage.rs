@@ -51,6 +51,18 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Errors
     ///
     /// As [`DeviceSlice::from_storage`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, DeviceSliceMut};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 8)?;
+    /// let mut words = DeviceSliceMut::<u32>::from_storage(&mut buf)?;
+    /// words.copy_from_host(&[u32::MAX, 0])?;
+    /// assert_eq!(buf.to_vec()?, [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_storage<S: DeviceStorageMut + ?Sized>(storage: &'a mut S) -> Result<Self> {
         let address = storage.device_ptr_mut() as usize;
         let storage: &'a S = storage;

@@ -110,6 +110,19 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
 
     /// The same elements as a shared view of the same lifetime (the
     /// consuming form of [`DeviceSliceMut::as_slice`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3])?;
+    /// let mut view = buf.as_mut_slice();
+    /// view.fill_bytes(4)?;
+    /// let shared = view.into_shared();
+    /// assert_eq!(shared.to_vec()?, [4, 4, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn into_shared(self) -> DeviceSlice<'a, T> {
         DeviceSlice {
             address: self.address,

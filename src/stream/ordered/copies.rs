@@ -63,6 +63,21 @@ impl<D: DeviceStorageMut> Ordered<D> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
     /// byte lengths differ; the runtime's code (nothing is queued then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[2u32; 16])?);
+    /// let tensor = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 16)?);
+    /// tensor.copy_from_host(&staging, &stream)?;
+    /// assert_eq!(tensor.into_inner()?.to_vec()?, [2; 16]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_host<T: Pod>(&self, src: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
         let bytes = byte_len::<T>("aclrtMemcpyAsync", from.len())?;
@@ -89,6 +104,21 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// # Errors
     ///
     /// As [`Ordered::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let a = Ordered::new(DeviceBuf::from_slice(&device, &[7u8; 8])?);
+    /// let b = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 8)?);
+    /// b.copy_from_device(&a, &stream)?;
+    /// assert_eq!(b.into_inner()?.to_vec()?, [7; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
         let bytes = from.byte_len();
@@ -106,6 +136,20 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// # Errors
     ///
     /// The runtime's code (nothing is queued then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u16>::zeroed(&device, 4)?);
+    /// buf.fill_bytes(0xFF, &stream)?;
+    /// assert_eq!(buf.into_inner()?.to_vec()?, [0xFFFF; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         let to = self.storage();
         let bytes = to.byte_len();
@@ -138,6 +182,21 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     /// # Errors
     ///
     /// As [`Ordered::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let tensor = Ordered::new(DeviceBuf::from_slice(&device, &[4i32; 8])?);
+    /// let mut out = Ordered::new(PinnedHostBuf::<i32>::zeroed(&device, 8)?);
+    /// out.copy_from_device(&tensor, &stream)?;
+    /// assert_eq!(&out.get_mut()?[..], [4; 8]); // `get_mut` waits for the copy
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
         let (to, from) = (self.storage(), src.storage());
         let bytes = byte_len::<T>("aclrtMemcpyAsync", to.len())?;

@@ -53,6 +53,12 @@ pub(crate) use tracks::{Settled, Tracks};
 /// assert_eq!(copy.to_vec()?, [5; 256]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+///
+/// **Threads:** `Ordered<S>` is `Send` when `S` is `Send` and `Sync` when `S`
+/// is `Sync` (every device storage of this crate is both), so an
+/// `Arc<Ordered<S>>` can be shared between threads.
+///
+/// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct Ordered<S> {
     storage: ManuallyDrop<S>,
     tracks: Mutex<Tracks>,
@@ -66,6 +72,22 @@ pub(crate) type Recycle<S> = std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>;
 
 impl<S> Ordered<S> {
     /// Wraps `storage`, which no queued work uses yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?));
+    /// buf.fill_bytes(1, &stream)?;
+    /// // Taking the buffer back waits for the work queued on it.
+    /// let buf = Arc::into_inner(buf).expect("one owner").into_inner()?;
+    /// assert_eq!(buf.to_vec()?, [1; 64]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(storage: S) -> Self {
         Self {
             storage: ManuallyDrop::new(storage),
@@ -108,6 +130,23 @@ impl<S> Ordered<S> {
     /// The first error a queued task reported (the work is over; call again
     /// for access). When the work cannot be proven finished, that error,
     /// and every later call fails too: the memory is never handed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let tensor = Ordered::new(DeviceBuf::from_slice(&device, &[3u8; 8])?);
+    /// let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 8)?);
+    /// host.copy_from_device(&tensor, &stream)?;
+    /// let values = host.get_mut()?; // waits for the copy first
+    /// values[0] = 0;
+    /// assert_eq!(&values[..], [0, 3, 3, 3, 3, 3, 3, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn get_mut(&mut self) -> Result<&mut S> {
         match self.tracks().settle("Ordered::get_mut") {
             Settled::Proven(reported) => reported?,
@@ -123,6 +162,21 @@ impl<S> Ordered<S> {
     /// The first error a queued task reported (the owner is dropped: its
     /// work is over). When the work cannot be proven finished, that error,
     /// and the owner is leaked, never freed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// buf.fill_bytes(0x11, &stream)?;
+    /// let buf: DeviceBuf<u32> = buf.into_inner()?; // waits for the fill
+    /// assert_eq!(buf.to_vec()?, [0x1111_1111; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn into_inner(mut self) -> Result<S> {
         let settled = self.tracks().settle("Ordered::into_inner");
         match settled {
