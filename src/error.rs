@@ -62,6 +62,14 @@ pub enum Error {
         /// Why growing failed (the runtime's error, or a full reservation).
         cause: String,
     },
+    /// A memory pool's tag is asleep
+    /// ([`DevicePool::sleep`](crate::pool::DevicePool::sleep)): wake it
+    /// before allocating from it.
+    #[error("the pool's memory tagged `{tag}` is asleep; wake it first")]
+    PoolAsleep {
+        /// The sleeping tag.
+        tag: String,
+    },
 }
 
 impl Error {

@@ -47,6 +47,12 @@ use std::sync::Arc;
 ///   reused. A type that only borrows the owner of the memory cannot
 ///   promise this (forgetting the value ends the borrow); one that holds
 ///   the owner (e.g. in an `Arc`) can.
+/// - **Suspended only while reserved.** A type may unmap its range for a
+///   while only if it documents it and the addresses stay reserved for it
+///   meanwhile, so that nothing else is ever mapped there: device work on
+///   the range then fails in the runtime or on the device and reaches no
+///   other memory, and the host is never touched. (A
+///   [`DevicePool`](crate::pool::DevicePool) asleep does this.)
 /// - **No writer while shared.** While `s` is borrowed shared, nothing
 ///   writes the range; it is written only through exclusive access to `s`
 ///   (`&mut s`, or `s` by value), and only for a type that also implements

@@ -1,16 +1,16 @@
 //! [`DevicePool`] and [`PoolBlock`]: a caching, stream-ordered device
 //! allocator on expandable segments.
 
+use super::arena::{Arena, Class, SMALL};
 use super::config::PoolConfig;
-use super::free_list::FreeList;
+use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut};
-use crate::stream::{Ordered, Recycle, Settled, Tracks};
-use crate::vmm::{ExpandableSegment, Granularity, PhysicalMemProp, SegmentBlock, SharedSegment};
-use std::collections::HashMap;
+use crate::stream::{Ordered, Recycle, Tracks};
+use crate::vmm::{Granularity, PhysicalMemProp, SegmentBlock};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -54,6 +54,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///
+/// **Tags, sleep and wake.** Blocks can be tagged
+/// ([`DevicePool::alloc_tagged`]); each tag has segments of its own.
+/// [`DevicePool::sleep`] gives the pool's physical memory back to the
+/// device while every block keeps its address, copying the tags it is told
+/// to offload to pinned host memory; [`DevicePool::wake`] maps new memory
+/// at the same addresses and restores them. Both are transactional.
+///
 /// **Threads:** `DevicePool` is `Send` and `Sync`: share it with `Arc` and
 /// allocate from any thread.
 ///
@@ -68,56 +75,24 @@ pub struct DevicePool {
 
 struct Shared {
     device: Device,
+    prop: PhysicalMemProp,
     config: PoolConfig,
     state: Mutex<State>,
 }
 
-/// The index of the small pool in [`State::classes`].
-const SMALL: usize = 0;
-
 struct State {
-    /// The small pool, then the large one.
-    classes: [Class; 2],
+    /// The arenas by tag; the first is [`DevicePool::DEFAULT_TAG`]'s.
+    arenas: Vec<Arena>,
     stats: PoolStats,
 }
 
-struct Class {
-    segment: Arc<SharedSegment>,
-    free: FreeList,
-    /// Freed blocks kept whole (small pool only), by size, for the next
-    /// request of the same size: a hit reuses the block as it is (no
-    /// free-list or segment update). They go to the free list (coalescing)
-    /// on the first miss.
-    exact: HashMap<usize, Vec<(SegmentBlock, Tracks)>>,
-    /// Bytes of `exact` blocks whose former work may still be queued.
-    exact_busy: usize,
-}
-
-impl Class {
-    /// Takes a whole cached block of `size` bytes.
-    fn take_exact(&mut self, size: usize) -> Option<(SegmentBlock, Tracks)> {
-        let found = self.exact.get_mut(&size)?.pop()?;
-        if !found.1.is_empty() {
-            self.exact_busy -= size;
-        }
-        Some(found)
-    }
-
-    /// Moves every whole cached block into the free list.
-    fn flush_exact(&mut self) {
-        for (block, tracks) in self.exact.drain().flat_map(|(_, blocks)| blocks) {
-            let (offset, len) = (block.offset(), block.len());
-            // The segment forgets the block before the free list offers it.
-            drop(block);
-            self.free.insert(offset, len, tracks);
-        }
-        self.exact_busy = 0;
-    }
-}
-
 impl DevicePool {
+    /// The tag of [`DevicePool::alloc`]'s blocks.
+    pub const DEFAULT_TAG: &'static str = "default";
+
     /// A pool for `device` configured by `config`; it reserves the address
-    /// ranges of its two segments and maps nothing yet.
+    /// ranges of the segments of [`DevicePool::DEFAULT_TAG`] and maps
+    /// nothing yet.
     ///
     /// # Errors
     ///
@@ -126,25 +101,15 @@ impl DevicePool {
     pub fn new(device: &Device, config: PoolConfig) -> Result<Self> {
         let prop = PhysicalMemProp::device(device);
         config.check(prop.granularity(Granularity::Minimum)?)?;
-        let class = |reserve: usize, chunk: usize| -> Result<Class> {
-            Ok(Class {
-                segment: SharedSegment::new(ExpandableSegment::new(&prop, reserve, chunk)?),
-                free: FreeList::default(),
-                exact: HashMap::new(),
-                exact_busy: 0,
-            })
-        };
-        let classes = [
-            class(config.small_reserve, config.small_chunk)?,
-            class(config.large_reserve, config.large_chunk)?,
-        ];
+        let default = Arena::new(Self::DEFAULT_TAG, &prop, &config)?;
         Ok(Self {
             recycle: Arc::new(|mut block: PoolBlock, tracks| block.give_back(tracks)),
             shared: Arc::new(Shared {
                 device: device.clone(),
+                prop,
                 config,
                 state: Mutex::new(State {
-                    classes,
+                    arenas: vec![default],
                     stats: PoolStats::default(),
                 }),
             }),
@@ -162,15 +127,47 @@ impl DevicePool {
     }
 
     /// A block of at least `bytes` bytes (rounded up to the configured
-    /// rounding), as an [`Ordered`] owner: share it in an `Arc`, use it on
-    /// any stream; dropping it caches its memory with its queued uses.
+    /// rounding), tagged [`DevicePool::DEFAULT_TAG`], as an [`Ordered`]
+    /// owner: share it in an `Arc`, use it on any stream; dropping it
+    /// caches its memory with its queued uses.
     ///
     /// # Errors
     ///
     /// [`Error::PoolExhausted`] when the memory cannot be found even after
-    /// giving the cache back; [`Error::InvalidArgument`] when the request
-    /// overflows.
+    /// giving the cache back; [`Error::PoolAsleep`] while the tag is
+    /// asleep; [`Error::InvalidArgument`] when the request overflows.
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
+        self.alloc_in(None, bytes)
+    }
+
+    /// [`DevicePool::alloc`] for memory tagged `tag` (for example
+    /// `"weights"` or `"kv_cache"`): each tag has segments of its own, so
+    /// that [`DevicePool::sleep`] can offload some tags and discard
+    /// others, and [`DevicePool::wake_tags`] can wake them one by one. The
+    /// first block of a new tag reserves its address ranges.
+    ///
+    /// # Errors
+    ///
+    /// As [`DevicePool::alloc`], and the runtime's code when the first
+    /// block of a tag cannot reserve its ranges.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// let device = Device::new(0)?;
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let weights = pool.alloc_tagged(1 << 20, "weights")?;
+    /// let scratch = pool.alloc(1 << 20)?; // the default tag: another segment
+    /// assert_ne!(weights.device_ptr(), scratch.device_ptr());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn alloc_tagged(&self, bytes: usize, tag: &str) -> Result<Ordered<PoolBlock>> {
+        self.alloc_in(Some(tag), bytes)
+    }
+
+    fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let config = &self.shared.config;
         let size = bytes
             .max(1)
@@ -178,11 +175,20 @@ impl DevicePool {
             .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
         let class = usize::from(size > config.small_limit);
         let mut state = self.shared.state();
-        let (block, tracks) = match state.classes[class].take_exact(size) {
+        let arena = match tag {
+            None => 0,
+            Some(tag) => self.shared.arena(&mut state, tag)?,
+        };
+        if state.arenas[arena].asleep.is_some() {
+            return Err(Error::PoolAsleep {
+                tag: state.arenas[arena].tag.clone(),
+            });
+        }
+        let (block, tracks) = match state.arenas[arena].classes[class].take_exact(size) {
             Some(found) => found,
             None => {
-                let (offset, tracks) = self.shared.place(&mut state, class, size)?;
-                (state.classes[class].segment.block(offset, size)?, tracks)
+                let (offset, tracks) = self.shared.place(&mut state, arena, class, size)?;
+                (state.arenas[arena].classes[class].segment.block(offset, size)?, tracks)
             }
         };
         state.stats.allocated += size;
@@ -192,6 +198,7 @@ impl DevicePool {
         let block = PoolBlock {
             block: Some(block),
             pool: Arc::clone(&self.shared),
+            arena,
             class,
         };
         Ok(Ordered::recycled(block, tracks, Arc::clone(&self.recycle)))
@@ -200,7 +207,8 @@ impl DevicePool {
     /// Gives the cached chunks past the last live block of each segment
     /// back to the device, after the work queued on them is proven
     /// finished (each stream that used them is synchronised: the fence is
-    /// on exactly the streams that touched that memory).
+    /// on exactly the streams that touched that memory). Tags asleep are
+    /// left as they are.
     ///
     /// # Errors
     ///
@@ -210,6 +218,106 @@ impl DevicePool {
     pub fn empty_cache(&self) -> Result<()> {
         let mut state = self.shared.state();
         state.empty_cache()
+    }
+
+    /// Puts every tag that is awake to sleep: the live blocks of the tags
+    /// in `offload` are copied to pinned host memory, then the physical
+    /// memory of every tag is given back to the device. Every block keeps
+    /// its device address (the addresses stay reserved for the pool), and
+    /// [`DevicePool::wake`] maps new memory there and restores the
+    /// offloaded contents; the contents of the other tags are discarded,
+    /// as in vLLM's sleep mode.
+    ///
+    /// It first waits for all work queued on the pool's device
+    /// (`aclrtSynchronizeDevice`: the fence is on the device that owns the
+    /// memory). **While asleep** the pool's blocks must not be used: an
+    /// allocation of a sleeping tag fails with [`Error::PoolAsleep`], and
+    /// device work on a sleeping block fails in the runtime or on the
+    /// device, reaching no other memory. Blocks may be dropped meanwhile.
+    ///
+    /// **Transactional.** If any call fails (the fence, a pinned
+    /// allocation, a copy, an unmap) the pool is as it was: awake, every
+    /// block mapped with its contents, and the error is returned. Once
+    /// everything is unmapped, sleep completes; a physical free the
+    /// runtime refuses is logged and its chunk is kept for the wake to map
+    /// again.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of the first failed call, with nothing changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// use ascend::stream::Stream;
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let weights = pool.alloc_tagged(4096, "weights")?;
+    /// weights.fill_bytes(7, &stream)?;
+    /// let kv_cache = pool.alloc_tagged(4096, "kv_cache")?;
+    /// let address = weights.device_ptr();
+    ///
+    /// pool.sleep(&["weights"])?; // weights offloaded, kv_cache discarded
+    /// assert_eq!(pool.stats().reserved, 0);
+    /// pool.wake()?;
+    ///
+    /// assert_eq!(weights.device_ptr(), address);
+    /// let weights = weights.into_inner()?;
+    /// let mut bytes = [0u8; 4096];
+    /// ascend::DeviceSlice::<u8>::from_storage(&weights)?.copy_to_host(&mut bytes)?;
+    /// assert!(bytes.iter().all(|&byte| byte == 7));
+    /// # drop(kv_cache);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn sleep(&self, offload: &[&str]) -> Result<()> {
+        let mut state = self.shared.state();
+        let State { arenas, stats } = &mut *state;
+        sleep::sleep(arenas, &self.shared.device, offload, stats)?;
+        state.refresh();
+        Ok(())
+    }
+
+    /// Wakes every sleeping tag: maps new physical memory at the same
+    /// addresses and copies the offloaded contents back.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of the first failed call; every tag it was to
+    /// wake is still asleep, with its offloaded contents (transactional,
+    /// like [`DevicePool::sleep`]).
+    pub fn wake(&self) -> Result<()> {
+        self.wake_where(None)
+    }
+
+    /// [`DevicePool::wake`] for the tags in `tags` only (others stay
+    /// asleep): for example the weights first, the KV cache later.
+    ///
+    /// # Errors
+    ///
+    /// As [`DevicePool::wake`].
+    pub fn wake_tags(&self, tags: &[&str]) -> Result<()> {
+        self.wake_where(Some(tags))
+    }
+
+    fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
+        let mut state = self.shared.state();
+        let State { arenas, stats } = &mut *state;
+        sleep::wake(arenas, tags, stats)?;
+        state.refresh();
+        Ok(())
+    }
+
+    /// Whether `tag` is asleep (an unknown tag is not).
+    pub fn is_asleep(&self, tag: &str) -> bool {
+        self.shared
+            .state()
+            .arenas
+            .iter()
+            .any(|arena| arena.tag == tag && arena.asleep.is_some())
     }
 
     /// The statistics now.
@@ -222,13 +330,11 @@ impl DevicePool {
     /// blocks are merged into the free ranges first.
     pub fn snapshot(&self) -> PoolSnapshot {
         let mut state = self.shared.state();
-        // Whole cached blocks are shown as the free ranges they are.
-        state.classes.iter_mut().for_each(Class::flush_exact);
-        let segments = state
-            .classes
-            .iter()
-            .zip(["small", "large"])
-            .map(|(class, pool)| {
+        let mut segments = Vec::new();
+        for arena in &mut state.arenas {
+            // Whole cached blocks are shown as the free ranges they are.
+            arena.classes.iter_mut().for_each(Class::flush_exact);
+            for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
                 let allocated = class
                     .segment
                     .live_ranges()
@@ -249,16 +355,18 @@ impl DevicePool {
                 });
                 let mut blocks: Vec<BlockSnapshot> = allocated.chain(free).collect();
                 blocks.sort_by_key(|block| block.offset);
-                SegmentSnapshot {
+                segments.push(SegmentSnapshot {
+                    tag: arena.tag.clone(),
                     pool,
+                    asleep: arena.asleep.is_some(),
                     base: class.segment.base() as usize,
                     capacity: class.segment.capacity(),
                     mapped: class.segment.size(),
                     chunk: class.segment.chunk_size(),
                     blocks,
-                }
-            })
-            .collect();
+                });
+            }
+        }
         PoolSnapshot {
             device: self.shared.device.id(),
             stats: state.stats,
@@ -272,15 +380,27 @@ impl Shared {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// A free range of `size` bytes in `class`: cached, or newly mapped.
-    fn place(&self, state: &mut State, class: usize, size: usize) -> Result<(usize, Tracks)> {
+    /// The index of `tag`'s arena, reserving it on first use.
+    fn arena(&self, state: &mut State, tag: &str) -> Result<usize> {
+        if let Some(index) = state.arenas.iter().position(|arena| arena.tag == tag) {
+            return Ok(index);
+        }
+        state.arenas.push(Arena::new(tag, &self.prop, &self.config)?);
+        Ok(state.arenas.len() - 1)
+    }
+
+    /// A free range of `size` bytes in `class` of `arena`: cached, or newly
+    /// mapped.
+    fn place(&self, state: &mut State, arena: usize, class: usize, size: usize) -> Result<(usize, Tracks)> {
         let mut retried = false;
-        state.classes[class].flush_exact();
+        state.arenas[arena].classes[class].flush_exact();
         loop {
-            if let Some(found) = state.classes[class].free.take_best_fit(size) {
+            if let Some(found) = state.arenas[arena].classes[class].free.take_best_fit(size) {
                 return Ok(found);
             }
-            let grown = state.grow(class, size);
+            let State { arenas, stats } = &mut *state;
+            let grown = arenas[arena].grow(class, size, stats);
+            state.refresh();
             match grown {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
@@ -292,7 +412,7 @@ impl Shared {
                     }
                 }
                 Err(cause) => {
-                    let free = state.classes.iter().map(|class| class.free.bytes()).sum();
+                    let free = state.arenas.iter().map(Arena::free_bytes).sum();
                     return Err(Error::PoolExhausted {
                         requested: size,
                         allocated: state.stats.allocated,
@@ -307,58 +427,11 @@ impl Shared {
 }
 
 impl State {
-    /// Maps enough chunks at the end of `class`'s segment for `size` bytes
-    /// (counting a free tail), and frees them into the cache.
-    fn grow(&mut self, class: usize, size: usize) -> std::result::Result<(), String> {
-        let Class { segment, free, .. } = &mut self.classes[class];
-        let mapped = segment.size();
-        let tail = mapped - free.tail_start(mapped);
-        let more = (size - tail.min(size)).next_multiple_of(segment.chunk_size());
-        if mapped + more > segment.capacity() {
-            return Err(format!("the {}-byte reservation is full", segment.capacity()));
-        }
-        segment.grow(more).map_err(|error| error.to_string())?;
-        free.insert(mapped, more, Tracks::default());
-        self.stats.reserved += more;
-        self.stats.chunks_mapped += (more / segment.chunk_size()) as u64;
-        self.refresh();
-        Ok(())
-    }
-
     fn empty_cache(&mut self) -> Result<()> {
         let mut first = None;
-        for class in &mut self.classes {
-            class.flush_exact();
-            let chunk = class.segment.chunk_size();
-            let mapped = class.segment.size();
-            let keep = class.segment.high_water().next_multiple_of(chunk);
-            if keep >= mapped {
-                continue;
-            }
-            let mut proven = true;
-            for range in class.free.ranges_past_mut(keep) {
-                if let Settled::Unproven(error) = range.tracks.settle("DevicePool::empty_cache") {
-                    first.get_or_insert(error);
-                    proven = false;
-                    break;
-                }
-            }
-            class.free.recount();
-            if !proven {
-                continue;
-            }
-            match class.segment.shrink(mapped - keep) {
-                Ok(()) => {
-                    class.free.cut(keep);
-                    self.stats.reserved -= mapped - keep;
-                    self.stats.chunks_unmapped += ((mapped - keep) / chunk) as u64;
-                    if let Err(error) = class.segment.release_spare() {
-                        first.get_or_insert(error);
-                    }
-                }
-                Err(error) => {
-                    first.get_or_insert(error);
-                }
+        for arena in &mut self.arenas {
+            if let Err(error) = arena.empty_cache(&mut self.stats) {
+                first.get_or_insert(error);
             }
         }
         self.refresh();
@@ -367,11 +440,7 @@ impl State {
 
     /// Recomputes what depends on the free lists, and the peaks.
     fn refresh(&mut self) {
-        let busy: usize = self
-            .classes
-            .iter()
-            .map(|class| class.free.busy_bytes() + class.exact_busy)
-            .sum();
+        let busy: usize = self.arenas.iter().map(Arena::busy_bytes).sum();
         self.stats.active = self.stats.allocated + busy;
         self.stats.note_peaks();
     }
@@ -382,15 +451,7 @@ impl Drop for Shared {
         // The last block is gone: wait for the work on the cache before the
         // segments unmap; keep (leak) a segment whose work is unproven.
         let state = self.state.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for class in &mut state.classes {
-            class.flush_exact();
-            for range in class.free.ranges_past_mut(0) {
-                if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {
-                    std::mem::forget(Arc::clone(&class.segment));
-                    break;
-                }
-            }
-        }
+        state.arenas.iter_mut().for_each(Arena::settle_for_drop);
     }
 }
 
@@ -413,6 +474,7 @@ pub struct PoolBlock {
     /// `None` once given back.
     block: Option<SegmentBlock>,
     pool: Arc<Shared>,
+    arena: usize,
     class: usize,
 }
 
@@ -437,7 +499,7 @@ impl PoolBlock {
         let Some(block) = self.block.take() else { return };
         let len = block.len();
         let mut state = self.pool.state();
-        let class = &mut state.classes[self.class];
+        let class = &mut state.arenas[self.arena].classes[self.class];
         if self.class == SMALL {
             // Small blocks are kept whole for the next request of their
             // size (the frequent case); large ones coalesce at once, which
@@ -478,7 +540,9 @@ impl fmt::Debug for PoolBlock {
 // the pool's device, stable while the block lives (it is given back only
 // when dropped; a leaked block keeps its range forever), never overlapping
 // another live block, written only through `&mut self` or by the `Ordered`
-// that owns it.
+// that owns it. While its tag sleeps the range is unmapped but stays
+// reserved for the pool's segment, which maps nothing else there (the
+// documented suspension of `DeviceStorage`).
 unsafe impl DeviceStorage for PoolBlock {
     fn device(&self) -> &Device {
         &self.pool.device

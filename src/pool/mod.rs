@@ -6,17 +6,22 @@
 //! pool, cached memory reused at once on the stream that freed it and, by
 //! a device-side wait, on any other, `empty_cache`, an out-of-memory retry
 //! and statistics. Its blocks are [`Ordered`](crate::stream::Ordered)
-//! owners, so they are used on any stream without a scope.
+//! owners, so they are used on any stream without a scope. Blocks can be
+//! tagged, and the pool can sleep (its physical memory given back, the
+//! offloaded tags copied to pinned host memory, every device address
+//! kept) and wake, as vLLM's sleep mode does.
 //!
 //! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
 //! buffer goes back with the copies that may still use it, and its next
 //! owner's host access waits for them.
 
+mod arena;
 mod config;
 mod config_env;
 mod device_pool;
 mod free_list;
 mod pinned_pool;
+mod sleep;
 mod snapshot;
 mod stats;
 

@@ -50,8 +50,13 @@ pub struct BlockSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SegmentSnapshot {
+    /// The tag whose memory it holds.
+    pub tag: String,
     /// `"small"` or `"large"`.
     pub pool: &'static str,
+    /// Whether the tag is asleep (nothing mapped; its blocks keep their
+    /// offsets).
+    pub asleep: bool,
     /// The first device address.
     pub base: usize,
     /// Bytes of addresses reserved.
@@ -73,13 +78,16 @@ pub struct SegmentSnapshot {
 /// { "device": 0,
 ///   "stats": { "allocated": 4096, "allocated_peak": 4096, "reserved": 2097152, ... },
 ///   "segments": [
-///     { "pool": "small", "base": "0x7f...", "capacity": 1073741824,
+///     { "tag": "default", "pool": "small", "asleep": false,
+///       "base": "0x7f...", "capacity": 1073741824,
 ///       "mapped": 2097152, "chunk": 2097152,
 ///       "blocks": [ { "offset": 0, "size": 4096, "state": "allocated" },
 ///                   { "offset": 4096, "size": 2093056, "state": "free" } ] },
 ///     { "pool": "large", ... } ] }
 /// ```
 ///
+/// There are two segments (small, large) per tag. `stats` also holds
+/// `sleeps`, `wakes` and `offloaded` (host bytes of sleeping tags).
 /// `state` is `allocated`, `free`, or `free_pending` (cached memory whose
 /// former block's work may still be queued). Sizes and offsets are bytes;
 /// `base` is a hexadecimal string. [`PoolSnapshot::to_svg`] draws one bar
@@ -92,7 +100,8 @@ pub struct PoolSnapshot {
     pub device: i32,
     /// The statistics at the same moment.
     pub stats: PoolStats,
-    /// The small pool's segment, then the large one's.
+    /// Per tag (the default tag first), its small pool's segment, then
+    /// its large one's.
     pub segments: Vec<SegmentSnapshot>,
 }
 
@@ -103,7 +112,7 @@ impl PoolSnapshot {
         let mut out = format!(
             "{{\"device\":{},\"stats\":{{\"allocated\":{},\"allocated_peak\":{},\"reserved\":{},\"reserved_peak\":{},\
              \"active\":{},\"active_peak\":{},\"allocations\":{},\"frees\":{},\"retries\":{},\"chunks_mapped\":{},\
-             \"chunks_unmapped\":{}}},\"segments\":[",
+             \"chunks_unmapped\":{},\"sleeps\":{},\"wakes\":{},\"offloaded\":{}}},\"segments\":[",
             self.device,
             s.allocated,
             s.allocated_peak,
@@ -115,14 +124,20 @@ impl PoolSnapshot {
             s.frees,
             s.retries,
             s.chunks_mapped,
-            s.chunks_unmapped
+            s.chunks_unmapped,
+            s.sleeps,
+            s.wakes,
+            s.offloaded
         );
         for (index, segment) in self.segments.iter().enumerate() {
             let _ = write!(
                 out,
-                "{}{{\"pool\":\"{}\",\"base\":\"{:#x}\",\"capacity\":{},\"mapped\":{},\"chunk\":{},\"blocks\":[",
+                "{}{{\"tag\":{},\"pool\":\"{}\",\"asleep\":{},\"base\":\"{:#x}\",\"capacity\":{},\"mapped\":{},\
+                 \"chunk\":{},\"blocks\":[",
                 if index > 0 { "," } else { "" },
+                json_string(&segment.tag),
                 segment.pool,
+                segment.asleep,
                 segment.base,
                 segment.capacity,
                 segment.mapped,
@@ -164,13 +179,15 @@ impl PoolSnapshot {
             let top = 30.0 + ROW * row as f64;
             let _ = writeln!(
                 out,
-                "<text x=\"10\" y=\"{}\">{} pool at {:#x}: {} of {} bytes mapped, {}-byte chunks</text>",
+                "<text x=\"10\" y=\"{}\">{} {} pool at {:#x}: {} of {} bytes mapped, {}-byte chunks{}</text>",
                 top + 14.0,
+                xml_text(&segment.tag),
                 segment.pool,
                 segment.base,
                 segment.mapped,
                 segment.capacity,
-                segment.chunk
+                segment.chunk,
+                if segment.asleep { " (asleep)" } else { "" }
             );
             let scale = if segment.mapped == 0 {
                 0.0
@@ -204,4 +221,27 @@ impl PoolSnapshot {
         out.push_str("</svg>\n");
         out
     }
+}
+
+/// `text` as a JSON string literal.
+fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `text` with the characters XML reserves escaped.
+fn xml_text(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

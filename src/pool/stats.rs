@@ -27,6 +27,13 @@ pub struct PoolStats {
     pub chunks_mapped: u64,
     /// Chunks unmapped.
     pub chunks_unmapped: u64,
+    /// Completed [`sleep`](super::DevicePool::sleep)s.
+    pub sleeps: u64,
+    /// Completed [`wake`](super::DevicePool::wake)s.
+    pub wakes: u64,
+    /// Bytes of pinned host memory holding the offloaded contents of
+    /// sleeping tags.
+    pub offloaded: usize,
 }
 
 impl PoolStats {

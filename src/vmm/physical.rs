@@ -235,7 +235,9 @@ impl PhysicalAlloc {
         self.release()
     }
 
-    fn release(&mut self) -> Result<()> {
+    /// Frees the allocation now; when the runtime refuses, the reference
+    /// is kept (a later call, or the drop, tries again).
+    pub(crate) fn release(&mut self) -> Result<()> {
         let Some(handle) = self.handle.take() else {
             return Ok(());
         };

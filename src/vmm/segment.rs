@@ -330,24 +330,26 @@ impl ExpandableSegment {
     ///
     /// # Errors
     ///
-    /// The first failed free (each chunk is freed once either way; a chunk
-    /// whose free failed is the runtime's).
+    /// The first failed free. A chunk whose free the runtime refused stays
+    /// spare, with its reference: the next `grow` maps it again, the next
+    /// `release_spare` (or the segment's drop) tries to free it again.
     pub fn release_spare(&mut self) -> Result<()> {
         let mut first = None;
+        let mut kept = Vec::new();
         for physical in self.spare.drain(..) {
-            let outcome = match Arc::try_unwrap(physical) {
-                Ok(physical) => physical.free(),
+            match Arc::try_unwrap(physical) {
+                Ok(mut physical) => {
+                    if let Err(error) = physical.release() {
+                        first.get_or_insert(error);
+                        kept.push(Arc::new(physical));
+                    }
+                }
                 // Shared (by a retained handle's owner, say): the last owner
                 // frees it.
-                Err(shared) => {
-                    drop(shared);
-                    Ok(())
-                }
-            };
-            if let Err(error) = outcome {
-                first.get_or_insert(error);
+                Err(shared) => drop(shared),
             }
         }
+        self.spare = kept;
         first.map_or(Ok(()), Err)
     }
 

@@ -5,7 +5,9 @@ use super::mapped;
 use super::segment::ExpandableSegment;
 use crate::Device;
 use crate::error::{Error, Result};
+use crate::memory::transfer;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
+use ascend_sys as sys;
 use bytemuck::Pod;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -24,7 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 ///   block's exclusive view is exclusive;
 /// - the segment never unmaps memory a live block covers (a shrink may only
 ///   unmap past the end of the last live block), and it lives as long as
-///   any block does.
+///   any block does. (The one exception is inside this crate: a
+///   [`DevicePool`](crate::pool::DevicePool) that sleeps unmaps its own
+///   segments with their addresses kept reserved, as documented there.)
 ///
 /// ```
 /// use ascend::Device;
@@ -186,6 +190,83 @@ impl SharedSegment {
     /// As [`ExpandableSegment::release_spare`].
     pub fn release_spare(&self) -> Result<()> {
         self.inner().segment.release_spare()
+    }
+
+    /// Unmaps the whole mapped part, under live blocks too, and keeps its
+    /// physical memory as spare chunks; returns the bytes unmapped. Only a
+    /// sleeping [`DevicePool`](crate::pool::DevicePool) does this: it keeps
+    /// the addresses reserved (nothing else is ever mapped there), has
+    /// fenced the device first, and maps them again before its blocks are
+    /// usable.
+    ///
+    /// # Errors
+    ///
+    /// As [`ExpandableSegment::shrink`] (transactional).
+    pub(crate) fn suspend(&self) -> Result<usize> {
+        let mut inner = self.inner();
+        let size = inner.segment.size();
+        inner.segment.shrink(size)?;
+        Ok(size)
+    }
+
+    /// Maps chunks (spare ones first) until `size` bytes are mapped.
+    ///
+    /// # Errors
+    ///
+    /// As [`ExpandableSegment::grow`] (transactional).
+    pub(crate) fn resume(&self, size: usize) -> Result<()> {
+        let mut inner = self.inner();
+        let mapped = inner.segment.size();
+        inner.segment.grow(size.saturating_sub(mapped))
+    }
+
+    /// Copies `len` bytes at `offset` of the mapped part to the host
+    /// address `dst`.
+    ///
+    /// # Safety
+    ///
+    /// `dst` is valid for writes of `len` bytes for the whole call.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not mapped; the
+    /// runtime's code.
+    pub(crate) unsafe fn copy_out(&self, offset: usize, dst: *mut c_void, len: usize) -> Result<()> {
+        let inner = self.inner();
+        let src = Self::mapped_range(&inner, "SharedSegment::copy_out", offset, len)?;
+        transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_DEVICE_TO_HOST)
+    }
+
+    /// Copies `len` bytes from the host address `src` to `offset` of the
+    /// mapped part.
+    ///
+    /// # Safety
+    ///
+    /// `src` is valid for reads of `len` bytes for the whole call, and
+    /// nothing else uses the device bytes written (the pool's blocks there
+    /// are asleep).
+    ///
+    /// # Errors
+    ///
+    /// As [`SharedSegment::copy_out`].
+    pub(crate) unsafe fn copy_in(&self, offset: usize, src: *const c_void, len: usize) -> Result<()> {
+        let inner = self.inner();
+        let dst = Self::mapped_range(&inner, "SharedSegment::copy_in", offset, len)?;
+        transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    }
+
+    /// The device address of `len` mapped bytes at `offset`.
+    fn mapped_range(inner: &Inner, api: &'static str, offset: usize, len: usize) -> Result<*mut c_void> {
+        match offset.checked_add(len) {
+            Some(end) if end <= inner.segment.size() => Ok(inner.segment.base().wrapping_byte_add(offset)),
+            _ => Err(Error::invalid(
+                api,
+                format!(
+                    "{len} bytes at {offset:#x} are not inside the {:#x} mapped bytes",
+                    inner.segment.size()
+                ),
+            )),
+        }
     }
 
     /// A block of `len` bytes at `offset`.

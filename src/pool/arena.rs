@@ -1,0 +1,186 @@
+//! [`Arena`]: the memory of one tag of a [`DevicePool`](super::DevicePool):
+//! a small and a large expandable segment, their free lists and caches.
+
+use super::config::PoolConfig;
+use super::free_list::FreeList;
+use super::sleep::Asleep;
+use super::stats::PoolStats;
+use crate::error::Result;
+use crate::stream::{Settled, Tracks};
+use crate::vmm::{ExpandableSegment, PhysicalMemProp, SegmentBlock, SharedSegment};
+use std::collections::HashMap;
+
+/// The index of the small pool in [`Arena::classes`].
+pub(super) const SMALL: usize = 0;
+
+/// The segments of one tag. Tags sleep and wake separately, so each has
+/// segments of its own.
+pub(super) struct Arena {
+    pub(super) tag: String,
+    /// The small pool, then the large one.
+    pub(super) classes: [Class; 2],
+    /// What sleep saved, while the tag is asleep.
+    pub(super) asleep: Option<Asleep>,
+}
+
+/// One size class of an arena: a segment, its free ranges and (small pool)
+/// its whole cached blocks.
+pub(super) struct Class {
+    pub(super) segment: std::sync::Arc<SharedSegment>,
+    pub(super) free: FreeList,
+    /// Freed blocks kept whole (small pool only), by size, for the next
+    /// request of the same size: a hit reuses the block as it is (no
+    /// free-list or segment update). They go to the free list (coalescing)
+    /// on the first miss.
+    pub(super) exact: HashMap<usize, Vec<(SegmentBlock, Tracks)>>,
+    /// Bytes of `exact` blocks whose former work may still be queued.
+    pub(super) exact_busy: usize,
+}
+
+impl Class {
+    /// Takes a whole cached block of `size` bytes.
+    pub(super) fn take_exact(&mut self, size: usize) -> Option<(SegmentBlock, Tracks)> {
+        let found = self.exact.get_mut(&size)?.pop()?;
+        if !found.1.is_empty() {
+            self.exact_busy -= size;
+        }
+        Some(found)
+    }
+
+    /// Moves every whole cached block into the free list.
+    pub(super) fn flush_exact(&mut self) {
+        for (block, tracks) in self.exact.drain().flat_map(|(_, blocks)| blocks) {
+            let (offset, len) = (block.offset(), block.len());
+            // The segment forgets the block before the free list offers it.
+            drop(block);
+            self.free.insert(offset, len, tracks);
+        }
+        self.exact_busy = 0;
+    }
+}
+
+impl Arena {
+    /// Reserves the two segments of `tag`; nothing is mapped yet.
+    pub(super) fn new(tag: &str, prop: &PhysicalMemProp, config: &PoolConfig) -> Result<Self> {
+        let class = |reserve: usize, chunk: usize| -> Result<Class> {
+            Ok(Class {
+                segment: SharedSegment::new(ExpandableSegment::new(prop, reserve, chunk)?),
+                free: FreeList::default(),
+                exact: HashMap::new(),
+                exact_busy: 0,
+            })
+        };
+        Ok(Self {
+            tag: tag.to_owned(),
+            classes: [
+                class(config.small_reserve, config.small_chunk)?,
+                class(config.large_reserve, config.large_chunk)?,
+            ],
+            asleep: None,
+        })
+    }
+
+    /// Bytes mapped by both segments.
+    pub(super) fn mapped(&self) -> usize {
+        self.classes.iter().map(|class| class.segment.size()).sum()
+    }
+
+    /// Bytes of cached memory whose former work may still be queued.
+    pub(super) fn busy_bytes(&self) -> usize {
+        self.classes
+            .iter()
+            .map(|class| class.free.busy_bytes() + class.exact_busy)
+            .sum()
+    }
+
+    /// Cached bytes (free ranges and whole cached blocks).
+    pub(super) fn free_bytes(&self) -> usize {
+        self.classes
+            .iter()
+            .map(|class| {
+                class.free.bytes()
+                    + class
+                        .exact
+                        .iter()
+                        .map(|(size, blocks)| size * blocks.len())
+                        .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// Maps enough chunks at the end of `class`'s segment for `size` bytes
+    /// (counting a free tail), and frees them into the cache.
+    pub(super) fn grow(&mut self, class: usize, size: usize, stats: &mut PoolStats) -> std::result::Result<(), String> {
+        let Class { segment, free, .. } = &mut self.classes[class];
+        let mapped = segment.size();
+        let tail = mapped - free.tail_start(mapped);
+        let more = (size - tail.min(size)).next_multiple_of(segment.chunk_size());
+        if mapped + more > segment.capacity() {
+            return Err(format!("the {}-byte reservation is full", segment.capacity()));
+        }
+        segment.grow(more).map_err(|error| error.to_string())?;
+        free.insert(mapped, more, Tracks::default());
+        stats.reserved += more;
+        stats.chunks_mapped += (more / segment.chunk_size()) as u64;
+        Ok(())
+    }
+
+    /// Gives the cached chunks past the last live block of each segment
+    /// back, after the work queued on them is proven finished. An arena
+    /// asleep has nothing mapped and is left as it is.
+    pub(super) fn empty_cache(&mut self, stats: &mut PoolStats) -> Result<()> {
+        if self.asleep.is_some() {
+            return Ok(());
+        }
+        let mut first = None;
+        for class in &mut self.classes {
+            class.flush_exact();
+            let chunk = class.segment.chunk_size();
+            let mapped = class.segment.size();
+            let keep = class.segment.high_water().next_multiple_of(chunk);
+            if keep >= mapped {
+                continue;
+            }
+            let mut proven = true;
+            for range in class.free.ranges_past_mut(keep) {
+                if let Settled::Unproven(error) = range.tracks.settle("DevicePool::empty_cache") {
+                    first.get_or_insert(error);
+                    proven = false;
+                    break;
+                }
+            }
+            class.free.recount();
+            if !proven {
+                continue;
+            }
+            match class.segment.shrink(mapped - keep) {
+                Ok(()) => {
+                    class.free.cut(keep);
+                    stats.reserved -= mapped - keep;
+                    stats.chunks_unmapped += ((mapped - keep) / chunk) as u64;
+                    if let Err(error) = class.segment.release_spare() {
+                        first.get_or_insert(error);
+                    }
+                }
+                Err(error) => {
+                    first.get_or_insert(error);
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Waits for the work on the cache; when it cannot be proven finished,
+    /// keeps (leaks) the segments it may use. For the pool's drop.
+    pub(super) fn settle_for_drop(&mut self) {
+        for class in &mut self.classes {
+            class.flush_exact();
+            for range in class.free.ranges_past_mut(0) {
+                if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {
+                    std::mem::forget(std::sync::Arc::clone(&class.segment));
+                    break;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Sleep and wake of a [`DevicePool`](super::DevicePool): the physical
+//! memory of its tags goes back to the device with every device address
+//! kept, and comes back at the same addresses with the offloaded contents.
+//!
+//! Both are transactional: each runs its calls in an order that can be
+//! undone (fence, copies out, unmaps; maps, copies in) and undoes what it
+//! did when a call fails. Only the last step of sleep, freeing the
+//! physical memory, cannot be undone; it runs after everything else
+//! succeeded, and a free the runtime refuses keeps its chunk for the wake.
+
+use super::arena::Arena;
+use super::stats::PoolStats;
+use crate::error::{Error, Result};
+use crate::stream::Settled;
+use crate::{Device, PinnedHostBuf};
+
+/// What a sleeping tag keeps.
+pub(super) struct Asleep {
+    /// Each segment's mapped bytes before sleep: what the wake maps again.
+    sizes: [usize; 2],
+    /// The offloaded live ranges, when the tag was offloaded.
+    saved: Option<Saved>,
+}
+
+/// Live ranges of an arena copied to one pinned host buffer.
+struct Saved {
+    /// `(class, offset, len)`, in the order of their bytes in `host`.
+    ranges: Vec<(usize, usize, usize)>,
+    host: PinnedHostBuf<u8>,
+}
+
+impl Asleep {
+    /// Host bytes holding offloaded contents.
+    pub(super) fn offloaded(&self) -> usize {
+        self.saved.as_ref().map_or(0, |saved| saved.host.len())
+    }
+}
+
+/// Puts every awake arena to sleep, offloading the live blocks of the
+/// arenas whose tag is in `offload`.
+pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], stats: &mut PoolStats) -> Result<()> {
+    const API: &str = "DevicePool::sleep";
+    let targets: Vec<usize> = (0..arenas.len()).filter(|&i| arenas[i].asleep.is_none()).collect();
+    if targets.is_empty() {
+        return Ok(());
+    }
+    // The fence: every use of the pool's memory queued so far, on any
+    // stream of the owning device, is finished.
+    device.synchronize()?;
+    for &i in &targets {
+        for class in &mut arenas[i].classes {
+            class.flush_exact();
+            let mut unproven = None;
+            for range in class.free.ranges_past_mut(0) {
+                if let Settled::Unproven(error) = range.tracks.settle(API) {
+                    unproven = Some(error);
+                    break;
+                }
+            }
+            class.free.recount();
+            if let Some(error) = unproven {
+                return Err(error);
+            }
+        }
+    }
+    // Copies out; a failure drops the copies made so far.
+    let mut saved = Vec::with_capacity(targets.len());
+    for &i in &targets {
+        let arena = &arenas[i];
+        saved.push(if offload.contains(&arena.tag.as_str()) {
+            offload_arena(arena, device)?
+        } else {
+            None
+        });
+    }
+    // Unmaps; the physical memory stays in each segment as spare chunks,
+    // so a failure maps the same memory back, with its contents.
+    let mut sizes = vec![[0; 2]; targets.len()];
+    let mut unmapped: Vec<(usize, usize, usize)> = Vec::new();
+    for (sizes, &i) in sizes.iter_mut().zip(&targets) {
+        for (class, size) in sizes.iter_mut().enumerate() {
+            match arenas[i].classes[class].segment.suspend() {
+                Ok(bytes) => {
+                    *size = bytes;
+                    unmapped.push((i, class, bytes));
+                }
+                Err(error) => {
+                    for &(i, class, size) in unmapped.iter().rev() {
+                        if let Err(undo) = arenas[i].classes[class].segment.resume(size) {
+                            log::error!(
+                                "{API}: mapping tag `{}` again after `{error}` failed ({undo}); its blocks are not \
+                                 mapped",
+                                arenas[i].tag
+                            );
+                        }
+                    }
+                    return Err(error);
+                }
+            }
+        }
+    }
+    // Commit: the physical memory goes back to the device.
+    for &i in &targets {
+        for class in &arenas[i].classes {
+            if let Err(error) = class.segment.release_spare() {
+                log::warn!(
+                    "{API}: tag `{}`: {error}; the chunk is kept for the wake to map again",
+                    arenas[i].tag
+                );
+            }
+        }
+    }
+    for ((&i, sizes), saved) in targets.iter().zip(sizes).zip(saved) {
+        arenas[i].asleep = Some(Asleep { sizes, saved });
+    }
+    for &(i, class, size) in &unmapped {
+        stats.chunks_unmapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
+    }
+    stats.sleeps += 1;
+    account(arenas, stats);
+    Ok(())
+}
+
+/// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).
+pub(super) fn wake(arenas: &mut [Arena], tags: Option<&[&str]>, stats: &mut PoolStats) -> Result<()> {
+    let targets: Vec<usize> = (0..arenas.len())
+        .filter(|&i| arenas[i].asleep.is_some() && tags.is_none_or(|tags| tags.contains(&arenas[i].tag.as_str())))
+        .collect();
+    if targets.is_empty() {
+        return Ok(());
+    }
+    let mut mapped: Vec<(usize, usize, usize)> = Vec::new();
+    for &i in &targets {
+        let sizes = arenas[i].asleep.as_ref().map_or([0; 2], |asleep| asleep.sizes);
+        for (class, &size) in sizes.iter().enumerate() {
+            let segment = &arenas[i].classes[class].segment;
+            let before = segment.size();
+            if let Err(error) = segment.resume(size) {
+                return Err(undo_wake(arenas, &mapped, error));
+            }
+            mapped.push((i, class, size - before.min(size)));
+        }
+    }
+    for &i in &targets {
+        if let Err(error) = restore(&arenas[i]) {
+            return Err(undo_wake(arenas, &mapped, error));
+        }
+    }
+    // Commit: the offloaded copies are freed.
+    for &i in &targets {
+        arenas[i].asleep = None;
+    }
+    for &(i, class, size) in &mapped {
+        stats.chunks_mapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
+    }
+    stats.wakes += 1;
+    account(arenas, stats);
+    Ok(())
+}
+
+/// Unmaps and frees again what a failed wake mapped; returns `error`.
+fn undo_wake(arenas: &[Arena], mapped: &[(usize, usize, usize)], error: Error) -> Error {
+    for &(i, class, _) in mapped.iter().rev() {
+        let segment = &arenas[i].classes[class].segment;
+        if let Err(undo) = segment.suspend().and_then(|_| segment.release_spare()) {
+            log::error!(
+                "DevicePool::wake: giving tag `{}` back after `{error}` failed ({undo}); it stays asleep with that \
+                 memory",
+                arenas[i].tag
+            );
+        }
+    }
+    error
+}
+
+/// Copies the live blocks of `arena` to a new pinned buffer.
+fn offload_arena(arena: &Arena, device: &Device) -> Result<Option<Saved>> {
+    let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
+    for (class, segment) in arena.classes.iter().map(|class| &class.segment).enumerate() {
+        for (offset, len) in segment.live_ranges() {
+            match ranges.last_mut() {
+                // Neighbouring blocks are copied as one range.
+                Some((last_class, last_offset, last_len))
+                    if *last_class == class && *last_offset + *last_len == offset =>
+                {
+                    *last_len += len;
+                }
+                _ => ranges.push((class, offset, len)),
+            }
+        }
+    }
+    let total = ranges.iter().map(|&(_, _, len)| len).sum();
+    if total == 0 {
+        return Ok(None);
+    }
+    // SAFETY: nothing reads the buffer before the copies below have written
+    // every byte (the ranges fill it exactly); on a failure it is dropped
+    // unread.
+    let mut host = unsafe { PinnedHostBuf::<u8>::uninit(device, total) }?;
+    let base = host.as_mut_ptr();
+    let mut at = 0;
+    for &(class, offset, len) in &ranges {
+        // SAFETY: `at + len <= total`, so the destination lies inside the
+        // buffer, which this function owns for the whole call.
+        unsafe { arena.classes[class].segment.copy_out(offset, base.add(at).cast(), len) }?;
+        at += len;
+    }
+    Ok(Some(Saved { ranges, host }))
+}
+
+/// Copies the offloaded contents of `arena` back to its (mapped) segments.
+fn restore(arena: &Arena) -> Result<()> {
+    let Some(saved) = arena.asleep.as_ref().and_then(|asleep| asleep.saved.as_ref()) else {
+        return Ok(());
+    };
+    let base = saved.host.as_ptr();
+    let mut at = 0;
+    for &(class, offset, len) in &saved.ranges {
+        // SAFETY: the source lies inside the buffer (as when it was
+        // written); the device bytes belong to blocks of a sleeping tag,
+        // which nothing may use until this wake completes.
+        unsafe { arena.classes[class].segment.copy_in(offset, base.add(at).cast(), len) }?;
+        at += len;
+    }
+    Ok(())
+}
+
+/// The statistics that follow from the arenas' state.
+fn account(arenas: &[Arena], stats: &mut PoolStats) {
+    stats.reserved = arenas.iter().map(Arena::mapped).sum();
+    stats.offloaded = arenas
+        .iter()
+        .filter_map(|arena| arena.asleep.as_ref())
+        .map(Asleep::offloaded)
+        .sum();
+}

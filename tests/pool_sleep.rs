@@ -1,0 +1,214 @@
+//! Sleep and wake of the device pool: tagged memory, offloaded contents
+//! restored at the same addresses, discarded contents, allocations refused
+//! while asleep, no physical memory held while asleep, and 100 cycles that
+//! leave the pool and the host where they were. Data and statistics are
+//! checked on every backend; physical memory and live objects on the
+//! software device. One test at a time (live lists are process-wide).
+
+mod common;
+
+use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+use ascend::stream::{Ordered, Stream};
+use ascend::sys::soft;
+use ascend::{Device, Error, PinnedHostBuf};
+use common::{on_software, software_only};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn start() -> (MutexGuard<'static, ()>, Device, usize) {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = common::device();
+    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    (guard, device, granule)
+}
+
+/// Small pool: one-granule chunks; large pool: two-granule chunks;
+/// requests up to 64 KiB are small.
+fn config(granule: usize) -> PoolConfig {
+    let mut config = PoolConfig::default();
+    config.small_limit = 64 << 10;
+    config.small_chunk = granule;
+    config.small_reserve = 4 * granule;
+    config.large_chunk = 2 * granule;
+    config.large_reserve = 16 * granule;
+    config
+}
+
+/// Writes `byte` into every byte of `block` on `stream`.
+fn fill(block: &Ordered<PoolBlock>, byte: u8, stream: &Arc<Stream>) {
+    block.fill_bytes(byte, stream).unwrap();
+}
+
+/// The contents of `block`, read through a pinned buffer on `stream`.
+fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
+    let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
+    host.copy_from_device(block, stream).unwrap();
+    host.get_mut().unwrap().to_vec()
+}
+
+fn all(bytes: &[u8], byte: u8) -> bool {
+    bytes.iter().all(|&b| b == byte)
+}
+
+#[test]
+fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_addresses() {
+    let (_serial, device, granule) = start();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let since = soft::sequence_now();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let physical_before = soft::live().physical_bytes;
+    // Small and large blocks of two tags, and a default-tag block.
+    let weights = [
+        pool.alloc_tagged(4096, "weights").unwrap(),
+        pool.alloc_tagged(3 * granule, "weights").unwrap(),
+        pool.alloc_tagged(8192, "weights").unwrap(),
+    ];
+    let kv = pool.alloc_tagged(granule, "kv_cache").unwrap();
+    let scratch = pool.alloc(4096).unwrap();
+    for (block, byte) in weights.iter().zip([1, 2, 3]) {
+        fill(block, byte, &stream);
+    }
+    fill(&kv, 4, &stream);
+    fill(&scratch, 5, &stream);
+    let addresses: Vec<_> = weights.iter().chain([&kv, &scratch]).map(|b| b.device_ptr()).collect();
+    let reserved = pool.stats().reserved;
+    assert!(reserved > 0);
+
+    pool.sleep(&["weights", "default"]).unwrap();
+    assert!(pool.is_asleep("weights") && pool.is_asleep("kv_cache") && pool.is_asleep("default"));
+    let stats = pool.stats();
+    assert_eq!(stats.reserved, 0, "nothing is mapped while asleep");
+    assert_eq!(
+        stats.offloaded,
+        4096 + 3 * granule + 8192 + 4096,
+        "the offloaded tags' live bytes"
+    );
+    assert_eq!(
+        stats.allocated,
+        4096 + 3 * granule + 8192 + granule + 4096,
+        "blocks stay allocated"
+    );
+    assert_eq!(stats.sleeps, 1);
+    software_only(|| {
+        assert_eq!(
+            soft::live().physical_bytes,
+            physical_before,
+            "no physical memory while asleep"
+        );
+    });
+    let snapshot = pool.snapshot();
+    assert!(
+        snapshot
+            .segments
+            .iter()
+            .all(|segment| segment.asleep && segment.mapped == 0)
+    );
+    assert!(snapshot.to_json().contains("\"tag\":\"kv_cache\""));
+
+    pool.wake().unwrap();
+    assert!(!pool.is_asleep("weights") && !pool.is_asleep("kv_cache"));
+    let stats = pool.stats();
+    assert_eq!((stats.reserved, stats.offloaded, stats.wakes), (reserved, 0, 1));
+    let now: Vec<_> = weights.iter().chain([&kv, &scratch]).map(|b| b.device_ptr()).collect();
+    assert_eq!(now, addresses, "every block keeps its address");
+    for (block, byte) in weights.iter().zip([1, 2, 3]) {
+        assert!(all(&read(&device, block, &stream), byte), "offloaded contents restored");
+    }
+    assert!(all(&read(&device, &scratch, &stream), 5));
+    // The discarded tag's memory is usable again (its contents are gone).
+    fill(&kv, 6, &stream);
+    assert!(all(&read(&device, &kv, &stream), 6));
+
+    drop((weights, kv, scratch));
+    drop(pool);
+    drop(stream);
+    software_only(|| assert_eq!(soft::live_since(since), []));
+}
+
+#[test]
+fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let kept = pool.alloc_tagged(4096, "weights").unwrap();
+    let freed = pool.alloc_tagged(4096, "weights").unwrap();
+    let other = pool.alloc_tagged(4096, "kv_cache").unwrap();
+    pool.sleep(&[]).unwrap();
+    match pool.alloc_tagged(4096, "weights") {
+        Err(Error::PoolAsleep { tag }) => assert_eq!(tag, "weights"),
+        other => panic!("expected PoolAsleep, got {other:?}"),
+    }
+    assert!(matches!(pool.alloc(16), Err(Error::PoolAsleep { .. })));
+    // A tag first used while the pool sleeps is awake.
+    drop(pool.alloc_tagged(4096, "new").unwrap());
+    drop(freed); // a free while asleep needs no runtime call
+    assert_eq!(pool.stats().allocated, 2 * 4096);
+    // Waking one tag leaves the others asleep.
+    pool.wake_tags(&["weights"]).unwrap();
+    assert!(!pool.is_asleep("weights") && pool.is_asleep("kv_cache"));
+    let again = pool.alloc_tagged(4096, "weights").unwrap();
+    assert!(matches!(
+        pool.alloc_tagged(4096, "kv_cache"),
+        Err(Error::PoolAsleep { .. })
+    ));
+    // Sleeping again sleeps the awake tags; the sleeping one stays asleep.
+    pool.sleep(&["weights"]).unwrap();
+    pool.wake().unwrap();
+    assert_eq!(pool.stats().allocated, 3 * 4096);
+    drop((kept, other, again));
+    assert_eq!(pool.stats().allocated, 0);
+}
+
+#[test]
+fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
+    let (_serial, device, granule) = start();
+    // What the hardware does on such an access (a device fault) is not
+    // something a test should provoke; the software device reports it.
+    if !on_software() {
+        return;
+    }
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let block = pool.alloc_tagged(4096, "weights").unwrap();
+    let neighbour = pool.alloc_tagged(4096, "weights").unwrap();
+    fill(&block, 1, &stream);
+    fill(&neighbour, 2, &stream);
+    pool.sleep(&["weights"]).unwrap();
+    let misuse = soft::MisuseWatch::start();
+    let outcome = block.fill_bytes(9, &stream).and_then(|()| stream.synchronize());
+    assert!(outcome.is_err(), "a memset on unmapped memory must fail");
+    drop(misuse);
+    pool.wake().unwrap();
+    assert!(
+        all(&read(&device, &neighbour, &stream), 2),
+        "the neighbour is untouched"
+    );
+}
+
+#[test]
+fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
+    let (_serial, device, granule) = start();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let weights = pool.alloc_tagged(2 * granule, "weights").unwrap();
+    let kv = pool.alloc_tagged(granule, "kv_cache").unwrap();
+    fill(&weights, 7, &stream);
+    stream.synchronize().unwrap();
+    let reserved = pool.stats().reserved;
+    let live = soft::live();
+    for cycle in 0..100 {
+        pool.sleep(&["weights"]).unwrap();
+        pool.wake().unwrap();
+        let stats = pool.stats();
+        assert_eq!((stats.reserved, stats.offloaded), (reserved, 0), "cycle {cycle}");
+        software_only(|| {
+            let now = soft::live();
+            assert_eq!(now.physical_bytes, live.physical_bytes, "cycle {cycle}: device memory");
+            assert_eq!(now.host_bytes, live.host_bytes, "cycle {cycle}: host memory");
+            assert_eq!(now.mappings, live.mappings, "cycle {cycle}: mappings");
+        });
+    }
+    assert_eq!(pool.stats().reserved_peak, reserved, "no cycle mapped more");
+    assert!(all(&read(&device, &weights, &stream), 7));
+    drop((weights, kv));
+}

@@ -1,0 +1,197 @@
+//! Sleep and wake under runtime failures: each runtime call they make is
+//! failed in turn. A failed sleep must leave the pool awake with every
+//! block's contents; a failed wake must leave it asleep, and a later wake
+//! must restore the offloaded contents. Either way nothing is leaked and
+//! the pool goes on working. Software device only (fault injection); one
+//! test at a time.
+
+mod common;
+
+use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+use ascend::stream::{Ordered, Stream};
+use ascend::sys::{self, soft};
+use ascend::{Device, PinnedHostBuf};
+use common::on_software;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+const CODE: sys::aclError = sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
+
+/// Every call sleep and wake make. (`aclrtFreeHost` is left out: a pinned
+/// buffer whose free is refused is left to the runtime, as every
+/// `PinnedHostBuf` is, which the leak check would count.)
+const CALLS: [&str; 9] = [
+    "aclrtSynchronizeDevice",
+    "aclrtSynchronizeStream",
+    "aclrtMallocHost",
+    "aclrtMemcpy",
+    "aclrtUnmapMem",
+    "aclrtFreePhysical",
+    "aclrtMemGetAllocationGranularity",
+    "aclrtMallocPhysical",
+    "aclrtMapMem",
+];
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn start() -> Option<MutexGuard<'static, ()>> {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    on_software().then_some(guard)
+}
+
+fn config(granule: usize) -> PoolConfig {
+    let mut config = PoolConfig::default();
+    config.small_limit = 64 << 10;
+    config.small_chunk = granule;
+    config.small_reserve = 4 * granule;
+    config.large_chunk = granule;
+    config.large_reserve = 8 * granule;
+    config
+}
+
+/// A pool with offloaded and discarded tags in both size classes, a
+/// freed block whose memset may still be queued, and the bytes each
+/// offloaded block holds.
+struct Scene {
+    device: Device,
+    stream: Arc<Stream>,
+    pool: DevicePool,
+    weights: Vec<(Ordered<PoolBlock>, u8)>,
+    kv: Ordered<PoolBlock>,
+}
+
+impl Scene {
+    fn new() -> Self {
+        let device = common::device();
+        let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+        let stream = Arc::new(Stream::new(&device).unwrap());
+        let pool = DevicePool::new(&device, config(granule)).unwrap();
+        let weights: Vec<_> = [(4096, 1), (8192, 2), (2 * granule, 3)]
+            .into_iter()
+            .map(|(bytes, byte)| {
+                let block = pool.alloc_tagged(bytes, "weights").unwrap();
+                block.fill_bytes(byte, &stream).unwrap();
+                (block, byte)
+            })
+            .collect();
+        let freed = pool.alloc_tagged(4096, "weights").unwrap();
+        freed.fill_bytes(9, &stream).unwrap();
+        drop(freed);
+        let kv = pool.alloc_tagged(granule, "kv_cache").unwrap();
+        kv.fill_bytes(4, &stream).unwrap();
+        Self {
+            device,
+            stream,
+            pool,
+            weights,
+            kv,
+        }
+    }
+
+    fn read(&self, block: &Ordered<PoolBlock>) -> Vec<u8> {
+        let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(&self.device, block.byte_len()).unwrap());
+        host.copy_from_device(block, &self.stream).unwrap();
+        host.get_mut().unwrap().to_vec()
+    }
+
+    /// Every offloaded block holds its bytes.
+    fn check_weights(&self, what: &str) {
+        for (block, byte) in &self.weights {
+            assert!(self.read(block).iter().all(|b| b == byte), "{what}: contents of {byte}");
+        }
+    }
+
+    fn asleep(&self) -> bool {
+        self.pool.is_asleep("weights") && self.pool.is_asleep("kv_cache")
+    }
+
+    fn awake(&self) -> bool {
+        !self.pool.is_asleep("weights") && !self.pool.is_asleep("kv_cache")
+    }
+}
+
+/// Runs `operation` on a fresh scene (prepared by `prepare`) with the
+/// `nth` call of each watched function failing, until it no longer
+/// reaches it; `check` judges each outcome. Returns how many faults fired.
+fn sweep(
+    prepare: impl Fn(&Scene),
+    operation: impl Fn(&Scene) -> ascend::Result<()>,
+    check: impl Fn(&Scene, &str, ascend::Result<()>),
+) -> usize {
+    let mut fired = 0;
+    for api in CALLS {
+        for nth in 1.. {
+            let since = soft::sequence_now();
+            let misuse = soft::MisuseWatch::start();
+            let scene = Scene::new();
+            prepare(&scene);
+            soft::inject_fault(api, nth, CODE).unwrap();
+            let outcome = operation(&scene);
+            let hit = soft::armed_faults().is_empty();
+            soft::clear_faults();
+            let what = format!("{api} #{nth}");
+            if !hit {
+                outcome.unwrap_or_else(|error| panic!("{what} did not fire, yet: {error}"));
+                break;
+            }
+            fired += 1;
+            check(&scene, &what, outcome);
+            // It goes on working, and ends clean.
+            scene
+                .pool
+                .wake()
+                .unwrap_or_else(|error| panic!("{what}, then wake: {error}"));
+            scene.check_weights(&format!("{what}, then"));
+            drop(scene.pool.alloc_tagged(4096, "weights").unwrap());
+            drop(scene);
+            assert_eq!(soft::live_since(since), [], "{what}: leaked");
+            assert_eq!(misuse.seen(), [], "{what}: misuse");
+        }
+    }
+    fired
+}
+
+#[test]
+fn a_failed_sleep_leaves_the_pool_awake_with_its_contents() {
+    let Some(_serial) = start() else { return };
+    let fired = sweep(
+        |_| {},
+        |scene| scene.pool.sleep(&["weights"]),
+        |scene, what, outcome| match outcome {
+            Err(error) => {
+                assert!(matches!(error, ascend::Error::Acl { .. }), "{what}: {error}");
+                assert!(scene.awake(), "{what}: a failed sleep keeps the pool awake");
+                let mapped: usize = scene.pool.snapshot().segments.iter().map(|s| s.mapped).sum();
+                assert_eq!(scene.pool.stats().reserved, mapped, "{what}");
+                assert_eq!(scene.pool.stats().sleeps, 0, "{what}");
+                scene.check_weights(what);
+                assert!(
+                    scene.read(&scene.kv).iter().all(|&b| b == 4),
+                    "{what}: the discarded tag too"
+                );
+            }
+            // A refused physical free: sleep completes, the chunk is kept.
+            Ok(()) => assert!(scene.asleep(), "{what}"),
+        },
+    );
+    assert!(fired >= 12, "{fired} faults fired");
+}
+
+#[test]
+fn a_failed_wake_leaves_the_pool_asleep_and_a_later_wake_restores_it() {
+    let Some(_serial) = start() else { return };
+    let fired = sweep(
+        |scene| scene.pool.sleep(&["weights"]).unwrap(),
+        |scene| scene.pool.wake(),
+        |scene, what, outcome| match outcome {
+            Err(error) => {
+                assert!(matches!(error, ascend::Error::Acl { .. }), "{what}: {error}");
+                assert!(scene.asleep(), "{what}: a failed wake keeps the pool asleep");
+                let stats = scene.pool.stats();
+                assert_eq!((stats.reserved, stats.wakes), (0, 0), "{what}");
+                assert!(stats.offloaded > 0, "{what}: the offloaded copies are kept");
+            }
+            Ok(()) => panic!("{what}: a wake whose call failed cannot succeed"),
+        },
+    );
+    assert!(fired >= 11, "{fired} faults fired");
+}
