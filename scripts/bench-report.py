@@ -135,6 +135,14 @@ def main():
         rows.append([size, fmt_time(mmap), fmt_time(ours), f"{r:.2f}×" if r else "n/a"])
     table("Pinned host allocation + free ÷ mmap+munmap", ["size", "mmap+munmap", "MallocHost+FreeHost", "ratio"], rows)
 
+    memcpy = mean_ns("sleep_wake", "host_memcpy_out_and_back_1GiB")
+    ours = mean_ns("sleep_wake", "pool_sleep_wake_1GiB")
+    table(
+        "Pool sleep + wake of 1 GiB ÷ host memcpy of 1 GiB out and back (goal ≤ 1.25×)",
+        ["host memcpy (2 GiB moved)", "sleep + wake", "ratio"],
+        [[fmt_time(memcpy), fmt_time(ours), verdict(ratio(ours, memcpy), 1.25, False)]],
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -49,7 +49,14 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
                 rustix::mm::MapFlags::PRIVATE,
             )
         }
-        .map_or(std::ptr::null_mut(), |pointer| pointer.cast::<u8>())
+        .map_or(std::ptr::null_mut(), |pointer| {
+            // Pinned memory of this size is staging memory for large
+            // copies: transparent huge pages fault it in 512 times fewer
+            // steps. Advice only; a kernel without them ignores it.
+            // SAFETY: the range is the mapping just made.
+            let _ = unsafe { rustix::mm::madvise(pointer, layout.size(), rustix::mm::Advice::LinuxHugepage) };
+            pointer.cast::<u8>()
+        })
     } else {
         // SAFETY: `layout` has a non-zero size.
         unsafe { std::alloc::alloc(layout) }
