@@ -2,10 +2,11 @@
 //! sizes that vary from step to step, activations allocated and freed every
 //! step, weights kept for the whole run. Every output is checked; at the
 //! end the example prints the pool's statistics and writes its snapshot
-//! (JSON) and segment map (SVG) to the temporary directory.
-//!
-//! Sleep/wake (releasing the memory while keeping the addresses) is not in
-//! the pool yet; see `docs/pools.md` (`ascend::guide::pools`).
+//! (JSON) and segment map (SVG) to the temporary directory. Then the pool
+//! sleeps, as a serving engine does between uses: the weights are offloaded
+//! to pinned host memory, the KV cache is discarded, the device memory is
+//! given back with every address kept; it wakes and the weights are checked
+//! at their old address. See `docs/pools.md` (`ascend::guide::pools`).
 //!
 //! Run: `cargo run --example caching_allocator`
 
@@ -39,9 +40,11 @@ fn run() -> Result<()> {
     let pinned = PinnedPool::new(&device);
     let (load, compute) = (Arc::new(Stream::new(&device)?), Arc::new(Stream::new(&device)?));
 
-    // Weights: one block for the whole run, filled on the load stream.
-    let weights = pool.alloc(HIDDEN * HIDDEN)?;
+    // Weights: one block for the whole run, filled on the load stream; a
+    // KV cache beside them. Tags let sleep treat them differently.
+    let weights = pool.alloc_tagged(HIDDEN * HIDDEN, "weights")?;
     weights.fill_bytes(0x11, &load)?;
+    let kv_cache = pool.alloc_tagged(4 * HIDDEN * HIDDEN, "kv_cache")?;
 
     let mut checked = 0usize;
     for step in 0..STEPS {
@@ -110,7 +113,28 @@ fn run() -> Result<()> {
     std::fs::write(&svg, snapshot.to_svg()).map_err(io)?;
     println!("snapshot: {}\nsegment map: {}", json.display(), svg.display());
 
-    drop(weights);
+    // Sleep: weights offloaded, KV cache discarded, nothing left mapped.
+    let address = weights.device_ptr();
+    pool.sleep(&["weights"])?;
+    let asleep = pool.stats();
+    assert_eq!(asleep.reserved, 0, "no device memory while asleep");
+    println!(
+        "asleep: {} bytes reserved, {} bytes offloaded to pinned host memory",
+        asleep.reserved, asleep.offloaded
+    );
+    pool.wake()?;
+    assert_eq!(weights.device_ptr(), address, "the weights keep their address");
+    let mut back = pinned.alloc(weights.byte_len())?;
+    back.copy_from_device(&weights, &compute)?;
+    assert!(
+        back.get_mut()?[..weights.byte_len()].iter().all(|&b| b == 0x11),
+        "the weights came back"
+    );
+    kv_cache.fill_bytes(0, &compute)?; // its contents were discarded
+    println!("awake: {} bytes reserved, weights restored", pool.stats().reserved);
+    drop(back);
+
+    drop((weights, kv_cache));
     pool.empty_cache()?;
     assert_eq!(pool.stats().reserved, 0, "everything given back");
     println!("after empty_cache: {} bytes reserved", pool.stats().reserved);
