@@ -1,9 +1,11 @@
 //! The device pool against a reference model: random sequences of
-//! allocations, frees and `empty_cache` on two streams. After every step:
-//! no two live blocks overlap, every block still holds the byte it was
-//! filled with (on its stream, so the pool's ordering is exercised), and
-//! the statistics equal the model's; at the end nothing is left on the
-//! device (software device).
+//! allocations and frees in two tags, `empty_cache`, sleep (one tag
+//! offloaded, the other discarded) and wake (one tag or all), on two
+//! streams. After every step: no two live blocks overlap, allocations from
+//! a sleeping tag are refused, and the statistics equal the model's; at the
+//! end every block still holds the byte it was filled with (on its stream,
+//! so the pool's ordering is exercised; offloaded blocks across their
+//! sleeps), and nothing is left on the device (software device).
 
 mod common;
 
@@ -17,26 +19,38 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 enum Step {
-    /// Allocate this many bytes, fill on stream 0 or 1.
-    Alloc(usize, usize),
+    /// Allocate this many bytes in tag 0 or 1, fill on stream 0 or 1.
+    Alloc(usize, usize, usize),
     /// Free the live block at this index (modulo the count).
     Free(usize),
     /// Give the cache back.
     EmptyCache,
+    /// Sleep, offloading tag 0 and discarding tag 1.
+    Sleep,
+    /// Wake tag 0 or 1, or (2) every tag.
+    Wake(usize),
 }
+
+/// Tag 0 is offloaded when the pool sleeps, tag 1 is not.
+const TAGS: [&str; 2] = ["offloaded", "discarded"];
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     let step = prop_oneof![
-        4 => (1usize..300_000, 0usize..2).prop_map(|(bytes, stream)| Step::Alloc(bytes, stream)),
+        4 => (1usize..300_000, 0usize..2, 0usize..2).prop_map(|(bytes, tag, stream)| Step::Alloc(bytes, tag, stream)),
         3 => any::<usize>().prop_map(Step::Free),
         1 => Just(Step::EmptyCache),
+        1 => Just(Step::Sleep),
+        1 => (0usize..3).prop_map(Step::Wake),
     ];
     proptest::collection::vec(step, 1..40)
 }
 
 struct Live {
     block: Ordered<PoolBlock>,
-    byte: u8,
+    tag: usize,
+    /// The byte every byte of the block holds; `None` once its tag slept
+    /// without being offloaded.
+    byte: Option<u8>,
 }
 
 fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
@@ -62,14 +76,35 @@ fn run(steps: &[Step]) {
     let pool = DevicePool::new(&device, config).unwrap();
     let mut live: Vec<Live> = Vec::new();
     let mut next_byte = 1u8;
+    let mut byte = || {
+        let byte = next_byte;
+        next_byte = next_byte.wrapping_add(1).max(1);
+        byte
+    };
+    // The model: which tags sleep, and the host bytes holding offloads.
+    let mut asleep = [false; 2];
+    let mut offloaded = 0;
+    // A tag's segments exist from its first allocation; sleep puts only
+    // existing tags to sleep.
+    let mut exists = [false; 2];
     for step in steps {
         match *step {
-            Step::Alloc(bytes, stream) => {
-                let block = pool.alloc(bytes).unwrap();
+            Step::Alloc(bytes, tag, stream) if asleep[tag] => {
+                let refused = pool.alloc_tagged(bytes, TAGS[tag]);
+                assert!(matches!(refused, Err(ascend::Error::PoolAsleep { .. })), "{refused:?}");
+                let _ = stream;
+            }
+            Step::Alloc(bytes, tag, stream) => {
+                exists[tag] = true;
+                let block = pool.alloc_tagged(bytes, TAGS[tag]).unwrap();
                 assert!(block.byte_len() >= bytes && block.byte_len().is_multiple_of(512));
-                block.fill_bytes(next_byte, &streams[stream]).unwrap();
-                live.push(Live { block, byte: next_byte });
-                next_byte = next_byte.wrapping_add(1).max(1);
+                let byte = byte();
+                block.fill_bytes(byte, &streams[stream]).unwrap();
+                live.push(Live {
+                    block,
+                    tag,
+                    byte: Some(byte),
+                });
             }
             Step::Free(index) if !live.is_empty() => {
                 let index = index % live.len();
@@ -77,6 +112,41 @@ fn run(steps: &[Step]) {
             }
             Step::Free(_) => {}
             Step::EmptyCache => pool.empty_cache().unwrap(),
+            Step::Sleep => {
+                pool.sleep(&[TAGS[0]]).unwrap();
+                if exists[0] && !asleep[0] {
+                    offloaded = live.iter().filter(|l| l.tag == 0).map(|l| l.block.byte_len()).sum();
+                }
+                if exists[1] && !asleep[1] {
+                    live.iter_mut().filter(|l| l.tag == 1).for_each(|l| l.byte = None);
+                }
+                asleep = exists;
+            }
+            Step::Wake(which) => {
+                if which == 2 {
+                    pool.wake().unwrap();
+                } else {
+                    pool.wake_tags(&[TAGS[which]]).unwrap();
+                }
+                for (tag, sleeping) in asleep.iter_mut().enumerate() {
+                    if which != 2 && which != tag {
+                        continue;
+                    }
+                    *sleeping = false;
+                    if tag == 0 {
+                        offloaded = 0;
+                    }
+                    // A discarded block is usable again: fill it anew.
+                    for entry in live.iter_mut().filter(|l| l.tag == tag && l.byte.is_none()) {
+                        let byte = byte();
+                        entry.block.fill_bytes(byte, &streams[usize::from(byte) % 2]).unwrap();
+                        entry.byte = Some(byte);
+                    }
+                }
+            }
+        }
+        for (tag, name) in TAGS.iter().enumerate() {
+            assert_eq!(pool.is_asleep(name), asleep[tag], "tag {name}");
         }
         // No overlap.
         let mut ranges: Vec<(usize, usize)> = live
@@ -90,15 +160,28 @@ fn run(steps: &[Step]) {
         // The statistics are the model's.
         let stats = pool.stats();
         assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
-        let mapped: usize = pool.snapshot().segments.iter().map(|segment| segment.mapped).sum();
+        assert_eq!(stats.offloaded, offloaded);
+        let snapshot = pool.snapshot();
+        let mapped: usize = snapshot.segments.iter().map(|segment| segment.mapped).sum();
         assert_eq!(stats.reserved, mapped);
-        assert!(stats.active >= stats.allocated && stats.reserved >= stats.active);
+        let asleep_mapped: usize = snapshot.segments.iter().filter(|s| s.asleep).map(|s| s.mapped).sum();
+        assert_eq!(asleep_mapped, 0, "a sleeping tag maps nothing");
+        if asleep == [false; 2] {
+            assert!(stats.active >= stats.allocated && stats.reserved >= stats.active);
+        }
+    }
+    pool.wake().unwrap();
+    for entry in live.iter_mut().filter(|l| l.byte.is_none()) {
+        let byte = byte();
+        entry.block.fill_bytes(byte, &streams[0]).unwrap();
+        entry.byte = Some(byte);
     }
     // Every block kept its byte (read on the other stream than it was
     // filled on, for half of them: ordered by the block's tracks).
     for (index, entry) in live.iter().enumerate() {
         let bytes = read(&device, &entry.block, &streams[index % 2]);
-        assert!(bytes.iter().all(|&b| b == entry.byte), "block {index} lost its bytes");
+        let byte = entry.byte.expect("every block awake has a byte");
+        assert!(bytes.iter().all(|&b| b == byte), "block {index} lost its bytes");
     }
     drop(live);
     drop(pool);
