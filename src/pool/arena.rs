@@ -6,9 +6,11 @@ use super::free_list::FreeList;
 use super::sleep::Asleep;
 use super::stats::PoolStats;
 use crate::error::Result;
+use crate::share::OwnedExport;
 use crate::stream::{Settled, Tracks};
 use crate::vmm::{ExpandableSegment, PhysicalMemProp, SegmentBlock, SharedSegment};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The index of the small pool in [`Arena::classes`].
 pub(super) const SMALL: usize = 0;
@@ -26,7 +28,7 @@ pub(super) struct Arena {
 /// One size class of an arena: a segment, its free ranges and (small pool)
 /// its whole cached blocks.
 pub(super) struct Class {
-    pub(super) segment: std::sync::Arc<SharedSegment>,
+    pub(super) segment: Arc<SharedSegment>,
     pub(super) free: FreeList,
     /// Freed blocks kept whole (small pool only), by size, for the next
     /// request of the same size: a hit reuses the block as it is (no
@@ -35,6 +37,10 @@ pub(super) struct Class {
     pub(super) exact: HashMap<usize, Vec<(SegmentBlock, Tracks)>>,
     /// Bytes of `exact` blocks whose former work may still be queued.
     pub(super) exact_busy: usize,
+    /// The export of each chunk shared so far, by chunk index: the runtime
+    /// exports a physical allocation once, so blocks in one chunk share
+    /// its export. Dropped when the chunk's memory is freed.
+    pub(super) exports: HashMap<usize, Arc<OwnedExport>>,
 }
 
 impl Class {
@@ -68,6 +74,7 @@ impl Arena {
                 free: FreeList::default(),
                 exact: HashMap::new(),
                 exact_busy: 0,
+                exports: HashMap::new(),
             })
         };
         Ok(Self {
@@ -156,6 +163,8 @@ impl Arena {
             match class.segment.shrink(mapped - keep) {
                 Ok(()) => {
                     class.free.cut(keep);
+                    // Unmapped chunks are freed below: their exports go first.
+                    class.exports.retain(|&index, _| index * chunk < keep);
                     stats.reserved -= mapped - keep;
                     stats.chunks_unmapped += ((mapped - keep) / chunk) as u64;
                     if let Err(error) = class.segment.release_spare() {
@@ -170,6 +179,14 @@ impl Arena {
         first.map_or(Ok(()), Err)
     }
 
+    /// The tag's memory is shared with another process: an export of one
+    /// of its chunks is held outside the pool.
+    pub(super) fn is_shared(&self) -> bool {
+        self.classes
+            .iter()
+            .any(|class| class.exports.values().any(|export| Arc::strong_count(export) > 1))
+    }
+
     /// Waits for the work on the cache; when it cannot be proven finished,
     /// keeps (leaks) the segments it may use. For the pool's drop.
     pub(super) fn settle_for_drop(&mut self) {
@@ -177,7 +194,7 @@ impl Arena {
             class.flush_exact();
             for range in class.free.ranges_past_mut(0) {
                 if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {
-                    std::mem::forget(std::sync::Arc::clone(&class.segment));
+                    std::mem::forget(Arc::clone(&class.segment));
                     break;
                 }
             }

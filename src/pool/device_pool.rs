@@ -67,23 +67,23 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools);
 /// its costs: [Performance](crate::guide::performance).
 pub struct DevicePool {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// Where a dropped block goes: back to its pool (one shared hook, so a
     /// block costs no allocation for it).
     recycle: Recycle<PoolBlock>,
 }
 
-struct Shared {
-    device: Device,
+pub(super) struct Shared {
+    pub(super) device: Device,
     prop: PhysicalMemProp,
     config: PoolConfig,
-    state: Mutex<State>,
+    pub(super) state: Mutex<State>,
 }
 
-struct State {
+pub(super) struct State {
     /// The arenas by tag; the first is [`DevicePool::DEFAULT_TAG`]'s.
-    arenas: Vec<Arena>,
-    stats: PoolStats,
+    pub(super) arenas: Vec<Arena>,
+    pub(super) stats: PoolStats,
 }
 
 impl DevicePool {
@@ -376,7 +376,7 @@ impl DevicePool {
 }
 
 impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -473,13 +473,13 @@ impl fmt::Debug for DevicePool {
 pub struct PoolBlock {
     /// `None` once given back.
     block: Option<SegmentBlock>,
-    pool: Arc<Shared>,
-    arena: usize,
-    class: usize,
+    pub(super) pool: Arc<Shared>,
+    pub(super) arena: usize,
+    pub(super) class: usize,
 }
 
 impl PoolBlock {
-    fn segment_block(&self) -> Option<&SegmentBlock> {
+    pub(super) fn segment_block(&self) -> Option<&SegmentBlock> {
         self.block.as_ref()
     }
 

@@ -9,25 +9,31 @@
 //! owners, so they are used on any stream without a scope. Blocks can be
 //! tagged, and the pool can sleep (its physical memory given back, the
 //! offloaded tags copied to pinned host memory, every device address
-//! kept) and wake, as vLLM's sleep mode does.
+//! kept) and wake, as vLLM's sleep mode does. A block can be shared with
+//! another process ([`DevicePool::export_block`], one shareable handle per
+//! chunk, the pid whitelist on; [`ImportedBlock`] on the other side).
 //!
 //! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
 //! buffer goes back with the copies that may still use it, and its next
 //! owner's host access waits for them.
 
 mod arena;
+mod block_export;
 mod config;
 mod config_env;
 mod device_pool;
 mod free_list;
+mod imported_block;
 mod pinned_pool;
 mod sleep;
 mod snapshot;
 mod stats;
 
+pub use block_export::BlockExport;
 pub use config::PoolConfig;
 pub use config_env::ENV_ALLOC_CONF;
 pub use device_pool::{DevicePool, PoolBlock};
+pub use imported_block::ImportedBlock;
 pub use pinned_pool::{PinnedPool, PinnedStats};
 pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;

@@ -44,6 +44,15 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
     if targets.is_empty() {
         return Ok(());
     }
+    if let Some(&shared) = targets.iter().find(|&&i| arenas[i].is_shared()) {
+        return Err(Error::invalid(
+            API,
+            format!(
+                "memory tagged `{}` is shared with another process (a BlockExport lives): drop the exports first",
+                arenas[shared].tag
+            ),
+        ));
+    }
     // The fence: every use of the pool's memory queued so far, on any
     // stream of the owning device, is finished.
     device.synchronize()?;
@@ -99,9 +108,11 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
             }
         }
     }
-    // Commit: the physical memory goes back to the device.
+    // Commit: the physical memory goes back to the device (with the
+    // chunks' exports, which no one outside holds).
     for &i in &targets {
-        for class in &arenas[i].classes {
+        for class in &mut arenas[i].classes {
+            class.exports.clear();
             if let Err(error) = class.segment.release_spare() {
                 log::warn!(
                     "{API}: tag `{}`: {error}; the chunk is kept for the wake to map again",

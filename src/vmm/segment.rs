@@ -353,6 +353,11 @@ impl ExpandableSegment {
         first.map_or(Ok(()), Err)
     }
 
+    /// The physical memory of the mapped chunk at `index` (from the base).
+    pub(crate) fn chunk_physical(&self, index: usize) -> Option<&Arc<PhysicalAlloc>> {
+        self.mapped.get(index).map(OwnedMapping::physical)
+    }
+
     /// A typed view of the mapped part, across every chunk.
     ///
     /// # Errors

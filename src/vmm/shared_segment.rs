@@ -2,6 +2,7 @@
 //! into owned blocks, the ground a sub-allocator stands on.
 
 use super::mapped;
+use super::physical::PhysicalAlloc;
 use super::segment::ExpandableSegment;
 use crate::Device;
 use crate::error::{Error, Result};
@@ -253,6 +254,22 @@ impl SharedSegment {
         let inner = self.inner();
         let dst = Self::mapped_range(&inner, "SharedSegment::copy_in", offset, len)?;
         transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    }
+
+    /// The physical memory of the mapped chunks that `len` bytes at
+    /// `offset` cover, with their indices.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not mapped.
+    pub(crate) fn chunks_of(&self, offset: usize, len: usize) -> Result<Vec<(usize, Arc<PhysicalAlloc>)>> {
+        let inner = self.inner();
+        Self::mapped_range(&inner, "SharedSegment::chunks_of", offset, len)?;
+        let first = offset / self.chunk;
+        let last = (offset + len).div_ceil(self.chunk);
+        Ok((first..last)
+            .filter_map(|index| Some((index, Arc::clone(inner.segment.chunk_physical(index)?))))
+            .collect())
     }
 
     /// The device address of `len` mapped bytes at `offset`.

@@ -1,0 +1,165 @@
+//! [`BlockExport`]: a pool block shared with other processes, one
+//! shareable handle per chunk it covers.
+
+use super::device_pool::{DevicePool, PoolBlock};
+use crate::error::{Error, Result};
+use crate::share::{OwnedExport, Pid, ShareKind};
+use crate::stream::Ordered;
+use std::fmt;
+use std::sync::Arc;
+
+/// The text an importer needs: the chunk size, where the block starts in
+/// its first chunk, its length, and one token per chunk. Made by
+/// [`BlockExport::descriptor`], read by
+/// [`ImportedBlock::import`](super::ImportedBlock::import).
+pub(super) const DESCRIPTOR_PREFIX: &str = "ascend-pool-block-v1";
+
+/// A [`DevicePool`] block shared with other processes
+/// ([`DevicePool::export_block`]): the physical memory of every chunk the
+/// block covers is exported (each chunk once, whatever number of blocks
+/// in it are shared), with the pid whitelist **on**: only the processes
+/// given to [`BlockExport::allow_pids`] can import it.
+///
+/// It holds the block, so the pool cannot give its range to another block
+/// while the export lives, and a tag with a live export refuses to sleep.
+/// Keep it until the importers are done: dropping it does not unmap their
+/// imports (the runtime keeps the memory alive for them), but the pool may
+/// then reuse the range. The importer maps the chunks in an address range
+/// of its own ([`ImportedBlock`](super::ImportedBlock)).
+///
+/// **Threads:** `BlockExport` is `Send` and `Sync`, and `'static`.
+pub struct BlockExport {
+    block: Arc<Ordered<PoolBlock>>,
+    exports: Vec<Arc<OwnedExport>>,
+    chunk: usize,
+    /// Where the block starts in its first chunk.
+    offset: usize,
+}
+
+impl DevicePool {
+    /// Shares `block` with other processes as `kind` handles, one per
+    /// chunk it covers, with the pid whitelist on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the block is not this pool's, or a
+    /// chunk of it was already exported as another kind;
+    /// [`Error::PoolAsleep`] while its tag sleeps; the runtime's code of an
+    /// export.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Device;
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// use ascend::share::{Pid, ShareKind};
+    /// let device = Device::new(0)?;
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = Arc::new(pool.alloc(4096)?);
+    /// let export = pool.export_block(&block, ShareKind::V2Default)?;
+    /// export.allow_pids(&["4242".parse::<Pid>()?])?; // the importer
+    /// let descriptor = export.descriptor(); // text for the importer
+    /// assert!(descriptor.starts_with("ascend-pool-block-v1"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn export_block(&self, block: &Arc<Ordered<PoolBlock>>, kind: ShareKind) -> Result<BlockExport> {
+        const API: &str = "DevicePool::export_block";
+        let storage: &PoolBlock = block.storage();
+        if !Arc::ptr_eq(&storage.pool, &self.shared) {
+            return Err(Error::invalid(API, "the block belongs to another pool"));
+        }
+        let segment_block = storage
+            .segment_block()
+            .ok_or_else(|| Error::invalid(API, "the block was given back"))?;
+        let mut state = self.shared.state();
+        let arena = &mut state.arenas[storage.arena];
+        if arena.asleep.is_some() {
+            return Err(Error::PoolAsleep { tag: arena.tag.clone() });
+        }
+        let class = &mut arena.classes[storage.class];
+        let chunk = class.segment.chunk_size();
+        let chunks = class.segment.chunks_of(segment_block.offset(), segment_block.len())?;
+        let first = chunks.first().map_or(0, |&(index, _)| index);
+        let mut exports = Vec::with_capacity(chunks.len());
+        for (index, physical) in chunks {
+            let export = match class.exports.get(&index) {
+                Some(export) if Arc::ptr_eq(export.physical(), &physical) => {
+                    if export.token().kind() != kind {
+                        return Err(Error::invalid(
+                            API,
+                            format!(
+                                "chunk {index} is already shared as {:?}, not {kind:?}",
+                                export.token().kind()
+                            ),
+                        ));
+                    }
+                    Arc::clone(export)
+                }
+                _ => {
+                    let export = Arc::new(OwnedExport::new(physical, kind)?);
+                    class.exports.insert(index, Arc::clone(&export));
+                    export
+                }
+            };
+            exports.push(export);
+        }
+        Ok(BlockExport {
+            block: Arc::clone(block),
+            exports,
+            chunk,
+            offset: segment_block.offset() - first * chunk,
+        })
+    }
+}
+
+impl BlockExport {
+    /// Lets `pids` import the block (every chunk's whitelist).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of the first chunk that refused.
+    pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
+        self.exports.iter().try_for_each(|export| export.allow_pids(pids))
+    }
+
+    /// The shared block.
+    pub fn block(&self) -> &Arc<Ordered<PoolBlock>> {
+        &self.block
+    }
+
+    /// The chunks' exports, in address order.
+    pub fn chunk_exports(&self) -> &[Arc<OwnedExport>] {
+        &self.exports
+    }
+
+    /// One line of text that an importer passes to
+    /// [`ImportedBlock::import`](super::ImportedBlock::import):
+    /// `ascend-pool-block-v1 <chunk> <offset> <len> <token>...`, with the
+    /// chunk size, the block's offset in its first chunk, its length in
+    /// bytes and each chunk's [`ShareableHandle`](crate::share::ShareableHandle)
+    /// in its text form.
+    pub fn descriptor(&self) -> String {
+        let mut text = format!(
+            "{DESCRIPTOR_PREFIX} {} {} {}",
+            self.chunk,
+            self.offset,
+            self.block.byte_len()
+        );
+        for export in &self.exports {
+            text.push(' ');
+            text.push_str(&export.token().to_string());
+        }
+        text
+    }
+}
+
+impl fmt::Debug for BlockExport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockExport")
+            .field("chunks", &self.exports.len())
+            .field("offset", &self.offset)
+            .field("len", &self.block.byte_len())
+            .finish()
+    }
+}

@@ -1,0 +1,271 @@
+//! Sharing pool blocks with other processes: a block spanning chunks is
+//! exported (one handle per chunk, the pid whitelist on), a child process
+//! imports it from the descriptor, reads the exporter's bytes and writes
+//! its own, which the exporter then reads; a child off the whitelist is
+//! refused; blocks in one chunk share its export; a tag with a live
+//! export refuses to sleep. Runs on every backend; leak counts on the
+//! software device.
+
+mod common;
+
+use ascend::pool::{BlockExport, DevicePool, ImportedBlock, PoolBlock, PoolConfig};
+use ascend::share::{Pid, ShareKind};
+use ascend::stream::{Ordered, Stream};
+use ascend::sys::soft;
+use ascend::{Device, Error, PinnedHostBuf};
+use common::software_only;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+const CHILD_VAR: &str = "ASCEND_POOL_SHARE_CHILD";
+const ANSWER: &str = "answer: ";
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn start() -> (MutexGuard<'static, ()>, Device, usize) {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = common::device();
+    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    (guard, device, granule)
+}
+
+fn config(granule: usize) -> PoolConfig {
+    let mut config = PoolConfig::default();
+    config.small_limit = 64 << 10;
+    config.small_chunk = granule;
+    config.small_reserve = 4 * granule;
+    config.large_chunk = granule;
+    config.large_reserve = 8 * granule;
+    config
+}
+
+fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
+    let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
+    host.copy_from_device(block, stream).unwrap();
+    host.get_mut().unwrap().to_vec()
+}
+
+// ---- the child ----------------------------------------------------------------
+
+/// Imports the block `descriptor` names, checks that every byte is
+/// `expected`, and writes `!expected` into it.
+fn import_and_answer(expected: u8, descriptor: &str) -> Result<String, String> {
+    let device = Device::new(0).map_err(|error| error.to_string())?;
+    let mut block = ImportedBlock::import(descriptor, &device).map_err(|error| match error {
+        Error::Acl { api, code, .. } => format!("refused {api} {code}"),
+        other => other.to_string(),
+    })?;
+    let mut bytes = vec![0u8; block.len()];
+    block
+        .as_slice::<u8>()
+        .and_then(|view| view.copy_to_host(&mut bytes))
+        .map_err(|error| error.to_string())?;
+    if let Some(at) = bytes.iter().position(|&b| b != expected) {
+        return Err(format!("byte {at} is {}, not {expected}", bytes[at]));
+    }
+    bytes.fill(!expected);
+    block
+        .as_mut_slice::<u8>()
+        .and_then(|mut view| view.copy_from_host(&bytes))
+        .map_err(|error| error.to_string())?;
+    Ok(format!("ok {} {}", block.len(), block.chunks()))
+}
+
+/// The child half of the cross-process tests. Run directly (without its
+/// parent), it does nothing.
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_importer() {
+    if std::env::var_os(CHILD_VAR).is_none() {
+        return;
+    }
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        let answer = match line.split_once(' ') {
+            None if line == "pid" => Pid::current().map(|pid| pid.to_string()).map_err(|e| e.to_string()),
+            None if line == "quit" => break,
+            Some(("import", rest)) => match rest.split_once(' ') {
+                Some((byte, descriptor)) => match byte.parse() {
+                    Ok(byte) => import_and_answer(byte, descriptor),
+                    Err(_) => Err(format!("bad byte {byte}")),
+                },
+                None => Err("no descriptor".to_owned()),
+            },
+            _ => Err(format!("unknown command {line}")),
+        };
+        match answer {
+            Ok(answer) => println!("{ANSWER}{answer}"),
+            Err(problem) => println!("{ANSWER}error {problem}"),
+        }
+    }
+}
+
+// ---- the parent ---------------------------------------------------------------
+
+struct Peer {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Peer {
+    fn spawn() -> Self {
+        let mut command = Command::new(std::env::current_exe().expect("test binary"));
+        command
+            .args([
+                "--exact",
+                "child_importer",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_VAR, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        if common::on_software() {
+            command.env("ASCEND_BACKEND", "software");
+        }
+        let mut child = command.spawn().expect("spawn the child");
+        let input = child.stdin.take().expect("stdin");
+        let output = BufReader::new(child.stdout.take().expect("stdout"));
+        Self { child, input, output }
+    }
+
+    fn ask(&mut self, line: &str) -> String {
+        writeln!(self.input, "{line}").expect("write to the child");
+        self.input.flush().expect("flush");
+        loop {
+            let mut line = String::new();
+            let read = self.output.read_line(&mut line).expect("read from the child");
+            assert!(read > 0, "the child exited without answering");
+            // The harness's "test child_importer ... " may share the line.
+            if let Some(at) = line.find(ANSWER) {
+                return line[at + ANSWER.len()..].trim().to_owned();
+            }
+        }
+    }
+
+    fn pid(&mut self) -> Pid {
+        self.ask("pid").parse().expect("the child's pid")
+    }
+
+    fn quit(mut self) {
+        writeln!(self.input, "quit").expect("write to the child");
+        drop(self.input);
+        let status = self.child.wait().expect("wait for the child");
+        assert!(status.success(), "child failed: {status:?}");
+    }
+}
+
+/// A block of 2.5 chunks starting half a chunk in (so it covers three
+/// chunks), filled with `byte`, exported.
+fn exported(device: &Device, pool: &DevicePool, granule: usize, byte: u8, stream: &Arc<Stream>) -> BlockExport {
+    let _padding = pool.alloc(granule / 2).unwrap();
+    let block = Arc::new(pool.alloc(2 * granule + granule / 2).unwrap());
+    block.fill_bytes(byte, stream).unwrap();
+    let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
+    assert_eq!(
+        export.chunk_exports().len(),
+        3,
+        "a block over three chunks has three handles"
+    );
+    assert!(read(device, &block, stream).iter().all(|&b| b == byte));
+    export
+}
+
+#[test]
+fn a_child_process_maps_a_block_reads_it_and_writes_it() {
+    let (_serial, device, granule) = start();
+    let since = soft::sequence_now();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let export = exported(&device, &pool, granule, 0x5a, &stream);
+    let mut peer = Peer::spawn();
+    let pid = peer.pid();
+    export.allow_pids(&[pid]).unwrap();
+    let answer = peer.ask(&format!("import {} {}", 0x5a, export.descriptor()));
+    assert_eq!(answer, format!("ok {} 3", 2 * granule + granule / 2));
+    peer.quit();
+    assert!(
+        read(&device, export.block(), &stream).iter().all(|&b| b == !0x5a),
+        "the child's bytes are the exporter's"
+    );
+    drop(export);
+    drop(pool);
+    drop(stream);
+    software_only(|| assert_eq!(soft::live_since(since), [], "nothing is left"));
+}
+
+#[test]
+fn a_process_off_the_whitelist_is_refused() {
+    let (_serial, device, granule) = start();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let export = exported(&device, &pool, granule, 1, &stream);
+    let mut peer = Peer::spawn();
+    let answer = peer.ask(&format!("import 1 {}", export.descriptor()));
+    assert!(answer.starts_with("error refused"), "{answer}");
+    peer.quit();
+}
+
+#[test]
+fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let first = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
+    let second = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
+    let a = pool.export_block(&first, ShareKind::V2Default).unwrap();
+    let b = pool.export_block(&second, ShareKind::V2Default).unwrap();
+    assert!(
+        Arc::ptr_eq(&a.chunk_exports()[0], &b.chunk_exports()[0]),
+        "one export per chunk"
+    );
+    // Another kind for an exported chunk is refused, before any call.
+    assert!(matches!(
+        pool.export_block(&first, ShareKind::V1),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Another pool's block is refused.
+    let other = DevicePool::new(&device, config(granule)).unwrap();
+    assert!(matches!(
+        other.export_block(&first, ShareKind::V2Default),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // The export holds the block: sleeping would strand the importers.
+    match pool.sleep(&["kv"]) {
+        Err(Error::InvalidArgument { reason, .. }) => assert!(reason.contains("shared"), "{reason}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(!pool.is_asleep("kv"));
+    drop((a, b));
+    pool.sleep(&["kv"]).unwrap();
+    pool.wake().unwrap();
+    // After the wake the chunk is new memory, and can be shared again.
+    let again = pool.export_block(&first, ShareKind::V2Default).unwrap();
+    assert_eq!(again.chunk_exports().len(), 1);
+}
+
+#[test]
+fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
+    let (_serial, device, granule) = start();
+    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let block = Arc::new(pool.alloc(4096).unwrap());
+    let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
+    export.allow_pids(&[Pid::current().unwrap()]).unwrap();
+    assert!(matches!(
+        ImportedBlock::import(&export.descriptor(), &device),
+        Err(Error::Acl { .. })
+    ));
+    for bad in [
+        "",
+        "something-else 1 2 3",
+        "ascend-pool-block-v1 0 0 4096",
+        "ascend-pool-block-v1 2097152 0 4096",
+        "ascend-pool-block-v1 2097152 2097150 4096 v2:2097152:1",
+    ] {
+        assert!(
+            matches!(ImportedBlock::import(bad, &device), Err(Error::InvalidArgument { .. })),
+            "{bad:?}"
+        );
+    }
+}
