@@ -116,6 +116,14 @@ impl DevicePool {
         })
     }
 
+    /// Another handle to the same pool (for adapters that keep one).
+    pub(super) fn handle(&self) -> DevicePool {
+        DevicePool {
+            shared: Arc::clone(&self.shared),
+            recycle: Arc::clone(&self.recycle),
+        }
+    }
+
     /// The pool's settings.
     pub fn config(&self) -> &PoolConfig {
         &self.shared.config

@@ -11,7 +11,9 @@
 //! offloaded tags copied to pinned host memory, every device address
 //! kept) and wake, as vLLM's sleep mode does. A block can be shared with
 //! another process ([`DevicePool::export_block`], one shareable handle per
-//! chunk, the pid whitelist on; [`ImportedBlock`] on the other side).
+//! chunk, the pid whitelist on; [`ImportedBlock`] on the other side), and
+//! the pool can serve the runtime's allocations for a stream
+//! ([`PoolAllocator`]).
 //!
 //! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
 //! buffer goes back with the copies that may still use it, and its next
@@ -28,6 +30,7 @@ mod pinned_pool;
 mod sleep;
 mod snapshot;
 mod stats;
+mod stream_allocator;
 
 pub use block_export::BlockExport;
 pub use config::PoolConfig;
@@ -37,3 +40,4 @@ pub use imported_block::ImportedBlock;
 pub use pinned_pool::{PinnedPool, PinnedStats};
 pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;
+pub use stream_allocator::PoolAllocator;

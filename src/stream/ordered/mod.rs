@@ -199,6 +199,43 @@ impl<S> Ordered<S> {
 }
 
 impl<S: crate::memory::DeviceStorage> Ordered<S> {
+    /// Prepares the memory for work queued on `stream` by other means
+    /// than this type's methods (an operator library's kernels, raw
+    /// `ascend_sys` calls): queues on `stream` the waits for the uses on
+    /// other streams, then notes `stream` as a possible writer, so that
+    /// every later use elsewhere, host access and the drop wait for it. The
+    /// `record_stream` of torch_npu, with the wait included.
+    ///
+    /// Call it before queueing that work; the address is
+    /// [`Ordered::device_ptr`].
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of an event record or wait (nothing is noted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let (a, b) = (Arc::new(Stream::new(&device)?), Arc::new(Stream::new(&device)?));
+    /// let buf = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?);
+    /// buf.fill_bytes(1, &a)?;
+    /// buf.record_stream(&b)?; // b waits for the fill; b's work is now tracked
+    /// // ... a kernel on `b` writes buf.device_ptr() ...
+    /// let buf = buf.into_inner()?; // waits for both streams
+    /// # drop(buf);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn record_stream(&self, stream: &std::sync::Arc<crate::stream::Stream>) -> Result<()> {
+        let mut tracks = self.tracks();
+        tracks.order(stream, true)?;
+        tracks.add_writer(stream);
+        Ok(())
+    }
+
     /// The device address of the memory (for identification; the bytes
     /// are reached only through the ordered operations).
     pub fn device_ptr(&self) -> *const std::ffi::c_void {

@@ -66,6 +66,15 @@ impl Tracks {
         }
     }
 
+    /// Notes work queued on `stream` outside this crate that may write the
+    /// memory, without assuming it was ordered after the uses noted so far
+    /// (they all stay noted).
+    pub(crate) fn add_writer(&mut self, stream: &Arc<Stream>) {
+        if !self.writers.iter().any(|known| same(known, stream)) {
+            self.writers.push(Arc::clone(stream));
+        }
+    }
+
     /// The tracks of memory made of this owner's and `other`'s: every use
     /// of either may still be queued.
     pub(crate) fn merge(mut self, other: Tracks) -> Tracks {
