@@ -5,7 +5,11 @@
 //! a sleeping tag are refused, and the statistics equal the model's; at the
 //! end every block still holds the byte it was filled with (on its stream,
 //! so the pool's ordering is exercised; offloaded blocks across their
-//! sleeps), and nothing is left on the device (software device).
+//! sleeps), and nothing is left on the device (software device). A second
+//! property runs two threads on two streams against one pool: they
+//! allocate, free each other's blocks, copy each other's blocks and empty
+//! the cache at once; no two live blocks ever overlap, and every block
+//! holds its bytes at the end.
 
 mod common;
 
@@ -59,7 +63,15 @@ fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Ve
     out.get_mut().unwrap().to_vec()
 }
 
+/// One property at a time: live lists are process-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn run(steps: &[Step]) {
+    let _serial = serial();
     let device = common::device();
     let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
     let mut config = PoolConfig::default();
@@ -189,6 +201,128 @@ fn run(steps: &[Step]) {
     software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
 }
 
+/// One thread's steps in the two-thread run.
+#[derive(Debug, Clone)]
+enum ThreadStep {
+    /// Allocate this many bytes, fill on the thread's stream.
+    Alloc(usize),
+    /// Free the shared live block at this index (either thread's).
+    Free(usize),
+    /// Copy the shared live block at this index into a new block on this
+    /// thread's stream (a cross-stream read of the other thread's block).
+    Copy(usize),
+    /// Give the cache back.
+    EmptyCache,
+}
+
+fn thread_steps() -> impl Strategy<Value = Vec<ThreadStep>> {
+    let step = prop_oneof![
+        4 => (1usize..300_000).prop_map(ThreadStep::Alloc),
+        3 => any::<usize>().prop_map(ThreadStep::Free),
+        2 => any::<usize>().prop_map(ThreadStep::Copy),
+        1 => Just(ThreadStep::EmptyCache),
+    ];
+    proptest::collection::vec(step, 1..30)
+}
+
+/// Asserts that `block` overlaps none of `live`.
+fn assert_apart(live: &[Live], block: &Ordered<PoolBlock>) {
+    let (start, len) = (block.device_ptr() as usize, block.byte_len());
+    for other in live {
+        let (other_start, other_len) = (other.block.device_ptr() as usize, other.block.byte_len());
+        assert!(
+            start + len <= other_start || other_start + other_len <= start,
+            "blocks overlap: {start:#x}+{len} and {other_start:#x}+{other_len}"
+        );
+    }
+}
+
+/// Two threads on two streams allocate, free (each other's blocks too),
+/// copy each other's blocks and empty the cache on one pool at once.
+fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
+    let _serial = serial();
+    let device = common::device();
+    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    let mut config = PoolConfig::default();
+    config.small_limit = 64 << 10;
+    config.small_chunk = granule;
+    config.small_reserve = 16 * granule;
+    config.large_chunk = granule;
+    config.large_reserve = 64 * granule;
+    let since = soft::sequence_now();
+    let pool = DevicePool::new(&device, config).unwrap();
+    let live: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::default();
+    let next_byte = std::sync::atomic::AtomicU8::new(1);
+    std::thread::scope(|scope| {
+        for (thread, steps) in steps.iter().enumerate() {
+            let (pool, live, next_byte, device) = (&pool, &live, &next_byte, &device);
+            scope.spawn(move || {
+                let stream = Arc::new(Stream::new(device).unwrap());
+                for step in steps {
+                    match *step {
+                        ThreadStep::Alloc(bytes) => {
+                            let block = pool.alloc(bytes).unwrap();
+                            let byte = next_byte.fetch_add(1, std::sync::atomic::Ordering::Relaxed).max(1);
+                            block.fill_bytes(byte, &stream).unwrap();
+                            let mut live = live.lock().unwrap();
+                            assert_apart(&live, &block);
+                            live.push(Live {
+                                block,
+                                tag: thread,
+                                byte: Some(byte),
+                            });
+                        }
+                        ThreadStep::Free(index) => {
+                            let mut live = live.lock().unwrap();
+                            if !live.is_empty() {
+                                let index = index % live.len();
+                                let freed = live.swap_remove(index);
+                                drop(live);
+                                drop(freed);
+                            }
+                        }
+                        ThreadStep::Copy(index) => {
+                            let mut live = live.lock().unwrap();
+                            if live.is_empty() {
+                                continue;
+                            }
+                            let source = &live[index % live.len()];
+                            let copy = pool.alloc(source.block.byte_len()).unwrap();
+                            copy.copy_from_device(&source.block, &stream).unwrap();
+                            let byte = source.byte;
+                            assert_apart(&live, &copy);
+                            live.push(Live {
+                                block: copy,
+                                tag: thread,
+                                byte,
+                            });
+                        }
+                        ThreadStep::EmptyCache => pool.empty_cache().unwrap(),
+                    }
+                }
+            });
+        }
+    });
+    let live = live.into_inner().unwrap();
+    let stats = pool.stats();
+    assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
+    let mapped: usize = pool.snapshot().segments.iter().map(|segment| segment.mapped).sum();
+    assert_eq!(stats.reserved, mapped);
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    for (index, entry) in live.iter().enumerate() {
+        let byte = entry.byte.expect("filled");
+        assert!(
+            read(&device, &entry.block, &stream).iter().all(|&b| b == byte),
+            "block {index} (thread {}) lost its bytes",
+            entry.tag
+        );
+    }
+    drop(live);
+    drop(pool);
+    drop(stream);
+    software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(
         16 * std::env::var("ASCEND_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1)
@@ -196,5 +330,10 @@ proptest! {
     #[test]
     fn the_pool_follows_the_model(steps in steps()) {
         run(&steps);
+    }
+
+    #[test]
+    fn two_threads_share_the_pool(first in thread_steps(), second in thread_steps()) {
+        run_two_threads([first, second]);
     }
 }
