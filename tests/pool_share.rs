@@ -1,17 +1,19 @@
-//! Sharing pool blocks with other processes: a block spanning chunks is
+//! Sharing pool blocks and whole segments with other processes: a block
+//! spanning chunks is
 //! exported (one handle per chunk, the pid whitelist on), a child process
 //! imports it from the descriptor, reads the exporter's bytes and writes
 //! its own, which the exporter then reads; a child off the whitelist is
 //! refused; blocks in one chunk share its export; a tag with a live
-//! export refuses to sleep. Runs on every backend; leak counts on the
-//! software device.
+//! export refuses to sleep; a whole segment goes the same way. Runs on
+//! every backend; leak counts on the software device.
 
 mod common;
 
-use ascend::pool::{BlockExport, DevicePool, ImportedBlock, PoolBlock, PoolConfig};
-use ascend::share::{Pid, ShareKind};
+use ascend::pool::{BlockExport, DevicePool, PoolBlock, PoolConfig};
+use ascend::share::{ImportedChunks, Pid, ShareKind};
 use ascend::stream::{Ordered, Stream};
 use ascend::sys::soft;
+use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
 use ascend::{Device, Error, PinnedHostBuf};
 use common::software_only;
 use std::io::{BufRead, BufReader, Write};
@@ -52,7 +54,7 @@ fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Ve
 /// `expected`, and writes `!expected` into it.
 fn import_and_answer(expected: u8, descriptor: &str) -> Result<String, String> {
     let device = Device::new(0).map_err(|error| error.to_string())?;
-    let mut block = ImportedBlock::import(descriptor, &device).map_err(|error| match error {
+    let mut block = ImportedChunks::import(descriptor, &device).map_err(|error| match error {
         Error::Acl { api, code, .. } => format!("refused {api} {code}"),
         other => other.to_string(),
     })?;
@@ -253,19 +255,58 @@ fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
     let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
     export.allow_pids(&[Pid::current().unwrap()]).unwrap();
     assert!(matches!(
-        ImportedBlock::import(&export.descriptor(), &device),
+        ImportedChunks::import(&export.descriptor(), &device),
         Err(Error::Acl { .. })
     ));
     for bad in [
         "",
         "something-else 1 2 3",
-        "ascend-pool-block-v1 0 0 4096",
-        "ascend-pool-block-v1 2097152 0 4096",
-        "ascend-pool-block-v1 2097152 2097150 4096 v2:2097152:1",
+        "ascend-chunks-v1 0 0 4096",
+        "ascend-chunks-v1 2097152 0 4096",
+        "ascend-chunks-v1 2097152 2097150 4096 v2:2097152:1",
     ] {
         assert!(
-            matches!(ImportedBlock::import(bad, &device), Err(Error::InvalidArgument { .. })),
+            matches!(ImportedChunks::import(bad, &device), Err(Error::InvalidArgument { .. })),
             "{bad:?}"
         );
     }
+}
+
+#[test]
+fn a_child_process_maps_a_whole_segment() {
+    let (_serial, device, granule) = start();
+    let since = soft::sequence_now();
+    let prop = PhysicalMemProp::device(&device);
+    let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * granule, granule).unwrap());
+    segment.grow(2 * granule).unwrap();
+    let mut block = segment.block(0, 2 * granule).unwrap();
+    block.as_mut_slice::<u8>().unwrap().fill_bytes(0x21).unwrap();
+    let export = segment.export(ShareKind::V2Default).unwrap();
+    assert_eq!((export.len(), export.chunk_exports().len()), (2 * granule, 2));
+    assert!(segment.is_shared());
+    let mut peer = Peer::spawn();
+    export.allow_pids(&[peer.pid()]).unwrap();
+    let answer = peer.ask(&format!("import {} {}", 0x21, export.descriptor()));
+    assert_eq!(answer, format!("ok {} 2", 2 * granule));
+    peer.quit();
+    assert!(
+        block
+            .as_slice::<u8>()
+            .unwrap()
+            .to_vec()
+            .unwrap()
+            .iter()
+            .all(|&b| b == !0x21)
+    );
+    drop(block);
+    // Shared chunks stay mapped; once the export is gone the segment
+    // shrinks and frees them.
+    assert!(matches!(segment.shrink(granule), Err(Error::InvalidArgument { .. })));
+    segment.grow(granule).unwrap(); // growing is fine
+    drop(export);
+    assert!(!segment.is_shared());
+    segment.shrink(3 * granule).unwrap();
+    segment.release_spare().unwrap();
+    drop(segment);
+    software_only(|| assert_eq!(soft::live_since(since), [], "nothing is left"));
 }

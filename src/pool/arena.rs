@@ -6,7 +6,6 @@ use super::free_list::FreeList;
 use super::sleep::Asleep;
 use super::stats::PoolStats;
 use crate::error::Result;
-use crate::share::OwnedExport;
 use crate::stream::{Settled, Tracks};
 use crate::vmm::{ExpandableSegment, PhysicalMemProp, SegmentBlock, SharedSegment};
 use std::collections::HashMap;
@@ -69,10 +68,6 @@ pub(super) struct Class {
     pub(super) exact: SizeMap<Vec<(SegmentBlock, Tracks)>>,
     /// Bytes of `exact` blocks whose former work may still be queued.
     pub(super) exact_busy: usize,
-    /// The export of each chunk shared so far, by chunk index: the runtime
-    /// exports a physical allocation once, so blocks in one chunk share
-    /// its export. Dropped when the chunk's memory is freed.
-    pub(super) exports: HashMap<usize, Arc<OwnedExport>>,
 }
 
 impl Class {
@@ -106,7 +101,6 @@ impl Arena {
                 free: FreeList::default(),
                 exact: SizeMap::default(),
                 exact_busy: 0,
-                exports: HashMap::new(),
             })
         };
         Ok(Self {
@@ -195,8 +189,6 @@ impl Arena {
             match class.segment.shrink(mapped - keep) {
                 Ok(()) => {
                     class.free.cut(keep);
-                    // Unmapped chunks are freed below: their exports go first.
-                    class.exports.retain(|&index, _| index * chunk < keep);
                     stats.reserved -= mapped - keep;
                     stats.chunks_unmapped += ((mapped - keep) / chunk) as u64;
                     if let Err(error) = class.segment.release_spare() {
@@ -214,9 +206,7 @@ impl Arena {
     /// The tag's memory is shared with another process: an export of one
     /// of its chunks is held outside the pool.
     pub(super) fn is_shared(&self) -> bool {
-        self.classes
-            .iter()
-            .any(|class| class.exports.values().any(|export| Arc::strong_count(export) > 1))
+        self.classes.iter().any(|class| class.segment.is_shared())
     }
 
     /// Waits for the work on the cache; when it cannot be proven finished,

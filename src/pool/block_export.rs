@@ -8,12 +8,6 @@ use crate::stream::Ordered;
 use std::fmt;
 use std::sync::Arc;
 
-/// The text an importer needs: the chunk size, where the block starts in
-/// its first chunk, its length, and one token per chunk. Made by
-/// [`BlockExport::descriptor`], read by
-/// [`ImportedBlock::import`](super::ImportedBlock::import).
-pub(super) const DESCRIPTOR_PREFIX: &str = "ascend-pool-block-v1";
-
 /// A [`DevicePool`] block shared with other processes
 /// ([`DevicePool::export_block`]): the physical memory of every chunk the
 /// block covers is exported (each chunk once, whatever number of blocks
@@ -25,7 +19,7 @@ pub(super) const DESCRIPTOR_PREFIX: &str = "ascend-pool-block-v1";
 /// Keep it until the importers are done: dropping it does not unmap their
 /// imports (the runtime keeps the memory alive for them), but the pool may
 /// then reuse the range. The importer maps the chunks in an address range
-/// of its own ([`ImportedBlock`](super::ImportedBlock)).
+/// of its own ([`ImportedChunks`](crate::share::ImportedChunks)).
 ///
 /// **Threads:** `BlockExport` is `Send` and `Sync`, and `'static`.
 pub struct BlockExport {
@@ -43,7 +37,7 @@ impl DevicePool {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when the block is not this pool's, or a
-    /// chunk of it was already exported as another kind;
+    /// chunk of it was already shared as another kind;
     /// [`Error::PoolAsleep`] while its tag sleeps; the runtime's code of an
     /// export.
     ///
@@ -60,7 +54,7 @@ impl DevicePool {
     /// let export = pool.export_block(&block, ShareKind::V2Default)?;
     /// export.allow_pids(&["4242".parse::<Pid>()?])?; // the importer
     /// let descriptor = export.descriptor(); // text for the importer
-    /// assert!(descriptor.starts_with("ascend-pool-block-v1"));
+    /// assert!(descriptor.starts_with("ascend-chunks-v1"));
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn export_block(&self, block: &Arc<Ordered<PoolBlock>>, kind: ShareKind) -> Result<BlockExport> {
@@ -72,38 +66,14 @@ impl DevicePool {
         let segment_block = storage
             .segment_block()
             .ok_or_else(|| Error::invalid(API, "the block was given back"))?;
-        let mut state = self.shared.state();
-        let arena = &mut state.arenas[storage.arena];
+        let state = self.shared.state();
+        let arena = &state.arenas[storage.arena];
         if arena.asleep.is_some() {
             return Err(Error::PoolAsleep { tag: arena.tag.clone() });
         }
-        let class = &mut arena.classes[storage.class];
-        let chunk = class.segment.chunk_size();
-        let chunks = class.segment.chunks_of(segment_block.offset(), segment_block.len())?;
-        let first = chunks.first().map_or(0, |&(index, _)| index);
-        let mut exports = Vec::with_capacity(chunks.len());
-        for (index, physical) in chunks {
-            let export = match class.exports.get(&index) {
-                Some(export) if Arc::ptr_eq(export.physical(), &physical) => {
-                    if export.token().kind() != kind {
-                        return Err(Error::invalid(
-                            API,
-                            format!(
-                                "chunk {index} is already shared as {:?}, not {kind:?}",
-                                export.token().kind()
-                            ),
-                        ));
-                    }
-                    Arc::clone(export)
-                }
-                _ => {
-                    let export = Arc::new(OwnedExport::new(physical, kind)?);
-                    class.exports.insert(index, Arc::clone(&export));
-                    export
-                }
-            };
-            exports.push(export);
-        }
+        let segment = &arena.classes[storage.class].segment;
+        let chunk = segment.chunk_size();
+        let (first, exports) = segment.export_chunks(segment_block.offset(), segment_block.len(), kind)?;
         Ok(BlockExport {
             block: Arc::clone(block),
             exports,
@@ -134,23 +104,13 @@ impl BlockExport {
     }
 
     /// One line of text that an importer passes to
-    /// [`ImportedBlock::import`](super::ImportedBlock::import):
-    /// `ascend-pool-block-v1 <chunk> <offset> <len> <token>...`, with the
-    /// chunk size, the block's offset in its first chunk, its length in
-    /// bytes and each chunk's [`ShareableHandle`](crate::share::ShareableHandle)
-    /// in its text form.
+    /// [`ImportedChunks::import`](crate::share::ImportedChunks::import):
+    /// `ascend-chunks-v1 <chunk> <offset> <len> <token>...`, with the chunk
+    /// size, the block's offset in its first chunk, its length in bytes and
+    /// each chunk's [`ShareableHandle`](crate::share::ShareableHandle) in
+    /// its text form.
     pub fn descriptor(&self) -> String {
-        let mut text = format!(
-            "{DESCRIPTOR_PREFIX} {} {} {}",
-            self.chunk,
-            self.offset,
-            self.block.byte_len()
-        );
-        for export in &self.exports {
-            text.push(' ');
-            text.push_str(&export.token().to_string());
-        }
-        text
+        crate::share::describe_chunks(self.chunk, self.offset, self.block.byte_len(), &self.exports)
     }
 }
 

@@ -11,7 +11,8 @@
 //! offloaded tags copied to pinned host memory, every device address
 //! kept) and wake, as vLLM's sleep mode does. A block can be shared with
 //! another process ([`DevicePool::export_block`], one shareable handle per
-//! chunk, the pid whitelist on; [`ImportedBlock`] on the other side), and
+//! chunk, the pid whitelist on; [`ImportedChunks`](crate::share::ImportedChunks)
+//! on the other side), and
 //! the pool can serve the runtime's allocations for a stream
 //! ([`PoolAllocator`]).
 //!
@@ -25,7 +26,6 @@ mod config;
 mod config_env;
 mod device_pool;
 mod free_list;
-mod imported_block;
 mod pinned_pool;
 mod sleep;
 mod snapshot;
@@ -36,7 +36,6 @@ pub use block_export::BlockExport;
 pub use config::PoolConfig;
 pub use config_env::ENV_ALLOC_CONF;
 pub use device_pool::{DevicePool, PoolBlock};
-pub use imported_block::ImportedBlock;
 pub use pinned_pool::{PinnedPool, PinnedStats};
 pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;

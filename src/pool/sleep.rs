@@ -109,10 +109,9 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
         }
     }
     // Commit: the physical memory goes back to the device (with the
-    // chunks' exports, which no one outside holds).
+    // chunks' cached exports, which no one outside holds).
     for &i in &targets {
-        for class in &mut arenas[i].classes {
-            class.exports.clear();
+        for class in &arenas[i].classes {
             if let Err(error) = class.segment.release_spare() {
                 log::warn!(
                     "{API}: tag `{}`: {error}; the chunk is kept for the wake to map again",

@@ -32,11 +32,13 @@
 //! importing after the exporter freed are refused by the runtime (the codes
 //! the software device picks are listed in [Choices where the runtime is silent](crate::guide::runtime_choices)).
 
+mod chunks_descriptor;
 mod export;
 mod handle;
 mod hex;
 mod import;
 mod import_slots;
+mod imported_chunks;
 mod ipc_export;
 mod ipc_import;
 mod ipc_key;
@@ -44,9 +46,11 @@ mod owned_export;
 mod owned_ipc_export;
 mod pid;
 
+pub(crate) use chunks_descriptor::describe as describe_chunks;
 pub use export::ExportedHandle;
 pub use handle::{FABRIC_HANDLE_LEN, ShareKind, ShareableHandle};
 pub use import::ImportedAlloc;
+pub use imported_chunks::ImportedChunks;
 pub use ipc_export::IpcExport;
 pub use ipc_import::IpcImport;
 pub use ipc_key::IpcKey;

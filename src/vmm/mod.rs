@@ -62,6 +62,7 @@ mod physical;
 mod properties;
 mod range;
 mod segment;
+mod segment_export;
 mod shared_segment;
 
 pub(crate) use map_slot::MapSlot;
@@ -72,4 +73,5 @@ pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 pub(crate) use range::sealed;
 pub use range::{Mappable, VirtualRange};
 pub use segment::ExpandableSegment;
+pub use segment_export::SegmentExport;
 pub use shared_segment::{SegmentBlock, SharedSegment};

@@ -2,15 +2,15 @@
 //! into owned blocks, the ground a sub-allocator stands on.
 
 use super::mapped;
-use super::physical::PhysicalAlloc;
 use super::segment::ExpandableSegment;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::memory::transfer;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
+use crate::share::{OwnedExport, ShareKind};
 use ascend_sys as sys;
 use bytemuck::Pod;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,6 +67,20 @@ struct Inner {
     segment: ExpandableSegment,
     /// Live blocks: offset to length.
     blocks: BTreeMap<usize, usize>,
+    /// The export of each chunk shared so far, by chunk index: the runtime
+    /// exports a physical allocation once, so every export that covers a
+    /// chunk shares this one. Forgotten when the chunk's memory is freed.
+    exports: HashMap<usize, Arc<OwnedExport>>,
+}
+
+impl Inner {
+    /// Whether an export of a chunk from `first` on is held outside the
+    /// segment (by a block or segment export).
+    fn shared_from(&self, first: usize) -> bool {
+        self.exports
+            .iter()
+            .any(|(&index, export)| index >= first && Arc::strong_count(export) > 1)
+    }
 }
 
 impl SharedSegment {
@@ -97,6 +111,7 @@ impl SharedSegment {
             inner: Mutex::new(Inner {
                 segment,
                 blocks: BTreeMap::new(),
+                exports: HashMap::new(),
             }),
         })
     }
@@ -181,6 +196,12 @@ impl SharedSegment {
                 format!("a live block reaches offset {end:#x}, past the {keep:#x} bytes the shrink would keep"),
             ));
         }
+        if inner.shared_from(keep / self.chunk) {
+            return Err(Error::invalid(
+                "SharedSegment::shrink",
+                "a chunk past the bytes the shrink would keep is shared with another process (an export lives)",
+            ));
+        }
         inner.segment.shrink(bytes)
     }
 
@@ -190,7 +211,73 @@ impl SharedSegment {
     ///
     /// As [`ExpandableSegment::release_spare`].
     pub fn release_spare(&self) -> Result<()> {
-        self.inner().segment.release_spare()
+        let mut inner = self.inner();
+        // The exports of unmapped chunks go first, so their memory is freed.
+        let Inner { segment, exports, .. } = &mut *inner;
+        exports.retain(|&index, export| {
+            segment
+                .chunk_physical(index)
+                .is_some_and(|physical| Arc::ptr_eq(physical, export.physical()))
+        });
+        inner.segment.release_spare()
+    }
+
+    /// The exports of the chunks that `len` bytes at `offset` cover, as
+    /// `kind` (each chunk exported once, then shared), and the index of
+    /// the first chunk.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not mapped or a chunk
+    /// was exported as another kind; the runtime's code of an export.
+    pub(crate) fn export_chunks(
+        &self,
+        offset: usize,
+        len: usize,
+        kind: ShareKind,
+    ) -> Result<(usize, Vec<Arc<OwnedExport>>)> {
+        const API: &str = "SharedSegment::export";
+        let mut inner = self.inner();
+        Self::mapped_range(&inner, API, offset, len)?;
+        let (first, last) = (offset / self.chunk, (offset + len).div_ceil(self.chunk));
+        let mut exports = Vec::with_capacity(last - first);
+        for index in first..last {
+            let Inner {
+                segment,
+                exports: cache,
+                ..
+            } = &mut *inner;
+            let physical = segment
+                .chunk_physical(index)
+                .ok_or_else(|| Error::invalid(API, format!("chunk {index} is not mapped")))?;
+            let export = match cache.get(&index) {
+                Some(export) if Arc::ptr_eq(export.physical(), physical) => {
+                    if export.token().kind() != kind {
+                        return Err(Error::invalid(
+                            API,
+                            format!(
+                                "chunk {index} is already shared as {:?}, not {kind:?}",
+                                export.token().kind()
+                            ),
+                        ));
+                    }
+                    Arc::clone(export)
+                }
+                _ => {
+                    let export = Arc::new(OwnedExport::new(Arc::clone(physical), kind)?);
+                    cache.insert(index, Arc::clone(&export));
+                    export
+                }
+            };
+            exports.push(export);
+        }
+        Ok((first, exports))
+    }
+
+    /// Whether any chunk is shared with another process (an export of it
+    /// is held outside the segment).
+    pub fn is_shared(&self) -> bool {
+        self.inner().shared_from(0)
     }
 
     /// Unmaps the whole mapped part, under live blocks too, and keeps its
@@ -254,22 +341,6 @@ impl SharedSegment {
         let inner = self.inner();
         let dst = Self::mapped_range(&inner, "SharedSegment::copy_in", offset, len)?;
         transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_HOST_TO_DEVICE)
-    }
-
-    /// The physical memory of the mapped chunks that `len` bytes at
-    /// `offset` cover, with their indices.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidArgument`] when the range is not mapped.
-    pub(crate) fn chunks_of(&self, offset: usize, len: usize) -> Result<Vec<(usize, Arc<PhysicalAlloc>)>> {
-        let inner = self.inner();
-        Self::mapped_range(&inner, "SharedSegment::chunks_of", offset, len)?;
-        let first = offset / self.chunk;
-        let last = (offset + len).div_ceil(self.chunk);
-        Ok((first..last)
-            .filter_map(|index| Some((index, Arc::clone(inner.segment.chunk_physical(index)?))))
-            .collect())
     }
 
     /// The device address of `len` mapped bytes at `offset`.

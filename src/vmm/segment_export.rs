@@ -1,0 +1,113 @@
+//! [`SegmentExport`]: a whole shared segment exported to other processes,
+//! one shareable handle per chunk.
+
+use super::shared_segment::SharedSegment;
+use crate::error::{Error, Result};
+use crate::share::{OwnedExport, Pid, ShareKind};
+use std::fmt;
+use std::sync::Arc;
+
+/// The mapped part of a [`SharedSegment`] shared with other processes
+/// ([`SharedSegment::export`]): each chunk's physical memory is exported
+/// (once per chunk, shared with any block export of the same chunk), with
+/// the pid whitelist **on**: only the processes given to
+/// [`SegmentExport::allow_pids`] can import it, with
+/// [`ImportedChunks::import`](crate::share::ImportedChunks::import) and
+/// [`SegmentExport::descriptor`].
+///
+/// It covers the chunks mapped when it was made. While it lives the
+/// segment refuses to shrink below them (the importers would keep memory
+/// the exporter no longer sees); it may grow, and the importers do not see
+/// the new chunks.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::share::{Pid, ShareKind};
+/// use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let chunk = prop.round_up(1)?;
+/// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+/// segment.grow(2 * chunk)?;
+/// let export = segment.export(ShareKind::V2Default)?;
+/// export.allow_pids(&["4242".parse::<Pid>()?])?;
+/// assert_eq!(export.chunk_exports().len(), 2);
+/// assert!(segment.shrink(chunk).is_err()); // shared
+/// drop(export);
+/// segment.shrink(chunk)?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
+/// **Threads:** `SegmentExport` is `Send` and `Sync`, and `'static`.
+pub struct SegmentExport {
+    segment: Arc<SharedSegment>,
+    exports: Vec<Arc<OwnedExport>>,
+}
+
+impl SharedSegment {
+    /// Shares the mapped part with other processes as `kind` handles, one
+    /// per chunk, with the pid whitelist on (see [`SegmentExport`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when nothing is mapped, or a chunk was
+    /// already shared as another kind; the runtime's code of an export.
+    pub fn export(self: &Arc<Self>, kind: ShareKind) -> Result<SegmentExport> {
+        let size = self.size();
+        if size == 0 {
+            return Err(Error::invalid("SharedSegment::export", "nothing is mapped"));
+        }
+        let (_, exports) = self.export_chunks(0, size, kind)?;
+        Ok(SegmentExport {
+            segment: Arc::clone(self),
+            exports,
+        })
+    }
+}
+
+impl SegmentExport {
+    /// Lets `pids` import the segment (every chunk's whitelist).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of the first chunk that refused.
+    pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
+        self.exports.iter().try_for_each(|export| export.allow_pids(pids))
+    }
+
+    /// The exported segment.
+    pub fn segment(&self) -> &Arc<SharedSegment> {
+        &self.segment
+    }
+
+    /// Bytes shared: the chunks mapped when the export was made.
+    pub fn len(&self) -> usize {
+        self.exports.len() * self.segment.chunk_size()
+    }
+
+    /// Whether nothing is shared (never).
+    pub fn is_empty(&self) -> bool {
+        self.exports.is_empty()
+    }
+
+    /// The chunks' exports, in address order.
+    pub fn chunk_exports(&self) -> &[Arc<OwnedExport>] {
+        &self.exports
+    }
+
+    /// One line of text for
+    /// [`ImportedChunks::import`](crate::share::ImportedChunks::import):
+    /// `ascend-chunks-v1 <chunk> 0 <len> <token>...`.
+    pub fn descriptor(&self) -> String {
+        crate::share::describe_chunks(self.segment.chunk_size(), 0, self.len(), &self.exports)
+    }
+}
+
+impl fmt::Debug for SegmentExport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SegmentExport")
+            .field("chunks", &self.exports.len())
+            .field("len", &self.len())
+            .finish()
+    }
+}
