@@ -9,7 +9,6 @@
 //! | [`software_device`] | what the software device emulates, how, and how to configure and inspect it |
 //! | [`pools`] | the caching device pool and the pinned host pool, for a torch_npu user |
 //! | [`runtime_choices`] | every rule whose error code the closed driver decides, and the code the software device returns |
-//! | [`c_and_cpp`] | the software device as a drop-in `libascendcl.so` for C and C++ programs |
 //! | [`testing`] | testing your own code on the software device (feature `testing`) |
 //! | [`performance`] | benchmark ratios against the machine's physical limits |
 //!
@@ -25,7 +24,6 @@
 //! [software-device]: software_device
 //! [runtime-choices]: runtime_choices
 //! [pools]: pools
-//! [c-and-cpp]: c_and_cpp
 //! [testing]: testing
 //! [performance]: performance
 //!
@@ -53,10 +51,6 @@ pub mod runtime_choices {
 
 pub mod pools {
     #![doc = include_str!("../docs/pools.md")]
-}
-
-pub mod c_and_cpp {
-    #![doc = include_str!("../docs/c-and-cpp.md")]
 }
 
 pub mod testing {

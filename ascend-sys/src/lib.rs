@@ -57,13 +57,6 @@ mod types;
 mod bindings;
 
 pub use api::*;
-
-/// The symbol the drop-in C library `ascend-soft-acl` (this crate's
-/// software device as a `libascendcl.so`) exports to say what it is. The
-/// loader refuses a library that exports it: a program whose search finds
-/// that library gets the in-process software device (`auto`) or an error
-/// naming it (`hardware`), never a second emulator behind the first.
-pub const SOFTWARE_LIBRARY_MARKER: &str = "ascend_rs_software_device";
 pub use backend::{
     Backend, BackendError, BackendInfo, BackendRequest, ENV_BACKEND, LibraryAttempt, add_library_fallback, backend,
     select_backend,

@@ -26,21 +26,6 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
         // environment or by the documented install locations; running their
         // initialisers is what linking against them would do too.
         match unsafe { Library::new(&candidate.path) } {
-            Ok(library) if is_software_library(&library) => {
-                // This crate's own software device as a C library: loading
-                // it would route every call back into a second copy of the
-                // emulator. Refused, so nothing recurses.
-                drop(library);
-                attempts.push(LibraryAttempt {
-                    path: candidate.path.clone(),
-                    source: candidate.source,
-                    error: Some(format!(
-                        "the ascend-rs software device as a C library (it exports `{}`), not the CANN runtime; \
-                         not loaded",
-                        crate::SOFTWARE_LIBRARY_MARKER
-                    )),
-                });
-            }
             Ok(library) => {
                 attempts.push(LibraryAttempt {
                     path: candidate.path.clone(),
@@ -63,15 +48,6 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
         }
     }
     (None, attempts)
-}
-
-/// Whether `library` is `ascend-soft-acl`, which exports
-/// [`crate::SOFTWARE_LIBRARY_MARKER`].
-fn is_software_library(library: &Library) -> bool {
-    let name = format!("{}\0", crate::SOFTWARE_LIBRARY_MARKER);
-    // SAFETY: only the symbol's presence is checked; the pointer is never
-    // used.
-    unsafe { library.get::<*const u8>(name.as_bytes()) }.is_ok()
 }
 
 /// Why `path` did not open: the `dlerror` text without libloading's

@@ -1,7 +1,0 @@
-/* acl/acl_rt.h - programs that include it get the same declarations as acl/acl.h. */
-#ifndef ASCEND_SOFT_ACL_ACL_RT_H
-#define ASCEND_SOFT_ACL_ACL_RT_H
-
-#include "acl.h"
-
-#endif
