@@ -9,6 +9,7 @@
 //! | [`software_device`] | what the software device emulates, how, and how to configure and inspect it |
 //! | [`pools`] | the caching device pool and the pinned host pool, for a torch_npu user |
 //! | [`runtime_choices`] | every rule whose error code the closed driver decides, and the code the software device returns |
+//! | [`c_and_cpp`] | C and C++ programs on the software device: the drop-in `libascendcl.so` and its CANN-shaped tree |
 //! | [`testing`] | testing your own code on the software device (feature `testing`) |
 //! | [`performance`] | benchmark ratios against the machine's physical limits |
 //!
@@ -24,6 +25,7 @@
 //! [software-device]: software_device
 //! [runtime-choices]: runtime_choices
 //! [pools]: pools
+//! [c-and-cpp]: c_and_cpp
 //! [testing]: testing
 //! [performance]: performance
 //!
@@ -51,6 +53,10 @@ pub mod runtime_choices {
 
 pub mod pools {
     #![doc = include_str!("../docs/pools.md")]
+}
+
+pub mod c_and_cpp {
+    #![doc = include_str!("../docs/c-and-cpp.md")]
 }
 
 pub mod testing {

@@ -2,10 +2,13 @@
 //! groups of the reference (`acl-abi.md` §3), with each function's C name,
 //! C parameter names and the Rust types bindgen generated for them.
 //!
-//! This is the single source of truth of the Rust-side signatures: the
-//! `acl_functions!` macro turns each entry into a `pub unsafe fn` at the crate
-//! root, routed to the active backend, and checks at compile time that the
-//! entry matches the declaration generated from `include/acl_memory.h`.
+//! This is the single source of truth of the Rust-side signatures, kept in
+//! the exported macro [`for_each_acl_function!`](crate::for_each_acl_function):
+//! the `acl_functions!` macro turns each entry into a `pub unsafe fn` at the
+//! crate root, routed to the active backend, and checks at compile time that
+//! the entry matches the declaration generated from `include/acl_memory.h`;
+//! `soft::direct` and the drop-in C library `ascend-soft-acl` are generated
+//! from the same list.
 //!
 //! - 3.1 Init / version / errors: `aclInit`, `aclFinalize`, `aclFinalizeReference`,
 //!   `aclrtGetVersion`, `aclsysGetVersionStr`, `aclsysGetVersionNum`,
@@ -56,502 +59,541 @@
 //! `aclrtValueWait` are not in the reference table; their signatures are those
 //! of `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
+use crate::dispatch::acl_functions;
 use crate::types::*;
 
-crate::acl_functions! {
-    // 3.1 Init / version / errors
-    /// Initializes AscendCL for this process. `configPath` may be NULL (default
-    /// configuration); a second call returns `ACL_ERROR_REPEAT_INITIALIZE`.
-    fn aclInit(configPath: *const c_char) -> aclError;
-    /// Finalizes AscendCL in one call, however many times `aclInit` succeeded;
-    /// a repeated call returns `ACL_ERROR_REPEAT_FINALIZE`.
-    fn aclFinalize() -> aclError;
-    /// Drops one `aclInit` reference, finalizing when it reaches zero; writes the
-    /// remaining count to `refCount`.
-    fn aclFinalizeReference(refCount: *mut u64) -> aclError;
-    /// Writes the ACL *interface* version (1.17.0 for CANN 9.x headers), not the
-    /// CANN version. Deprecated upstream in favour of `aclsysGetVersionStr`/`Num`.
-    fn aclrtGetVersion(
-        majorVersion: *mut i32,
-        minorVersion: *mut i32,
-        patchVersion: *mut i32,
-    ) -> aclError;
-    /// Writes the version string of the package named by `pkgName` (for example
-    /// `"runtime"`) into `versionStr`.
-    fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> aclError;
-    /// Writes the numeric version of the package named by `pkgName`.
-    fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> aclError;
-    /// Returns the message describing the most recent error on this thread, or NULL.
-    fn aclGetRecentErrMsg() -> *const c_char;
-    /// Returns the SoC name as a C string, or NULL on failure.
-    fn aclrtGetSocName() -> *const c_char;
-    /// Returns the last error recorded at `level` and clears it.
-    fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
-    /// Returns the last error recorded at `level` without clearing it.
-    fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+/// Invokes a macro with the list of every bound AscendCL function: its doc
+/// comments, C name, parameters (C names, Rust types) and return type, in the
+/// order of the reference, as one invocation:
+///
+/// ```text
+/// callback! {
+///     /// docs
+///     fn aclInit(configPath: *const c_char) -> aclError;
+///     /// docs
+///     fn aclFinalize() -> aclError;
+///     ...
+/// }
+/// ```
+///
+/// This is the crate's single list of signatures: the crate-root functions
+/// and [`soft::direct`](crate::soft::direct) are generated from it, and so
+/// is the drop-in C library `ascend-soft-acl`. The types are written as this
+/// crate exports them (`aclError`, `*mut c_void`, ...), unqualified, so the
+/// invoking module needs `use ascend_sys::*;` in scope. `callback` is a
+/// macro name or path (`my_macro` or `some::path::my_macro`).
+///
+/// ```
+/// use ascend_sys::*;
+///
+/// macro_rules! count {
+///     ($($(#[$meta:meta])* fn $name:ident($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty;)*) => {
+///         [$(stringify!($name)),*].len()
+///     };
+/// }
+/// assert_eq!(ascend_sys::for_each_acl_function!(count), ascend_sys::FUNCTION_NAMES.len());
+/// ```
+#[macro_export]
+macro_rules! for_each_acl_function {
+    ($($callback:ident)::+) => {
+        $($callback)::+! {
+            // 3.1 Init / version / errors
+            /// Initializes AscendCL for this process. `configPath` may be NULL (default
+            /// configuration); a second call returns `ACL_ERROR_REPEAT_INITIALIZE`.
+            fn aclInit(configPath: *const c_char) -> aclError;
+            /// Finalizes AscendCL in one call, however many times `aclInit` succeeded;
+            /// a repeated call returns `ACL_ERROR_REPEAT_FINALIZE`.
+            fn aclFinalize() -> aclError;
+            /// Drops one `aclInit` reference, finalizing when it reaches zero; writes the
+            /// remaining count to `refCount`.
+            fn aclFinalizeReference(refCount: *mut u64) -> aclError;
+            /// Writes the ACL *interface* version (1.17.0 for CANN 9.x headers), not the
+            /// CANN version. Deprecated upstream in favour of `aclsysGetVersionStr`/`Num`.
+            fn aclrtGetVersion(
+                majorVersion: *mut i32,
+                minorVersion: *mut i32,
+                patchVersion: *mut i32,
+            ) -> aclError;
+            /// Writes the version string of the package named by `pkgName` (for example
+            /// `"runtime"`) into `versionStr`.
+            fn aclsysGetVersionStr(pkgName: *mut c_char, versionStr: *mut c_char) -> aclError;
+            /// Writes the numeric version of the package named by `pkgName`.
+            fn aclsysGetVersionNum(pkgName: *mut c_char, versionNum: *mut i32) -> aclError;
+            /// Returns the message describing the most recent error on this thread, or NULL.
+            fn aclGetRecentErrMsg() -> *const c_char;
+            /// Returns the SoC name as a C string, or NULL on failure.
+            fn aclrtGetSocName() -> *const c_char;
+            /// Returns the last error recorded at `level` and clears it.
+            fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
+            /// Returns the last error recorded at `level` without clearing it.
+            fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
 
-    // 3.2 Device / context / peer access
-    /// Makes `deviceId` the calling thread's current device, retaining its primary
-    /// context; an out-of-range id returns `ACL_ERROR_RT_INVALID_DEVICEID`.
-    fn aclrtSetDevice(deviceId: i32) -> aclError;
-    /// Releases one retain of the device's primary context (torn down at zero);
-    /// a device never set returns `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`.
-    fn aclrtResetDevice(deviceId: i32) -> aclError;
-    /// Releases every retain of the device's primary context in one call.
-    fn aclrtResetDeviceForce(deviceId: i32) -> aclError;
-    /// Writes the calling thread's current device id.
-    fn aclrtGetDevice(deviceId: *mut i32) -> aclError;
-    /// Writes the number of visible devices.
-    fn aclrtGetDeviceCount(count: *mut u32) -> aclError;
-    /// Writes whether the program runs on the host or on the device.
-    fn aclrtGetRunMode(runMode: *mut aclrtRunMode) -> aclError;
-    /// Creates a context on `deviceId` and makes it current on this thread.
-    fn aclrtCreateContext(context: *mut aclrtContext, deviceId: i32) -> aclError;
-    /// Destroys a context created by `aclrtCreateContext`.
-    fn aclrtDestroyContext(context: aclrtContext) -> aclError;
-    /// Makes `context` the calling thread's current context.
-    fn aclrtSetCurrentContext(context: aclrtContext) -> aclError;
-    /// Writes the calling thread's current context.
-    fn aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError;
-    /// Blocks until all work queued on the current device has completed.
-    fn aclrtSynchronizeDevice() -> aclError;
-    /// Like `aclrtSynchronizeDevice`, but gives up after `timeout`.
-    fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError;
-    /// Writes this process's host-side process id, the value importers must be
-    /// whitelisted under. Needs no current device.
-    fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError;
-    /// Writes 1 to `canAccessPeer` if `deviceId` can access `peerDeviceId`'s memory,
-    /// else 0; equal ids return `ACL_ERROR_INVALID_PARAM`.
-    fn aclrtDeviceCanAccessPeer(
-        canAccessPeer: *mut i32,
-        deviceId: i32,
-        peerDeviceId: i32,
-    ) -> aclError;
-    /// Enables access from the current device to `peerDeviceId` (one direction).
-    /// `flags` must be 0, otherwise `ACL_ERROR_FEATURE_UNSUPPORTED`.
-    fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
-    /// Disables access from the current device to `peerDeviceId`.
-    fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+            // 3.2 Device / context / peer access
+            /// Makes `deviceId` the calling thread's current device, retaining its primary
+            /// context; an out-of-range id returns `ACL_ERROR_RT_INVALID_DEVICEID`.
+            fn aclrtSetDevice(deviceId: i32) -> aclError;
+            /// Releases one retain of the device's primary context (torn down at zero);
+            /// a device never set returns `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`.
+            fn aclrtResetDevice(deviceId: i32) -> aclError;
+            /// Releases every retain of the device's primary context in one call.
+            fn aclrtResetDeviceForce(deviceId: i32) -> aclError;
+            /// Writes the calling thread's current device id.
+            fn aclrtGetDevice(deviceId: *mut i32) -> aclError;
+            /// Writes the number of visible devices.
+            fn aclrtGetDeviceCount(count: *mut u32) -> aclError;
+            /// Writes whether the program runs on the host or on the device.
+            fn aclrtGetRunMode(runMode: *mut aclrtRunMode) -> aclError;
+            /// Creates a context on `deviceId` and makes it current on this thread.
+            fn aclrtCreateContext(context: *mut aclrtContext, deviceId: i32) -> aclError;
+            /// Destroys a context created by `aclrtCreateContext`.
+            fn aclrtDestroyContext(context: aclrtContext) -> aclError;
+            /// Makes `context` the calling thread's current context.
+            fn aclrtSetCurrentContext(context: aclrtContext) -> aclError;
+            /// Writes the calling thread's current context.
+            fn aclrtGetCurrentContext(context: *mut aclrtContext) -> aclError;
+            /// Blocks until all work queued on the current device has completed.
+            fn aclrtSynchronizeDevice() -> aclError;
+            /// Like `aclrtSynchronizeDevice`, but gives up after `timeout`.
+            fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError;
+            /// Writes this process's host-side process id, the value importers must be
+            /// whitelisted under. Needs no current device.
+            fn aclrtDeviceGetBareTgid(pid: *mut i32) -> aclError;
+            /// Writes 1 to `canAccessPeer` if `deviceId` can access `peerDeviceId`'s memory,
+            /// else 0; equal ids return `ACL_ERROR_INVALID_PARAM`.
+            fn aclrtDeviceCanAccessPeer(
+                canAccessPeer: *mut i32,
+                deviceId: i32,
+                peerDeviceId: i32,
+            ) -> aclError;
+            /// Enables access from the current device to `peerDeviceId` (one direction).
+            /// `flags` must be 0, otherwise `ACL_ERROR_FEATURE_UNSUPPORTED`.
+            fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
+            /// Disables access from the current device to `peerDeviceId`.
+            fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
 
-    // 3.3 Stream / event
-    /// Creates a stream on the current context.
-    fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
-    /// Creates a stream with a `priority` (0-7) and `ACL_STREAM_*` flag bits.
-    fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
-    /// Destroys a stream.
-    fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
-    /// Destroys a stream created by `aclrtCreateStream*` without waiting: work
-    /// still queued on it is dropped.
-    fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError;
-    /// Blocks until all work queued on `stream` has completed.
-    fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
-    /// Like `aclrtSynchronizeStream`, but gives up after `timeout`.
-    fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
-    /// Creates an event.
-    fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
-    /// Creates an event with `ACL_EVENT_*` flag bits.
-    fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
-    /// Creates an event with `ACL_EVENT_*` flag bits (extended variant).
-    fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
-    /// Destroys an event.
-    fn aclrtDestroyEvent(event: aclrtEvent) -> aclError;
-    /// Records `event` at the current end of `stream`.
-    fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
-    /// Blocks until `event` has completed.
-    fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
-    /// Writes whether the work before `event`'s record point has completed.
-    fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
-    /// Makes work queued later on `stream` wait until `event` completes.
-    fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
-    /// Writes the time in milliseconds between two completed events.
-    fn aclrtEventElapsedTime(
-        ms: *mut f32,
-        startEvent: aclrtEvent,
-        endEvent: aclrtEvent,
-    ) -> aclError;
+            // 3.3 Stream / event
+            /// Creates a stream on the current context.
+            fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
+            /// Creates a stream with a `priority` (0-7) and `ACL_STREAM_*` flag bits.
+            fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, priority: u32, flag: u32) -> aclError;
+            /// Destroys a stream.
+            fn aclrtDestroyStream(stream: aclrtStream) -> aclError;
+            /// Destroys a stream created by `aclrtCreateStream*` without waiting: work
+            /// still queued on it is dropped.
+            fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError;
+            /// Blocks until all work queued on `stream` has completed.
+            fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
+            /// Like `aclrtSynchronizeStream`, but gives up after `timeout`.
+            fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
+            /// Creates an event.
+            fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
+            /// Creates an event with `ACL_EVENT_*` flag bits.
+            fn aclrtCreateEventWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
+            /// Creates an event with `ACL_EVENT_*` flag bits (extended variant).
+            fn aclrtCreateEventExWithFlag(event: *mut aclrtEvent, flag: u32) -> aclError;
+            /// Destroys an event.
+            fn aclrtDestroyEvent(event: aclrtEvent) -> aclError;
+            /// Records `event` at the current end of `stream`.
+            fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
+            /// Blocks until `event` has completed.
+            fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
+            /// Writes whether the work before `event`'s record point has completed.
+            fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
+            /// Makes work queued later on `stream` wait until `event` completes.
+            fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
+            /// Writes the time in milliseconds between two completed events.
+            fn aclrtEventElapsedTime(
+                ms: *mut f32,
+                startEvent: aclrtEvent,
+                endEvent: aclrtEvent,
+            ) -> aclError;
 
-    // 3.4 Device memory, copy, set
-    /// Allocates device memory on the current device: size rounded up to 32 bytes
-    /// plus 32 bytes of padding. Size 0 or NULL `devPtr`: `ACL_ERROR_INVALID_PARAM`.
-    fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError;
-    /// Like `aclrtMalloc` but without the padding: size rounded up to 32 bytes.
-    fn aclrtMallocAlign32(
-        devPtr: *mut *mut c_void,
-        size: usize,
-        policy: aclrtMemMallocPolicy,
-    ) -> aclError;
-    /// Like `aclrtMalloc`, for cached device memory (same checks and padding).
-    fn aclrtMallocCached(
-        devPtr: *mut *mut c_void,
-        size: usize,
-        policy: aclrtMemMallocPolicy,
-    ) -> aclError;
-    /// Like `aclrtMalloc` with an optional attribute list (`cfg` may be NULL; its
-    /// `attrs` must not be NULL). Size rounded up to 32 bytes, no padding.
-    fn aclrtMallocWithCfg(
-        devPtr: *mut *mut c_void,
-        size: usize,
-        policy: aclrtMemMallocPolicy,
-        cfg: *mut aclrtMallocConfig,
-    ) -> aclError;
-    /// Allocates device memory for the task scheduler, with an optional attribute
-    /// list (`cfg` may be NULL).
-    fn aclrtMallocForTaskScheduler(
-        devPtr: *mut *mut c_void,
-        size: usize,
-        policy: aclrtMemMallocPolicy,
-        cfg: *mut aclrtMallocConfig,
-    ) -> aclError;
-    /// Frees memory from `aclrtMalloc*` at once; does not wait for queued work and
-    /// needs no current device.
-    fn aclrtFree(devPtr: *mut c_void) -> aclError;
-    /// Synchronizes the current device, then frees like `aclrtFree`.
-    fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError;
-    /// Writes free and total bytes of the current device for memory kind `attr`
-    /// (0-17, else `ACL_ERROR_RT_INVALID_MEMORY_TYPE`).
-    fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
-    /// Fills up to `inputNum` per-component usage records for `deviceId` and writes
-    /// how many were filled to `outputNum`.
-    fn aclrtGetMemUsageInfo(
-        deviceId: i32,
-        memUsageInfo: *mut aclrtMemUsageInfo,
-        inputNum: usize,
-        outputNum: *mut usize,
-    ) -> aclError;
-    /// Writes the location and page size of the memory `ptr` refers to.
-    fn aclrtPointerGetAttributes(
-        ptr: *const c_void,
-        attributes: *mut aclrtPtrAttributes,
-    ) -> aclError;
-    /// Copies `count` bytes synchronously into `dst` of capacity `destMax`; `count`
-    /// 0 succeeds at once, `count > destMax` returns `ACL_ERROR_RT_PARAM_INVALID`.
-    fn aclrtMemcpy(
-        dst: *mut c_void,
-        destMax: usize,
-        src: *const c_void,
-        count: usize,
-        kind: aclrtMemcpyKind,
-    ) -> aclError;
-    /// Queues a copy of `count` bytes on `stream` (NULL: default stream); with
-    /// pageable host memory it synchronizes the stream and copies before returning.
-    fn aclrtMemcpyAsync(
-        dst: *mut c_void,
-        destMax: usize,
-        src: *const c_void,
-        count: usize,
-        kind: aclrtMemcpyKind,
-        stream: aclrtStream,
-    ) -> aclError;
-    /// Copies `height` rows of `width` bytes between pitched buffers, synchronously;
-    /// width or height 0 succeeds at once.
-    fn aclrtMemcpy2d(
-        dst: *mut c_void,
-        dpitch: usize,
-        src: *const c_void,
-        spitch: usize,
-        width: usize,
-        height: usize,
-        kind: aclrtMemcpyKind,
-    ) -> aclError;
-    /// Queues a pitched 2-D copy of `height` rows of `width` bytes on `stream`.
-    fn aclrtMemcpy2dAsync(
-        dst: *mut c_void,
-        dpitch: usize,
-        src: *const c_void,
-        spitch: usize,
-        width: usize,
-        height: usize,
-        kind: aclrtMemcpyKind,
-        stream: aclrtStream,
-    ) -> aclError;
-    /// Sets `count` bytes at `devPtr` (capacity `maxCount`) to the low 8 bits of
-    /// `value`, synchronously; `count` 0 succeeds at once.
-    fn aclrtMemset(devPtr: *mut c_void, maxCount: usize, value: i32, count: usize) -> aclError;
-    /// Queues a memory set on `stream`; `count > maxCount` returns
-    /// `ACL_ERROR_RT_PARAM_INVALID`.
-    fn aclrtMemsetAsync(
-        devPtr: *mut c_void,
-        maxCount: usize,
-        value: i32,
-        count: usize,
-        stream: aclrtStream,
-    ) -> aclError;
-    /// Queues on `stream` a write of `value` to the 64-bit word of device
-    /// memory at `devAddr` (8-byte aligned). `flag` is reserved: 0.
-    fn aclrtValueWrite(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
-    /// Queues on `stream` a wait until the 64-bit word of device memory at
-    /// `devAddr` compares with `value` as `flag` (`ACL_STREAM_WAIT_VALUE_*`)
-    /// says; later work on `stream` runs after it.
-    fn aclrtValueWait(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
+            // 3.4 Device memory, copy, set
+            /// Allocates device memory on the current device: size rounded up to 32 bytes
+            /// plus 32 bytes of padding. Size 0 or NULL `devPtr`: `ACL_ERROR_INVALID_PARAM`.
+            fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError;
+            /// Like `aclrtMalloc` but without the padding: size rounded up to 32 bytes.
+            fn aclrtMallocAlign32(
+                devPtr: *mut *mut c_void,
+                size: usize,
+                policy: aclrtMemMallocPolicy,
+            ) -> aclError;
+            /// Like `aclrtMalloc`, for cached device memory (same checks and padding).
+            fn aclrtMallocCached(
+                devPtr: *mut *mut c_void,
+                size: usize,
+                policy: aclrtMemMallocPolicy,
+            ) -> aclError;
+            /// Like `aclrtMalloc` with an optional attribute list (`cfg` may be NULL; its
+            /// `attrs` must not be NULL). Size rounded up to 32 bytes, no padding.
+            fn aclrtMallocWithCfg(
+                devPtr: *mut *mut c_void,
+                size: usize,
+                policy: aclrtMemMallocPolicy,
+                cfg: *mut aclrtMallocConfig,
+            ) -> aclError;
+            /// Allocates device memory for the task scheduler, with an optional attribute
+            /// list (`cfg` may be NULL).
+            fn aclrtMallocForTaskScheduler(
+                devPtr: *mut *mut c_void,
+                size: usize,
+                policy: aclrtMemMallocPolicy,
+                cfg: *mut aclrtMallocConfig,
+            ) -> aclError;
+            /// Frees memory from `aclrtMalloc*` at once; does not wait for queued work and
+            /// needs no current device.
+            fn aclrtFree(devPtr: *mut c_void) -> aclError;
+            /// Synchronizes the current device, then frees like `aclrtFree`.
+            fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError;
+            /// Writes free and total bytes of the current device for memory kind `attr`
+            /// (0-17, else `ACL_ERROR_RT_INVALID_MEMORY_TYPE`).
+            fn aclrtGetMemInfo(attr: aclrtMemAttr, free: *mut usize, total: *mut usize) -> aclError;
+            /// Fills up to `inputNum` per-component usage records for `deviceId` and writes
+            /// how many were filled to `outputNum`.
+            fn aclrtGetMemUsageInfo(
+                deviceId: i32,
+                memUsageInfo: *mut aclrtMemUsageInfo,
+                inputNum: usize,
+                outputNum: *mut usize,
+            ) -> aclError;
+            /// Writes the location and page size of the memory `ptr` refers to.
+            fn aclrtPointerGetAttributes(
+                ptr: *const c_void,
+                attributes: *mut aclrtPtrAttributes,
+            ) -> aclError;
+            /// Copies `count` bytes synchronously into `dst` of capacity `destMax`; `count`
+            /// 0 succeeds at once, `count > destMax` returns `ACL_ERROR_RT_PARAM_INVALID`.
+            fn aclrtMemcpy(
+                dst: *mut c_void,
+                destMax: usize,
+                src: *const c_void,
+                count: usize,
+                kind: aclrtMemcpyKind,
+            ) -> aclError;
+            /// Queues a copy of `count` bytes on `stream` (NULL: default stream); with
+            /// pageable host memory it synchronizes the stream and copies before returning.
+            fn aclrtMemcpyAsync(
+                dst: *mut c_void,
+                destMax: usize,
+                src: *const c_void,
+                count: usize,
+                kind: aclrtMemcpyKind,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Copies `height` rows of `width` bytes between pitched buffers, synchronously;
+            /// width or height 0 succeeds at once.
+            fn aclrtMemcpy2d(
+                dst: *mut c_void,
+                dpitch: usize,
+                src: *const c_void,
+                spitch: usize,
+                width: usize,
+                height: usize,
+                kind: aclrtMemcpyKind,
+            ) -> aclError;
+            /// Queues a pitched 2-D copy of `height` rows of `width` bytes on `stream`.
+            fn aclrtMemcpy2dAsync(
+                dst: *mut c_void,
+                dpitch: usize,
+                src: *const c_void,
+                spitch: usize,
+                width: usize,
+                height: usize,
+                kind: aclrtMemcpyKind,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Sets `count` bytes at `devPtr` (capacity `maxCount`) to the low 8 bits of
+            /// `value`, synchronously; `count` 0 succeeds at once.
+            fn aclrtMemset(devPtr: *mut c_void, maxCount: usize, value: i32, count: usize) -> aclError;
+            /// Queues a memory set on `stream`; `count > maxCount` returns
+            /// `ACL_ERROR_RT_PARAM_INVALID`.
+            fn aclrtMemsetAsync(
+                devPtr: *mut c_void,
+                maxCount: usize,
+                value: i32,
+                count: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Queues on `stream` a write of `value` to the 64-bit word of device
+            /// memory at `devAddr` (8-byte aligned). `flag` is reserved: 0.
+            fn aclrtValueWrite(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
+            /// Queues on `stream` a wait until the 64-bit word of device memory at
+            /// `devAddr` compares with `value` as `flag` (`ACL_STREAM_WAIT_VALUE_*`)
+            /// says; later work on `stream` runs after it.
+            fn aclrtValueWait(devAddr: *mut c_void, value: u64, flag: u32, stream: aclrtStream) -> aclError;
 
-    // 3.5 Host memory
-    /// Allocates page-locked host memory (at least 64-byte aligned); size must not
-    /// be 0. Needs a current device.
-    fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> aclError;
-    /// Like `aclrtMallocHost` with an optional attribute list (`cfg` may be NULL).
-    /// Note that `size` is a `u64` here.
-    fn aclrtMallocHostWithCfg(
-        ptr: *mut *mut c_void,
-        size: u64,
-        cfg: *mut aclrtMallocConfig,
-    ) -> aclError;
-    /// Frees memory from `aclrtMallocHost*` without any synchronization; a device
-    /// pointer returns `ACL_ERROR_RT_PARAM_INVALID`.
-    fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError;
-    /// Synchronizes the current device, then frees like `aclrtFreeHost`.
-    fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError;
-    /// Registers `size` bytes of host memory at `ptr` (4 KiB aligned) with the device
-    /// and writes its device address; a registered range returns
-    /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
-    fn aclrtHostRegister(
-        ptr: *mut c_void,
-        size: u64,
-        type_: aclrtHostRegisterType,
-        devPtr: *mut *mut c_void,
-    ) -> aclError;
-    /// Registers host memory with `ACL_HOST_REG_*` flag bits (not the
-    /// `aclrtHostRegisterType` values); flag 0 or unknown bits return `ACL_ERROR_RT_PARAM_INVALID`.
-    fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> aclError;
-    /// Writes the device address of registered host memory (exact base only);
-    /// `flag` must be 0.
-    fn aclrtHostGetDevicePointer(
-        pHost: *mut c_void,
-        pDevice: *mut *mut c_void,
-        flag: u32,
-    ) -> aclError;
-    /// Writes whether accelerator `hacType` of device `deviceId` can access mapped
-    /// host memory.
-    fn aclrtHostMemMapCapabilities(
-        deviceId: u32,
-        hacType: aclrtHacType,
-        capabilities: *mut aclrtHostMemMapCapability,
-    ) -> aclError;
-    /// Unregisters host memory registered by either register call; an unregistered
-    /// pointer returns `ACL_ERROR_HOST_MEMORY_NOT_REGISTERED`.
-    fn aclrtHostUnregister(ptr: *mut c_void) -> aclError;
+            // 3.5 Host memory
+            /// Allocates page-locked host memory (at least 64-byte aligned); size must not
+            /// be 0. Needs a current device.
+            fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> aclError;
+            /// Like `aclrtMallocHost` with an optional attribute list (`cfg` may be NULL).
+            /// Note that `size` is a `u64` here.
+            fn aclrtMallocHostWithCfg(
+                ptr: *mut *mut c_void,
+                size: u64,
+                cfg: *mut aclrtMallocConfig,
+            ) -> aclError;
+            /// Frees memory from `aclrtMallocHost*` without any synchronization; a device
+            /// pointer returns `ACL_ERROR_RT_PARAM_INVALID`.
+            fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError;
+            /// Synchronizes the current device, then frees like `aclrtFreeHost`.
+            fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError;
+            /// Registers `size` bytes of host memory at `ptr` (4 KiB aligned) with the device
+            /// and writes its device address; a registered range returns
+            /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
+            fn aclrtHostRegister(
+                ptr: *mut c_void,
+                size: u64,
+                type_: aclrtHostRegisterType,
+                devPtr: *mut *mut c_void,
+            ) -> aclError;
+            /// Registers host memory with `ACL_HOST_REG_*` flag bits (not the
+            /// `aclrtHostRegisterType` values); flag 0 or unknown bits return `ACL_ERROR_RT_PARAM_INVALID`.
+            fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32) -> aclError;
+            /// Writes the device address of registered host memory (exact base only);
+            /// `flag` must be 0.
+            fn aclrtHostGetDevicePointer(
+                pHost: *mut c_void,
+                pDevice: *mut *mut c_void,
+                flag: u32,
+            ) -> aclError;
+            /// Writes whether accelerator `hacType` of device `deviceId` can access mapped
+            /// host memory.
+            fn aclrtHostMemMapCapabilities(
+                deviceId: u32,
+                hacType: aclrtHacType,
+                capabilities: *mut aclrtHostMemMapCapability,
+            ) -> aclError;
+            /// Unregisters host memory registered by either register call; an unregistered
+            /// pointer returns `ACL_ERROR_HOST_MEMORY_NOT_REGISTERED`.
+            fn aclrtHostUnregister(ptr: *mut c_void) -> aclError;
 
-    // 3.6 Virtual memory management (VMM)
-    /// Allocates `size` bytes of physical memory described by `prop` (handle type
-    /// NONE, allocation type PINNED); `flags` must be 0.
-    fn aclrtMallocPhysical(
-        handle: *mut aclrtDrvMemHandle,
-        size: usize,
-        prop: *const aclrtPhysicalMemProp,
-        flags: u64,
-    ) -> aclError;
-    /// Releases a physical allocation handle; pages still mapped are freed only when
-    /// the last mapping goes. Balance every import and retain with one call.
-    fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclError;
-    /// Reserves `size` bytes of virtual address space; `alignment` must be 0,
-    /// `expectPtr` may be NULL, `flags` 0 (or 1, kept for compatibility).
-    fn aclrtReserveMemAddress(
-        virPtr: *mut *mut c_void,
-        size: usize,
-        alignment: usize,
-        expectPtr: *mut c_void,
-        flags: u64,
-    ) -> aclError;
-    /// Like `aclrtReserveMemAddress` without uncached memory; `expectPtr` must be
-    /// given and `size` a multiple of 1 GiB (Atlas A3 only).
-    fn aclrtReserveMemAddressNoUCMemory(
-        virPtr: *mut *mut c_void,
-        size: usize,
-        alignment: usize,
-        expectPtr: *mut c_void,
-        flags: u64,
-    ) -> aclError;
-    /// Releases a reserved virtual range; unmap every mapping in it first.
-    fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> aclError;
-    /// Maps the whole physical allocation `handle` at `virPtr`; `size` equals the
-    /// physical size, `offset` and `flags` must be 0.
-    fn aclrtMapMem(
-        virPtr: *mut c_void,
-        size: usize,
-        offset: usize,
-        handle: aclrtDrvMemHandle,
-        flags: u64,
-    ) -> aclError;
-    /// Like `aclrtMapMem` but without access rights; call `aclrtMemSetAccess`
-    /// before use.
-    fn aclrtMemMapNoAccess(
-        virPtr: *mut c_void,
-        size: usize,
-        offset: usize,
-        handle: aclrtDrvMemHandle,
-        flags: u64,
-    ) -> aclError;
-    /// Removes the mapping that starts at `virPtr`.
-    fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError;
-    /// Writes the allocation granularity (`option`: minimum or recommended) for
-    /// physical memory described by `prop`.
-    fn aclrtMemGetAllocationGranularity(
-        prop: *mut aclrtPhysicalMemProp,
-        option: aclrtMemGranularityOptions,
-        granularity: *mut usize,
-    ) -> aclError;
-    /// Sets access rights of `count` locations to a mapped range; `virPtr` and
-    /// `size` must equal those given to the map call. Only READWRITE is supported.
-    fn aclrtMemSetAccess(
-        virPtr: *mut c_void,
-        size: usize,
-        desc: *mut aclrtMemAccessDesc,
-        count: usize,
-    ) -> aclError;
-    /// Writes the `aclrtMemAccessFlags` value `location` has for the mapping at
-    /// `virPtr`.
-    fn aclrtMemGetAccess(
-        virPtr: *mut c_void,
-        location: *mut aclrtMemLocation,
-        flag: *mut u64,
-    ) -> aclError;
-    /// Writes the physical allocation handle mapped at `virPtr` (any address in the
-    /// mapping); balance each call with `aclrtFreePhysical`.
-    fn aclrtMemRetainAllocationHandle(
-        virPtr: *mut c_void,
-        handle: *mut aclrtDrvMemHandle,
-    ) -> aclError;
-    /// Writes the properties of a physical allocation (rebuilt by the runtime, so
-    /// `memAttr` may differ from the value allocated with).
-    fn aclrtMemGetAllocationPropertiesFromHandle(
-        handle: aclrtDrvMemHandle,
-        prop: *mut aclrtPhysicalMemProp,
-    ) -> aclError;
-    /// Writes the base and size of the allocation containing `ptr` (either
-    /// out-pointer may be NULL, not both).
-    fn aclrtMemGetAddressRange(
-        ptr: *mut c_void,
-        pbase: *mut *mut c_void,
-        psize: *mut usize,
-    ) -> aclError;
-    /// Maps `virPtrDst` onto `virPtrSrc` over link `linkIdx`
-    /// (`ACL_RT_MEM_LINK_IDX_0` or `_1` only; Atlas A3 only).
-    fn aclrtMemMapSelectedLink(
-        virPtrDst: *mut c_void,
-        size: usize,
-        virPtrSrc: *mut c_void,
-        linkIdx: u32,
-    ) -> aclError;
-    /// Chooses the link for an imported physical allocation, before it is mapped;
-    /// an unsuitable link returns `ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED`.
-    fn aclrtMemMapSetLink(handle: aclrtDrvMemHandle, adviceLink: aclrtMemLinkType) -> aclError;
+            // 3.6 Virtual memory management (VMM)
+            /// Allocates `size` bytes of physical memory described by `prop` (handle type
+            /// NONE, allocation type PINNED); `flags` must be 0.
+            fn aclrtMallocPhysical(
+                handle: *mut aclrtDrvMemHandle,
+                size: usize,
+                prop: *const aclrtPhysicalMemProp,
+                flags: u64,
+            ) -> aclError;
+            /// Releases a physical allocation handle; pages still mapped are freed only when
+            /// the last mapping goes. Balance every import and retain with one call.
+            fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclError;
+            /// Reserves `size` bytes of virtual address space; `alignment` must be 0,
+            /// `expectPtr` may be NULL, `flags` 0 (or 1, kept for compatibility).
+            fn aclrtReserveMemAddress(
+                virPtr: *mut *mut c_void,
+                size: usize,
+                alignment: usize,
+                expectPtr: *mut c_void,
+                flags: u64,
+            ) -> aclError;
+            /// Like `aclrtReserveMemAddress` without uncached memory; `expectPtr` must be
+            /// given and `size` a multiple of 1 GiB (Atlas A3 only).
+            fn aclrtReserveMemAddressNoUCMemory(
+                virPtr: *mut *mut c_void,
+                size: usize,
+                alignment: usize,
+                expectPtr: *mut c_void,
+                flags: u64,
+            ) -> aclError;
+            /// Releases a reserved virtual range; unmap every mapping in it first.
+            fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> aclError;
+            /// Maps the whole physical allocation `handle` at `virPtr`; `size` equals the
+            /// physical size, `offset` and `flags` must be 0.
+            fn aclrtMapMem(
+                virPtr: *mut c_void,
+                size: usize,
+                offset: usize,
+                handle: aclrtDrvMemHandle,
+                flags: u64,
+            ) -> aclError;
+            /// Like `aclrtMapMem` but without access rights; call `aclrtMemSetAccess`
+            /// before use.
+            fn aclrtMemMapNoAccess(
+                virPtr: *mut c_void,
+                size: usize,
+                offset: usize,
+                handle: aclrtDrvMemHandle,
+                flags: u64,
+            ) -> aclError;
+            /// Removes the mapping that starts at `virPtr`.
+            fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError;
+            /// Writes the allocation granularity (`option`: minimum or recommended) for
+            /// physical memory described by `prop`.
+            fn aclrtMemGetAllocationGranularity(
+                prop: *mut aclrtPhysicalMemProp,
+                option: aclrtMemGranularityOptions,
+                granularity: *mut usize,
+            ) -> aclError;
+            /// Sets access rights of `count` locations to a mapped range; `virPtr` and
+            /// `size` must equal those given to the map call. Only READWRITE is supported.
+            fn aclrtMemSetAccess(
+                virPtr: *mut c_void,
+                size: usize,
+                desc: *mut aclrtMemAccessDesc,
+                count: usize,
+            ) -> aclError;
+            /// Writes the `aclrtMemAccessFlags` value `location` has for the mapping at
+            /// `virPtr`.
+            fn aclrtMemGetAccess(
+                virPtr: *mut c_void,
+                location: *mut aclrtMemLocation,
+                flag: *mut u64,
+            ) -> aclError;
+            /// Writes the physical allocation handle mapped at `virPtr` (any address in the
+            /// mapping); balance each call with `aclrtFreePhysical`.
+            fn aclrtMemRetainAllocationHandle(
+                virPtr: *mut c_void,
+                handle: *mut aclrtDrvMemHandle,
+            ) -> aclError;
+            /// Writes the properties of a physical allocation (rebuilt by the runtime, so
+            /// `memAttr` may differ from the value allocated with).
+            fn aclrtMemGetAllocationPropertiesFromHandle(
+                handle: aclrtDrvMemHandle,
+                prop: *mut aclrtPhysicalMemProp,
+            ) -> aclError;
+            /// Writes the base and size of the allocation containing `ptr` (either
+            /// out-pointer may be NULL, not both).
+            fn aclrtMemGetAddressRange(
+                ptr: *mut c_void,
+                pbase: *mut *mut c_void,
+                psize: *mut usize,
+            ) -> aclError;
+            /// Maps `virPtrDst` onto `virPtrSrc` over link `linkIdx`
+            /// (`ACL_RT_MEM_LINK_IDX_0` or `_1` only; Atlas A3 only).
+            fn aclrtMemMapSelectedLink(
+                virPtrDst: *mut c_void,
+                size: usize,
+                virPtrSrc: *mut c_void,
+                linkIdx: u32,
+            ) -> aclError;
+            /// Chooses the link for an imported physical allocation, before it is mapped;
+            /// an unsuitable link returns `ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED`.
+            fn aclrtMemMapSetLink(handle: aclrtDrvMemHandle, adviceLink: aclrtMemLinkType) -> aclError;
 
-    // 3.7 Physical-memory sharing (shareable handles)
-    /// Exports a physical allocation as a `u64` shareable handle (`handleType` must
-    /// be NONE; `flags` are `ACL_RT_VMM_EXPORT_FLAG_*`). One export per handle per process.
-    fn aclrtMemExportToShareableHandle(
-        handle: aclrtDrvMemHandle,
-        handleType: aclrtMemHandleType,
-        flags: u64,
-        shareableHandle: *mut u64,
-    ) -> aclError;
-    /// Whitelists `pidNum` processes (ids from `aclrtDeviceGetBareTgid`) to import
-    /// `shareableHandle`.
-    fn aclrtMemSetPidToShareableHandle(
-        shareableHandle: u64,
-        pid: *mut i32,
-        pidNum: usize,
-    ) -> aclError;
-    /// Imports a shareable handle exported by another process onto `deviceId`.
-    fn aclrtMemImportFromShareableHandle(
-        shareableHandle: u64,
-        deviceId: i32,
-        handle: *mut aclrtDrvMemHandle,
-    ) -> aclError;
-    /// Exports into a caller-owned buffer: one `u64` for DEFAULT, one
-    /// `aclrtMemFabricHandle` for FABRIC. Note `flags` comes before `shareType`.
-    fn aclrtMemExportToShareableHandleV2(
-        handle: aclrtDrvMemHandle,
-        flags: u64,
-        shareType: aclrtMemSharedHandleType,
-        shareableHandle: *mut c_void,
-    ) -> aclError;
-    /// Whitelists `pidNum` processes to import a V2 shareable handle.
-    fn aclrtMemSetPidToShareableHandleV2(
-        shareableHandle: *mut c_void,
-        shareType: aclrtMemSharedHandleType,
-        pid: *mut i32,
-        pidNum: usize,
-    ) -> aclError;
-    /// Imports a V2 shareable handle onto the current device; `flags` must be 0.
-    fn aclrtMemImportFromShareableHandleV2(
-        shareableHandle: *mut c_void,
-        shareType: aclrtMemSharedHandleType,
-        flags: u64,
-        handle: *mut aclrtDrvMemHandle,
-    ) -> aclError;
+            // 3.7 Physical-memory sharing (shareable handles)
+            /// Exports a physical allocation as a `u64` shareable handle (`handleType` must
+            /// be NONE; `flags` are `ACL_RT_VMM_EXPORT_FLAG_*`). One export per handle per process.
+            fn aclrtMemExportToShareableHandle(
+                handle: aclrtDrvMemHandle,
+                handleType: aclrtMemHandleType,
+                flags: u64,
+                shareableHandle: *mut u64,
+            ) -> aclError;
+            /// Whitelists `pidNum` processes (ids from `aclrtDeviceGetBareTgid`) to import
+            /// `shareableHandle`.
+            fn aclrtMemSetPidToShareableHandle(
+                shareableHandle: u64,
+                pid: *mut i32,
+                pidNum: usize,
+            ) -> aclError;
+            /// Imports a shareable handle exported by another process onto `deviceId`.
+            fn aclrtMemImportFromShareableHandle(
+                shareableHandle: u64,
+                deviceId: i32,
+                handle: *mut aclrtDrvMemHandle,
+            ) -> aclError;
+            /// Exports into a caller-owned buffer: one `u64` for DEFAULT, one
+            /// `aclrtMemFabricHandle` for FABRIC. Note `flags` comes before `shareType`.
+            fn aclrtMemExportToShareableHandleV2(
+                handle: aclrtDrvMemHandle,
+                flags: u64,
+                shareType: aclrtMemSharedHandleType,
+                shareableHandle: *mut c_void,
+            ) -> aclError;
+            /// Whitelists `pidNum` processes to import a V2 shareable handle.
+            fn aclrtMemSetPidToShareableHandleV2(
+                shareableHandle: *mut c_void,
+                shareType: aclrtMemSharedHandleType,
+                pid: *mut i32,
+                pidNum: usize,
+            ) -> aclError;
+            /// Imports a V2 shareable handle onto the current device; `flags` must be 0.
+            fn aclrtMemImportFromShareableHandleV2(
+                shareableHandle: *mut c_void,
+                shareType: aclrtMemSharedHandleType,
+                flags: u64,
+                handle: *mut aclrtDrvMemHandle,
+            ) -> aclError;
 
-    // 3.8 IPC memory (key based)
-    /// Exports the device allocation starting at `devPtr` under a key written to
-    /// `key` (buffer of 65 bytes, `len` 65); `flags` are `ACL_RT_IPC_MEM_EXPORT_FLAG_*`.
-    fn aclrtIpcMemGetExportKey(
-        devPtr: *mut c_void,
-        size: usize,
-        key: *mut c_char,
-        len: usize,
-        flags: u64,
-    ) -> aclError;
-    /// Imports memory exported under `key` into this process and writes its address;
-    /// `flags` are `ACL_RT_IPC_MEM_IMPORT_FLAG_*`.
-    fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
-    /// Closes this process's import of `key`, or destroys the key in the exporter;
-    /// importers must close before the exporter.
-    fn aclrtIpcMemClose(key: *const c_char) -> aclError;
-    /// Whitelists `num` processes to import `key`.
-    fn aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
-    /// Whitelists processes of other servers to import `key` (Atlas A3 only).
-    fn aclrtIpcMemImportPidInterServer(
-        key: *const c_char,
-        serverPids: *mut aclrtServerPid,
-        num: usize,
-    ) -> aclError;
-    /// Sets attribute `type` of `key` (the access link: an
-    /// `ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_*` value).
-    fn aclrtIpcMemSetAttr(key: *const c_char, type_: aclrtIpcMemAttrType, attr: u64) -> aclError;
+            // 3.8 IPC memory (key based)
+            /// Exports the device allocation starting at `devPtr` under a key written to
+            /// `key` (buffer of 65 bytes, `len` 65); `flags` are `ACL_RT_IPC_MEM_EXPORT_FLAG_*`.
+            fn aclrtIpcMemGetExportKey(
+                devPtr: *mut c_void,
+                size: usize,
+                key: *mut c_char,
+                len: usize,
+                flags: u64,
+            ) -> aclError;
+            /// Imports memory exported under `key` into this process and writes its address;
+            /// `flags` are `ACL_RT_IPC_MEM_IMPORT_FLAG_*`.
+            fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *const c_char, flags: u64) -> aclError;
+            /// Closes this process's import of `key`, or destroys the key in the exporter;
+            /// importers must close before the exporter.
+            fn aclrtIpcMemClose(key: *const c_char) -> aclError;
+            /// Whitelists `num` processes to import `key`.
+            fn aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, num: usize) -> aclError;
+            /// Whitelists processes of other servers to import `key` (Atlas A3 only).
+            fn aclrtIpcMemImportPidInterServer(
+                key: *const c_char,
+                serverPids: *mut aclrtServerPid,
+                num: usize,
+            ) -> aclError;
+            /// Sets attribute `type` of `key` (the access link: an
+            /// `ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_*` value).
+            fn aclrtIpcMemSetAttr(key: *const c_char, type_: aclrtIpcMemAttrType, attr: u64) -> aclError;
 
-    // 3.9 Custom allocator
-    /// Creates an empty allocator descriptor, or returns NULL.
-    fn aclrtAllocatorCreateDesc() -> aclrtAllocatorDesc;
-    /// Destroys an allocator descriptor.
-    fn aclrtAllocatorDestroyDesc(allocatorDesc: aclrtAllocatorDesc) -> aclError;
-    /// Stores the user allocator object in a descriptor (NULL is rejected).
-    fn aclrtAllocatorSetObjToDesc(
-        allocatorDesc: aclrtAllocatorDesc,
-        allocator: aclrtAllocator,
-    ) -> aclError;
-    /// Stores the allocation callback in a descriptor (NULL is rejected).
-    fn aclrtAllocatorSetAllocFuncToDesc(
-        allocatorDesc: aclrtAllocatorDesc,
-        func: aclrtAllocatorAllocFunc,
-    ) -> aclError;
-    /// Stores the free callback in a descriptor (NULL is rejected).
-    fn aclrtAllocatorSetFreeFuncToDesc(
-        allocatorDesc: aclrtAllocatorDesc,
-        func: aclrtAllocatorFreeFunc,
-    ) -> aclError;
-    /// Stores the advised-allocation callback in a descriptor (NULL is rejected).
-    fn aclrtAllocatorSetAllocAdviseFuncToDesc(
-        allocatorDesc: aclrtAllocatorDesc,
-        func: aclrtAllocatorAllocAdviseFunc,
-    ) -> aclError;
-    /// Stores the block-to-address callback in a descriptor (NULL is rejected).
-    fn aclrtAllocatorSetGetAddrFromBlockFuncToDesc(
-        allocatorDesc: aclrtAllocatorDesc,
-        func: aclrtAllocatorGetAddrFromBlockFunc,
-    ) -> aclError;
-    /// Registers a copy of `allocatorDesc` as `stream`'s allocator (object, alloc,
-    /// free and get-address callbacks required); re-registering overwrites.
-    fn aclrtAllocatorRegister(stream: aclrtStream, allocatorDesc: aclrtAllocatorDesc) -> aclError;
-    /// Writes the allocator registered for `stream`; out-pointers other than
-    /// `allocatorDesc` may be NULL. An unregistered stream returns `ACL_ERROR_INVALID_PARAM`.
-    fn aclrtAllocatorGetByStream(
-        stream: aclrtStream,
-        allocatorDesc: *mut aclrtAllocatorDesc,
-        allocator: *mut aclrtAllocator,
-        allocFunc: *mut aclrtAllocatorAllocFunc,
-        freeFunc: *mut aclrtAllocatorFreeFunc,
-        allocAdviseFunc: *mut aclrtAllocatorAllocAdviseFunc,
-        getAddrFromBlockFunc: *mut aclrtAllocatorGetAddrFromBlockFunc,
-    ) -> aclError;
-    /// Removes `stream`'s allocator; unknown streams succeed.
-    fn aclrtAllocatorUnregister(stream: aclrtStream) -> aclError;
+            // 3.9 Custom allocator
+            /// Creates an empty allocator descriptor, or returns NULL.
+            fn aclrtAllocatorCreateDesc() -> aclrtAllocatorDesc;
+            /// Destroys an allocator descriptor.
+            fn aclrtAllocatorDestroyDesc(allocatorDesc: aclrtAllocatorDesc) -> aclError;
+            /// Stores the user allocator object in a descriptor (NULL is rejected).
+            fn aclrtAllocatorSetObjToDesc(
+                allocatorDesc: aclrtAllocatorDesc,
+                allocator: aclrtAllocator,
+            ) -> aclError;
+            /// Stores the allocation callback in a descriptor (NULL is rejected).
+            fn aclrtAllocatorSetAllocFuncToDesc(
+                allocatorDesc: aclrtAllocatorDesc,
+                func: aclrtAllocatorAllocFunc,
+            ) -> aclError;
+            /// Stores the free callback in a descriptor (NULL is rejected).
+            fn aclrtAllocatorSetFreeFuncToDesc(
+                allocatorDesc: aclrtAllocatorDesc,
+                func: aclrtAllocatorFreeFunc,
+            ) -> aclError;
+            /// Stores the advised-allocation callback in a descriptor (NULL is rejected).
+            fn aclrtAllocatorSetAllocAdviseFuncToDesc(
+                allocatorDesc: aclrtAllocatorDesc,
+                func: aclrtAllocatorAllocAdviseFunc,
+            ) -> aclError;
+            /// Stores the block-to-address callback in a descriptor (NULL is rejected).
+            fn aclrtAllocatorSetGetAddrFromBlockFuncToDesc(
+                allocatorDesc: aclrtAllocatorDesc,
+                func: aclrtAllocatorGetAddrFromBlockFunc,
+            ) -> aclError;
+            /// Registers a copy of `allocatorDesc` as `stream`'s allocator (object, alloc,
+            /// free and get-address callbacks required); re-registering overwrites.
+            fn aclrtAllocatorRegister(stream: aclrtStream, allocatorDesc: aclrtAllocatorDesc) -> aclError;
+            /// Writes the allocator registered for `stream`; out-pointers other than
+            /// `allocatorDesc` may be NULL. An unregistered stream returns `ACL_ERROR_INVALID_PARAM`.
+            fn aclrtAllocatorGetByStream(
+                stream: aclrtStream,
+                allocatorDesc: *mut aclrtAllocatorDesc,
+                allocator: *mut aclrtAllocator,
+                allocFunc: *mut aclrtAllocatorAllocFunc,
+                freeFunc: *mut aclrtAllocatorFreeFunc,
+                allocAdviseFunc: *mut aclrtAllocatorAllocAdviseFunc,
+                getAddrFromBlockFunc: *mut aclrtAllocatorGetAddrFromBlockFunc,
+            ) -> aclError;
+            /// Removes `stream`'s allocator; unknown streams succeed.
+            fn aclrtAllocatorUnregister(stream: aclrtStream) -> aclError;
+        }
+    };
 }
+
+crate::for_each_acl_function!(acl_functions);

@@ -125,12 +125,9 @@ macro_rules! acl_functions {
             };
             match crate::backend::route() {
                 crate::backend::Route::Software => {
-                    if let Some(code) = crate::soft::take_fault(stringify!($name)) {
-                        return crate::dispatch::injected_fault(stringify!($name), code);
-                    }
                     // SAFETY: the software device implements this function
                     // with the same contract; the caller upholds it.
-                    unsafe { crate::soft::entry::$name($($arg),*) }
+                    unsafe { crate::soft::direct::$name($($arg),*) }
                 }
                 crate::backend::Route::Hardware(library) => {
                     static SYMBOL: crate::loader::LazySymbol<unsafe extern "C" fn($($ty),*) -> $ret> =

@@ -57,10 +57,20 @@ mod types;
 mod bindings;
 
 pub use api::*;
+
+/// The symbol the drop-in C library `ascend-soft-acl` (this crate's software
+/// device built as a `libascendcl.so`) exports to say what it is.
+///
+/// The loader refuses a library that exports it, so pointing
+/// `ASCEND_ACL_LIB` or `LD_LIBRARY_PATH` at that library never makes the
+/// software device run behind itself: with `ASCEND_BACKEND=auto` the search
+/// goes on and ends, at worst, on the in-process software device; with
+/// `ASCEND_BACKEND=hardware` the refusal is listed among the attempts of
+/// [`BackendError::LibraryNotFound`].
+pub const SOFTWARE_LIBRARY_MARKER: &str = "ascend_rs_software_device";
 pub use backend::{
     Backend, BackendError, BackendInfo, BackendRequest, ENV_BACKEND, LibraryAttempt, add_library_fallback, backend,
     select_backend,
 };
-pub(crate) use dispatch::acl_functions;
 pub use error_msg::missing_symbol;
 pub use types::*;

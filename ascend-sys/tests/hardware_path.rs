@@ -13,7 +13,7 @@ mod support;
 use ascend_sys::*;
 use core::ffi::CStr;
 use core::ptr;
-use support::{Child, fake_library, is_child, report_address};
+use support::{Child, fake_library, is_child, marked_fake_library, report_address};
 
 /// What the fake library's `aclrtSetDevice` returns for an id >= 7.
 const FAKE_INVALID_DEVICE: aclError = 107001;
@@ -532,6 +532,137 @@ fn child_select_backend_overrides() {
         Err(BackendError::AlreadyChosen { active }) => assert_eq!(active, "software"),
         other => panic!("expected AlreadyChosen, got {other:?}"),
     }
+}
+
+// ---------------------------------------------------------------------------
+// f. The software-device library (ascend-soft-acl) is never loaded as the
+//    hardware backend: a library exporting the marker symbol is refused.
+// ---------------------------------------------------------------------------
+
+/// The one line the refusal of `path` adds to the attempts.
+fn assert_refused(attempts: &[LibraryAttempt], path: &std::path::Path) {
+    let attempt = attempts
+        .iter()
+        .find(|attempt| attempt.path == path)
+        .unwrap_or_else(|| panic!("{} was not tried: {attempts:?}", path.display()));
+    let error = attempt
+        .error
+        .as_deref()
+        .expect("the marked library is refused, not used");
+    assert!(error.starts_with("refused:"), "{error}");
+    assert!(error.contains(SOFTWARE_LIBRARY_MARKER), "{error}");
+    assert!(error.contains("ascend-soft-acl"), "{error}");
+}
+
+#[test]
+fn auto_refuses_the_software_library_and_runs_in_process() {
+    let run = Child::new("child_auto_refuses_marked")
+        .env("ASCEND_BACKEND", "auto")
+        .env("ASCEND_ACL_LIB", marked_fake_library())
+        .run();
+    // Not one call reached the marked library.
+    run.assert_log(&[]);
+}
+
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_auto_refuses_marked() {
+    if !is_child("child_auto_refuses_marked") {
+        return;
+    }
+    let info = backend().expect("auto always has a backend");
+    assert_eq!(info.backend, Backend::Software);
+    assert_eq!(info.library_path, None);
+    assert_eq!(info.attempts.len(), 1, "{:?}", info.attempts);
+    assert_refused(&info.attempts, marked_fake_library());
+    let description = info.describe();
+    assert!(
+        description.lines().any(|line| line.starts_with(&format!(
+            "  tried {} (ASCEND_ACL_LIB): refused:",
+            marked_fake_library().display()
+        ))),
+        "{description}"
+    );
+    // The in-process software device answers (the fake library says 7).
+    let (rc, count) = device_count();
+    assert_eq!(rc, ACL_SUCCESS, "{:?}", recent_message());
+    assert_ne!(count, 7);
+}
+
+#[test]
+fn hardware_refuses_the_software_library_and_lists_it() {
+    let run = Child::new("child_hardware_refuses_marked")
+        .env("ASCEND_BACKEND", "hardware")
+        .env("ASCEND_ACL_LIB", marked_fake_library())
+        .run();
+    run.assert_log(&[]);
+}
+
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_hardware_refuses_marked() {
+    if !is_child("child_hardware_refuses_marked") {
+        return;
+    }
+    let Err(BackendError::LibraryNotFound { attempts }) = backend() else {
+        panic!("expected LibraryNotFound, got {:?}", backend());
+    };
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_refused(&attempts, marked_fake_library());
+    let error = backend().unwrap_err().to_string();
+    let path = marked_fake_library().display().to_string();
+    let lines: Vec<&str> = error.lines().filter(|line| line.starts_with("  tried ")).collect();
+    assert_eq!(lines.len(), 1, "one line per attempt: {error}");
+    assert!(
+        lines[0].starts_with(&format!("  tried {path} (ASCEND_ACL_LIB): refused:")),
+        "{error}"
+    );
+    assert_eq!(lines[0].matches(&*path).count(), 1, "{error}");
+    let (rc, _) = device_count();
+    assert_eq!(rc, ACL_ERROR_RT_NO_DEVICE);
+}
+
+#[test]
+fn the_search_goes_on_after_the_software_library() {
+    // The marked library first (ASCEND_HOME_PATH), the real (fake) one after
+    // it (ASCEND_TOOLKIT_HOME): the second one is used.
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("refusal-{}", std::process::id()));
+    let (soft_root, real_root) = (root.join("soft"), root.join("real"));
+    for (dir, library) in [(&soft_root, marked_fake_library()), (&real_root, fake_library())] {
+        std::fs::create_dir_all(dir.join("lib64")).expect("a lib64 directory");
+        std::fs::copy(library, dir.join("lib64/libascendcl.so")).expect("a copy of the library");
+    }
+    let run = Child::new("child_search_goes_on")
+        .env("ASCEND_BACKEND", "hardware")
+        .env("ASCEND_HOME_PATH", &soft_root)
+        .env("ASCEND_TOOLKIT_HOME", &real_root)
+        .run();
+    let count = run.address("count");
+    run.assert_log(&[format!("aclrtGetDeviceCount count={count}")]);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_search_goes_on() {
+    if !is_child("child_search_goes_on") {
+        return;
+    }
+    let info = backend().expect("the second library opens");
+    assert_eq!(info.backend, Backend::Hardware);
+    let home = std::env::var_os("ASCEND_HOME_PATH").expect("set by the parent");
+    let toolkit = std::env::var_os("ASCEND_TOOLKIT_HOME").expect("set by the parent");
+    let marked = std::path::Path::new(&home).join("lib64/libascendcl.so");
+    assert_refused(&info.attempts, &marked);
+    assert_eq!(
+        info.library_path.as_deref(),
+        Some(std::path::Path::new(&toolkit).join("lib64/libascendcl.so").as_path())
+    );
+    let mut count = 0u32;
+    report_address("count", &count);
+    // SAFETY: `count` is a valid out-pointer for the duration of the call.
+    assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
+    assert_eq!(count, 7);
 }
 
 #[test]

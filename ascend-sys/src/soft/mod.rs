@@ -44,6 +44,7 @@ mod config;
 mod context;
 mod copy;
 mod device_mem;
+pub mod direct;
 pub(crate) mod entry;
 mod fail;
 mod faults;

@@ -33,6 +33,13 @@
 /* What aclrtSetDevice returns for an id it does not have (the library's own code). */
 #define FAKE_INVALID_DEVICE 107001
 
+#ifdef FAKE_ACL_SOFTWARE_MARKER
+/* Built with -DFAKE_ACL_SOFTWARE_MARKER, this library carries the marker symbol of
+ * ascend-rs's own software-device library (ascend_sys::SOFTWARE_LIBRARY_MARKER), which
+ * the loader must refuse to use as the hardware backend. */
+const int ascend_rs_software_device = 1;
+#endif
+
 /* Appends one formatted line to $FAKE_ACL_LOG (nothing when it is unset). */
 static void fake_log(const char *format, ...) {
     const char *path = getenv("FAKE_ACL_LOG");

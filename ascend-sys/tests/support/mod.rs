@@ -42,22 +42,37 @@ fn work_dir() -> PathBuf {
 /// silently on a machine that cannot build the library.
 pub fn fake_library() -> &'static Path {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BUILT.get_or_init(build_fake_library) {
+    match BUILT.get_or_init(|| build_fake_library("libfake_acl.so", &[])) {
         Ok(path) => path,
         Err(why) => panic!("{why}"),
     }
 }
 
-fn build_fake_library() -> Result<PathBuf, String> {
+/// The fake library built with the marker symbol of ascend-rs's own
+/// software-device library (`ascend_sys::SOFTWARE_LIBRARY_MARKER`), which the
+/// loader must refuse.
+///
+/// # Panics
+///
+/// As [`fake_library`].
+pub fn marked_fake_library() -> &'static Path {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BUILT.get_or_init(|| build_fake_library("libmarked_acl.so", &["-DFAKE_ACL_SOFTWARE_MARKER"])) {
+        Ok(path) => path,
+        Err(why) => panic!("{why}"),
+    }
+}
+
+fn build_fake_library(name: &str, defines: &[&str]) -> Result<PathBuf, String> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = manifest.join("tests/fake_acl/fake_acl.c");
     let include = manifest.join("include");
     let dir = work_dir();
     fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
-    let output = dir.join("libfake_acl.so");
+    let output = dir.join(name);
     // Build under a per-process name and rename, so that concurrent test
     // processes never dlopen a half-written file.
-    let partial = dir.join(format!("libfake_acl.so.{}.partial", std::process::id()));
+    let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
 
     let compiler = std::env::var("CC")
         .ok()
@@ -67,7 +82,9 @@ fn build_fake_library() -> Result<PathBuf, String> {
     let program = words.next().unwrap_or("cc");
     let result = Command::new(program)
         .args(words)
-        .args(["-shared", "-fPIC", "-O0", "-I"])
+        .args(["-shared", "-fPIC", "-O0"])
+        .args(defines)
+        .arg("-I")
         .arg(&include)
         .arg("-o")
         .arg(&partial)

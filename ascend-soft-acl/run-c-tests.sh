@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the drop-in library, installs the CANN-shaped tree into a temporary
+# prefix, compiles the C and C++ programs of tests/c/ against it with the
+# system compilers (and one through CMake), and runs them. Fails on the first
+# failure.
+#
+# Usage: ascend-soft-acl/run-c-tests.sh [--debug]
+#   --debug   install a debug build (faster to build)
+# Needs gcc, g++ and cmake (CC, CXX override the compilers).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+tests="$here/tests/c"
+install_args=()
+[ "${1:-}" = --debug ] && install_args+=(--debug)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix="$work/cann"
+build="$work/build"
+mkdir -p "$build"
+
+"$here/install.sh" "${install_args[@]}" "$prefix"
+# shellcheck source=/dev/null
+. "$prefix/set_env.sh"
+[ "$ASCEND_HOME_PATH" = "$prefix" ] || { echo "set_env.sh set ASCEND_HOME_PATH=$ASCEND_HOME_PATH" >&2; exit 1; }
+
+cc=${CC:-gcc}
+cxx=${CXX:-g++}
+warnings=(-Wall -Wextra -Werror)
+failures=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1" >&2; failures=$((failures + 1)); }
+
+echo "==> compile"
+# Exactly the documented compile lines: -I include -L lib64 -lascendcl.
+$cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/host_device.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/host_device"
+$cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/share.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/share"
+$cc "${warnings[@]}" -std=c11 "$tests/leak.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/leak"
+$cxx "${warnings[@]}" -std=c++14 "$tests/vmm.cpp" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/vmm"
+$cxx "${warnings[@]}" -std=c++14 -pthread "$tests/value_wait.cpp" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/value_wait"
+# The newer library name links too.
+$cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/host_device.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lacl_rt -o "$build/host_device_acl_rt"
+# Every header name compiles on its own, in C and in C++.
+for header in acl acl_rt acl_base acl_base_rt acl_rt_allocator; do
+  printf '#include "acl/%s.h"\nint main(void) { return ACL_SUCCESS; }\n' "$header" > "$build/h_$header.c"
+  $cc "${warnings[@]}" -pedantic -std=c99 -I"$ASCEND_HOME_PATH/include" -c "$build/h_$header.c" -o /dev/null
+  $cxx "${warnings[@]}" -pedantic -x c++ -I"$ASCEND_HOME_PATH/include" -c "$build/h_$header.c" -o /dev/null
+done
+# The constants are macros, as in CANN: usable in #if and in case labels.
+cat > "$build/macros.c" <<'C'
+#include "acl/acl.h"
+#if ACL_MAJOR_VERSION < 1
+#error "ACL_MAJOR_VERSION"
+#endif
+int classify(aclError rc) {
+    switch (rc) {
+    case ACL_SUCCESS: return 0;
+    case ACL_ERROR_RT_PARAM_INVALID: return 1;
+    case ACL_ERROR_RT_MEMORY_ALLOCATION: return 2;
+    default: return 3;
+    }
+}
+static const unsigned flags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC;
+unsigned stream_flags(void) { return flags; }
+C
+$cc "${warnings[@]}" -std=c99 -I"$ASCEND_HOME_PATH/include" -c "$build/macros.c" -o /dev/null
+
+echo "==> cmake"
+cmake -S "$tests/cmake" -B "$build/cmake" -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
+cmake --build "$build/cmake" >/dev/null
+
+echo "==> run"
+# The programs find the library through LD_LIBRARY_PATH (set_env.sh): check it is this tree's.
+linked=$(ldd "$build/host_device")
+case "$linked" in
+  *"libascendcl.so => $prefix/lib64/libascendcl.so"*) ;;
+  *) echo "$linked" >&2; echo "host_device does not load $prefix/lib64/libascendcl.so" >&2; exit 1 ;;
+esac
+for program in host_device host_device_acl_rt vmm share value_wait cmake/vmm_cmake; do
+  if (cd "$build" && timeout 120 "./$program"); then pass "$program"; else fail "$program"; fi
+done
+
+# The leak report: ASCEND_SOFT_REPORT=1 makes aclFinalize print it on stderr.
+if ASCEND_SOFT_REPORT=1 timeout 60 "$build/leak" > "$build/leak.out" 2> "$build/leak.err"; then
+  address=$(sed -n 's/^leaked \(0x[0-9a-f]*\)$/\1/p' "$build/leak.out")
+  if [ -n "$address" ] && grep -q "leak: device memory $address: 12345 bytes requested" "$build/leak.err" \
+    && grep -q "leaks: 1 resource(s) still live" "$build/leak.err"; then
+    pass "leak (report names $address)"
+  else
+    cat "$build/leak.out" "$build/leak.err" >&2
+    fail "leak: the report does not name the leaked allocation"
+  fi
+else
+  cat "$build/leak.err" >&2
+  fail "leak"
+fi
+# Without the variable, no report.
+if "$build/leak" > /dev/null 2> "$build/leak-quiet.err" && ! grep -q "leak:" "$build/leak-quiet.err"; then
+  pass "leak without ASCEND_SOFT_REPORT is quiet"
+else
+  fail "leak without ASCEND_SOFT_REPORT printed a report"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures C/C++ test(s) failed" >&2
+  exit 1
+fi
+echo "all C and C++ programs passed"
