@@ -1,0 +1,82 @@
+//! The software device on one thread and on two (issue 14, item 2): each
+//! thread allocates and frees 4 KiB of device memory, or copies 4 KiB from
+//! the host into a device buffer of its own, independently of the other.
+//! Reported per operation of all threads together, so throughput on two
+//! threads ÷ one = 2 × (time for one) ÷ (time for two). Goal ≥ 1.6×.
+//! Run: `cargo bench -p ascend-benches --bench soft_threads`.
+
+mod common;
+
+use ascend_sys as sys;
+use common::{config, ok, software_device};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::ffi::c_void;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const SIZE: usize = 4096;
+
+/// Runs `body(iterations)` on `threads` threads at once; the time until
+/// all are done.
+fn on_threads(threads: usize, iterations: u64, body: impl Fn(u64) + Sync) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                // SAFETY: no pointer arguments.
+                ok(unsafe { sys::aclrtSetDevice(0) }, "aclrtSetDevice");
+                body(iterations);
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn alloc_free(iterations: u64) {
+    for _ in 0..iterations {
+        let mut pointer = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the allocation is freed at once.
+        unsafe {
+            ok(
+                sys::aclrtMalloc(&mut pointer, SIZE, sys::ACL_MEM_MALLOC_HUGE_FIRST),
+                "aclrtMalloc",
+            );
+            ok(sys::aclrtFree(black_box(pointer)), "aclrtFree");
+        }
+    }
+}
+
+fn copies(iterations: u64) {
+    let host = vec![7u8; SIZE];
+    let mut device: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid pointers and lengths; the buffer is this thread's own.
+    unsafe {
+        ok(
+            sys::aclrtMalloc(&mut device, SIZE, sys::ACL_MEM_MALLOC_HUGE_FIRST),
+            "aclrtMalloc",
+        );
+        for _ in 0..iterations {
+            ok(
+                sys::aclrtMemcpy(device, SIZE, host.as_ptr().cast(), SIZE, sys::ACL_MEMCPY_HOST_TO_DEVICE),
+                "aclrtMemcpy",
+            );
+        }
+        ok(sys::aclrtFree(device), "aclrtFree");
+    }
+}
+
+fn soft_threads(c: &mut Criterion) {
+    software_device();
+    let mut group = c.benchmark_group("soft_threads");
+    for (name, body) in [("alloc_free_4KiB", alloc_free as fn(u64)), ("copy_h2d_4KiB", copies)] {
+        for threads in [1usize, 2] {
+            group.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iterations| on_threads(threads, iterations, body));
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group! { name = benches; config = config(); targets = soft_threads }
+criterion_main!(benches);
