@@ -20,20 +20,8 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn start() -> (MutexGuard<'static, ()>, Device, usize) {
     let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    let granule = common::pool::granule(&device);
     (guard, device, granule)
-}
-
-/// Small pool: one-granule chunks, 4 of them; large pool: two-granule
-/// chunks, 8 of them; requests up to 64 KiB are small.
-fn config(granule: usize) -> PoolConfig {
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 4 * granule;
-    config.large_chunk = 2 * granule;
-    config.large_reserve = 16 * granule;
-    config
 }
 
 fn stream(device: &Device) -> Arc<Stream> {
@@ -54,16 +42,10 @@ fn gated<R>(device: &Device, held: &Stream, body: impl FnOnce() -> R) -> R {
     })
 }
 
-fn read_back(device: &Device, block: &Ordered<ascend::pool::PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
-    let mut out = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
-    out.copy_from_device(block, stream).unwrap();
-    out.get_mut().unwrap().to_vec()
-}
-
 #[test]
 fn blocks_are_placed_best_fit_split_and_coalesced() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let a = pool.alloc(1000).unwrap();
     assert_eq!(a.byte_len(), 1024, "rounded to 512 bytes");
     let b = pool.alloc(4096).unwrap();
@@ -97,7 +79,7 @@ fn blocks_are_placed_best_fit_split_and_coalesced() {
 #[test]
 fn reuse_on_another_stream_waits_for_the_freed_blocks_work() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let (first, second) = (stream(&device), stream(&device));
     let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
     let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -115,14 +97,18 @@ fn reuse_on_another_stream_waits_for_the_freed_blocks_work() {
         assert_eq!(reused.device_ptr(), address, "the cached memory is reused at once");
         // On another stream: ordered after the held-back upload.
         reused.fill_bytes(0xEE, &second).unwrap();
-        assert!(read_back(&device, &reused, &second).iter().all(|&b| b == 0xEE));
+        assert!(
+            common::pool::read_block(&device, &reused, &second)
+                .iter()
+                .all(|&b| b == 0xEE)
+        );
     });
 }
 
 #[test]
 fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let held = stream(&device);
     let misuse = on_software().then(soft::MisuseWatch::start);
     let keep = pool.alloc(4096).unwrap();
@@ -141,7 +127,7 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
     );
     assert_eq!(stats.chunks_unmapped, 2);
     assert_eq!(stats.active, 4096);
-    assert!(read_back(&device, &keep, &held).len() == 4096);
+    assert!(common::pool::read_block(&device, &keep, &held).len() == 4096);
     if let Some(misuse) = misuse {
         assert_eq!(misuse.seen(), [], "memory unmapped under queued work");
     }
@@ -150,7 +136,7 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
 #[test]
 fn out_of_memory_retries_then_reports_the_pool() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     // A failed growth gives the cache back and tries once more
     // (software device: the runtime's refusal is injected).
     let cached = pool.alloc(2 * granule).unwrap();
@@ -194,7 +180,7 @@ fn the_pool_ends_after_its_last_block_and_its_queued_work() {
     let since = soft::sequence_now();
     let misuse = on_software().then(soft::MisuseWatch::start);
     let held = stream(&device);
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let block = Arc::new(pool.alloc(256 << 10).unwrap());
     gated(&device, &held, || {
         block.fill_bytes(3, &held).unwrap();
@@ -223,7 +209,7 @@ fn the_pool_ends_after_its_last_block_and_its_queued_work() {
 #[test]
 fn the_snapshot_tiles_each_segment_and_renders() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let stream = stream(&device);
     let a = pool.alloc(4096).unwrap();
     let b = pool.alloc(8192).unwrap();

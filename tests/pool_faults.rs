@@ -7,7 +7,7 @@
 
 mod common;
 
-use ascend::pool::{DevicePool, PoolConfig};
+use ascend::pool::DevicePool;
 use ascend::sys::{self, soft};
 use common::on_software;
 use std::sync::{Mutex, MutexGuard};
@@ -36,16 +36,6 @@ fn start() -> Option<(MutexGuard<'static, ()>, usize)> {
     Some((guard, granule))
 }
 
-fn config(granule: usize) -> PoolConfig {
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 4 * granule;
-    config.large_chunk = granule;
-    config.large_reserve = 8 * granule;
-    config
-}
-
 /// Runs `operation` on a fresh pool with the `nth` call of each watched
 /// function failing, until the operation no longer reaches it; checks each
 /// outcome with `check(pool, outcome)`. Returns how many faults fired.
@@ -54,13 +44,13 @@ fn sweep(
     operation: impl Fn(&DevicePool) -> ascend::Result<()>,
 ) -> usize {
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    let granule = common::pool::granule(&device);
     let mut fired = 0;
     for api in CALLS {
         for nth in 1.. {
             let since = soft::sequence_now();
             let misuse = soft::MisuseWatch::start();
-            let pool = DevicePool::new(&device, config(granule)).unwrap();
+            let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
             let kept = setup(&pool);
             let before = pool.stats();
             soft::inject_fault(api, nth, CODE).unwrap();

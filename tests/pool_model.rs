@@ -13,10 +13,9 @@
 
 mod common;
 
-use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+use ascend::pool::{DevicePool, PoolBlock};
 use ascend::stream::{Ordered, Stream};
 use ascend::sys::soft;
-use ascend::{Device, PinnedHostBuf};
 use common::software_only;
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -57,12 +56,6 @@ struct Live {
     byte: Option<u8>,
 }
 
-fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
-    let mut out = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
-    out.copy_from_device(block, stream).unwrap();
-    out.get_mut().unwrap().to_vec()
-}
-
 /// One property at a time: live lists are process-wide.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -73,13 +66,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn run(steps: &[Step]) {
     let _serial = serial();
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 8 * granule;
-    config.large_chunk = granule;
-    config.large_reserve = 32 * granule;
+    let granule = common::pool::granule(&device);
+    let config = common::pool::pool_config(granule, 8, granule, 32);
     let since = soft::sequence_now();
     let streams = [
         Arc::new(Stream::new(&device).unwrap()),
@@ -191,7 +179,7 @@ fn run(steps: &[Step]) {
     // Every block kept its byte (read on the other stream than it was
     // filled on, for half of them: ordered by the block's tracks).
     for (index, entry) in live.iter().enumerate() {
-        let bytes = read(&device, &entry.block, &streams[index % 2]);
+        let bytes = common::pool::read_block(&device, &entry.block, &streams[index % 2]);
         let byte = entry.byte.expect("every block awake has a byte");
         assert!(bytes.iter().all(|&b| b == byte), "block {index} lost its bytes");
     }
@@ -242,13 +230,8 @@ fn assert_apart(live: &[Live], block: &Ordered<PoolBlock>) {
 fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
     let _serial = serial();
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 16 * granule;
-    config.large_chunk = granule;
-    config.large_reserve = 64 * granule;
+    let granule = common::pool::granule(&device);
+    let config = common::pool::pool_config(granule, 16, granule, 64);
     let since = soft::sequence_now();
     let pool = DevicePool::new(&device, config).unwrap();
     let live: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::default();
@@ -312,7 +295,9 @@ fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
     for (index, entry) in live.iter().enumerate() {
         let byte = entry.byte.expect("filled");
         assert!(
-            read(&device, &entry.block, &stream).iter().all(|&b| b == byte),
+            common::pool::read_block(&device, &entry.block, &stream)
+                .iter()
+                .all(|&b| b == byte),
             "block {index} (thread {}) lost its bytes",
             entry.tag
         );

@@ -9,12 +9,12 @@
 
 mod common;
 
-use ascend::pool::{BlockExport, DevicePool, PoolBlock, PoolConfig};
+use ascend::pool::{BlockExport, DevicePool};
 use ascend::share::{ImportedChunks, Pid, ShareKind};
-use ascend::stream::{Ordered, Stream};
+use ascend::stream::Stream;
 use ascend::sys::soft;
 use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
-use ascend::{Device, Error, PinnedHostBuf};
+use ascend::{Device, Error};
 use common::software_only;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -28,24 +28,8 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn start() -> (MutexGuard<'static, ()>, Device, usize) {
     let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    let granule = common::pool::granule(&device);
     (guard, device, granule)
-}
-
-fn config(granule: usize) -> PoolConfig {
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 4 * granule;
-    config.large_chunk = granule;
-    config.large_reserve = 8 * granule;
-    config
-}
-
-fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
-    let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
-    host.copy_from_device(block, stream).unwrap();
-    host.get_mut().unwrap().to_vec()
 }
 
 // ---- the child ----------------------------------------------------------------
@@ -171,7 +155,11 @@ fn exported(device: &Device, pool: &DevicePool, granule: usize, byte: u8, stream
         3,
         "a block over three chunks has three handles"
     );
-    assert!(read(device, &block, stream).iter().all(|&b| b == byte));
+    assert!(
+        common::pool::read_block(device, &block, stream)
+            .iter()
+            .all(|&b| b == byte)
+    );
     export
 }
 
@@ -180,7 +168,7 @@ fn a_child_process_maps_a_block_reads_it_and_writes_it() {
     let (_serial, device, granule) = start();
     let since = soft::sequence_now();
     let stream = Arc::new(Stream::new(&device).unwrap());
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let export = exported(&device, &pool, granule, 0x5a, &stream);
     let mut peer = Peer::spawn();
     let pid = peer.pid();
@@ -189,7 +177,9 @@ fn a_child_process_maps_a_block_reads_it_and_writes_it() {
     assert_eq!(answer, format!("ok {} 3", 2 * granule + granule / 2));
     peer.quit();
     assert!(
-        read(&device, export.block(), &stream).iter().all(|&b| b == !0x5a),
+        common::pool::read_block(&device, export.block(), &stream)
+            .iter()
+            .all(|&b| b == !0x5a),
         "the child's bytes are the exporter's"
     );
     drop(export);
@@ -202,7 +192,7 @@ fn a_child_process_maps_a_block_reads_it_and_writes_it() {
 fn a_process_off_the_whitelist_is_refused() {
     let (_serial, device, granule) = start();
     let stream = Arc::new(Stream::new(&device).unwrap());
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let export = exported(&device, &pool, granule, 1, &stream);
     let mut peer = Peer::spawn();
     let answer = peer.ask(&format!("import 1 {}", export.descriptor()));
@@ -213,7 +203,7 @@ fn a_process_off_the_whitelist_is_refused() {
 #[test]
 fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let first = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
     let second = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
     let a = pool.export_block(&first, ShareKind::V2Default).unwrap();
@@ -228,7 +218,7 @@ fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
         Err(Error::InvalidArgument { .. })
     ));
     // Another pool's block is refused.
-    let other = DevicePool::new(&device, config(granule)).unwrap();
+    let other = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     assert!(matches!(
         other.export_block(&first, ShareKind::V2Default),
         Err(Error::InvalidArgument { .. })
@@ -250,7 +240,7 @@ fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
 #[test]
 fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let block = Arc::new(pool.alloc(4096).unwrap());
     let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
     export.allow_pids(&[Pid::current().unwrap()]).unwrap();

@@ -7,10 +7,10 @@
 
 mod common;
 
-use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+use ascend::pool::{DevicePool, PoolBlock};
 use ascend::stream::{Ordered, Stream};
 use ascend::sys::soft;
-use ascend::{Device, Error, PinnedHostBuf};
+use ascend::{Device, Error};
 use common::{on_software, software_only};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -19,32 +19,13 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn start() -> (MutexGuard<'static, ()>, Device, usize) {
     let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let device = common::device();
-    let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+    let granule = common::pool::granule(&device);
     (guard, device, granule)
-}
-
-/// Small pool: one-granule chunks; large pool: two-granule chunks;
-/// requests up to 64 KiB are small.
-fn config(granule: usize) -> PoolConfig {
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 4 * granule;
-    config.large_chunk = 2 * granule;
-    config.large_reserve = 16 * granule;
-    config
 }
 
 /// Writes `byte` into every byte of `block` on `stream`.
 fn fill(block: &Ordered<PoolBlock>, byte: u8, stream: &Arc<Stream>) {
     block.fill_bytes(byte, stream).unwrap();
-}
-
-/// The contents of `block`, read through a pinned buffer on `stream`.
-fn read(device: &Device, block: &Ordered<PoolBlock>, stream: &Arc<Stream>) -> Vec<u8> {
-    let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(device, block.byte_len()).unwrap());
-    host.copy_from_device(block, stream).unwrap();
-    host.get_mut().unwrap().to_vec()
 }
 
 fn all(bytes: &[u8], byte: u8) -> bool {
@@ -56,7 +37,7 @@ fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_
     let (_serial, device, granule) = start();
     let stream = Arc::new(Stream::new(&device).unwrap());
     let since = soft::sequence_now();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let physical_before = soft::live().physical_bytes;
     // Small and large blocks of two tags, and a default-tag block.
     let weights = [
@@ -113,12 +94,15 @@ fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_
     let now: Vec<_> = weights.iter().chain([&kv, &scratch]).map(|b| b.device_ptr()).collect();
     assert_eq!(now, addresses, "every block keeps its address");
     for (block, byte) in weights.iter().zip([1, 2, 3]) {
-        assert!(all(&read(&device, block, &stream), byte), "offloaded contents restored");
+        assert!(
+            all(&common::pool::read_block(&device, block, &stream), byte),
+            "offloaded contents restored"
+        );
     }
-    assert!(all(&read(&device, &scratch, &stream), 5));
+    assert!(all(&common::pool::read_block(&device, &scratch, &stream), 5));
     // The discarded tag's memory is usable again (its contents are gone).
     fill(&kv, 6, &stream);
-    assert!(all(&read(&device, &kv, &stream), 6));
+    assert!(all(&common::pool::read_block(&device, &kv, &stream), 6));
 
     drop((weights, kv, scratch));
     drop(pool);
@@ -129,7 +113,7 @@ fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_
 #[test]
 fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
     let (_serial, device, granule) = start();
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let kept = pool.alloc_tagged(4096, "weights").unwrap();
     let freed = pool.alloc_tagged(4096, "weights").unwrap();
     let other = pool.alloc_tagged(4096, "kv_cache").unwrap();
@@ -168,7 +152,7 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
         return;
     }
     let stream = Arc::new(Stream::new(&device).unwrap());
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let block = pool.alloc_tagged(4096, "weights").unwrap();
     let neighbour = pool.alloc_tagged(4096, "weights").unwrap();
     fill(&block, 1, &stream);
@@ -180,7 +164,7 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
     drop(misuse);
     pool.wake().unwrap();
     assert!(
-        all(&read(&device, &neighbour, &stream), 2),
+        all(&common::pool::read_block(&device, &neighbour, &stream), 2),
         "the neighbour is untouched"
     );
 }
@@ -189,7 +173,7 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
 fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
     let (_serial, device, granule) = start();
     let stream = Arc::new(Stream::new(&device).unwrap());
-    let pool = DevicePool::new(&device, config(granule)).unwrap();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let weights = pool.alloc_tagged(2 * granule, "weights").unwrap();
     let kv = pool.alloc_tagged(granule, "kv_cache").unwrap();
     fill(&weights, 7, &stream);
@@ -209,6 +193,6 @@ fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
         });
     }
     assert_eq!(pool.stats().reserved_peak, reserved, "no cycle mapped more");
-    assert!(all(&read(&device, &weights, &stream), 7));
+    assert!(all(&common::pool::read_block(&device, &weights, &stream), 7));
     drop((weights, kv));
 }

@@ -7,10 +7,10 @@
 
 mod common;
 
-use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+use ascend::Device;
+use ascend::pool::{DevicePool, PoolBlock};
 use ascend::stream::{Ordered, Stream};
 use ascend::sys::{self, soft};
-use ascend::{Device, PinnedHostBuf};
 use common::on_software;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -38,16 +38,6 @@ fn start() -> Option<MutexGuard<'static, ()>> {
     on_software().then_some(guard)
 }
 
-fn config(granule: usize) -> PoolConfig {
-    let mut config = PoolConfig::default();
-    config.small_limit = 64 << 10;
-    config.small_chunk = granule;
-    config.small_reserve = 4 * granule;
-    config.large_chunk = granule;
-    config.large_reserve = 8 * granule;
-    config
-}
-
 /// A pool with offloaded and discarded tags in both size classes, a
 /// freed block whose memset may still be queued, and the bytes each
 /// offloaded block holds.
@@ -62,9 +52,9 @@ struct Scene {
 impl Scene {
     fn new() -> Self {
         let device = common::device();
-        let granule = ascend::vmm::PhysicalMemProp::device(&device).round_up(1).unwrap();
+        let granule = common::pool::granule(&device);
         let stream = Arc::new(Stream::new(&device).unwrap());
-        let pool = DevicePool::new(&device, config(granule)).unwrap();
+        let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
         let weights: Vec<_> = [(4096, 1), (8192, 2), (2 * granule, 3)]
             .into_iter()
             .map(|(bytes, byte)| {
@@ -88,9 +78,7 @@ impl Scene {
     }
 
     fn read(&self, block: &Ordered<PoolBlock>) -> Vec<u8> {
-        let mut host = Ordered::new(PinnedHostBuf::<u8>::zeroed(&self.device, block.byte_len()).unwrap());
-        host.copy_from_device(block, &self.stream).unwrap();
-        host.get_mut().unwrap().to_vec()
+        common::pool::read_block(&self.device, block, &self.stream)
     }
 
     /// Every offloaded block holds its bytes.

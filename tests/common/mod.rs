@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod pool;
+
 use ascend::{Backend, Device};
 use std::process::{Command, Output};
 
