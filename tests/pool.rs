@@ -12,17 +12,8 @@ use ascend::stream::{Event, EventFlags, Ordered, Stream};
 use ascend::sys::soft;
 use ascend::{Device, Error, PinnedHostBuf};
 use common::{on_software, software_only};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> (MutexGuard<'static, ()>, Device, usize) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = common::device();
-    let granule = common::pool::granule(&device);
-    (guard, device, granule)
-}
 
 fn stream(device: &Device) -> Arc<Stream> {
     Arc::new(Stream::new(device).unwrap())
@@ -44,7 +35,7 @@ fn gated<R>(device: &Device, held: &Stream, body: impl FnOnce() -> R) -> R {
 
 #[test]
 fn blocks_are_placed_best_fit_split_and_coalesced() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let a = pool.alloc(1000).unwrap();
     assert_eq!(a.byte_len(), 1024, "rounded to 512 bytes");
@@ -78,7 +69,7 @@ fn blocks_are_placed_best_fit_split_and_coalesced() {
 
 #[test]
 fn reuse_on_another_stream_waits_for_the_freed_blocks_work() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let (first, second) = (stream(&device), stream(&device));
     let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
@@ -107,7 +98,7 @@ fn reuse_on_another_stream_waits_for_the_freed_blocks_work() {
 
 #[test]
 fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let held = stream(&device);
     let misuse = on_software().then(soft::MisuseWatch::start);
@@ -135,7 +126,7 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
 
 #[test]
 fn out_of_memory_retries_then_reports_the_pool() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     // A failed growth gives the cache back and tries once more
     // (software device: the runtime's refusal is injected).
@@ -176,7 +167,7 @@ fn out_of_memory_retries_then_reports_the_pool() {
 
 #[test]
 fn the_pool_ends_after_its_last_block_and_its_queued_work() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let since = soft::sequence_now();
     let misuse = on_software().then(soft::MisuseWatch::start);
     let held = stream(&device);
@@ -208,7 +199,7 @@ fn the_pool_ends_after_its_last_block_and_its_queued_work() {
 
 #[test]
 fn the_snapshot_tiles_each_segment_and_renders() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let stream = stream(&device);
     let a = pool.alloc(4096).unwrap();
@@ -244,7 +235,7 @@ fn the_snapshot_tiles_each_segment_and_renders() {
 
 #[test]
 fn a_pool_is_configured_from_text() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let mib = granule >> 20;
     let text = format!(
         "expandable_segments:True,small_chunk_mb:{mib},small_reserve_mb:{},large_chunk_mb:{},large_reserve_mb:{}",
@@ -268,7 +259,7 @@ fn a_pool_is_configured_from_text() {
 #[test]
 fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
     use ascend::pool::PinnedPool;
-    let (_serial, device, _granule) = start();
+    let (_serial, device, _granule) = common::pool::start();
     let pool = PinnedPool::new(&device);
     let held = stream(&device);
     let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();

@@ -18,19 +18,10 @@ use ascend::{Device, Error};
 use common::software_only;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 const CHILD_VAR: &str = "ASCEND_POOL_SHARE_CHILD";
 const ANSWER: &str = "answer: ";
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> (MutexGuard<'static, ()>, Device, usize) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = common::device();
-    let granule = common::pool::granule(&device);
-    (guard, device, granule)
-}
 
 // ---- the child ----------------------------------------------------------------
 
@@ -165,7 +156,7 @@ fn exported(device: &Device, pool: &DevicePool, granule: usize, byte: u8, stream
 
 #[test]
 fn a_child_process_maps_a_block_reads_it_and_writes_it() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let since = soft::sequence_now();
     let stream = Arc::new(Stream::new(&device).unwrap());
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
@@ -190,7 +181,7 @@ fn a_child_process_maps_a_block_reads_it_and_writes_it() {
 
 #[test]
 fn a_process_off_the_whitelist_is_refused() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let stream = Arc::new(Stream::new(&device).unwrap());
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let export = exported(&device, &pool, granule, 1, &stream);
@@ -202,7 +193,7 @@ fn a_process_off_the_whitelist_is_refused() {
 
 #[test]
 fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let first = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
     let second = Arc::new(pool.alloc_tagged(4096, "kv").unwrap());
@@ -239,7 +230,7 @@ fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
 
 #[test]
 fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let block = Arc::new(pool.alloc(4096).unwrap());
     let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
@@ -264,7 +255,7 @@ fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
 
 #[test]
 fn a_child_process_maps_a_whole_segment() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let since = soft::sequence_now();
     let prop = PhysicalMemProp::device(&device);
     let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * granule, granule).unwrap());

@@ -7,21 +7,12 @@
 
 mod common;
 
+use ascend::Error;
 use ascend::pool::{DevicePool, PoolBlock};
 use ascend::stream::{Ordered, Stream};
 use ascend::sys::soft;
-use ascend::{Device, Error};
 use common::{on_software, software_only};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> (MutexGuard<'static, ()>, Device, usize) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let device = common::device();
-    let granule = common::pool::granule(&device);
-    (guard, device, granule)
-}
+use std::sync::Arc;
 
 /// Writes `byte` into every byte of `block` on `stream`.
 fn fill(block: &Ordered<PoolBlock>, byte: u8, stream: &Arc<Stream>) {
@@ -34,7 +25,7 @@ fn all(bytes: &[u8], byte: u8) -> bool {
 
 #[test]
 fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_addresses() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let stream = Arc::new(Stream::new(&device).unwrap());
     let since = soft::sequence_now();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
@@ -112,7 +103,7 @@ fn sleep_gives_the_memory_back_and_wake_restores_the_offloaded_tags_at_the_same_
 
 #[test]
 fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let kept = pool.alloc_tagged(4096, "weights").unwrap();
     let freed = pool.alloc_tagged(4096, "weights").unwrap();
@@ -145,7 +136,7 @@ fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
 
 #[test]
 fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     // What the hardware does on such an access (a device fault) is not
     // something a test should provoke; the software device reports it.
     if !on_software() {
@@ -171,7 +162,7 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
 
 #[test]
 fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
-    let (_serial, device, granule) = start();
+    let (_serial, device, granule) = common::pool::start();
     let stream = Arc::new(Stream::new(&device).unwrap());
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let weights = pool.alloc_tagged(2 * granule, "weights").unwrap();

@@ -3,7 +3,18 @@
 use ascend::pool::{PoolBlock, PoolConfig};
 use ascend::stream::{Ordered, Stream};
 use ascend::{Device, PinnedHostBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One test of a file at a time: live lists are process-wide.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// This test's turn, device 0 and its granularity.
+pub fn start() -> (MutexGuard<'static, ()>, Device, usize) {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let device = super::device();
+    let granule = granule(&device);
+    (guard, device, granule)
+}
 
 /// The VMM granularity of `device`: the smallest chunk a pool can use.
 pub fn granule(device: &Device) -> usize {
