@@ -291,3 +291,32 @@ fn a_child_process_maps_a_whole_segment() {
     drop(segment);
     software_only(|| assert_eq!(soft::live_since(since), [], "nothing is left"));
 }
+
+#[test]
+fn a_failed_export_can_be_tried_again_and_leaves_nothing() {
+    let (_serial, device, granule) = common::pool::start();
+    if !common::on_software() {
+        return; // fault injection
+    }
+    let since = soft::sequence_now();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
+    let block = Arc::new(pool.alloc(3 * granule).unwrap());
+    // The second chunk's export fails.
+    soft::inject_fault(
+        "aclrtMemExportToShareableHandleV2",
+        2,
+        ascend::sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+    )
+    .unwrap();
+    assert!(matches!(
+        pool.export_block(&block, ShareKind::V2Default),
+        Err(Error::Acl { .. })
+    ));
+    soft::clear_faults();
+    let export = pool.export_block(&block, ShareKind::V2Default).unwrap();
+    assert_eq!(export.chunk_exports().len(), 3);
+    drop((export, block));
+    pool.empty_cache().unwrap();
+    drop(pool);
+    assert_eq!(soft::live_since(since), [], "nothing is left");
+}

@@ -39,7 +39,10 @@ impl DevicePool {
     /// [`Error::InvalidArgument`] when the block is not this pool's, or a
     /// chunk of it was already shared as another kind;
     /// [`Error::PoolAsleep`] while its tag sleeps; the runtime's code of an
-    /// export.
+    /// export. The chunks exported before a failed export stay exported,
+    /// since the runtime cannot take an export back, but with an empty
+    /// whitelist nobody can import them; the next export of those chunks
+    /// reuses them.
     ///
     /// # Examples
     ///
