@@ -187,3 +187,54 @@ fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
     assert!(all(&common::pool::read_block(&device, &weights, &stream), 7));
     drop((weights, kv));
 }
+
+#[test]
+fn sleep_and_wake_race_with_allocations_and_frees_on_another_thread() {
+    let (_serial, device, granule) = common::pool::start();
+    let since = soft::sequence_now();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let weights = pool.alloc_tagged(8192, "weights").unwrap();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    weights.fill_bytes(9, &stream).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut served, mut refused) = (0u32, 0u32);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            // Only allocations and frees: using a block while its tag may
+            // sleep is outside the contract.
+            let mut held = Vec::new();
+            let (mut served, mut refused) = (0u32, 0u32);
+            for round in 0usize.. {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) && round > 200 {
+                    break;
+                }
+                match pool.alloc(4096 * (1 + round % 5)) {
+                    Ok(block) => {
+                        served += 1;
+                        held.push(block);
+                    }
+                    Err(Error::PoolAsleep { .. }) => refused += 1,
+                    Err(other) => panic!("unexpected: {other}"),
+                }
+                if held.len() > 8 {
+                    held.swap_remove(round % held.len());
+                }
+            }
+            (served, refused)
+        });
+        for _ in 0..20 {
+            pool.sleep(&["weights"]).unwrap();
+            pool.wake().unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (served, refused) = worker.join().expect("the worker");
+    });
+    assert!(served > 0, "the worker was served ({refused} refused)");
+    assert_eq!(pool.stats().allocated, 8192, "only the weights are left");
+    assert_eq!(pool.stats().sleeps, 20);
+    assert!(all(&common::pool::read_block(&device, &weights, &stream), 9));
+    drop(weights);
+    drop(pool);
+    drop(stream);
+    software_only(|| assert_eq!(soft::live_since(since), []));
+}
