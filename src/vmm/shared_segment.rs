@@ -185,7 +185,9 @@ impl SharedSegment {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`], before any call, when a live block
-    /// reaches into the bytes to unmap; as [`ExpandableSegment::shrink`].
+    /// reaches into the bytes to unmap, or a chunk there is shared with
+    /// another process (a [`SegmentExport`](super::SegmentExport) or a pool's
+    /// block export of it lives); as [`ExpandableSegment::shrink`].
     pub fn shrink(&self, bytes: usize) -> Result<()> {
         let mut inner = self.inner();
         let keep = inner.segment.size().saturating_sub(bytes);
@@ -205,7 +207,8 @@ impl SharedSegment {
         inner.segment.shrink(bytes)
     }
 
-    /// [`ExpandableSegment::release_spare`].
+    /// [`ExpandableSegment::release_spare`]; the cached exports of chunks
+    /// no longer mapped are dropped first, so their memory is freed too.
     ///
     /// # Errors
     ///
