@@ -15,13 +15,12 @@ use ascend::stream::Stream;
 use ascend::sys::soft;
 use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
 use ascend::{Device, Error};
+use common::peer::{ANSWER, Peer};
 use common::software_only;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::BufRead;
 use std::sync::Arc;
 
 const CHILD_VAR: &str = "ASCEND_POOL_SHARE_CHILD";
-const ANSWER: &str = "answer: ";
 
 // ---- the child ----------------------------------------------------------------
 
@@ -79,61 +78,6 @@ fn child_importer() {
 
 // ---- the parent ---------------------------------------------------------------
 
-struct Peer {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn() -> Self {
-        let mut command = Command::new(std::env::current_exe().expect("test binary"));
-        command
-            .args([
-                "--exact",
-                "child_importer",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_VAR, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        if common::on_software() {
-            command.env("ASCEND_BACKEND", "software");
-        }
-        let mut child = command.spawn().expect("spawn the child");
-        let input = child.stdin.take().expect("stdin");
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        Self { child, input, output }
-    }
-
-    fn ask(&mut self, line: &str) -> String {
-        writeln!(self.input, "{line}").expect("write to the child");
-        self.input.flush().expect("flush");
-        loop {
-            let mut line = String::new();
-            let read = self.output.read_line(&mut line).expect("read from the child");
-            assert!(read > 0, "the child exited without answering");
-            // The harness's "test child_importer ... " may share the line.
-            if let Some(at) = line.find(ANSWER) {
-                return line[at + ANSWER.len()..].trim().to_owned();
-            }
-        }
-    }
-
-    fn pid(&mut self) -> Pid {
-        self.ask("pid").parse().expect("the child's pid")
-    }
-
-    fn quit(mut self) {
-        writeln!(self.input, "quit").expect("write to the child");
-        drop(self.input);
-        let status = self.child.wait().expect("wait for the child");
-        assert!(status.success(), "child failed: {status:?}");
-    }
-}
-
 /// A block of 2.5 chunks starting half a chunk in (so it covers three
 /// chunks), filled with `byte`, exported.
 fn exported(device: &Device, pool: &DevicePool, granule: usize, byte: u8, stream: &Arc<Stream>) -> BlockExport {
@@ -161,7 +105,7 @@ fn a_child_process_maps_a_block_reads_it_and_writes_it() {
     let stream = Arc::new(Stream::new(&device).unwrap());
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let export = exported(&device, &pool, granule, 0x5a, &stream);
-    let mut peer = Peer::spawn();
+    let mut peer = Peer::spawn("child_importer", CHILD_VAR);
     let pid = peer.pid();
     export.allow_pids(&[pid]).unwrap();
     let answer = peer.ask(&format!("import {} {}", 0x5a, export.descriptor()));
@@ -185,7 +129,7 @@ fn a_process_off_the_whitelist_is_refused() {
     let stream = Arc::new(Stream::new(&device).unwrap());
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     let export = exported(&device, &pool, granule, 1, &stream);
-    let mut peer = Peer::spawn();
+    let mut peer = Peer::spawn("child_importer", CHILD_VAR);
     let answer = peer.ask(&format!("import 1 {}", export.descriptor()));
     assert!(answer.starts_with("error refused"), "{answer}");
     peer.quit();
@@ -265,7 +209,7 @@ fn a_child_process_maps_a_whole_segment() {
     let export = segment.export(ShareKind::V2Default).unwrap();
     assert_eq!((export.len(), export.chunk_exports().len()), (2 * granule, 2));
     assert!(segment.is_shared());
-    let mut peer = Peer::spawn();
+    let mut peer = Peer::spawn("child_importer", CHILD_VAR);
     export.allow_pids(&[peer.pid()]).unwrap();
     let answer = peer.ask(&format!("import {} {}", 0x21, export.descriptor()));
     assert_eq!(answer, format!("ok {} 2", 2 * granule));

@@ -17,16 +17,13 @@ use ascend::share::{
 use ascend::stream::Ordered;
 use ascend::vmm::{OwnedMapping, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, Error, ErrorCode};
+use common::peer::{ANSWER, Peer};
 use common::{device, software_only};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::BufRead;
 use std::sync::Arc;
 
 /// Set in the child's environment; without it `child_peer` does nothing.
 const CHILD_VAR: &str = "ASCEND_SHARE_TEST_CHILD";
-
-/// Starts each answer line of the child.
-const ANSWER: &str = "answer: ";
 
 /// The codes the software device documents (`docs/runtime-choices.md`).
 const NO_PERMISSION: i32 = ascend::sys::ACL_ERROR_RT_NO_PERMISSION;
@@ -271,73 +268,6 @@ fn child_peer() {
 
 // ---- the parent ---------------------------------------------------------------
 
-/// A running child.
-struct Peer {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn spawn() -> Self {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "child_peer", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(CHILD_VAR, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("spawn the child");
-        let input = child.stdin.take().expect("stdin");
-        let output = BufReader::new(child.stdout.take().expect("stdout"));
-        Self { child, input, output }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.input, "{line}").expect("write to the child");
-        self.input.flush().expect("flush");
-    }
-
-    /// The next answer, without its marker.
-    fn answer(&mut self) -> String {
-        loop {
-            let mut line = String::new();
-            let read = self.output.read_line(&mut line).expect("read from the child");
-            assert!(read > 0, "the child exited without answering");
-            // The harness prints "test child_peer ... " without a newline,
-            // so the first answer may share its line.
-            if let Some(at) = line.find(ANSWER) {
-                return line[at + ANSWER.len()..].trim().to_owned();
-            }
-        }
-    }
-
-    fn ask(&mut self, line: &str) -> String {
-        self.send(line);
-        self.answer()
-    }
-
-    fn pid(&mut self) -> Pid {
-        self.ask("pid").parse().expect("the child's pid")
-    }
-
-    /// Ends the child; it must exit successfully.
-    fn quit(mut self) {
-        self.send("quit");
-        let status = self.child.wait().expect("wait for the child");
-        assert!(status.success(), "child failed: {status:?}");
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        // Still running here means the test failed: do not leave it behind.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// Asserts that the child's answer reports an `Error::Acl` from `api`, with
 /// `code` on the software device (the code hardware uses is not public).
 fn assert_refused(answer: &str, api: &str, code: i32) {
@@ -370,7 +300,7 @@ fn import_api(kind: ShareKind) -> &'static str {
 /// Data crosses processes both ways through `kind` handles.
 fn round_trip(kind: ShareKind) {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let (prop, size) = granule(&device);
     let words = size / 4;
@@ -446,7 +376,7 @@ fn v2_fabric_handles_move_data_both_ways() {
 #[test]
 fn ipc_keys_move_data_both_ways() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let buf = DeviceBuf::from_slice(&device, &pattern(0x5555_0000u32, IPC_WORDS)).unwrap();
     let export = buf.ipc_export().unwrap();
@@ -500,7 +430,7 @@ fn ipc_keys_move_data_both_ways() {
 #[test]
 fn an_export_imported_twice_maps_once() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let (prop, size) = granule(&device);
     for kind in KINDS {
         // A handle is exported once per process: one allocation per kind.
@@ -528,7 +458,7 @@ fn owned_exports_and_imports_move_data_both_ways() {
         export: OwnedExport,
     }
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let (prop, size) = granule(&device);
     let physical = Arc::new(PhysicalAlloc::new(&prop, size).unwrap());
@@ -568,7 +498,7 @@ fn owned_exports_and_imports_move_data_both_ways() {
 #[test]
 fn an_owned_ipc_export_keeps_its_memory_and_key() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let tensor = Arc::new(Ordered::new(
         DeviceBuf::from_slice(&device, &pattern(0x9999_0000u32, IPC_WORDS)).unwrap(),
@@ -598,7 +528,7 @@ fn an_owned_ipc_export_keeps_its_memory_and_key() {
 #[test]
 fn a_process_off_the_whitelist_is_refused() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let own = Pid::current().unwrap();
     let (prop, size) = granule(&device);
@@ -649,7 +579,7 @@ fn a_process_off_the_whitelist_is_refused() {
 #[test]
 fn disabled_pid_validation_needs_no_whitelist_and_takes_none() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let (prop, size) = granule(&device);
     let physical = PhysicalAlloc::new(&prop, size).unwrap();
     let range = VirtualRange::reserve(size).unwrap();
@@ -710,7 +640,7 @@ fn importing_in_the_exporting_process_is_refused() {
 #[test]
 fn an_import_outlives_the_exporters_free() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let (prop, size) = granule(&device);
     let physical = PhysicalAlloc::new(&prop, size).unwrap();
@@ -742,7 +672,7 @@ fn an_import_outlives_the_exporters_free() {
 #[test]
 fn a_size_that_is_not_the_allocations_is_refused() {
     let device = device();
-    let mut child = Peer::spawn();
+    let mut child = Peer::spawn("child_peer", CHILD_VAR);
     let child_pid = child.pid();
     let (prop, size) = granule(&device);
     let physical = PhysicalAlloc::new(&prop, size).unwrap();
