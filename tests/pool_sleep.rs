@@ -238,3 +238,20 @@ fn sleep_and_wake_race_with_allocations_and_frees_on_another_thread() {
     drop(stream);
     software_only(|| assert_eq!(soft::live_since(since), []));
 }
+
+#[test]
+fn tags_are_escaped_in_the_snapshot() {
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let tag = "a\"b\\c<d>\n";
+    let block = pool.alloc_tagged(4096, tag).unwrap();
+    let snapshot = pool.snapshot();
+    assert!(snapshot.segments.iter().any(|segment| segment.tag == tag));
+    assert!(
+        snapshot.to_json().contains(r#""tag":"a\"b\\c<d>\u000a""#),
+        "{}",
+        snapshot.to_json()
+    );
+    assert!(snapshot.to_svg().contains("a\"b\\c&lt;d&gt;"));
+    drop(block);
+}
