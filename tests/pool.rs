@@ -284,3 +284,45 @@ fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
     pool.empty_cache().unwrap();
     assert_eq!(pool.stats().cached_bytes, 0);
 }
+
+#[test]
+fn thread_caches_keep_exact_statistics_and_give_their_blocks_back() {
+    let (_serial, device, granule) = common::pool::start();
+    let since = soft::sequence_now();
+    let large_chunk = 2 * granule;
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, large_chunk, 8)).unwrap();
+    // One thread: the peak is exact.
+    drop(pool.alloc(4096).unwrap());
+    let kept = pool.alloc(8192).unwrap();
+    assert_eq!(pool.stats().allocated_peak, 8192);
+    // Blocks taken on two threads at once...
+    let blocks: Vec<Ordered<ascend::pool::PoolBlock>> = std::thread::scope(|threads| {
+        let takers = [0, 1].map(|_| threads.spawn(|| (0..8).map(|_| pool.alloc(4096).unwrap()).collect::<Vec<_>>()));
+        takers.into_iter().flat_map(|taker| taker.join().unwrap()).collect()
+    });
+    let stats = pool.stats();
+    let live = 8192 + 16 * 4096;
+    assert_eq!(stats.allocated, live);
+    // ...make the peak an upper bound: at least the true peak, above it by
+    // at most one large chunk of headroom per thread cache used.
+    assert!(
+        stats.allocated_peak >= live && stats.allocated_peak <= live + 3 * large_chunk,
+        "{stats:?}"
+    );
+    // ...freed on a third thread.
+    std::thread::scope(|threads| {
+        threads.spawn(move || drop(blocks));
+    });
+    drop(kept);
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.allocations, stats.frees), (0, 18, 18));
+    assert_eq!(stats.active, 0);
+    // Blocks cached by every thread go back with `empty_cache`.
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().reserved, 0);
+    // A block outliving the pool's handle goes back to its segment.
+    let last = pool.alloc(4096).unwrap();
+    drop(pool);
+    drop(last);
+    software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
+}

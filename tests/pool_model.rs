@@ -87,6 +87,8 @@ fn run(steps: &[Step]) {
     // A tag's segments exist from its first allocation; sleep puts only
     // existing tags to sleep.
     let mut exists = [false; 2];
+    // The highest sum of live blocks (one thread: the pool's peak is exact).
+    let mut allocated_peak = 0;
     for step in steps {
         match *step {
             Step::Alloc(bytes, tag, stream) if asleep[tag] => {
@@ -105,6 +107,7 @@ fn run(steps: &[Step]) {
                     tag,
                     byte: Some(byte),
                 });
+                allocated_peak = allocated_peak.max(live.iter().map(|l| l.block.byte_len()).sum());
             }
             Step::Free(index) if !live.is_empty() => {
                 let index = index % live.len();
@@ -160,6 +163,8 @@ fn run(steps: &[Step]) {
         // The statistics are the model's.
         let stats = pool.stats();
         assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
+        assert_eq!(stats.allocated_peak, allocated_peak);
+        assert!(stats.active_peak >= stats.active);
         assert_eq!(stats.offloaded, offloaded);
         let snapshot = pool.snapshot();
         let mapped: usize = snapshot.segments.iter().map(|segment| segment.mapped).sum();

@@ -7,13 +7,12 @@ use super::sleep::Asleep;
 use super::stats::PoolStats;
 use crate::error::Result;
 use crate::stream::{Settled, Tracks};
-use crate::vmm::{ExpandableSegment, PhysicalMemProp, SegmentBlock, SharedSegment};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+use std::hash::Hasher;
 use std::sync::Arc;
 
-/// Hashes the block sizes that key the whole-block cache. They are sizes
-/// the pool rounded itself (no adversary picks them), so one multiply does
+/// Hashes the block sizes (and arena indices) that key the whole-block
+/// caches. They are values the pool made itself (no adversary picks them), so one multiply does
 /// the work of SipHash, which was a quarter of a pool hit's instructions.
 #[derive(Default, Clone, Copy)]
 pub(super) struct SizeHasher(u64);
@@ -40,9 +39,6 @@ impl Hasher for SizeHasher {
     }
 }
 
-/// A map keyed by block size.
-pub(super) type SizeMap<V> = HashMap<usize, V, BuildHasherDefault<SizeHasher>>;
-
 /// The index of the small pool in [`Arena::classes`].
 pub(super) const SMALL: usize = 0;
 
@@ -56,40 +52,10 @@ pub(super) struct Arena {
     pub(super) asleep: Option<Asleep>,
 }
 
-/// One size class of an arena: a segment, its free ranges and (small pool)
-/// its whole cached blocks.
+/// One size class of an arena: a segment and its free ranges.
 pub(super) struct Class {
     pub(super) segment: Arc<SharedSegment>,
     pub(super) free: FreeList,
-    /// Freed blocks kept whole (small pool only), by size, for the next
-    /// request of the same size: a hit reuses the block as it is (no
-    /// free-list or segment update). They go to the free list (coalescing)
-    /// on the first miss.
-    pub(super) exact: SizeMap<Vec<(SegmentBlock, Tracks)>>,
-    /// Bytes of `exact` blocks whose former work may still be queued.
-    pub(super) exact_busy: usize,
-}
-
-impl Class {
-    /// Takes a whole cached block of `size` bytes.
-    pub(super) fn take_exact(&mut self, size: usize) -> Option<(SegmentBlock, Tracks)> {
-        let found = self.exact.get_mut(&size)?.pop()?;
-        if !found.1.is_empty() {
-            self.exact_busy -= size;
-        }
-        Some(found)
-    }
-
-    /// Moves every whole cached block into the free list.
-    pub(super) fn flush_exact(&mut self) {
-        for (block, tracks) in self.exact.drain().flat_map(|(_, blocks)| blocks) {
-            let (offset, len) = (block.offset(), block.len());
-            // The segment forgets the block before the free list offers it.
-            drop(block);
-            self.free.insert(offset, len, tracks);
-        }
-        self.exact_busy = 0;
-    }
 }
 
 impl Arena {
@@ -99,8 +65,6 @@ impl Arena {
             Ok(Class {
                 segment: SharedSegment::new(ExpandableSegment::new(prop, reserve, chunk)?),
                 free: FreeList::default(),
-                exact: SizeMap::default(),
-                exact_busy: 0,
             })
         };
         Ok(Self {
@@ -120,25 +84,12 @@ impl Arena {
 
     /// Bytes of cached memory whose former work may still be queued.
     pub(super) fn busy_bytes(&self) -> usize {
-        self.classes
-            .iter()
-            .map(|class| class.free.busy_bytes() + class.exact_busy)
-            .sum()
+        self.classes.iter().map(|class| class.free.busy_bytes()).sum()
     }
 
-    /// Cached bytes (free ranges and whole cached blocks).
+    /// Bytes in free ranges.
     pub(super) fn free_bytes(&self) -> usize {
-        self.classes
-            .iter()
-            .map(|class| {
-                class.free.bytes()
-                    + class
-                        .exact
-                        .iter()
-                        .map(|(size, blocks)| size * blocks.len())
-                        .sum::<usize>()
-            })
-            .sum()
+        self.classes.iter().map(|class| class.free.bytes()).sum()
     }
 
     /// Maps enough chunks at the end of `class`'s segment for `size` bytes
@@ -154,6 +105,7 @@ impl Arena {
         segment.grow(more).map_err(|error| error.to_string())?;
         free.insert(mapped, more, Tracks::default());
         stats.reserved += more;
+        stats.note_reserved_peak();
         stats.chunks_mapped += (more / segment.chunk_size()) as u64;
         Ok(())
     }
@@ -167,7 +119,6 @@ impl Arena {
         }
         let mut first = None;
         for class in &mut self.classes {
-            class.flush_exact();
             let chunk = class.segment.chunk_size();
             let mapped = class.segment.size();
             let keep = class.segment.high_water().next_multiple_of(chunk);
@@ -213,7 +164,6 @@ impl Arena {
     /// keeps (leaks) the segments it may use. For the pool's drop.
     pub(super) fn settle_for_drop(&mut self) {
         for class in &mut self.classes {
-            class.flush_exact();
             for range in class.free.ranges_past_mut(0) {
                 if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {
                     std::mem::forget(Arc::clone(&class.segment));

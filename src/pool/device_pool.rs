@@ -1,11 +1,12 @@
 //! [`DevicePool`] and [`PoolBlock`]: a caching, stream-ordered device
 //! allocator on expandable segments.
 
-use super::arena::{Arena, Class, SMALL};
+use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
+use super::thread_cache::{CacheTotals, ThreadCaches};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut};
@@ -62,15 +63,32 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// at the same addresses and restores them. Both are transactional.
 ///
 /// **Threads:** `DevicePool` is `Send` and `Sync`: share it with `Arc` and
-/// allocate from any thread.
+/// allocate from any thread. Each thread keeps the small blocks it frees in
+/// a cache of its own, so threads do not wait for each other on a hit; a
+/// miss, `empty_cache`, sleep and a snapshot bring every thread's cached
+/// blocks back to the free lists first.
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools);
 /// its costs: [Performance](crate::guide::performance).
 pub struct DevicePool {
     pub(super) shared: Arc<Shared>,
-    /// Where a dropped block goes: back to its pool (one shared hook, so a
-    /// block costs no allocation for it).
-    recycle: Recycle<PoolBlock>,
+    /// Counts the pool's handles: the last one's drop empties the thread
+    /// caches, whose blocks hold the pool.
+    handles: Arc<Handles>,
+}
+
+/// The handles of one pool; dropped with the last.
+struct Handles(Arc<Shared>);
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        // No request can come any more: cached blocks go back to their
+        // segments (dropping their hold on the pool), and blocks freed from
+        // now on go there directly.
+        self.0.caches.close();
+        let mut state = self.0.state();
+        self.0.flush_caches_counted(&mut state);
+    }
 }
 
 pub(super) struct Shared {
@@ -78,11 +96,16 @@ pub(super) struct Shared {
     prop: PhysicalMemProp,
     config: PoolConfig,
     pub(super) state: Mutex<State>,
+    /// Whole freed blocks per thread, in front of `state` (lock order:
+    /// `state`, then a cache).
+    caches: ThreadCaches,
 }
 
 pub(super) struct State {
     /// The arenas by tag; the first is [`DevicePool::DEFAULT_TAG`]'s.
     pub(super) arenas: Vec<Arena>,
+    /// The statistics kept here (reserved memory, counts of events); the
+    /// thread caches count the allocations.
     pub(super) stats: PoolStats,
 }
 
@@ -102,17 +125,19 @@ impl DevicePool {
         let prop = PhysicalMemProp::device(device);
         config.check(prop.granularity(Granularity::Minimum)?)?;
         let default = Arena::new(Self::DEFAULT_TAG, &prop, &config)?;
-        Ok(Self {
-            recycle: Arc::new(|mut block: PoolBlock, tracks| block.give_back(tracks)),
-            shared: Arc::new(Shared {
-                device: device.clone(),
-                prop,
-                config,
-                state: Mutex::new(State {
-                    arenas: vec![default],
-                    stats: PoolStats::default(),
-                }),
+        let shared = Arc::new(Shared {
+            device: device.clone(),
+            prop,
+            caches: ThreadCaches::new(config.large_chunk),
+            config,
+            state: Mutex::new(State {
+                arenas: vec![default],
+                stats: PoolStats::default(),
             }),
+        });
+        Ok(Self {
+            handles: Arc::new(Handles(Arc::clone(&shared))),
+            shared,
         })
     }
 
@@ -120,7 +145,7 @@ impl DevicePool {
     pub(super) fn handle(&self) -> DevicePool {
         DevicePool {
             shared: Arc::clone(&self.shared),
-            recycle: Arc::clone(&self.recycle),
+            handles: Arc::clone(&self.handles),
         }
     }
 
@@ -176,40 +201,42 @@ impl DevicePool {
     }
 
     fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
-        let config = &self.shared.config;
+        let shared = &self.shared;
         let size = bytes
             .max(1)
-            .checked_next_multiple_of(config.rounding)
+            .checked_next_multiple_of(shared.config.rounding)
             .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
-        let class = usize::from(size > config.small_limit);
-        let mut state = self.shared.state();
+        let class = shared.class_of(size);
         let arena = match tag {
             None => 0,
-            Some(tag) => self.shared.arena(&mut state, tag)?,
-        };
-        if state.arenas[arena].asleep.is_some() {
-            return Err(Error::PoolAsleep {
-                tag: state.arenas[arena].tag.clone(),
-            });
-        }
-        let (block, tracks) = match state.arenas[arena].classes[class].take_exact(size) {
-            Some(found) => found,
-            None => {
-                let (offset, tracks) = self.shared.place(&mut state, arena, class, size)?;
-                (state.arenas[arena].classes[class].segment.block(offset, size)?, tracks)
+            Some(tag) => {
+                let mut state = shared.state();
+                let arena = shared.arena(&mut state, tag)?;
+                state.check_awake(arena)?;
+                arena
             }
         };
-        state.stats.allocated += size;
-        state.stats.allocations += 1;
-        state.refresh();
-        drop(state);
-        let block = PoolBlock {
-            block: Some(block),
-            pool: Arc::clone(&self.shared),
-            arena,
-            class,
+        // The hit: only this thread's cache is locked, and the block comes
+        // with its hold on the pool (no shared count is touched).
+        let hit = if class == SMALL {
+            shared.caches.take(arena, size)
+        } else {
+            None
         };
-        Ok(Ordered::recycled(block, tracks, Arc::clone(&self.recycle)))
+        let (block, tracks) = match hit {
+            Some(found) => found,
+            None => {
+                let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
+                let block = PoolBlock {
+                    block: Some(block),
+                    pool: Arc::clone(shared),
+                    arena,
+                    class,
+                };
+                (block, tracks)
+            }
+        };
+        Ok(Ordered::recycled(block, tracks, Recycle::Owner(PoolBlock::recycle)))
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -224,8 +251,7 @@ impl DevicePool {
     /// finished (that segment keeps its chunks); the runtime's code of an
     /// unmap (the segment is as before).
     pub fn empty_cache(&self) -> Result<()> {
-        let mut state = self.shared.state();
-        state.empty_cache()
+        self.shared.with_caches_flushed(State::empty_cache)
     }
 
     /// Puts every tag that is awake to sleep: the live blocks of the tags
@@ -282,11 +308,16 @@ impl DevicePool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn sleep(&self, offload: &[&str]) -> Result<()> {
-        let mut state = self.shared.state();
-        let State { arenas, stats } = &mut *state;
-        sleep::sleep(arenas, &self.shared.device, offload, stats)?;
-        state.refresh();
-        Ok(())
+        let device = &self.shared.device;
+        // Blocks freed from now on go through the state, which knows
+        // which tags sleep; the caches' blocks go back to their segments.
+        self.shared.caches.set_bypass(true);
+        self.shared.with_caches_flushed(|state| {
+            let State { arenas, stats } = state;
+            let slept = sleep::sleep(arenas, device, offload, stats);
+            self.shared.caches.set_bypass(state.any_asleep());
+            slept
+        })
     }
 
     /// Wakes every sleeping tag: maps new physical memory at the same
@@ -314,9 +345,9 @@ impl DevicePool {
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
         let State { arenas, stats } = &mut *state;
-        sleep::wake(arenas, tags, stats)?;
-        state.refresh();
-        Ok(())
+        let woken = sleep::wake(arenas, tags, stats);
+        self.shared.caches.set_bypass(state.any_asleep());
+        woken
     }
 
     /// Whether `tag` is asleep (an unknown tag is not).
@@ -328,20 +359,22 @@ impl DevicePool {
             .any(|arena| arena.tag == tag && arena.asleep.is_some())
     }
 
-    /// The statistics now.
+    /// The statistics now (see [`PoolStats`] for what the peaks count
+    /// when several threads allocate).
     pub fn stats(&self) -> PoolStats {
-        self.shared.state().stats
+        let state = self.shared.state();
+        state.stats_with(&self.shared.caches.totals())
     }
 
     /// The segments and their blocks now, with the statistics
     /// ([`PoolSnapshot::to_json`], [`PoolSnapshot::to_svg`]). Whole cached
     /// blocks are merged into the free ranges first.
     pub fn snapshot(&self) -> PoolSnapshot {
+        // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
+        self.shared.flush_caches_counted(&mut state);
         let mut segments = Vec::new();
-        for arena in &mut state.arenas {
-            // Whole cached blocks are shown as the free ranges they are.
-            arena.classes.iter_mut().for_each(Class::flush_exact);
+        for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
                 let allocated = class
                     .segment
@@ -377,7 +410,7 @@ impl DevicePool {
         }
         PoolSnapshot {
             device: self.shared.device.id(),
-            stats: state.stats,
+            stats: state.stats_with(&self.shared.caches.totals()),
             segments,
         }
     }
@@ -397,19 +430,96 @@ impl Shared {
         Ok(state.arenas.len() - 1)
     }
 
+    /// The size class of a block of `size` bytes: [`SMALL`] or large.
+    fn class_of(&self, size: usize) -> usize {
+        usize::from(size > self.config.small_limit)
+    }
+
+    /// Moves every thread cache's blocks back into the free lists
+    /// (coalescing them); returns the busy bytes moved.
+    fn flush_caches(&self, state: &mut State) -> usize {
+        self.caches
+            .flush_all(&mut |arena, block, tracks| state.insert_free(arena, block, tracks))
+    }
+
+    /// Runs `work` on the state with the thread caches flushed into it,
+    /// counting the change of the active bytes on the calling thread
+    /// (coalescing can make idle bytes wait for a neighbour's work, and
+    /// `work` may settle work).
+    fn with_caches_flushed<T>(&self, work: impl FnOnce(&mut State) -> T) -> T {
+        let mut state = self.state();
+        let before = state.busy();
+        let moved = self.flush_caches(&mut state);
+        let result = work(&mut state);
+        let delta = signed(state.busy()) - signed(before) - signed(moved);
+        self.caches.active_changed(&mut self.caches.mine(), delta);
+        result
+    }
+
+    /// Flushes the thread caches into `state`, counting the change of the
+    /// active bytes on the calling thread.
+    fn flush_caches_counted(&self, state: &mut State) {
+        let before = state.busy();
+        let moved = self.flush_caches(state);
+        let delta = signed(state.busy()) - signed(before) - signed(moved);
+        self.caches.active_changed(&mut self.caches.mine(), delta);
+    }
+
+    /// A block of `size` bytes in `class` of `arena` from the free lists,
+    /// growing the segment when none fits (a miss of the thread cache).
+    fn alloc_from_state(&self, arena: usize, class: usize, size: usize) -> Result<(SegmentBlock, Tracks)> {
+        let mut state = self.state();
+        state.check_awake(arena)?;
+        let before = state.busy();
+        // This thread's whole blocks coalesce first, as they would have.
+        let mut moved = self
+            .caches
+            .mine()
+            .flush(&mut |arena, block, tracks| state.insert_free(arena, block, tracks));
+        let placed = self.place(&mut state, arena, class, size, &mut moved);
+        let placed = placed.and_then(|(offset, tracks)| {
+            let segment = &state.arenas[arena].classes[class].segment;
+            match segment.block(offset, size) {
+                Ok(block) => Ok((block, tracks)),
+                Err(error) => {
+                    state.arenas[arena].classes[class].free.insert(offset, size, tracks);
+                    Err(error)
+                }
+            }
+        });
+        let delta = signed(state.busy()) - signed(before) - signed(moved);
+        let mut cache = self.caches.mine();
+        match &placed {
+            Ok(_) => self.caches.handed_out(&mut cache, size, delta + signed(size)),
+            Err(_) => self.caches.active_changed(&mut cache, delta),
+        }
+        placed
+    }
+
     /// A free range of `size` bytes in `class` of `arena`: cached, or newly
-    /// mapped.
-    fn place(&self, state: &mut State, arena: usize, class: usize, size: usize) -> Result<(usize, Tracks)> {
+    /// mapped. Before growing, every thread's cached blocks are coalesced
+    /// into the free lists (their busy bytes are added to `moved`).
+    fn place(
+        &self,
+        state: &mut State,
+        arena: usize,
+        class: usize,
+        size: usize,
+        moved: &mut usize,
+    ) -> Result<(usize, Tracks)> {
         let mut retried = false;
-        state.arenas[arena].classes[class].flush_exact();
+        let mut flushed = false;
         loop {
             if let Some(found) = state.arenas[arena].classes[class].free.take_best_fit(size) {
                 return Ok(found);
             }
+            if !flushed {
+                flushed = true;
+                *moved += self.flush_caches(state);
+                continue;
+            }
             let State { arenas, stats } = &mut *state;
-            let grown = arenas[arena].grow(class, size, stats);
-            state.refresh();
-            match grown {
+            match arenas[arena].grow(class, size, stats) {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
                     log::debug!("DevicePool: growing for {size} bytes failed ({cause}); emptying the cache");
@@ -423,7 +533,7 @@ impl Shared {
                     let free = state.arenas.iter().map(Arena::free_bytes).sum();
                     return Err(Error::PoolExhausted {
                         requested: size,
-                        allocated: state.stats.allocated,
+                        allocated: self.caches.totals().allocated,
                         reserved: state.stats.reserved,
                         free,
                         cause,
@@ -434,7 +544,29 @@ impl Shared {
     }
 }
 
+/// `value` as a signed byte count (pool byte counts fit: they are bounded
+/// by reserved address space).
+fn signed(value: usize) -> isize {
+    isize::try_from(value).unwrap_or(isize::MAX)
+}
+
 impl State {
+    /// Gives `block`'s range to its free list with `tracks` (its hold on
+    /// the pool is dropped; the caller holds the pool too).
+    fn insert_free(&mut self, arena: usize, mut block: PoolBlock, tracks: Tracks) {
+        if let Some(segment_block) = block.block.take() {
+            self.free_range(arena, block.class, segment_block, tracks);
+        }
+    }
+
+    /// Gives `block`'s range to the free list of `class` of `arena`.
+    fn free_range(&mut self, arena: usize, class: usize, block: SegmentBlock, tracks: Tracks) {
+        let (offset, len) = (block.offset(), block.len());
+        // The segment forgets the block before the free list offers it.
+        drop(block);
+        self.arenas[arena].classes[class].free.insert(offset, len, tracks);
+    }
+
     fn empty_cache(&mut self) -> Result<()> {
         let mut first = None;
         for arena in &mut self.arenas {
@@ -442,15 +574,39 @@ impl State {
                 first.get_or_insert(error);
             }
         }
-        self.refresh();
         first.map_or(Ok(()), Err)
     }
 
-    /// Recomputes what depends on the free lists, and the peaks.
-    fn refresh(&mut self) {
-        let busy: usize = self.arenas.iter().map(Arena::busy_bytes).sum();
-        self.stats.active = self.stats.allocated + busy;
-        self.stats.note_peaks();
+    /// Bytes of free ranges whose former work may still be queued.
+    fn busy(&self) -> usize {
+        self.arenas.iter().map(Arena::busy_bytes).sum()
+    }
+
+    /// Whether a tag is asleep.
+    fn any_asleep(&self) -> bool {
+        self.arenas.iter().any(|arena| arena.asleep.is_some())
+    }
+
+    /// [`Error::PoolAsleep`] when `arena`'s tag is asleep.
+    fn check_awake(&self, arena: usize) -> Result<()> {
+        match &self.arenas[arena] {
+            asleep if asleep.asleep.is_some() => Err(Error::PoolAsleep {
+                tag: asleep.tag.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The statistics, with the thread caches' counts.
+    fn stats_with(&self, caches: &CacheTotals) -> PoolStats {
+        let mut stats = self.stats;
+        stats.allocated = caches.allocated;
+        stats.allocated_peak = caches.allocated_peak;
+        stats.active = caches.allocated + caches.busy + self.busy();
+        stats.active_peak = caches.active_peak.max(stats.active);
+        stats.allocations = caches.allocations;
+        stats.frees = caches.frees;
+        stats
     }
 }
 
@@ -458,7 +614,8 @@ impl Drop for Shared {
     fn drop(&mut self) {
         // The last block is gone: wait for the work on the cache before the
         // segments unmap; keep (leak) a segment whose work is unproven.
-        let state = self.state.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.state();
+        self.flush_caches(&mut state);
         state.arenas.iter_mut().for_each(Arena::settle_for_drop);
     }
 }
@@ -501,37 +658,68 @@ impl PoolBlock {
         self.len() == 0
     }
 
-    /// Gives the range back to the cache with the uses that may still be
-    /// queued on it.
-    fn give_back(&mut self, tracks: Tracks) {
-        let Some(block) = self.block.take() else { return };
+    /// Where a dropped `Ordered<PoolBlock>` sends its block: back to the
+    /// cache, with the uses that may still be queued on it.
+    fn recycle(block: PoolBlock, tracks: Tracks) {
+        let pool = Arc::as_ptr(&block.pool);
+        // SAFETY: `block` holds the pool, and `give_back` keeps it until
+        // its own last step (moved into a cache, which lives in the pool,
+        // or dropped at the end), so the pool outlives the call. Not
+        // cloning the `Arc` keeps a count shared by every thread off the
+        // hit path.
+        unsafe { &*pool }.give_back(block, tracks);
+    }
+}
+
+impl Shared {
+    /// Takes `block` back with the uses that may still be queued on it: a
+    /// small block whole to this thread's cache (unless a tag sleeps), a
+    /// large one to its free list.
+    ///
+    /// `block` may hold the last reference to `self`: it is kept to the
+    /// end.
+    fn give_back(&self, block: PoolBlock, tracks: Tracks) {
         let len = block.len();
-        let mut state = self.pool.state();
-        let class = &mut state.arenas[self.arena].classes[self.class];
-        if self.class == SMALL {
-            // Small blocks are kept whole for the next request of their
-            // size (the frequent case); large ones coalesce at once, which
-            // keeps large-pool fragmentation low.
-            if !tracks.is_empty() {
-                class.exact_busy += len;
-            }
-            class.exact.entry(len).or_default().push((block, tracks));
-        } else {
-            let offset = block.offset();
-            // The segment forgets the block before the free list offers it.
-            drop(block);
-            class.free.insert(offset, len, tracks);
+        if len == 0 {
+            return; // given back already
         }
-        state.stats.allocated -= len;
-        state.stats.frees += 1;
-        state.refresh();
+        // Small blocks are kept whole for the next request of their size;
+        // large ones coalesce at once, which keeps large-pool fragmentation
+        // low.
+        let (block, tracks) = if block.class == SMALL {
+            match self.caches.put(block.arena, block, tracks) {
+                Ok(()) => return,
+                Err(refused) => refused,
+            }
+        } else {
+            (block, tracks)
+        };
+        let (mut block, tracks) = (block, tracks);
+        let mut state = self.state();
+        let before = state.busy();
+        if let Some(segment_block) = block.block.take() {
+            state.free_range(block.arena, block.class, segment_block, tracks);
+        }
+        let delta = signed(state.busy()) - signed(before) - signed(len);
+        self.caches.given_back(&mut self.caches.mine(), len, delta);
+        drop(state);
+        drop(block); // last: it may hold the last reference to `self`
     }
 }
 
 impl Drop for PoolBlock {
     fn drop(&mut self) {
         // Outside an `Ordered` no work of this crate's is queued on it.
-        self.give_back(Tracks::default());
+        if let Some(block) = self.block.take() {
+            let pool = Arc::clone(&self.pool);
+            let block = PoolBlock {
+                block: Some(block),
+                pool: Arc::clone(&pool),
+                arena: self.arena,
+                class: self.class,
+            };
+            pool.give_back(block, Tracks::default());
+        }
     }
 }
 

@@ -31,6 +31,7 @@ mod sleep;
 mod snapshot;
 mod stats;
 mod stream_allocator;
+mod thread_cache;
 
 pub use block_export::BlockExport;
 pub use config::PoolConfig;

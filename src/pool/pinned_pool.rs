@@ -97,13 +97,15 @@ impl PinnedPool {
             state: Mutex::new(State::default()),
         });
         let pool = Arc::downgrade(&shared);
-        let recycle: Recycle<PinnedHostBuf<u8>> = Arc::new(move |buffer, mut tracks: Tracks| match pool.upgrade() {
-            Some(shared) => shared.give_back(buffer, tracks),
-            None => match tracks.settle("PinnedPool buffer after its pool") {
-                Settled::Proven(_) => drop(buffer),
-                Settled::Unproven(_) => std::mem::forget(buffer),
+        let recycle = Recycle::Shared(Arc::new(
+            move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| match pool.upgrade() {
+                Some(shared) => shared.give_back(buffer, tracks),
+                None => match tracks.settle("PinnedPool buffer after its pool") {
+                    Settled::Proven(_) => drop(buffer),
+                    Settled::Unproven(_) => std::mem::forget(buffer),
+                },
             },
-        });
+        ));
         Self { shared, recycle }
     }
 
@@ -140,7 +142,7 @@ impl PinnedPool {
                 }
             },
         };
-        Ok(Ordered::recycled(buffer, tracks, Arc::clone(&self.recycle)))
+        Ok(Ordered::recycled(buffer, tracks, self.recycle.clone()))
     }
 
     /// Frees the cached buffers whose work is proven finished (each

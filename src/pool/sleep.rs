@@ -58,7 +58,6 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
     device.synchronize()?;
     for &i in &targets {
         for class in &mut arenas[i].classes {
-            class.flush_exact();
             let mut unproven = None;
             for range in class.free.ranges_past_mut(0) {
                 if let Settled::Unproven(error) = range.tracks.settle(API) {
@@ -165,6 +164,7 @@ pub(super) fn wake(arenas: &mut [Arena], tags: Option<&[&str]>, stats: &mut Pool
     }
     stats.wakes += 1;
     account(arenas, stats);
+    stats.note_reserved_peak();
     Ok(())
 }
 

@@ -1,6 +1,15 @@
 //! [`PoolStats`]: what a [`DevicePool`](super::DevicePool) holds and did.
 
 /// A pool's statistics, like torch_npu's `memory_stats`.
+///
+/// The current values are exact. **Peaks with several threads:** the pool
+/// serves each thread from a cache of its own, so no count shared by the
+/// threads is written on a pool hit; each thread's cache keeps up to one
+/// large chunk ([`PoolConfig::large_chunk`](super::PoolConfig::large_chunk))
+/// of counted headroom instead. `allocated_peak` and `active_peak` are
+/// therefore exact while one thread allocates and frees, and otherwise
+/// never below the true peak and above it by at most one large chunk per
+/// other thread: safe for sizing memory from a profiling run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
@@ -37,9 +46,7 @@ pub struct PoolStats {
 }
 
 impl PoolStats {
-    pub(super) fn note_peaks(&mut self) {
-        self.allocated_peak = self.allocated_peak.max(self.allocated);
+    pub(super) fn note_reserved_peak(&mut self) {
         self.reserved_peak = self.reserved_peak.max(self.reserved);
-        self.active_peak = self.active_peak.max(self.active);
     }
 }

@@ -67,8 +67,34 @@ pub struct Ordered<S> {
     recycle: Option<Recycle<S>>,
 }
 
-/// Takes an owner with the uses that may still be queued on it.
-pub(crate) type Recycle<S> = std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>;
+/// Takes an owner with the uses that may still be queued on it: a plain
+/// function when the owner knows where it goes (a pool block holds its
+/// pool), so that a pool hit costs no reference count for it; a shared
+/// closure otherwise.
+pub(crate) enum Recycle<S> {
+    /// A function of the owner alone.
+    Owner(fn(S, Tracks)),
+    /// A closure shared by the owners of one pool.
+    Shared(std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>),
+}
+
+impl<S> Clone for Recycle<S> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Owner(function) => Self::Owner(*function),
+            Self::Shared(closure) => Self::Shared(std::sync::Arc::clone(closure)),
+        }
+    }
+}
+
+impl<S> Recycle<S> {
+    fn call(self, storage: S, tracks: Tracks) {
+        match self {
+            Self::Owner(function) => function(storage, tracks),
+            Self::Shared(closure) => closure(storage, tracks),
+        }
+    }
+}
 
 impl<S> Ordered<S> {
     /// Wraps `storage`, which no queued work uses yet.
@@ -112,6 +138,11 @@ impl<S> Ordered<S> {
         self.tracks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The tracks through `&mut self`: no lock taken.
+    fn tracks_mut(&mut self) -> &mut Tracks {
+        self.tracks.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     pub(crate) fn storage(&self) -> &S {
         &self.storage
     }
@@ -148,7 +179,7 @@ impl<S> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn get_mut(&mut self) -> Result<&mut S> {
-        match self.tracks().settle("Ordered::get_mut") {
+        match self.tracks_mut().settle("Ordered::get_mut") {
             Settled::Proven(reported) => reported?,
             Settled::Unproven(error) => return Err(error),
         }
@@ -178,13 +209,13 @@ impl<S> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn into_inner(mut self) -> Result<S> {
-        let settled = self.tracks().settle("Ordered::into_inner");
+        let settled = self.tracks_mut().settle("Ordered::into_inner");
         match settled {
             Settled::Proven(reported) => {
                 // SAFETY: taken once; `self` is forgotten below, so `Drop`
                 // does not touch it again.
                 let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
-                drop(std::mem::take(&mut *self.tracks()));
+                drop(std::mem::take(self.tracks_mut()));
                 drop(self.recycle.take());
                 std::mem::forget(self);
                 reported.map(|()| storage)
@@ -271,10 +302,11 @@ impl<S> Drop for Ordered<S> {
         if let Some(recycle) = self.recycle.take() {
             // SAFETY: taken once, here; nothing uses it after.
             let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
-            recycle(storage, std::mem::take(&mut *self.tracks()));
+            let tracks = std::mem::take(self.tracks_mut());
+            recycle.call(storage, tracks);
             return;
         }
-        let settled = self.tracks().settle("Ordered drop");
+        let settled = self.tracks_mut().settle("Ordered drop");
         match settled {
             Settled::Proven(reported) => {
                 if let Err(error) = reported {

@@ -1,0 +1,293 @@
+//! [`ThreadCaches`]: whole freed blocks kept per thread in front of a
+//! [`DevicePool`](super::DevicePool)'s shared state, with the counters that
+//! keep its statistics exact without a lock shared by every thread.
+//!
+//! A pool hit takes only the lock of the calling thread's cache, which no
+//! other thread takes unless it frees there too or the pool flushes the
+//! caches (a miss that must grow, `empty_cache`, sleep, a snapshot, the
+//! drop). Lock order: the pool's state, then a cache; a cache's lock is
+//! never held while the state's is taken.
+//!
+//! **Counting.** Each cache counts the bytes handed out and given back
+//! through it. The peaks need the sum of all caches at every moment, which
+//! only a shared counter knows; to keep a shared write off the hit path,
+//! each cache holds *headroom*: bytes already counted in the shared total
+//! but not in use. A cache draws on its headroom when its bytes rise and
+//! adds to it when they fall, touching the shared counter only when the
+//! headroom runs out or passes a cap (one large chunk). So the shared total
+//! is the true total plus every cache's headroom: it rises only when the
+//! true total reaches it, and its peak is exact while one thread uses the
+//! pool, and above the true peak by at most the other threads' headroom
+//! otherwise (never below it).
+
+use super::arena::SizeHasher;
+use super::device_pool::PoolBlock;
+use crate::stream::Tracks;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Whole blocks of one arena by size, each with the uses that may still be
+/// queued on it.
+type Blocks = HashMap<usize, Vec<(PoolBlock, Tracks)>, BuildHasherDefault<SizeHasher>>;
+
+/// The per-thread caches of one pool.
+pub(super) struct ThreadCaches {
+    caches: Box<[Padded]>,
+    /// Set while a tag is asleep: blocks then go through the pool's state,
+    /// which knows the tag sleeps.
+    bypass: AtomicBool,
+    /// Set once the pool's last handle is gone: the caches are bypassed
+    /// for good (a cached block holds the pool, so nothing may stay).
+    closed: AtomicBool,
+    allocated: SharedTotal,
+    active: SharedTotal,
+    /// The most headroom a cache keeps.
+    headroom_cap: usize,
+}
+
+/// A cache on a cache line of its own.
+#[repr(align(128))]
+struct Padded(Mutex<Cache>);
+
+/// One thread's cache.
+#[derive(Default)]
+pub(super) struct Cache {
+    /// By arena index.
+    blocks: Vec<Blocks>,
+    /// Bytes of cached blocks whose former work may still be queued.
+    busy: usize,
+    /// Bytes handed out here minus bytes given back here (a block may be
+    /// freed on another thread than the one that took it).
+    live: isize,
+    allocations: u64,
+    frees: u64,
+    allocated_headroom: usize,
+    active_headroom: usize,
+}
+
+/// A total counted across caches, with its peak.
+#[derive(Default)]
+struct SharedTotal {
+    total: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl SharedTotal {
+    /// The true total rose by `by`: spend headroom, count the rest.
+    fn rise(&self, headroom: &mut usize, by: usize) {
+        if *headroom >= by {
+            *headroom -= by;
+            return;
+        }
+        let short = by - *headroom;
+        *headroom = 0;
+        let total = self.total.fetch_add(short, Ordering::Relaxed).saturating_add(short);
+        self.peak.fetch_max(total, Ordering::Relaxed);
+    }
+
+    /// The true total fell by `by`: keep it as headroom up to `cap`.
+    fn fall(&self, headroom: &mut usize, by: usize, cap: usize) {
+        *headroom += by;
+        if *headroom > cap {
+            let excess = *headroom - cap;
+            // Never below zero, even if a count went wrong: a wrong peak
+            // is better than a wrapped one.
+            let _ = self.total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
+                Some(total.saturating_sub(excess))
+            });
+            *headroom = cap;
+        }
+    }
+
+    /// The true total changed by `delta`.
+    fn change(&self, headroom: &mut usize, delta: isize, cap: usize) {
+        if delta >= 0 {
+            self.rise(headroom, delta.unsigned_abs());
+        } else {
+            self.fall(headroom, delta.unsigned_abs(), cap);
+        }
+    }
+}
+
+/// What the caches hold together, for the statistics.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct CacheTotals {
+    /// Bytes in live blocks.
+    pub(super) allocated: usize,
+    /// Cached bytes whose former work may still be queued.
+    pub(super) busy: usize,
+    pub(super) allocations: u64,
+    pub(super) frees: u64,
+    pub(super) allocated_peak: usize,
+    pub(super) active_peak: usize,
+}
+
+thread_local! {
+    /// This thread's cache index (before the modulo), fixed at first use.
+    static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The next thread's slot.
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+fn slot() -> usize {
+    SLOT.with(|slot| {
+        slot.get().unwrap_or_else(|| {
+            let next = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
+            slot.set(Some(next));
+            next
+        })
+    })
+}
+
+impl ThreadCaches {
+    /// Caches for twice as many threads as the machine runs at once,
+    /// rounded up to a power of two (more threads share them), keeping at
+    /// most `headroom_cap` bytes of headroom each.
+    pub(super) fn new(headroom_cap: usize) -> Self {
+        let count = std::thread::available_parallelism()
+            .map_or(4, |threads| threads.get() * 2)
+            .next_power_of_two();
+        Self {
+            caches: (0..count).map(|_| Padded(Mutex::new(Cache::default()))).collect(),
+            bypass: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            allocated: SharedTotal::default(),
+            active: SharedTotal::default(),
+            headroom_cap,
+        }
+    }
+
+    /// The calling thread's cache.
+    pub(super) fn mine(&self) -> MutexGuard<'_, Cache> {
+        // The count is a power of two: a mask instead of a division.
+        lock(&self.caches[slot() & (self.caches.len() - 1)].0)
+    }
+
+    /// Takes a whole cached block of `size` bytes of `arena`, counted as
+    /// handed out; `None` on a miss or while the caches are bypassed.
+    pub(super) fn take(&self, arena: usize, size: usize) -> Option<(PoolBlock, Tracks)> {
+        let mut cache = self.mine();
+        if self.bypassed() {
+            return None;
+        }
+        let (block, tracks) = cache.blocks.get_mut(arena)?.get_mut(&size)?.pop()?;
+        let busy = !tracks.is_empty();
+        self.handed_out(&mut cache, size, if busy { 0 } else { size as isize });
+        if busy {
+            cache.busy -= size;
+        }
+        Some((block, tracks))
+    }
+
+    /// Keeps a freed block whole for the next request of its size, counted
+    /// as given back; gives it back to the caller while the caches are
+    /// bypassed.
+    pub(super) fn put(
+        &self,
+        arena: usize,
+        block: PoolBlock,
+        tracks: Tracks,
+    ) -> std::result::Result<(), (PoolBlock, Tracks)> {
+        let mut cache = self.mine();
+        if self.bypassed() {
+            return Err((block, tracks));
+        }
+        let len = block.len();
+        let busy = !tracks.is_empty();
+        self.given_back(&mut cache, len, if busy { 0 } else { -(len as isize) });
+        if busy {
+            cache.busy += len;
+        }
+        if cache.blocks.len() <= arena {
+            cache.blocks.resize_with(arena + 1, Blocks::default);
+        }
+        cache.blocks[arena].entry(len).or_default().push((block, tracks));
+        Ok(())
+    }
+
+    /// Counts `size` bytes handed out through `cache`, the active bytes
+    /// having changed by `active`.
+    pub(super) fn handed_out(&self, cache: &mut Cache, size: usize, active: isize) {
+        cache.live += size as isize;
+        cache.allocations += 1;
+        self.allocated.rise(&mut cache.allocated_headroom, size);
+        self.active
+            .change(&mut cache.active_headroom, active, self.headroom_cap);
+    }
+
+    /// Counts `len` bytes given back through `cache`, the active bytes
+    /// having changed by `active`.
+    pub(super) fn given_back(&self, cache: &mut Cache, len: usize, active: isize) {
+        cache.live -= len as isize;
+        cache.frees += 1;
+        self.allocated
+            .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
+        self.active
+            .change(&mut cache.active_headroom, active, self.headroom_cap);
+    }
+
+    /// Counts a change of the active bytes made by the pool's state on
+    /// behalf of the calling thread (settled work, coalescing).
+    pub(super) fn active_changed(&self, cache: &mut Cache, delta: isize) {
+        self.active.change(&mut cache.active_headroom, delta, self.headroom_cap);
+    }
+
+    /// Sets whether the caches are bypassed (while a tag sleeps).
+    pub(super) fn set_bypass(&self, bypass: bool) {
+        self.bypass.store(bypass, Ordering::Relaxed);
+    }
+
+    /// Bypasses the caches for good (the pool's last handle is gone).
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether blocks go through the pool's state instead. Read under a
+    /// cache's lock: whoever sets it and then flushes every cache (taking
+    /// each lock) leaves no block in them.
+    fn bypassed(&self) -> bool {
+        self.bypass.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
+    }
+
+    /// Empties every cache through `sink`; returns the busy bytes moved.
+    pub(super) fn flush_all(&self, sink: &mut impl FnMut(usize, PoolBlock, Tracks)) -> usize {
+        self.caches.iter().map(|padded| lock(&padded.0).flush(sink)).sum()
+    }
+
+    /// The caches' counts together.
+    pub(super) fn totals(&self) -> CacheTotals {
+        let mut totals = CacheTotals::default();
+        let mut live = 0isize;
+        for padded in &self.caches {
+            let cache = lock(&padded.0);
+            live += cache.live;
+            totals.busy += cache.busy;
+            totals.allocations += cache.allocations;
+            totals.frees += cache.frees;
+        }
+        totals.allocated = live.max(0).unsigned_abs();
+        totals.allocated_peak = self.allocated.peak.load(Ordering::Relaxed).max(totals.allocated);
+        totals.active_peak = self.active.peak.load(Ordering::Relaxed);
+        totals
+    }
+}
+
+impl Cache {
+    /// Empties this cache through `sink`; returns the busy bytes moved.
+    pub(super) fn flush(&mut self, sink: &mut impl FnMut(usize, PoolBlock, Tracks)) -> usize {
+        for (arena, sizes) in self.blocks.iter_mut().enumerate() {
+            for (block, tracks) in sizes.drain().flat_map(|(_, blocks)| blocks) {
+                sink(arena, block, tracks);
+            }
+        }
+        std::mem::take(&mut self.busy)
+    }
+}
+
+fn lock(cache: &Mutex<Cache>) -> MutexGuard<'_, Cache> {
+    cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
