@@ -326,3 +326,46 @@ fn thread_caches_keep_exact_statistics_and_give_their_blocks_back() {
     drop(last);
     software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
 }
+
+#[test]
+fn hits_on_four_threads_race_flushes_and_statistics() {
+    let (_serial, device, granule) = common::pool::start();
+    let since = soft::sequence_now();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 8, 2 * granule, 8)).unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|threads| {
+        for thread in 0..4usize {
+            let pool = &pool;
+            threads.spawn(move || {
+                for round in 0..2000usize {
+                    let sizes = [512 * (1 + (round + thread) % 7), 4096, 65536];
+                    let blocks: Vec<_> = sizes.iter().map(|&size| pool.alloc(size).unwrap()).collect();
+                    assert!(blocks.iter().all(|block| block.byte_len() >= 512));
+                    drop(blocks);
+                }
+            });
+        }
+        // Meanwhile: flushes from this thread, and the statistics.
+        let watcher = threads.spawn(|| {
+            let mut checks = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                pool.empty_cache().unwrap();
+                let stats = pool.stats();
+                assert!(stats.allocated <= stats.reserved && stats.allocated_peak >= stats.allocated);
+                assert!(pool.snapshot().segments.len() >= 2);
+                checks += 1;
+            }
+            checks
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(watcher.join().unwrap() > 0);
+    });
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.active), (0, 0));
+    assert_eq!((stats.allocations, stats.frees), (4 * 2000 * 3, 4 * 2000 * 3));
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().reserved, 0, "every cached block came back");
+    drop(pool);
+    software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
+}

@@ -202,9 +202,13 @@ impl DevicePool {
 
     fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
+        // The rounding is a power of two (checked with the config): a mask
+        // instead of a division.
+        let mask = shared.config.rounding - 1;
         let size = bytes
             .max(1)
-            .checked_next_multiple_of(shared.config.rounding)
+            .checked_add(mask)
+            .map(|padded| padded & !mask)
             .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
         let class = shared.class_of(size);
         let arena = match tag {

@@ -2,11 +2,11 @@
 //! [`DevicePool`](super::DevicePool)'s shared state, with the counters that
 //! keep its statistics exact without a lock shared by every thread.
 //!
-//! A pool hit takes only the lock of the calling thread's cache, which no
-//! other thread takes unless it frees there too or the pool flushes the
-//! caches (a miss that must grow, `empty_cache`, sleep, a snapshot, the
-//! drop). Lock order: the pool's state, then a cache; a cache's lock is
-//! never held while the state's is taken.
+//! A pool hit holds only the calling thread's cache, which no other thread
+//! holds unless it shares the slot or the pool flushes the caches (a miss
+//! that must grow, `empty_cache`, sleep, a snapshot, the drop). Order: the
+//! pool's state, then a cache; a cache is never held while the state's
+//! lock is taken.
 //!
 //! **Counting.** Each cache counts the bytes handed out and given back
 //! through it. The peaks need the sum of all caches at every moment, which
@@ -26,8 +26,8 @@ use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// Whole blocks of one arena by size, each with the uses that may still be
 /// queued on it.
@@ -48,9 +48,91 @@ pub(super) struct ThreadCaches {
     headroom_cap: usize,
 }
 
-/// A cache on a cache line of its own.
+/// A cache on a cache line of its own, held by whoever swapped its
+/// pointer out (null while held): its thread for a hit, which then costs
+/// one atomic swap and a plain store instead of a lock and an unlock, or a
+/// flush, which waits for the hit to end.
 #[repr(align(128))]
-struct Padded(Mutex<Cache>);
+struct Padded(AtomicPtr<Cache>);
+
+// The slots hold their caches by pointer, which hides the cache's type
+// from the auto traits: what they hold must be able to move between the
+// threads that hold it.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Cache>();
+};
+
+/// Exclusive access to a cache until dropped (the pointer goes back).
+pub(super) struct Held<'a> {
+    slot: &'a AtomicPtr<Cache>,
+    cache: NonNull<Cache>,
+}
+
+impl Padded {
+    fn new() -> Self {
+        Self(AtomicPtr::new(Box::into_raw(Box::default())))
+    }
+
+    /// The cache, unless someone holds it.
+    fn try_hold(&self) -> Option<Held<'_>> {
+        let cache = NonNull::new(self.0.swap(std::ptr::null_mut(), Ordering::AcqRel))?;
+        Some(Held { slot: &self.0, cache })
+    }
+
+    /// The cache, once its holder lets go (holders never block while
+    /// holding one: a hit, or a flush under the pool's state lock, which a
+    /// hit never takes).
+    fn hold(&self) -> Held<'_> {
+        let mut spins = 0u32;
+        loop {
+            if let Some(held) = self.try_hold() {
+                return held;
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+impl Drop for Padded {
+    fn drop(&mut self) {
+        let cache = *self.0.get_mut();
+        if !cache.is_null() {
+            // SAFETY: the pointer came from `Box::into_raw` in `new`, and
+            // with `&mut self` no one holds it.
+            drop(unsafe { Box::from_raw(cache) });
+        }
+    }
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Cache;
+
+    fn deref(&self) -> &Cache {
+        // SAFETY: swapping the pointer out of the slot made this holder the
+        // only one until it is stored back in `drop`; the box lives as long
+        // as the slot.
+        unsafe { self.cache.as_ref() }
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Cache {
+        // SAFETY: as in `deref`; `&mut self` makes this access exclusive.
+        unsafe { self.cache.as_mut() }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.slot.store(self.cache.as_ptr(), Ordering::Release);
+    }
+}
 
 /// One thread's cache.
 #[derive(Default)]
@@ -152,7 +234,7 @@ impl ThreadCaches {
             .map_or(4, |threads| threads.get() * 2)
             .next_power_of_two();
         Self {
-            caches: (0..count).map(|_| Padded(Mutex::new(Cache::default()))).collect(),
+            caches: (0..count).map(|_| Padded::new()).collect(),
             bypass: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             allocated: SharedTotal::default(),
@@ -161,16 +243,23 @@ impl ThreadCaches {
         }
     }
 
-    /// The calling thread's cache.
-    pub(super) fn mine(&self) -> MutexGuard<'_, Cache> {
+    /// The calling thread's slot.
+    fn my_slot(&self) -> &Padded {
         // The count is a power of two: a mask instead of a division.
-        lock(&self.caches[slot() & (self.caches.len() - 1)].0)
+        &self.caches[slot() & (self.caches.len() - 1)]
+    }
+
+    /// The calling thread's cache, once no one else holds it.
+    pub(super) fn mine(&self) -> Held<'_> {
+        self.my_slot().hold()
     }
 
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
     /// handed out; `None` on a miss or while the caches are bypassed.
+    #[inline]
     pub(super) fn take(&self, arena: usize, size: usize) -> Option<(PoolBlock, Tracks)> {
-        let mut cache = self.mine();
+        // Held by a flush (or a thread sharing the slot): a miss.
+        let mut cache = self.my_slot().try_hold()?;
         if self.bypassed() {
             return None;
         }
@@ -192,7 +281,9 @@ impl ThreadCaches {
         block: PoolBlock,
         tracks: Tracks,
     ) -> std::result::Result<(), (PoolBlock, Tracks)> {
-        let mut cache = self.mine();
+        let Some(mut cache) = self.my_slot().try_hold() else {
+            return Err((block, tracks));
+        };
         if self.bypassed() {
             return Err((block, tracks));
         }
@@ -246,16 +337,16 @@ impl ThreadCaches {
         self.closed.store(true, Ordering::Relaxed);
     }
 
-    /// Whether blocks go through the pool's state instead. Read under a
-    /// cache's lock: whoever sets it and then flushes every cache (taking
-    /// each lock) leaves no block in them.
+    /// Whether blocks go through the pool's state instead. Read while
+    /// holding a cache: whoever sets it and then flushes every cache
+    /// (holding each in turn) leaves no block in them.
     fn bypassed(&self) -> bool {
         self.bypass.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
     }
 
     /// Empties every cache through `sink`; returns the busy bytes moved.
     pub(super) fn flush_all(&self, sink: &mut impl FnMut(usize, PoolBlock, Tracks)) -> usize {
-        self.caches.iter().map(|padded| lock(&padded.0).flush(sink)).sum()
+        self.caches.iter().map(|padded| padded.hold().flush(sink)).sum()
     }
 
     /// The caches' counts together.
@@ -263,7 +354,7 @@ impl ThreadCaches {
         let mut totals = CacheTotals::default();
         let mut live = 0isize;
         for padded in &self.caches {
-            let cache = lock(&padded.0);
+            let cache = padded.hold();
             live += cache.live;
             totals.busy += cache.busy;
             totals.allocations += cache.allocations;
@@ -286,8 +377,4 @@ impl Cache {
         }
         std::mem::take(&mut self.busy)
     }
-}
-
-fn lock(cache: &Mutex<Cache>) -> MutexGuard<'_, Cache> {
-    cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

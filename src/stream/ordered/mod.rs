@@ -126,6 +126,7 @@ impl<S> Ordered<S> {
     /// dropping the value hands both to `recycle` without waiting (the
     /// caller keeps them apart from the host and from release until the
     /// uses are proven finished).
+    #[inline]
     pub(crate) fn recycled(storage: S, tracks: Tracks, recycle: Recycle<S>) -> Self {
         Self {
             storage: ManuallyDrop::new(storage),
