@@ -170,12 +170,28 @@ fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
     fill(&weights, 7, &stream);
     stream.synchronize().unwrap();
     let reserved = pool.stats().reserved;
+    let before = soft::live();
+    // The first cycle leaves the offload's pinned buffer as a spare...
+    pool.sleep(&["weights"]).unwrap();
+    pool.wake().unwrap();
+    assert_eq!(pool.stats().offload_spare, 2 * granule);
     let live = soft::live();
+    software_only(|| assert_eq!(live.host_bytes, before.host_bytes + 2 * granule as u64));
+    // ...which every later cycle reuses.
     for cycle in 0..100 {
         pool.sleep(&["weights"]).unwrap();
+        assert_eq!(
+            pool.stats().offload_spare,
+            0,
+            "cycle {cycle}: the spare holds the offload"
+        );
         pool.wake().unwrap();
         let stats = pool.stats();
-        assert_eq!((stats.reserved, stats.offloaded), (reserved, 0), "cycle {cycle}");
+        assert_eq!(
+            (stats.reserved, stats.offloaded, stats.offload_spare),
+            (reserved, 0, 2 * granule),
+            "cycle {cycle}"
+        );
         software_only(|| {
             let now = soft::live();
             assert_eq!(now.physical_bytes, live.physical_bytes, "cycle {cycle}: device memory");
@@ -185,6 +201,10 @@ fn a_hundred_sleep_wake_cycles_leave_the_pool_and_the_host_where_they_were() {
     }
     assert_eq!(pool.stats().reserved_peak, reserved, "no cycle mapped more");
     assert!(all(&common::pool::read_block(&device, &weights, &stream), 7));
+    // `empty_cache` frees the spare.
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().offload_spare, 0);
+    software_only(|| assert_eq!(soft::live().host_bytes, before.host_bytes));
     drop((weights, kv));
 }
 

@@ -107,6 +107,8 @@ pub(super) struct State {
     /// The statistics kept here (reserved memory, counts of events); the
     /// thread caches count the allocations.
     pub(super) stats: PoolStats,
+    /// Pinned buffers of earlier offloads, for the next sleep.
+    spares: sleep::Spares,
 }
 
 impl DevicePool {
@@ -133,6 +135,7 @@ impl DevicePool {
             state: Mutex::new(State {
                 arenas: vec![default],
                 stats: PoolStats::default(),
+                spares: sleep::Spares::default(),
             }),
         });
         Ok(Self {
@@ -247,7 +250,8 @@ impl DevicePool {
     /// back to the device, after the work queued on them is proven
     /// finished (each stream that used them is synchronised: the fence is
     /// on exactly the streams that touched that memory). Tags asleep are
-    /// left as they are.
+    /// left as they are. The pinned buffers kept from earlier offloads
+    /// ([`PoolStats::offload_spare`]) are freed too.
     ///
     /// # Errors
     ///
@@ -255,7 +259,11 @@ impl DevicePool {
     /// finished (that segment keeps its chunks); the runtime's code of an
     /// unmap (the segment is as before).
     pub fn empty_cache(&self) -> Result<()> {
-        self.shared.with_caches_flushed(State::empty_cache)
+        self.shared.with_caches_flushed(|state| {
+            state.spares.clear();
+            state.stats.offload_spare = 0;
+            state.empty_cache()
+        })
     }
 
     /// Puts every tag that is awake to sleep: the live blocks of the tags
@@ -264,7 +272,10 @@ impl DevicePool {
     /// its device address (the addresses stay reserved for the pool), and
     /// [`DevicePool::wake`] maps new memory there and restores the
     /// offloaded contents; the contents of the other tags are discarded,
-    /// as in vLLM's sleep mode.
+    /// as in vLLM's sleep mode. The pinned buffer of an offload is kept
+    /// after the wake for the next sleep ([`PoolStats::offload_spare`];
+    /// [`DevicePool::empty_cache`] frees it), as torch's caching host
+    /// allocator keeps vLLM's CPU backup.
     ///
     /// It first waits for all work queued on the pool's device
     /// (`aclrtSynchronizeDevice`: the fence is on the device that owns the
@@ -317,8 +328,8 @@ impl DevicePool {
         // which tags sleep; the caches' blocks go back to their segments.
         self.shared.caches.set_bypass(true);
         self.shared.with_caches_flushed(|state| {
-            let State { arenas, stats } = state;
-            let slept = sleep::sleep(arenas, device, offload, stats);
+            let State { arenas, stats, spares } = state;
+            let slept = sleep::sleep(arenas, device, offload, stats, spares);
             self.shared.caches.set_bypass(state.any_asleep());
             slept
         })
@@ -348,8 +359,8 @@ impl DevicePool {
 
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
-        let State { arenas, stats } = &mut *state;
-        let woken = sleep::wake(arenas, tags, stats);
+        let State { arenas, stats, spares } = &mut *state;
+        let woken = sleep::wake(arenas, tags, stats, spares);
         self.shared.caches.set_bypass(state.any_asleep());
         woken
     }
@@ -522,7 +533,7 @@ impl Shared {
                 *moved += self.flush_caches(state);
                 continue;
             }
-            let State { arenas, stats } = &mut *state;
+            let State { arenas, stats, .. } = &mut *state;
             match arenas[arena].grow(class, size, stats) {
                 Ok(()) => continue,
                 Err(cause) if !retried => {

@@ -22,6 +22,42 @@ pub(super) struct Asleep {
     saved: Option<Saved>,
 }
 
+/// Pinned buffers of earlier offloads, kept for the next sleep: allocating
+/// and first touching a fresh buffer costs more than the copy into it
+/// (torch's caching host allocator keeps vLLM's CPU backup the same way).
+/// [`DevicePool::empty_cache`](super::DevicePool::empty_cache) frees them.
+#[derive(Default)]
+pub(super) struct Spares(Vec<PinnedHostBuf<u8>>);
+
+impl Spares {
+    /// The smallest spare of at least `len` bytes.
+    fn take(&mut self, len: usize) -> Option<PinnedHostBuf<u8>> {
+        let (index, _) = self
+            .0
+            .iter()
+            .enumerate()
+            .filter(|(_, host)| host.len() >= len)
+            .min_by_key(|(_, host)| host.len())?;
+        Some(self.0.swap_remove(index))
+    }
+
+    /// Keeps the buffers of `saved` (a sleep that did not complete, or a
+    /// completed wake).
+    fn keep(&mut self, saved: impl IntoIterator<Item = Saved>) {
+        self.0.extend(saved.into_iter().map(|saved| saved.host));
+    }
+
+    /// Bytes kept.
+    pub(super) fn bytes(&self) -> usize {
+        self.0.iter().map(PinnedHostBuf::len).sum()
+    }
+
+    /// Frees every spare.
+    pub(super) fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Live ranges of an arena copied to one pinned host buffer.
 struct Saved {
     /// `(class, offset, len)`, in the order of their bytes in `host`.
@@ -30,15 +66,24 @@ struct Saved {
 }
 
 impl Asleep {
-    /// Host bytes holding offloaded contents.
+    /// Bytes of offloaded contents (the pinned buffer holding them may be
+    /// larger: a spare reused).
     pub(super) fn offloaded(&self) -> usize {
-        self.saved.as_ref().map_or(0, |saved| saved.host.len())
+        self.saved
+            .as_ref()
+            .map_or(0, |saved| saved.ranges.iter().map(|&(_, _, len)| len).sum())
     }
 }
 
 /// Puts every awake arena to sleep, offloading the live blocks of the
 /// arenas whose tag is in `offload`.
-pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], stats: &mut PoolStats) -> Result<()> {
+pub(super) fn sleep(
+    arenas: &mut [Arena],
+    device: &Device,
+    offload: &[&str],
+    stats: &mut PoolStats,
+    spares: &mut Spares,
+) -> Result<()> {
     const API: &str = "DevicePool::sleep";
     let targets: Vec<usize> = (0..arenas.len()).filter(|&i| arenas[i].asleep.is_none()).collect();
     if targets.is_empty() {
@@ -71,15 +116,22 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
             }
         }
     }
-    // Copies out; a failure drops the copies made so far.
+    // Copies out; a failure keeps the buffers of the copies made so far as
+    // spares.
     let mut saved = Vec::with_capacity(targets.len());
     for &i in &targets {
         let arena = &arenas[i];
-        saved.push(if offload.contains(&arena.tag.as_str()) {
-            offload_arena(arena, device)?
-        } else {
-            None
-        });
+        if !offload.contains(&arena.tag.as_str()) {
+            saved.push(None);
+            continue;
+        }
+        match offload_arena(arena, device, spares) {
+            Ok(copied) => saved.push(copied),
+            Err(error) => {
+                spares.keep(saved.into_iter().flatten());
+                return Err(error);
+            }
+        }
     }
     // Unmaps; the physical memory stays in each segment as spare chunks,
     // so a failure maps the same memory back, with its contents.
@@ -102,6 +154,7 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
                             );
                         }
                     }
+                    spares.keep(saved.into_iter().flatten());
                     return Err(error);
                 }
             }
@@ -126,12 +179,17 @@ pub(super) fn sleep(arenas: &mut [Arena], device: &Device, offload: &[&str], sta
         stats.chunks_unmapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
     }
     stats.sleeps += 1;
-    account(arenas, stats);
+    account(arenas, stats, spares);
     Ok(())
 }
 
 /// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).
-pub(super) fn wake(arenas: &mut [Arena], tags: Option<&[&str]>, stats: &mut PoolStats) -> Result<()> {
+pub(super) fn wake(
+    arenas: &mut [Arena],
+    tags: Option<&[&str]>,
+    stats: &mut PoolStats,
+    spares: &mut Spares,
+) -> Result<()> {
     let targets: Vec<usize> = (0..arenas.len())
         .filter(|&i| arenas[i].asleep.is_some() && tags.is_none_or(|tags| tags.contains(&arenas[i].tag.as_str())))
         .collect();
@@ -155,15 +213,17 @@ pub(super) fn wake(arenas: &mut [Arena], tags: Option<&[&str]>, stats: &mut Pool
             return Err(undo_wake(arenas, &mapped, error));
         }
     }
-    // Commit: the offloaded copies are freed.
+    // Commit: the offloaded copies' buffers are kept for the next sleep.
     for &i in &targets {
-        arenas[i].asleep = None;
+        if let Some(asleep) = arenas[i].asleep.take() {
+            spares.keep(asleep.saved);
+        }
     }
     for &(i, class, size) in &mapped {
         stats.chunks_mapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
     }
     stats.wakes += 1;
-    account(arenas, stats);
+    account(arenas, stats, spares);
     stats.note_reserved_peak();
     Ok(())
 }
@@ -183,8 +243,9 @@ fn undo_wake(arenas: &[Arena], mapped: &[(usize, usize, usize)], error: Error) -
     error
 }
 
-/// Copies the live blocks of `arena` to a new pinned buffer.
-fn offload_arena(arena: &Arena, device: &Device) -> Result<Option<Saved>> {
+/// Copies the live blocks of `arena` to a pinned buffer: a spare, or a new
+/// one. A failed copy keeps the buffer as a spare.
+fn offload_arena(arena: &Arena, device: &Device, spares: &mut Spares) -> Result<Option<Saved>> {
     let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
     for (class, segment) in arena.classes.iter().map(|class| &class.segment).enumerate() {
         for (offset, len) in segment.live_ranges() {
@@ -203,16 +264,22 @@ fn offload_arena(arena: &Arena, device: &Device) -> Result<Option<Saved>> {
     if total == 0 {
         return Ok(None);
     }
-    // SAFETY: nothing reads the buffer before the copies below have written
-    // every byte (the ranges fill it exactly); on a failure it is dropped
-    // unread.
-    let mut host = unsafe { PinnedHostBuf::<u8>::uninit(device, total) }?;
+    let mut host = match spares.take(total) {
+        Some(spare) => spare,
+        // SAFETY: nothing reads the buffer before the copies below have
+        // written its first `total` bytes (the ranges fill them exactly),
+        // and only those are read back; on a failure it is kept unread.
+        None => unsafe { PinnedHostBuf::<u8>::uninit(device, total) }?,
+    };
     let base = host.as_mut_ptr();
     let mut at = 0;
     for &(class, offset, len) in &ranges {
-        // SAFETY: `at + len <= total`, so the destination lies inside the
-        // buffer, which this function owns for the whole call.
-        unsafe { arena.classes[class].segment.copy_out(offset, base.add(at).cast(), len) }?;
+        // SAFETY: `at + len <= total <= host.len()`, so the destination lies
+        // inside the buffer, which this function owns for the whole call.
+        if let Err(error) = unsafe { arena.classes[class].segment.copy_out(offset, base.add(at).cast(), len) } {
+            spares.0.push(host);
+            return Err(error);
+        }
         at += len;
     }
     Ok(Some(Saved { ranges, host }))
@@ -236,7 +303,8 @@ fn restore(arena: &Arena) -> Result<()> {
 }
 
 /// The statistics that follow from the arenas' state.
-fn account(arenas: &[Arena], stats: &mut PoolStats) {
+pub(super) fn account(arenas: &[Arena], stats: &mut PoolStats, spares: &Spares) {
+    stats.offload_spare = spares.bytes();
     stats.reserved = arenas.iter().map(Arena::mapped).sum();
     stats.offloaded = arenas
         .iter()

@@ -40,9 +40,12 @@ pub struct PoolStats {
     pub sleeps: u64,
     /// Completed [`wake`](super::DevicePool::wake)s.
     pub wakes: u64,
-    /// Bytes of pinned host memory holding the offloaded contents of
-    /// sleeping tags.
+    /// Bytes of offloaded contents of sleeping tags, held in pinned host
+    /// memory.
     pub offloaded: usize,
+    /// Bytes of pinned host memory kept from earlier offloads for the next
+    /// sleep (freed by [`empty_cache`](super::DevicePool::empty_cache)).
+    pub offload_spare: usize,
 }
 
 impl PoolStats {
