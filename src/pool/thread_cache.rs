@@ -29,9 +29,59 @@ use std::hash::BuildHasherDefault;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// Whole blocks of one arena by size, each with the uses that may still be
-/// queued on it.
-type Blocks = HashMap<usize, Vec<(PoolBlock, Tracks)>, BuildHasherDefault<SizeHasher>>;
+/// A cached block with the uses that may still be queued on it.
+type Cached = (PoolBlock, Tracks);
+
+/// Whole blocks of one arena by size. The size used last is found without
+/// hashing (a loop allocating and freeing one size never hashes).
+#[derive(Default)]
+struct Blocks {
+    /// `(size, blocks)`, in the order the sizes were first seen.
+    stacks: Vec<(usize, Vec<Cached>)>,
+    /// Where each size is in `stacks`.
+    index: HashMap<usize, usize, BuildHasherDefault<SizeHasher>>,
+    /// The place in `stacks` of the size used last.
+    last: usize,
+}
+
+impl Blocks {
+    /// The place of `size` in `stacks`, if it has one.
+    #[inline]
+    fn find(&mut self, size: usize) -> Option<usize> {
+        if self.stacks.get(self.last).is_some_and(|(known, _)| *known == size) {
+            return Some(self.last);
+        }
+        let place = *self.index.get(&size)?;
+        self.last = place;
+        Some(place)
+    }
+
+    #[inline]
+    fn pop(&mut self, size: usize) -> Option<Cached> {
+        let place = self.find(size)?;
+        self.stacks[place].1.pop()
+    }
+
+    #[inline]
+    fn push(&mut self, size: usize, cached: Cached) {
+        let place = match self.find(size) {
+            Some(place) => place,
+            None => {
+                self.stacks.push((size, Vec::new()));
+                let place = self.stacks.len() - 1;
+                self.index.insert(size, place);
+                self.last = place;
+                place
+            }
+        };
+        self.stacks[place].1.push(cached);
+    }
+
+    /// Every cached block, taken out (the sizes stay known).
+    fn drain(&mut self) -> impl Iterator<Item = Cached> + '_ {
+        self.stacks.iter_mut().flat_map(|(_, blocks)| blocks.drain(..))
+    }
+}
 
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
@@ -263,7 +313,7 @@ impl ThreadCaches {
         if self.bypassed() {
             return None;
         }
-        let (block, tracks) = cache.blocks.get_mut(arena)?.get_mut(&size)?.pop()?;
+        let (block, tracks) = cache.blocks.get_mut(arena)?.pop(size)?;
         let busy = !tracks.is_empty();
         self.handed_out(&mut cache, size, if busy { 0 } else { size as isize });
         if busy {
@@ -296,7 +346,7 @@ impl ThreadCaches {
         if cache.blocks.len() <= arena {
             cache.blocks.resize_with(arena + 1, Blocks::default);
         }
-        cache.blocks[arena].entry(len).or_default().push((block, tracks));
+        cache.blocks[arena].push(len, (block, tracks));
         Ok(())
     }
 
@@ -371,7 +421,7 @@ impl Cache {
     /// Empties this cache through `sink`; returns the busy bytes moved.
     pub(super) fn flush(&mut self, sink: &mut impl FnMut(usize, PoolBlock, Tracks)) -> usize {
         for (arena, sizes) in self.blocks.iter_mut().enumerate() {
-            for (block, tracks) in sizes.drain().flat_map(|(_, blocks)| blocks) {
+            for (block, tracks) in sizes.drain() {
                 sink(arena, block, tracks);
             }
         }
