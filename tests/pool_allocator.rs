@@ -98,3 +98,19 @@ fn a_pool_that_cannot_serve_returns_no_block() {
     allocator.free(block);
     assert_eq!(allocator.outstanding(), 0);
 }
+
+#[test]
+fn blocks_the_runtime_still_holds_are_kept_when_the_allocator_goes() {
+    use ascend::allocator::DeviceAllocator;
+    let device = common::device();
+    let pool = DevicePool::new(&device, PoolConfig::default()).unwrap();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let allocator = pool.stream_allocator(&stream);
+    let held = allocator.alloc(4096).expect("a block");
+    // Dropped (for example unregistered) with the block never freed.
+    drop(allocator);
+    // The block stays counted and its memory is not handed out again.
+    assert_eq!(pool.stats().allocated, 4096);
+    let next = pool.alloc(4096).unwrap();
+    assert_ne!(next.device_ptr(), held.address().as_ptr().cast_const());
+}

@@ -164,6 +164,27 @@ fn a_failure_while_undoing_leaves_a_consistent_segment() {
 }
 
 #[test]
+fn chunks_a_failed_undo_leaves_spare_are_mapped_back_where_they_were() {
+    let Some((_serial, prop, chunk)) = start() else { return };
+    let mut segment = fixture(&prop, chunk, 4, 0);
+    let data = segment.as_slice::<u32>().unwrap().to_vec().unwrap();
+    // The shrink unmaps the last two chunks, fails on the second; mapping
+    // the third back fails too: the last two become spare.
+    soft::inject_fault("aclrtUnmapMem", 3, CODE).unwrap();
+    soft::inject_fault("aclrtMapMem", 1, CODE).unwrap();
+    assert!(segment.shrink(3 * chunk).is_err());
+    soft::clear_faults();
+    assert_eq!((segment.size(), segment.spare_chunks()), (2 * chunk, 2));
+    // Growing maps them back in address order, with their contents.
+    segment.grow(2 * chunk).unwrap();
+    assert_eq!(segment.spare_chunks(), 0);
+    assert!(
+        segment.as_slice::<u32>().unwrap().to_vec().unwrap() == data,
+        "a chunk came back at another address"
+    );
+}
+
+#[test]
 fn a_mapping_whose_unmap_fails_keeps_its_range_and_memory() {
     let Some((_serial, prop, chunk)) = start() else { return };
     let since = soft::sequence_now();

@@ -102,12 +102,18 @@ impl Arena {
         if mapped + more > segment.capacity() {
             return Err(format!("the {}-byte reservation is full", segment.capacity()));
         }
-        segment.grow(more).map_err(|error| error.to_string())?;
-        free.insert(mapped, more, Tracks::default());
-        stats.reserved += more;
-        stats.note_reserved_peak();
-        stats.chunks_mapped += (more / segment.chunk_size()) as u64;
-        Ok(())
+        let grown = segment.grow(more);
+        // Whatever the outcome, the free list and the statistics follow what
+        // is mapped now: a growth whose undo failed keeps chunks mapped,
+        // which are new, unused memory.
+        let now = segment.size();
+        if now > mapped {
+            free.insert(mapped, now - mapped, Tracks::default());
+            stats.reserved += now - mapped;
+            stats.note_reserved_peak();
+            stats.chunks_mapped += ((now - mapped) / segment.chunk_size()) as u64;
+        }
+        grown.map_err(|error| error.to_string())
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -137,11 +143,18 @@ impl Arena {
             if !proven {
                 continue;
             }
-            match class.segment.shrink(mapped - keep) {
+            let shrunk = class.segment.shrink(mapped - keep);
+            // Whatever the outcome, the free list and the statistics follow
+            // what is mapped now: a shrink whose undo failed leaves chunks
+            // unmapped (their ranges were proven idle above).
+            let now = class.segment.size();
+            if now < mapped {
+                class.free.cut(now);
+                stats.reserved -= mapped - now;
+                stats.chunks_unmapped += ((mapped - now) / chunk) as u64;
+            }
+            match shrunk {
                 Ok(()) => {
-                    class.free.cut(keep);
-                    stats.reserved -= mapped - keep;
-                    stats.chunks_unmapped += ((mapped - keep) / chunk) as u64;
                     if let Err(error) = class.segment.release_spare() {
                         first.get_or_insert(error);
                     }

@@ -323,16 +323,23 @@ impl DevicePool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn sleep(&self, offload: &[&str]) -> Result<()> {
-        let device = &self.shared.device;
-        // Blocks freed from now on go through the state, which knows
-        // which tags sleep; the caches' blocks go back to their segments.
-        self.shared.caches.set_bypass(true);
-        self.shared.with_caches_flushed(|state| {
-            let State { arenas, stats, spares } = state;
-            let slept = sleep::sleep(arenas, device, offload, stats, spares);
-            self.shared.caches.set_bypass(state.any_asleep());
-            slept
-        })
+        let shared = &self.shared;
+        let mut state = shared.state();
+        // Blocks freed from now on go through the state, which knows which
+        // tags sleep (set under the lock, so a wake cannot clear it
+        // meanwhile); the caches' blocks go back to their segments.
+        shared.caches.set_bypass(true);
+        let before = state.busy();
+        let moved = shared.flush_caches(&mut state);
+        let State { arenas, stats, spares } = &mut *state;
+        let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
+        // A failed sleep may have kept spares, or put a tag to sleep that
+        // could not be mapped back.
+        stats.offload_spare = spares.bytes();
+        shared.caches.set_bypass(state.any_asleep());
+        let delta = signed(state.busy()) - signed(before) - signed(moved);
+        shared.caches.active_changed(&mut shared.caches.mine(), delta);
+        slept
     }
 
     /// Wakes every sleeping tag: maps new physical memory at the same
@@ -361,6 +368,7 @@ impl DevicePool {
         let mut state = self.shared.state();
         let State { arenas, stats, spares } = &mut *state;
         let woken = sleep::wake(arenas, tags, stats, spares);
+        stats.offload_spare = spares.bytes();
         self.shared.caches.set_bypass(state.any_asleep());
         woken
     }

@@ -135,26 +135,27 @@ pub(super) fn sleep(
     }
     // Unmaps; the physical memory stays in each segment as spare chunks,
     // so a failure maps the same memory back, with its contents.
-    let mut sizes = vec![[0; 2]; targets.len()];
+    let originals: Vec<[usize; 2]> = targets
+        .iter()
+        .map(|&i| [0, 1].map(|class| arenas[i].classes[class].segment.size()))
+        .collect();
     let mut unmapped: Vec<(usize, usize, usize)> = Vec::new();
-    for (sizes, &i) in sizes.iter_mut().zip(&targets) {
-        for (class, size) in sizes.iter_mut().enumerate() {
+    for &i in &targets {
+        for class in 0..2 {
             match arenas[i].classes[class].segment.suspend() {
-                Ok(bytes) => {
-                    *size = bytes;
-                    unmapped.push((i, class, bytes));
-                }
+                Ok(bytes) => unmapped.push((i, class, bytes)),
                 Err(error) => {
                     for &(i, class, size) in unmapped.iter().rev() {
                         if let Err(undo) = arenas[i].classes[class].segment.resume(size) {
                             log::error!(
-                                "{API}: mapping tag `{}` again after `{error}` failed ({undo}); its blocks are not \
-                                 mapped",
+                                "{API}: mapping tag `{}` again after `{error}` failed ({undo}); it stays asleep \
+                                 until a wake maps it",
                                 arenas[i].tag
                             );
                         }
                     }
-                    spares.keep(saved.into_iter().flatten());
+                    keep_unmapped_asleep(arenas, &targets, &originals, saved, spares);
+                    account(arenas, stats, spares);
                     return Err(error);
                 }
             }
@@ -172,7 +173,7 @@ pub(super) fn sleep(
             }
         }
     }
-    for ((&i, sizes), saved) in targets.iter().zip(sizes).zip(saved) {
+    for ((&i, sizes), saved) in targets.iter().zip(originals).zip(saved) {
         arenas[i].asleep = Some(Asleep { sizes, saved });
     }
     for &(i, class, size) in &unmapped {
@@ -181,6 +182,27 @@ pub(super) fn sleep(
     stats.sleeps += 1;
     account(arenas, stats, spares);
     Ok(())
+}
+
+/// After a sleep failed and its undo failed too: a target arena whose
+/// segments are not all mapped as before is put to sleep as it is (its
+/// allocations are refused; a wake maps it and restores its offloaded
+/// contents); the offloads of the others go back to the spares.
+fn keep_unmapped_asleep(
+    arenas: &mut [Arena],
+    targets: &[usize],
+    originals: &[[usize; 2]],
+    saved: Vec<Option<Saved>>,
+    spares: &mut Spares,
+) {
+    for ((&i, &sizes), saved) in targets.iter().zip(originals).zip(saved) {
+        let now = [0, 1].map(|class| arenas[i].classes[class].segment.size());
+        if now == sizes {
+            spares.keep(saved);
+        } else {
+            arenas[i].asleep = Some(Asleep { sizes, saved });
+        }
+    }
 }
 
 /// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).

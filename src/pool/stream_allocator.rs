@@ -71,7 +71,8 @@ impl PoolAllocator {
 
 // SAFETY: every block is a live pool block of at least `size` bytes of the
 // pool's device, kept in `live` (so neither freed nor handed out again)
-// until `free` takes it back; the stream was made to wait for the block's
+// until `free` takes it back, and leaked if the allocator is dropped
+// before (the runtime may still hold it); the stream was made to wait for the block's
 // former uses, and the stream's work is noted on it, so the pool reuses
 // the memory elsewhere only after that work.
 unsafe impl DeviceAllocator for PoolAllocator {
@@ -103,6 +104,25 @@ unsafe impl DeviceAllocator for PoolAllocator {
             // Back to the cache with the stream's work.
             Some(block) => drop(block),
             None => log::warn!("PoolAllocator: free of {block:?}, which it did not hand out"),
+        }
+    }
+}
+
+impl Drop for PoolAllocator {
+    fn drop(&mut self) {
+        // Blocks the runtime never gave back may still be in its hands (an
+        // allocator unregistered with blocks outstanding): keep (leak)
+        // them, never let the pool hand their memory out again.
+        let live = match self.live.get_mut() {
+            Ok(live) => std::mem::take(live),
+            Err(poisoned) => std::mem::take(poisoned.into_inner()),
+        };
+        if !live.is_empty() {
+            log::warn!(
+                "PoolAllocator: dropped with {} block(s) the runtime never freed; they are kept, not reused",
+                live.len()
+            );
+            live.into_values().for_each(std::mem::forget);
         }
     }
 }

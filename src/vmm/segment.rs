@@ -308,9 +308,12 @@ impl ExpandableSegment {
 
     /// Maps again, in address order, the chunks a failed shrink unmapped
     /// (`unmapped` holds them from the end backwards).
+    ///
+    /// When a map fails, the chunks not mapped again become spares in the
+    /// order `grow` maps them back: the one nearest the base first.
     fn undo_shrink(&mut self, unmapped: Vec<Arc<PhysicalAlloc>>, error: &Error) {
         let mut pending = unmapped.into_iter().rev();
-        for physical in pending.by_ref() {
+        while let Some(physical) = pending.next() {
             match OwnedMapping::new(Arc::clone(&self.range), self.size(), Arc::clone(&physical)) {
                 Ok(mapping) => self.mapped.push(mapping),
                 Err(undo) => {
@@ -318,12 +321,15 @@ impl ExpandableSegment {
                         "ExpandableSegment::shrink: undoing after `{error}` failed ({undo}); the chunks that could \
                          not be mapped again are spare"
                     );
+                    // Spares are taken from the end: the farthest chunk goes
+                    // in first, this one (the nearest) last.
+                    let farther: Vec<Arc<PhysicalAlloc>> = pending.collect();
+                    self.spare.extend(farther.into_iter().rev());
                     self.spare.push(physical);
-                    break;
+                    return;
                 }
             }
         }
-        self.spare.extend(pending.rev());
     }
 
     /// Frees the spare chunks (`aclrtFreePhysical`).
