@@ -152,6 +152,35 @@ fn blocks_in_one_chunk_share_its_export_and_a_shared_tag_does_not_sleep() {
         pool.export_block(&first, ShareKind::V1),
         Err(Error::InvalidArgument { .. })
     ));
+    {
+        // A block over two chunks, the second already exported as another
+        // kind: refused before the first is exported (an export cannot be
+        // taken back). Another tag, so that its segment starts empty: fillers
+        // take the first chunk up to 64 KiB before its end.
+        let fillers: Vec<_> = (0..granule / (64 << 10) - 1)
+            .map(|_| Arc::new(pool.alloc_tagged(64 << 10, "wide").unwrap()))
+            .collect();
+        let base = fillers[0].device_ptr() as usize;
+        let _last = pool.alloc_tagged(32 << 10, "wide").unwrap(); // 32 KiB left
+        let wide = Arc::new(pool.alloc_tagged(64 << 10, "wide").unwrap());
+        let start = wide.device_ptr() as usize - base;
+        assert!(
+            start < granule && start + (64 << 10) > granule,
+            "the block straddles two chunks"
+        );
+        let next = Arc::new(pool.alloc_tagged(4096, "wide").unwrap());
+        assert!(next.device_ptr() as usize - base >= granule);
+        let second_chunk = pool.export_block(&next, ShareKind::V2Default).unwrap();
+        assert!(matches!(
+            pool.export_block(&wide, ShareKind::V1),
+            Err(Error::InvalidArgument { .. })
+        ));
+        drop(
+            pool.export_block(&fillers[0], ShareKind::V2Default)
+                .expect("the first chunk was not exported as the refused kind"),
+        );
+        drop(second_chunk);
+    }
     // Another pool's block is refused.
     let other = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
     assert!(matches!(
@@ -189,6 +218,9 @@ fn importing_in_the_exporting_process_or_a_bad_descriptor_is_refused() {
         "ascend-chunks-v1 0 0 4096",
         "ascend-chunks-v1 2097152 0 4096",
         "ascend-chunks-v1 2097152 2097150 4096 v2:2097152:1",
+        // Chunks that do not fit in the address space together.
+        "ascend-chunks-v1 9223372036854775808 0 9223372036854775809 v2:9223372036854775808:0000000000000000 \
+         v2:9223372036854775808:0000000000000000",
     ] {
         assert!(
             matches!(ImportedChunks::import(bad, &device), Err(Error::InvalidArgument { .. })),

@@ -46,10 +46,17 @@ impl ChunksDescriptor {
         };
         let (chunk, offset, len) = (number("chunk size")?, number("offset")?, number("length")?);
         let tokens = words.map(str::parse::<ShareableHandle>).collect::<Result<Vec<_>>>()?;
+        // The chunks must fit in the address space together (the importer
+        // reserves them as one range).
         let needed = offset
             .checked_add(len)
             .filter(|_| chunk > 0 && len > 0 && offset < chunk)
             .map(|end| end.div_ceil(chunk))
+            .filter(|&needed| {
+                needed
+                    .checked_mul(chunk)
+                    .is_some_and(|total| total <= isize::MAX as usize)
+            })
             .ok_or_else(|| invalid(format!("{len} bytes at {offset} in {chunk}-byte chunks")))?;
         if tokens.len() != needed || tokens.iter().any(|token| token.size() != chunk) {
             return Err(invalid(format!(

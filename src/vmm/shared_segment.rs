@@ -243,6 +243,25 @@ impl SharedSegment {
         let mut inner = self.inner();
         Self::mapped_range(&inner, API, offset, len)?;
         let (first, last) = (offset / self.chunk, (offset + len).div_ceil(self.chunk));
+        // Every chunk is checked before any is exported: an export cannot
+        // be taken back, so a refusal must come first.
+        for index in first..last {
+            let Some(physical) = inner.segment.chunk_physical(index) else {
+                return Err(Error::invalid(API, format!("chunk {index} is not mapped")));
+            };
+            if let Some(export) = inner.exports.get(&index)
+                && Arc::ptr_eq(export.physical(), physical)
+                && export.token().kind() != kind
+            {
+                return Err(Error::invalid(
+                    API,
+                    format!(
+                        "chunk {index} is already shared as {:?}, not {kind:?}",
+                        export.token().kind()
+                    ),
+                ));
+            }
+        }
         let mut exports = Vec::with_capacity(last - first);
         for index in first..last {
             let Inner {
