@@ -116,6 +116,7 @@ pub(super) fn export_raw(
             HandleValue::V2Fabric(fabric.data)
         }
     };
+    super::import_slots::register_export(value, physical.slot());
     Ok(ShareableHandle::new(value, physical.size()))
 }
 
