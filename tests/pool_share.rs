@@ -296,3 +296,28 @@ fn a_failed_export_can_be_tried_again_and_leaves_nothing() {
     drop(pool);
     assert_eq!(soft::live_since(since), [], "nothing is left");
 }
+
+#[test]
+fn memory_whose_free_is_refused_keeps_its_export_for_the_next_one() {
+    let (_serial, device, granule) = common::pool::start();
+    if !common::on_software() {
+        return; // fault injection
+    }
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
+    let block = Arc::new(pool.alloc(4096).unwrap());
+    let token = pool.export_block(&block, ShareKind::V2Default).unwrap().chunk_exports()[0].token();
+    drop(block);
+    // The chunk is unmapped, but the runtime refuses to free it: it stays
+    // spare, exported.
+    soft::inject_fault("aclrtFreePhysical", 1, ascend::sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR).unwrap();
+    let emptied = pool.empty_cache();
+    soft::clear_faults();
+    assert!(emptied.is_err());
+    // Mapped again, it is shared with the export it already has (the
+    // runtime exports a handle once).
+    let again = Arc::new(pool.alloc(4096).unwrap());
+    let export = pool
+        .export_block(&again, ShareKind::V2Default)
+        .expect("the kept export is used again");
+    assert_eq!(export.chunk_exports()[0].token(), token);
+}

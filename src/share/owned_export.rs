@@ -68,6 +68,17 @@ impl OwnedExport {
         Self::with_validation(physical, kind, PidValidation::Enforced)
     }
 
+    /// An export made earlier of `physical` (`token`, with `validation`),
+    /// owned again: no call (the runtime's export lasts as long as the
+    /// memory).
+    pub(crate) fn resumed(physical: Arc<PhysicalAlloc>, token: ShareableHandle, validation: PidValidation) -> Self {
+        Self {
+            physical,
+            token,
+            validation,
+        }
+    }
+
     /// [`OwnedExport::new`] with a choice of pid validation.
     ///
     /// # Errors

@@ -359,6 +359,11 @@ impl ExpandableSegment {
         first.map_or(Ok(()), Err)
     }
 
+    /// The physical memory of the spare chunks.
+    pub(crate) fn spare_physical(&self) -> &[Arc<PhysicalAlloc>] {
+        &self.spare
+    }
+
     /// The physical memory of the mapped chunk at `index` (from the base).
     pub(crate) fn chunk_physical(&self, index: usize) -> Option<&Arc<PhysicalAlloc>> {
         self.mapped.get(index).map(OwnedMapping::physical)

@@ -1,6 +1,7 @@
 //! [`SharedSegment`] and [`SegmentBlock`]: an expandable segment carved
 //! into owned blocks, the ground a sub-allocator stands on.
 
+use super::PhysicalAlloc;
 use super::mapped;
 use super::segment::ExpandableSegment;
 use crate::Device;
@@ -67,19 +68,33 @@ struct Inner {
     segment: ExpandableSegment,
     /// Live blocks: offset to length.
     blocks: BTreeMap<usize, usize>,
-    /// The export of each chunk shared so far, by chunk index: the runtime
-    /// exports a physical allocation once, so every export that covers a
-    /// chunk shares this one. Forgotten when the chunk's memory is freed.
+    /// The export of each chunk's memory shared so far, by the physical
+    /// allocation's handle ([`memory_key`]): the runtime exports a
+    /// physical allocation once, so every export that covers a chunk
+    /// shares this one, wherever the chunk is mapped. Forgotten when the
+    /// memory is freed.
     exports: HashMap<usize, Arc<OwnedExport>>,
 }
 
+/// What keys the exports: the physical allocation's handle, which stays
+/// the same as long as the memory lives.
+fn memory_key(physical: &PhysicalAlloc) -> usize {
+    physical.as_raw() as usize
+}
+
 impl Inner {
-    /// Whether an export of a chunk from `first` on is held outside the
-    /// segment (by a block or segment export).
+    /// Whether the export of a mapped chunk from `first` on is held
+    /// outside the segment (by a block or segment export).
     fn shared_from(&self, first: usize) -> bool {
-        self.exports
-            .iter()
-            .any(|(&index, export)| index >= first && Arc::strong_count(export) > 1)
+        (first..)
+            .map_while(|index| self.segment.chunk_physical(index))
+            .filter_map(|physical| self.exports.get(&memory_key(physical)))
+            .any(|export| Arc::strong_count(export) > 1)
+    }
+
+    /// Whether any export is held outside the segment.
+    fn any_shared(&self) -> bool {
+        self.exports.values().any(|export| Arc::strong_count(export) > 1)
     }
 }
 
@@ -215,14 +230,36 @@ impl SharedSegment {
     /// As [`ExpandableSegment::release_spare`].
     pub fn release_spare(&self) -> Result<()> {
         let mut inner = self.inner();
-        // The exports of unmapped chunks go first, so their memory is freed.
         let Inner { segment, exports, .. } = &mut *inner;
-        exports.retain(|&index, export| {
-            segment
-                .chunk_physical(index)
-                .is_some_and(|physical| Arc::ptr_eq(physical, export.physical()))
+        // The exports of unmapped chunks go first, so that their memory can
+        // be freed (an export holds it).
+        let mapped: Vec<usize> = (0..)
+            .map_while(|index| segment.chunk_physical(index))
+            .map(|physical| memory_key(physical))
+            .collect();
+        let mut dropped = Vec::new();
+        exports.retain(|key, export| {
+            let keep = mapped.contains(key);
+            if !keep {
+                dropped.push((*key, export.token(), export.validation()));
+            }
+            keep
         });
-        inner.segment.release_spare()
+        let released = segment.release_spare();
+        // Memory whose free the runtime refused stays spare, and its export
+        // with it: the next export of that chunk must use it (the runtime
+        // exports a handle once).
+        for (key, token, validation) in dropped {
+            if let Some(physical) = segment
+                .spare_physical()
+                .iter()
+                .find(|physical| memory_key(physical) == key)
+            {
+                let export = OwnedExport::resumed(Arc::clone(physical), token, validation);
+                exports.insert(key, Arc::new(export));
+            }
+        }
+        released
     }
 
     /// The exports of the chunks that `len` bytes at `offset` cover, as
@@ -249,8 +286,7 @@ impl SharedSegment {
             let Some(physical) = inner.segment.chunk_physical(index) else {
                 return Err(Error::invalid(API, format!("chunk {index} is not mapped")));
             };
-            if let Some(export) = inner.exports.get(&index)
-                && Arc::ptr_eq(export.physical(), physical)
+            if let Some(export) = inner.exports.get(&memory_key(physical))
                 && export.token().kind() != kind
             {
                 return Err(Error::invalid(
@@ -272,8 +308,8 @@ impl SharedSegment {
             let physical = segment
                 .chunk_physical(index)
                 .ok_or_else(|| Error::invalid(API, format!("chunk {index} is not mapped")))?;
-            let export = match cache.get(&index) {
-                Some(export) if Arc::ptr_eq(export.physical(), physical) => {
+            let export = match cache.get(&memory_key(physical)) {
+                Some(export) => {
                     if export.token().kind() != kind {
                         return Err(Error::invalid(
                             API,
@@ -285,9 +321,9 @@ impl SharedSegment {
                     }
                     Arc::clone(export)
                 }
-                _ => {
+                None => {
                     let export = Arc::new(OwnedExport::new(Arc::clone(physical), kind)?);
-                    cache.insert(index, Arc::clone(&export));
+                    cache.insert(memory_key(physical), Arc::clone(&export));
                     export
                 }
             };
@@ -299,7 +335,7 @@ impl SharedSegment {
     /// Whether any chunk is shared with another process (an export of it
     /// is held outside the segment).
     pub fn is_shared(&self) -> bool {
-        self.inner().shared_from(0)
+        self.inner().any_shared()
     }
 
     /// Unmaps the whole mapped part, under live blocks too, and keeps its
