@@ -15,11 +15,19 @@ use std::sync::Arc;
 /// given to [`BlockExport::allow_pids`] can import it.
 ///
 /// It holds the block, so the pool cannot give its range to another block
-/// while the export lives, and a tag with a live export refuses to sleep.
-/// Keep it until the importers are done: dropping it does not unmap their
-/// imports (the runtime keeps the memory alive for them), but the pool may
-/// then reuse the range. The importer maps the chunks in an address range
-/// of its own ([`ImportedChunks`](crate::share::ImportedChunks)).
+/// while the export lives, and while any export lives the pool refuses to
+/// sleep. Keep it until the importers are done: dropping it does not unmap
+/// their imports (the runtime keeps the memory alive for them), but the
+/// pool may then reuse the range. The importer maps the chunks in an
+/// address range of its own ([`ImportedChunks`](crate::share::ImportedChunks)).
+///
+/// **What a whitelisted process can reach.** The runtime shares whole
+/// chunks, and an export cannot be withdrawn: a process on the whitelist
+/// can map the *whole* chunks the block lies in (its neighbours in them
+/// too), and import them again later, while the pool's memory lives, even
+/// after this value is dropped and the range reused. Share with processes
+/// you trust with that memory, or give shared blocks a tag of their own
+/// ([`DevicePool::alloc_tagged`]) and sizes that fill whole chunks.
 ///
 /// **Threads:** `BlockExport` is `Send` and `Sync`, and `'static`.
 pub struct BlockExport {

@@ -279,7 +279,9 @@ impl DevicePool {
     ///
     /// It first waits for all work queued on the pool's device
     /// (`aclrtSynchronizeDevice`: the fence is on the device that owns the
-    /// memory). **While asleep** the pool's blocks must not be used: an
+    /// memory). Work queued on *another* device's stream that touches the
+    /// pool's blocks (a peer copy) is not covered: finish it before
+    /// sleeping. **While asleep** the pool's blocks must not be used: an
     /// allocation of a sleeping tag fails with [`Error::PoolAsleep`], and
     /// device work on a sleeping block fails in the runtime or on the
     /// device, reaching no other memory. Blocks may be dropped meanwhile.

@@ -72,7 +72,8 @@ struct State {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PinnedStats {
-    /// Bytes in buffers handed out.
+    /// Bytes in buffers handed out (a buffer taken out of its `Ordered`
+    /// with `into_inner` has left the pool and stays counted).
     pub allocated: usize,
     /// Bytes in cached buffers.
     pub cached_bytes: usize,

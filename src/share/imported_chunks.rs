@@ -20,6 +20,11 @@ use std::sync::Arc;
 /// and mapped, in order, in an address range reserved here, and the memory
 /// is the part of that range the descriptor names.
 ///
+/// One process maps a chunk once at a time: while an `ImportedChunks`
+/// lives, importing another block that shares one of its chunks (two
+/// blocks of one chunk of the exporter's pool) is refused; import the
+/// whole segment instead, or drop the first.
+///
 /// Dropping it unmaps the chunks, frees the imports and releases the
 /// range (in that order). It is device storage like any other: copies,
 /// typed views, [`Ordered`](crate::stream::Ordered).
