@@ -256,8 +256,10 @@ impl DevicePool {
     /// # Errors
     ///
     /// The error of a synchronisation that could not prove the work
-    /// finished (that segment keeps its chunks); the runtime's code of an
-    /// unmap (the segment is as before).
+    /// finished (that segment keeps its chunks); [`Error::InvalidArgument`]
+    /// when a chunk past the last live block is shared with another process
+    /// (a [`BlockExport`](super::BlockExport) lives; that segment keeps its
+    /// chunks); the runtime's code of an unmap (the segment is as before).
     pub fn empty_cache(&self) -> Result<()> {
         self.shared.with_caches_flushed(|state| {
             state.spares.clear();
