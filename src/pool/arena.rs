@@ -1,5 +1,5 @@
 //! [`Arena`]: the memory of one tag of a [`DevicePool`](super::DevicePool):
-//! a small and a large expandable segment, their free lists and caches.
+//! a small and a large expandable segment and their free lists.
 
 use super::config::PoolConfig;
 use super::free_list::FreeList;
@@ -8,36 +8,7 @@ use super::stats::PoolStats;
 use crate::error::Result;
 use crate::stream::{Settled, Tracks};
 use crate::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
-use std::hash::Hasher;
 use std::sync::Arc;
-
-/// Hashes the block sizes (and arena indices) that key the whole-block
-/// caches. They are values the pool made itself (no adversary picks them), so one multiply does
-/// the work of SipHash, which was a quarter of a pool hit's instructions.
-#[derive(Default, Clone, Copy)]
-pub(super) struct SizeHasher(u64);
-
-impl SizeHasher {
-    const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
-}
-
-impl Hasher for SizeHasher {
-    fn finish(&self) -> u64 {
-        // The table indexes by the low bits: fold the high ones in (the
-        // sizes are multiples of the rounding, so their low bits are 0).
-        self.0 ^ (self.0 >> 29)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(Self::MIX);
-        }
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.0 = (self.0 ^ value as u64).wrapping_mul(Self::MIX);
-    }
-}
 
 /// The index of the small pool in [`Arena::classes`].
 pub(super) const SMALL: usize = 0;

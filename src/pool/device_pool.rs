@@ -87,7 +87,7 @@ impl Drop for Handles {
         // now on go there directly.
         self.0.caches.close();
         let mut state = self.0.state();
-        self.0.flush_caches_counted(&mut state);
+        self.0.flushed_in(&mut state, |_| ());
     }
 }
 
@@ -261,7 +261,8 @@ impl DevicePool {
     /// (a [`BlockExport`](super::BlockExport) lives; that segment keeps its
     /// chunks); the runtime's code of an unmap (the segment is as before).
     pub fn empty_cache(&self) -> Result<()> {
-        self.shared.with_caches_flushed(|state| {
+        let mut state = self.shared.state();
+        self.shared.flushed_in(&mut state, |state| {
             state.spares.clear();
             state.stats.offload_spare = 0;
             state.empty_cache()
@@ -333,17 +334,15 @@ impl DevicePool {
         // tags sleep (set under the lock, so a wake cannot clear it
         // meanwhile); the caches' blocks go back to their segments.
         shared.caches.set_bypass(true);
-        let before = state.busy();
-        let moved = shared.flush_caches(&mut state);
-        let State { arenas, stats, spares } = &mut *state;
-        let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
-        // A failed sleep may have kept spares, or put a tag to sleep that
-        // could not be mapped back.
-        stats.offload_spare = spares.bytes();
-        shared.caches.set_bypass(state.any_asleep());
-        let delta = signed(state.busy()) - signed(before) - signed(moved);
-        shared.caches.active_changed(&mut shared.caches.mine(), delta);
-        slept
+        shared.flushed_in(&mut state, |state| {
+            let State { arenas, stats, spares } = &mut *state;
+            let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
+            // A failed sleep may have kept spares, or put a tag to sleep
+            // that could not be mapped back.
+            stats.offload_spare = spares.bytes();
+            shared.caches.set_bypass(state.any_asleep());
+            slept
+        })
     }
 
     /// Wakes every sleeping tag: maps new physical memory at the same
@@ -399,7 +398,7 @@ impl DevicePool {
     pub fn snapshot(&self) -> PoolSnapshot {
         // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
-        self.shared.flush_caches_counted(&mut state);
+        self.shared.flushed_in(&mut state, |_| ());
         let mut segments = Vec::new();
         for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
@@ -466,30 +465,20 @@ impl Shared {
     /// (coalescing them); returns the busy bytes moved.
     fn flush_caches(&self, state: &mut State) -> usize {
         self.caches
-            .flush_all(&mut |arena, block, tracks| state.insert_free(arena, block, tracks))
+            .flush_all(&mut |mut block, tracks| state.insert_free(&mut block, tracks))
     }
 
-    /// Runs `work` on the state with the thread caches flushed into it,
-    /// counting the change of the active bytes on the calling thread
-    /// (coalescing can make idle bytes wait for a neighbour's work, and
-    /// `work` may settle work).
-    fn with_caches_flushed<T>(&self, work: impl FnOnce(&mut State) -> T) -> T {
-        let mut state = self.state();
+    /// Runs `work` on the (locked) state with the thread caches flushed
+    /// into it, counting the change of the active bytes on the calling
+    /// thread (coalescing can make idle bytes wait for a neighbour's work,
+    /// and `work` may settle work).
+    fn flushed_in<T>(&self, state: &mut State, work: impl FnOnce(&mut State) -> T) -> T {
         let before = state.busy();
-        let moved = self.flush_caches(&mut state);
-        let result = work(&mut state);
+        let moved = self.flush_caches(state);
+        let result = work(state);
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         self.caches.active_changed(&mut self.caches.mine(), delta);
         result
-    }
-
-    /// Flushes the thread caches into `state`, counting the change of the
-    /// active bytes on the calling thread.
-    fn flush_caches_counted(&self, state: &mut State) {
-        let before = state.busy();
-        let moved = self.flush_caches(state);
-        let delta = signed(state.busy()) - signed(before) - signed(moved);
-        self.caches.active_changed(&mut self.caches.mine(), delta);
     }
 
     /// A block of `size` bytes in `class` of `arena` from the free lists,
@@ -502,7 +491,7 @@ impl Shared {
         let mut moved = self
             .caches
             .mine()
-            .flush(&mut |arena, block, tracks| state.insert_free(arena, block, tracks));
+            .flush(&mut |mut block, tracks| state.insert_free(&mut block, tracks));
         let placed = self.place(&mut state, arena, class, size, &mut moved);
         let placed = placed.and_then(|(offset, tracks)| {
             let segment = &state.arenas[arena].classes[class].segment;
@@ -578,20 +567,17 @@ fn signed(value: usize) -> isize {
 }
 
 impl State {
-    /// Gives `block`'s range to its free list with `tracks` (its hold on
-    /// the pool is dropped; the caller holds the pool too).
-    fn insert_free(&mut self, arena: usize, mut block: PoolBlock, tracks: Tracks) {
+    /// Gives `block`'s range to its free list with `tracks`; `block` is
+    /// left empty (its hold on the pool is the caller's to drop).
+    fn insert_free(&mut self, block: &mut PoolBlock, tracks: Tracks) {
         if let Some(segment_block) = block.block.take() {
-            self.free_range(arena, block.class, segment_block, tracks);
+            let (offset, len) = (segment_block.offset(), segment_block.len());
+            // The segment forgets the block before the free list offers it.
+            drop(segment_block);
+            self.arenas[block.arena].classes[block.class]
+                .free
+                .insert(offset, len, tracks);
         }
-    }
-
-    /// Gives `block`'s range to the free list of `class` of `arena`.
-    fn free_range(&mut self, arena: usize, class: usize, block: SegmentBlock, tracks: Tracks) {
-        let (offset, len) = (block.offset(), block.len());
-        // The segment forgets the block before the free list offers it.
-        drop(block);
-        self.arenas[arena].classes[class].free.insert(offset, len, tracks);
     }
 
     fn empty_cache(&mut self) -> Result<()> {
@@ -713,20 +699,17 @@ impl Shared {
         // Small blocks are kept whole for the next request of their size;
         // large ones coalesce at once, which keeps large-pool fragmentation
         // low.
-        let (block, tracks) = if block.class == SMALL {
-            match self.caches.put(block.arena, block, tracks) {
+        let (mut block, tracks) = if block.class == SMALL {
+            match self.caches.put(block, tracks) {
                 Ok(()) => return,
                 Err(refused) => refused,
             }
         } else {
             (block, tracks)
         };
-        let (mut block, tracks) = (block, tracks);
         let mut state = self.state();
         let before = state.busy();
-        if let Some(segment_block) = block.block.take() {
-            state.free_range(block.arena, block.class, segment_block, tracks);
-        }
+        state.insert_free(&mut block, tracks);
         let delta = signed(state.busy()) - signed(before) - signed(len);
         self.caches.given_back(&mut self.caches.mine(), len, delta);
         drop(state);
@@ -738,14 +721,13 @@ impl Drop for PoolBlock {
     fn drop(&mut self) {
         // Outside an `Ordered` no work of this crate's is queued on it.
         if let Some(block) = self.block.take() {
-            let pool = Arc::clone(&self.pool);
             let block = PoolBlock {
                 block: Some(block),
-                pool: Arc::clone(&pool),
+                pool: Arc::clone(&self.pool),
                 arena: self.arena,
                 class: self.class,
             };
-            pool.give_back(block, Tracks::default());
+            Self::recycle(block, Tracks::default());
         }
     }
 }

@@ -155,7 +155,7 @@ pub(super) fn sleep(
                         }
                     }
                     keep_unmapped_asleep(arenas, &targets, &originals, saved, spares);
-                    account(arenas, stats, spares);
+                    account(arenas, stats);
                     return Err(error);
                 }
             }
@@ -180,7 +180,7 @@ pub(super) fn sleep(
         stats.chunks_unmapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
     }
     stats.sleeps += 1;
-    account(arenas, stats, spares);
+    account(arenas, stats);
     Ok(())
 }
 
@@ -245,7 +245,7 @@ pub(super) fn wake(
         stats.chunks_mapped += (size / arenas[i].classes[class].segment.chunk_size()) as u64;
     }
     stats.wakes += 1;
-    account(arenas, stats, spares);
+    account(arenas, stats);
     stats.note_reserved_peak();
     Ok(())
 }
@@ -325,8 +325,7 @@ fn restore(arena: &Arena) -> Result<()> {
 }
 
 /// The statistics that follow from the arenas' state.
-pub(super) fn account(arenas: &[Arena], stats: &mut PoolStats, spares: &Spares) {
-    stats.offload_spare = spares.bytes();
+fn account(arenas: &[Arena], stats: &mut PoolStats) {
     stats.reserved = arenas.iter().map(Arena::mapped).sum();
     stats.offloaded = arenas
         .iter()
