@@ -3,34 +3,28 @@
 //!
 //! - **Physical memory** is a `memfd` of the device's capacity. It is sparse:
 //!   host RAM is committed only for pages written, and freed pages are given
-//!   back with `fallocate(PUNCH_HOLE)` — at once for a large free, in one
-//!   batch for small ones (see [`Arena::after_free`]).
+//!   back with `fallocate(PUNCH_HOLE)` — at once for a large free, in
+//!   batches for small ones (see `device_mem`'s stale budget).
 //! - **The device view** is a shared read-write mapping of that `memfd`,
 //!   private to the software device: copies and memsets go through it.
 //! - **Device addresses** are a separate range reserved `PROT_NONE` in the
 //!   process: they are real, unique addresses, and a host dereference of one
 //!   faults, as it does on hardware.
 
+use super::byte_locks;
 use super::fail::{SoftResult, fail};
 use crate::types::ACL_ERROR_RT_MEMORY_ALLOCATION;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{FallocateFlags, MemfdFlags, fallocate, ftruncate, memfd_create};
 use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The host page size used for hole punching.
 const PAGE: u64 = 4096;
 
 /// A free of at least this many bytes gives its pages back at once: one
 /// system call is cheap next to the memory it returns.
-const RELEASE_AT_ONCE: u64 = 1 << 20;
-
-/// Smaller frees leave their pages resident (the next allocation of the
-/// same space reuses them without faulting them in again) until this many
-/// bytes were freed that way; then every free range is given back in one
-/// batch. At most this much host RAM per device stays behind freed memory.
-const STALE_BUDGET: u64 = 32 << 20;
+pub(crate) const RELEASE_AT_ONCE: u64 = 1 << 20;
 
 pub(crate) struct Arena {
     /// Keeps the physical memory alive; the view maps it.
@@ -38,14 +32,12 @@ pub(crate) struct Arena {
     view: *mut u8,
     device_base: usize,
     capacity: u64,
-    /// Bytes freed by small frees since the last batch release.
-    stale: AtomicU64,
 }
 
 // SAFETY: the raw pointers are addresses of mappings owned by the arena for
-// the life of the process; all mutation of bookkeeping goes through the
-// runtime's mutex, and byte copies through the view are the device's "DMA",
-// whose races are the caller's, as on hardware.
+// the life of the process; the arena keeps no bookkeeping (the device-memory
+// family's locks say who owns which range), and byte copies through the view
+// are the device's "DMA", serialised by the byte locks.
 unsafe impl Send for Arena {}
 // SAFETY: see `Send`; the arena itself has no interior mutability.
 unsafe impl Sync for Arena {}
@@ -76,20 +68,9 @@ impl Arena {
         if let Err(error) = ftruncate(&memfd, capacity) {
             return failed("ftruncate", error);
         }
-        // SAFETY: a fresh shared mapping of our own memfd at an address the
-        // kernel picks; nothing else refers to that range.
-        let view = match unsafe {
-            mmap(
-                std::ptr::null_mut(),
-                length,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED | MapFlags::NORESERVE,
-                &memfd,
-                0,
-            )
-        } {
-            Ok(view) => view.cast::<u8>(),
-            Err(error) => return failed("mmap of the device view", error),
+        let view = match map_aligned(&memfd, length) {
+            Ok(view) => view,
+            Err((what, error)) => return failed(what, error),
         };
         // SAFETY: a fresh inaccessible anonymous reservation at an address
         // the kernel picks.
@@ -114,7 +95,6 @@ impl Arena {
             view,
             device_base,
             capacity,
-            stale: AtomicU64::new(0),
         })
     }
 
@@ -126,6 +106,11 @@ impl Arena {
     /// The first device address of this device.
     pub(crate) fn device_base(&self) -> usize {
         self.device_base
+    }
+
+    /// The device's memory in bytes.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.capacity
     }
 
     /// Whether `address` is one of this device's addresses.
@@ -141,32 +126,15 @@ impl Arena {
         unsafe { self.view.add(offset as usize) }
     }
 
-    /// Gives back the pages of `size` freed bytes at `offset`, which now lie
-    /// in the free range `merged`: at once for a large free (the whole pages
-    /// of `merged` that the freed bytes touch), otherwise in a batch over
-    /// every range of `free_ranges` once [`STALE_BUDGET`] bytes were freed.
-    /// Until then the pages keep their bytes, as freed memory does on
-    /// hardware.
-    pub(crate) fn after_free<I: Iterator<Item = (u64, u64)>>(
-        &self,
-        (offset, size): (u64, u64),
-        (start, length): (u64, u64),
-        free_ranges: impl FnOnce() -> I,
-    ) {
-        if size >= RELEASE_AT_ONCE {
-            // Pages partly freed before are free now if `merged` covers them.
-            let low = (offset / PAGE * PAGE).max(start);
-            let high = (offset + size).next_multiple_of(PAGE).min(start + length);
-            self.release_pages(low, high - low);
-            return;
-        }
-        if self.stale.fetch_add(size, Ordering::Relaxed) + size < STALE_BUDGET {
-            return;
-        }
-        self.stale.store(0, Ordering::Relaxed);
-        for (start, length) in free_ranges() {
-            self.release_pages(start, length);
-        }
+    /// Gives back the pages of a large free (at least
+    /// [`RELEASE_AT_ONCE`] bytes at `offset`), which now lie in the free
+    /// range `merged`: the whole pages of `merged` that the freed bytes
+    /// touch (pages partly freed before are free now if `merged` covers
+    /// them).
+    pub(crate) fn release_freed(&self, (offset, size): (u64, u64), (start, length): (u64, u64)) {
+        let low = (offset / PAGE * PAGE).max(start);
+        let high = (offset + size).next_multiple_of(PAGE).min(start + length);
+        self.release_pages(low, high - low);
     }
 
     /// Gives the host RAM behind the whole pages of `[offset, offset+size)`
@@ -181,6 +149,54 @@ impl Arena {
             }
         }
     }
+}
+
+/// Maps `memfd` shared read-write at an address aligned to a byte-lock
+/// chunk, so that each chunk of physical memory is one chunk of the view and
+/// copies into different chunks never share a byte lock.
+fn map_aligned(memfd: &OwnedFd, length: usize) -> Result<*mut u8, (&'static str, rustix::io::Errno)> {
+    let align = byte_locks::CHUNK;
+    let padded = length + align;
+    // SAFETY: a fresh inaccessible anonymous reservation at an address the
+    // kernel picks; it only holds the place for the view.
+    let reserved = unsafe {
+        mmap_anonymous(
+            std::ptr::null_mut(),
+            padded,
+            ProtFlags::empty(),
+            MapFlags::PRIVATE | MapFlags::NORESERVE,
+        )
+    }
+    .map_err(|error| ("mmap of the device view's reservation", error))? as usize;
+    let start = reserved.next_multiple_of(align);
+    // SAFETY: `[start, start + length)` lies inside the reservation just
+    // made, which nothing else refers to; MAP_FIXED replaces that part.
+    let mapped = unsafe {
+        mmap(
+            start as *mut c_void,
+            length,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED | MapFlags::NORESERVE | MapFlags::FIXED,
+            memfd,
+            0,
+        )
+    };
+    // SAFETY: the head and tail of the reservation around the view (the
+    // whole reservation if the view failed) belong to no one else.
+    unsafe {
+        if let Err(error) = mapped {
+            let _ = munmap(reserved as *mut c_void, padded);
+            return Err(("mmap of the device view", error));
+        }
+        if start > reserved {
+            let _ = munmap(reserved as *mut c_void, start - reserved);
+        }
+        let tail = reserved + padded - (start + length);
+        if tail > 0 {
+            let _ = munmap((start + length) as *mut c_void, tail);
+        }
+    }
+    Ok(start as *mut u8)
 }
 
 impl Drop for Arena {

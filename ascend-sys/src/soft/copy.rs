@@ -2,7 +2,7 @@
 //!
 //! The direction comes from the addresses (the runtime hands the driver no
 //! kind; `kind` is only range-checked). Device ranges are translated through
-//! the address table ([`super::translate`]); the lock is held only to
+//! the address table ([`super::translate`]); a lock is held only to
 //! translate, never while bytes move. Bytes move in chunk-sized steps under
 //! the [`super::byte_locks`] of their chunks, so two workers never write the
 //! same bytes at once.
@@ -12,7 +12,8 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::{byte_locks, peer, runtime, translate};
+use super::translate::Translator;
+use super::{byte_locks, peer};
 use crate::types::*;
 
 /// Copies `count` bytes from `src` to `dst`, each either device memory
@@ -23,11 +24,11 @@ use crate::types::*;
 /// Host ranges must be valid for the copy (the caller's contract).
 pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftResult {
     let (to, from) = {
-        let state = runtime::lock()?;
-        let to = translate::resolve(&state, dst, count, "dst")?;
-        let from = translate::resolve(&state, src, count, "src")?;
+        let mut translator = Translator::default();
+        let to = translator.resolve(dst, count, "dst")?;
+        let from = translator.resolve(src, count, "src")?;
         // A copy between two devices needs peer access.
-        peer::check_sides(&state, &to, &from)?;
+        peer::check_sides(|| translator.state(), &to, &from)?;
         (to, from)
     };
     let mut done = 0;
@@ -72,10 +73,7 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
 ///
 /// A host range must be valid for the write (the caller's contract).
 pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> SoftResult {
-    let target = {
-        let state = runtime::lock()?;
-        translate::resolve(&state, address, count, "devPtr")?
-    };
+    let target = Translator::default().resolve(address, count, "devPtr")?;
     for segment in target.iter() {
         let mut done = 0;
         while done < segment.len {

@@ -205,7 +205,7 @@ pub(crate) fn refuse_device_window(state: &State, address: usize, end: usize, ro
 /// context, a 4 KiB-aligned host range that is not device memory, and no
 /// overlap with a registered range. Returns the current device, the range
 /// length as `usize`, and the state.
-fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, std::sync::MutexGuard<'static, State>)> {
+fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, runtime::StateGuard)> {
     let device = context::require()?;
     if !address.is_multiple_of(PAGE) {
         return fail(

@@ -63,9 +63,10 @@ pub fn live() -> Live {
 }
 
 fn count(state: &State) -> Live {
+    let (device_allocations, device_bytes) = super::device_mem::live();
     Live {
-        device_allocations: state.device_allocations.len(),
-        device_bytes: state.device_allocations.values().map(|a| a.size).sum(),
+        device_allocations,
+        device_bytes,
         host_allocations: state.host_allocations.len(),
         host_bytes: state.host_allocations.values().map(|a| a.size as u64).sum(),
         host_registrations: state.registrations.count(),
@@ -97,7 +98,7 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
 }
 
 fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
-    let mut all: Vec<LiveResource> = super::device_mem::created_since(state, since).collect();
+    let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(state, since));
     all.extend(state.registrations.created_since(since));
     all.extend(state.contexts.created_since(since));
@@ -116,7 +117,7 @@ pub fn leak_report() -> String {
 
 fn report(state: &State) -> String {
     let mut lines = Vec::new();
-    for (address, allocation) in &state.device_allocations {
+    for (address, allocation) in super::device_mem::all() {
         lines.push(format!(
             "device memory {address:#x}: {} bytes requested ({} reserved) on device {}",
             allocation.requested, allocation.size, allocation.device

@@ -51,6 +51,7 @@ mod faults;
 mod host_mem;
 mod host_register;
 mod introspect;
+mod lock_order;
 mod misuse;
 mod peer;
 mod process;

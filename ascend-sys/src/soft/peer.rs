@@ -80,9 +80,13 @@ pub(crate) fn disable(peer: i32) -> SoftResult {
 /// are device memory of two different devices (one branch on the hot path),
 /// then [`check_copy`].
 #[inline]
-pub(crate) fn check_sides(state: &State, to: &Segments, from: &Segments) -> SoftResult {
+pub(crate) fn check_sides<'s>(
+    state: impl FnOnce() -> SoftResult<&'s State>,
+    to: &Segments,
+    from: &Segments,
+) -> SoftResult {
     match (to.device, from.device) {
-        (Some(dst), Some(src)) if dst != src => check_copy(state, dst, src),
+        (Some(dst), Some(src)) if dst != src => check_copy(state()?, dst, src),
         _ => Ok(()),
     }
 }

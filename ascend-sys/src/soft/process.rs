@@ -133,7 +133,7 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
 
 /// `aclrtGetDeviceCount`.
 pub(crate) fn device_count() -> SoftResult<u32> {
-    Ok(runtime::lock()?.devices.len() as u32)
+    Ok(runtime::core()?.devices.len() as u32)
 }
 
 /// `aclrtGetMemInfo` for the current device. The software device has a
@@ -146,7 +146,6 @@ pub(crate) fn mem_info(attr: aclrtMemAttr) -> SoftResult<(usize, usize)> {
         );
     }
     let device = context::require()?;
-    let mut state = runtime::lock()?;
-    let device = state.device(device)?;
-    Ok((device.free_bytes() as usize, device.space.capacity() as usize))
+    let device = runtime::core()?.device(device)?;
+    Ok((device.free_bytes() as usize, device.capacity() as usize))
 }

@@ -7,10 +7,6 @@ use std::collections::BTreeMap;
 #[derive(Debug)]
 pub(crate) struct RangeAllocator {
     free: BTreeMap<u64, u64>,
-    capacity: u64,
-    used: u64,
-    /// The highest `used` has been.
-    peak: u64,
 }
 
 impl RangeAllocator {
@@ -19,27 +15,33 @@ impl RangeAllocator {
         if capacity > 0 {
             free.insert(0, capacity);
         }
-        Self {
-            free,
-            capacity,
-            used: 0,
-            peak: 0,
+        Self { free }
+    }
+
+    /// A space with nothing free yet: ranges become free by
+    /// [`release`](Self::release).
+    pub(crate) fn empty() -> Self {
+        Self { free: BTreeMap::new() }
+    }
+
+    /// Takes `[offset, offset + size)`, which is wholly free, out of the free
+    /// ranges.
+    pub(crate) fn take_free(&mut self, offset: u64, size: u64) {
+        let Some((&start, &length)) = self.free.range(..=offset).next_back() else {
+            debug_assert!(false, "range {offset}+{size} is not free");
+            return;
+        };
+        debug_assert!(
+            start + length >= offset + size,
+            "range {offset}+{size} is not wholly free"
+        );
+        self.free.remove(&start);
+        if offset > start {
+            self.free.insert(start, offset - start);
         }
-    }
-
-    /// Bytes handed out and not yet released.
-    pub(crate) fn used(&self) -> u64 {
-        self.used
-    }
-
-    /// The highest [`used`](Self::used) has been.
-    pub(crate) fn peak(&self) -> u64 {
-        self.peak
-    }
-
-    /// The size of the space.
-    pub(crate) fn capacity(&self) -> u64 {
-        self.capacity
+        if start + length > offset + size {
+            self.free.insert(offset + size, start + length - offset - size);
+        }
     }
 
     /// The free ranges, `(start, length)`, in address order.
@@ -64,14 +66,14 @@ impl RangeAllocator {
         if end < start + length {
             self.free.insert(end, start + length - end);
         }
-        self.used += size;
-        self.peak = self.peak.max(self.used);
         Some(offset)
     }
 
-    /// Returns `[offset, offset + size)`, which must have come from
-    /// [`allocate`](Self::allocate). Returns the merged free range that now
-    /// contains it, so the caller can release backing pages.
+    /// Makes `[offset, offset + size)` free again (it came from
+    /// [`allocate`](Self::allocate) or [`take_free`](Self::take_free), or was
+    /// never free), merged with its free neighbours. Returns the merged
+    /// free range that now contains it, so the caller can release backing
+    /// pages.
     pub(crate) fn release(&mut self, offset: u64, size: u64) -> (u64, u64) {
         let mut start = offset;
         let mut end = offset + size;
@@ -86,7 +88,6 @@ impl RangeAllocator {
             end += length;
         }
         self.free.insert(start, end - start);
-        self.used -= size;
         (start, end - start)
     }
 }
@@ -103,12 +104,22 @@ mod tests {
         assert_eq!(a % 512, 0);
         assert_eq!(b % 512, 0);
         assert!(a + 100 <= b || b + 100 <= a);
-        assert_eq!(space.used(), 200);
         space.release(a, 100);
         space.release(b, 100);
-        assert_eq!(space.used(), 0);
         assert_eq!(space.free.len(), 1);
         assert_eq!(space.free.get(&0), Some(&(1 << 20)));
+    }
+
+    #[test]
+    fn ranges_added_and_taken_out_merge_and_split() {
+        let mut space = RangeAllocator::empty();
+        assert!(space.allocate(1, 1).is_none());
+        space.release(4096, 4096);
+        space.release(8192, 4096);
+        assert_eq!(space.free_ranges().collect::<Vec<_>>(), [(4096, 8192)]);
+        space.take_free(4096 + 1024, 1024);
+        assert_eq!(space.free_ranges().collect::<Vec<_>>(), [(4096, 1024), (6144, 6144)]);
+        assert_eq!(space.allocate(6144, 2048), Some(6144));
     }
 
     #[test]

@@ -3,28 +3,17 @@
 use super::arena::Arena;
 use super::config::{Config, ConfigError};
 use super::fail::{SoftResult, fail};
-use super::range_alloc::RangeAllocator;
+use super::lock_order::{self, Rank};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
+use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Alignment of `aclrtMalloc*` start addresses: the runtime asks the driver
 /// for 2^9 bytes (see `acl-behaviour.md` §13).
 pub(crate) const DEVICE_ALIGN: u64 = 512;
-
-/// One device-memory allocation (`aclrtMalloc*`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct DeviceAllocation {
-    pub(crate) device: i32,
-    /// Physical offset in the device's arena.
-    pub(crate) offset: u64,
-    /// Bytes reserved (after the documented rounding and padding).
-    pub(crate) size: u64,
-    /// Bytes the caller asked for.
-    pub(crate) requested: u64,
-    /// Creation sequence number ([`crate::soft::sequence_now`]).
-    pub(crate) created: u64,
-}
 
 /// One pinned host allocation (`aclrtMallocHost*`).
 #[derive(Debug, Clone, Copy)]
@@ -37,21 +26,96 @@ pub(crate) struct HostAllocation {
     pub(crate) created: u64,
 }
 
-/// One device: its memory, its allocator and its primary-context count.
-pub(crate) struct Device {
+/// One device's fixed part, shared by every family without a lock: its
+/// memory and the count of bytes allocated from it.
+pub(crate) struct DeviceCore {
     pub(crate) arena: Arena,
-    pub(crate) space: RangeAllocator,
-    /// `aclrtSetDevice` retains minus `aclrtResetDevice` releases.
-    pub(crate) retains: u32,
-    /// Bytes of VMM physical allocations on this device.
-    pub(crate) vmm_bytes: u64,
+    /// Bytes of `aclrtMalloc*` and `aclrtMallocPhysical` allocations.
+    committed: AtomicU64,
+    /// The highest `committed` has been.
+    peak: AtomicU64,
 }
 
-impl Device {
+impl DeviceCore {
+    /// The device's memory in bytes.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.arena.capacity()
+    }
+
     /// Bytes not yet allocated (by `aclrtMalloc*` or `aclrtMallocPhysical`).
     pub(crate) fn free_bytes(&self) -> u64 {
-        self.space.capacity().saturating_sub(self.space.used() + self.vmm_bytes)
+        self.capacity().saturating_sub(self.committed.load(Ordering::Relaxed))
     }
+
+    /// Bytes allocated now, and the highest that has been.
+    pub(crate) fn usage(&self) -> (u64, u64) {
+        let now = self.committed.load(Ordering::Relaxed);
+        (now, self.peak.load(Ordering::Relaxed).max(now))
+    }
+
+    /// Counts `bytes` as allocated if that many are free; `false` otherwise.
+    pub(crate) fn commit(&self, bytes: u64) -> bool {
+        let taken = self
+            .committed
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+                now.checked_add(bytes).filter(|&total| total <= self.capacity())
+            });
+        match taken {
+            Ok(before) => {
+                // A load first: the peak is rarely raised, and a read does
+                // not take the cache line from other threads.
+                if before + bytes > self.peak.load(Ordering::Relaxed) {
+                    self.peak.fetch_max(before + bytes, Ordering::Relaxed);
+                }
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Counts `bytes` committed before as free again.
+    pub(crate) fn uncommit(&self, bytes: u64) {
+        self.committed.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+/// The parts of the software device fixed when it starts: its
+/// configuration and its devices' memory.
+pub(crate) struct Core {
+    pub(crate) config: Config,
+    pub(crate) devices: Vec<DeviceCore>,
+}
+
+impl Core {
+    /// The device `id`, or `ACL_ERROR_RT_INVALID_DEVICEID`.
+    pub(crate) fn device(&self, id: i32) -> SoftResult<&DeviceCore> {
+        usize::try_from(id)
+            .ok()
+            .and_then(|index| self.devices.get(index))
+            .map_or_else(|| invalid_device(id, self.devices.len()), Ok)
+    }
+
+    /// The device whose address range contains `address`, if any.
+    pub(crate) fn device_of(&self, address: usize) -> Option<i32> {
+        self.devices
+            .iter()
+            .position(|device| device.arena.contains(address))
+            .map(|index| index as i32)
+    }
+}
+
+fn invalid_device<T>(id: i32, count: usize) -> SoftResult<T> {
+    fail(
+        ACL_ERROR_RT_INVALID_DEVICEID,
+        format!("device id {id} is out of range (the software device has {count} device(s))"),
+    )
+}
+
+/// One device's primary-context count.
+#[derive(Debug, Default)]
+pub(crate) struct Device {
+    /// `aclrtSetDevice` retains minus `aclrtResetDevice` releases.
+    pub(crate) retains: u32,
 }
 
 /// `aclInit` / `aclFinalize` state.
@@ -70,8 +134,6 @@ pub(crate) struct State {
     pub(crate) config: Config,
     pub(crate) devices: Vec<Device>,
     pub(crate) init: InitState,
-    /// Device allocations by device address.
-    pub(crate) device_allocations: BTreeMap<usize, DeviceAllocation>,
     /// Host allocations by host address.
     pub(crate) host_allocations: BTreeMap<usize, HostAllocation>,
     /// Streams and events.
@@ -91,22 +153,12 @@ pub(crate) struct State {
 }
 
 impl State {
-    fn start(config: Config) -> SoftResult<Self> {
-        let mut devices = Vec::with_capacity(config.device_count as usize);
-        for id in 0..config.device_count {
-            devices.push(Device {
-                arena: Arena::new(id as i32, config.device_memory)?,
-                space: RangeAllocator::new(config.device_memory),
-                retains: 0,
-                vmm_bytes: 0,
-            });
-        }
-        log::info!("software device started: {config}");
-        Ok(Self {
+    fn start(config: Config) -> Self {
+        let devices = (0..config.device_count).map(|_| Device::default()).collect();
+        Self {
             config,
             devices,
             init: InitState::default(),
-            device_allocations: BTreeMap::new(),
             host_allocations: BTreeMap::new(),
             streams: Default::default(),
             registrations: Default::default(),
@@ -115,45 +167,59 @@ impl State {
             contexts: Default::default(),
             vmm: Default::default(),
             share: Default::default(),
-        })
+        }
     }
 
     /// The device `id`, or `ACL_ERROR_RT_INVALID_DEVICEID`.
     pub(crate) fn device(&mut self, id: i32) -> SoftResult<&mut Device> {
         let count = self.devices.len();
-        usize::try_from(id)
-            .ok()
-            .and_then(|index| self.devices.get_mut(index))
-            .map_or_else(
-                || {
-                    fail(
-                        ACL_ERROR_RT_INVALID_DEVICEID,
-                        format!("device id {id} is out of range (the software device has {count} device(s))"),
-                    )
-                },
-                Ok,
-            )
+        match usize::try_from(id).ok().and_then(|index| self.devices.get_mut(index)) {
+            Some(device) => Ok(device),
+            None => invalid_device(id, count),
+        }
     }
 
     /// The device whose address range contains `address`, if any.
     pub(crate) fn device_of(&self, address: usize) -> Option<i32> {
-        self.devices
-            .iter()
-            .position(|device| device.arena.contains(address))
-            .map(|index| index as i32)
+        started().and_then(|soft| soft.core.device_of(address))
+    }
+}
+
+/// The started software device: its fixed core and the state behind the
+/// lock. A sharded lock: readers (translation for copies) on different
+/// threads do not touch each other's cache lines; writers take every shard.
+struct Soft {
+    core: Core,
+    state: ShardedLock<State>,
+}
+
+impl Soft {
+    fn start(config: Config) -> SoftResult<Self> {
+        let mut devices = Vec::with_capacity(config.device_count as usize);
+        for id in 0..config.device_count {
+            devices.push(DeviceCore {
+                arena: Arena::new(id as i32, config.device_memory)?,
+                committed: AtomicU64::new(0),
+                peak: AtomicU64::new(0),
+            });
+        }
+        log::info!("software device started: {config}");
+        Ok(Self {
+            state: ShardedLock::new(State::start(config.clone())),
+            core: Core { config, devices },
+        })
     }
 }
 
 static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
-static STATE: OnceLock<Result<Mutex<State>, String>> = OnceLock::new();
+static SOFT: OnceLock<Result<Soft, String>> = OnceLock::new();
 
 /// Sets the configuration used when the software device starts.
 pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
     config.validate()?;
     let mut slot = CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(Ok(state)) = STATE.get() {
-        let state = state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        return if state.config == config {
+    if let Some(soft) = started() {
+        return if soft.core.config == config {
             Ok(())
         } else {
             Err(ConfigError::AlreadyStarted)
@@ -168,7 +234,7 @@ pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
 /// not parse or is out of range (unless [`configure`] set one). Once the
 /// device has started this is one atomic load.
 pub(crate) fn startup_problem() -> Option<String> {
-    if let Some(started) = STATE.get() {
+    if let Some(started) = SOFT.get() {
         return started.as_ref().err().cloned();
     }
     if let Some(problem) = super::faults::env_problem() {
@@ -180,9 +246,9 @@ pub(crate) fn startup_problem() -> Option<String> {
     Config::from_env().err().map(|error| error.to_string())
 }
 
-/// The state, starting the software device on first use.
-pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
-    let state = STATE.get_or_init(|| {
+/// The software device, starting it on first use.
+fn soft() -> SoftResult<&'static Soft> {
+    let soft = SOFT.get_or_init(|| {
         if let Some(problem) = super::faults::env_problem() {
             return Err(problem.to_string());
         }
@@ -191,12 +257,10 @@ pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
             Some(config) => config,
             None => Config::from_env().map_err(|error| error.to_string())?,
         };
-        State::start(config).map(Mutex::new).map_err(|failure| failure.message)
+        Soft::start(config).map_err(|failure| failure.message)
     });
-    match state {
-        // A panic while holding the lock (a bug) must not take every later
-        // call down with it: the bookkeeping is updated in single steps.
-        Ok(mutex) => Ok(mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
+    match soft {
+        Ok(soft) => Ok(soft),
         Err(why) => fail(
             ACL_ERROR_RT_INTERNAL_ERROR,
             format!("the software device could not start: {why}"),
@@ -204,10 +268,84 @@ pub(crate) fn lock() -> SoftResult<MutexGuard<'static, State>> {
     }
 }
 
-/// The state if the software device has started, without starting it.
-pub(crate) fn lock_if_started() -> Option<MutexGuard<'static, State>> {
-    match STATE.get() {
-        Some(Ok(mutex)) => Some(mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())),
-        _ => None,
+/// The software device if it has started, without starting it.
+fn started() -> Option<&'static Soft> {
+    SOFT.get().and_then(|soft| soft.as_ref().ok())
+}
+
+/// The fixed core (configuration, devices' memory), starting the software
+/// device on first use. No lock: it never changes.
+pub(crate) fn core() -> SoftResult<&'static Core> {
+    soft().map(|soft| &soft.core)
+}
+
+/// The fixed core if the software device has started.
+pub(crate) fn core_if_started() -> Option<&'static Core> {
+    started().map(|soft| &soft.core)
+}
+
+/// The state for writing, starting the software device on first use.
+pub(crate) fn lock() -> SoftResult<StateGuard> {
+    soft().map(write)
+}
+
+/// The state for reading (translation), starting the software device on
+/// first use. Readers on different threads run at once.
+pub(crate) fn read() -> SoftResult<StateReader> {
+    let soft = soft()?;
+    let entered = lock_order::enter(Rank::State);
+    // A panic while holding the lock (a bug) must not take every later call
+    // down with it: the bookkeeping is updated in single steps.
+    let guard = soft.state.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ok(StateReader {
+        guard,
+        _entered: entered,
+    })
+}
+
+/// The state for writing if the software device has started, without
+/// starting it.
+pub(crate) fn lock_if_started() -> Option<StateGuard> {
+    started().map(write)
+}
+
+fn write(soft: &'static Soft) -> StateGuard {
+    let entered = lock_order::enter(Rank::State);
+    let guard = soft.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    StateGuard {
+        guard,
+        _entered: entered,
+    }
+}
+
+/// The state, locked for writing ([`Rank::State`]).
+pub(crate) struct StateGuard {
+    guard: ShardedLockWriteGuard<'static, State>,
+    _entered: lock_order::Entered,
+}
+
+impl Deref for StateGuard {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl DerefMut for StateGuard {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+/// The state, locked for reading ([`Rank::State`]).
+pub(crate) struct StateReader {
+    guard: ShardedLockReadGuard<'static, State>,
+    _entered: lock_order::Entered,
+}
+
+impl Deref for StateReader {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
     }
 }

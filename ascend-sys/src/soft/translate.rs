@@ -6,7 +6,7 @@
 //! stream copies enforce the same ones.
 
 use super::fail::{SoftResult, fail};
-use super::runtime::State;
+use super::runtime::{self, State, StateReader};
 use super::{device_mem, host_mem, host_register};
 use crate::types::*;
 
@@ -54,17 +54,56 @@ impl Segments {
 // host memory owned by the caller of the operation; they are plain data.
 unsafe impl Send for Segments {}
 
+/// Translation that takes the state's read lock only when an address needs
+/// it: device memory from `aclrtMalloc` is translated by its own family, so
+/// a copy between two such buffers takes no process-wide lock.
+#[derive(Default)]
+pub(crate) struct Translator {
+    state: Option<StateReader>,
+}
+
+impl Translator {
+    /// The state, read-locked on first use and held until the translator
+    /// is dropped (the lock order puts it before the families' locks).
+    pub(crate) fn state(&mut self) -> SoftResult<&State> {
+        if self.state.is_none() {
+            self.state = Some(runtime::read()?);
+        }
+        match &self.state {
+            Some(state) => Ok(state),
+            None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "the state's read lock was not taken"),
+        }
+    }
+
+    /// As [`resolve`].
+    pub(crate) fn resolve(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
+        resolve_with(|| self.state(), address, length, role)
+    }
+}
+
 /// Translates `[address, address + length)`, refusing ranges the runtime
 /// would refuse.
 pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
+    resolve_with(|| Ok(state), address, length, role)
+}
+
+/// As [`resolve`], with the state fetched only when the address is not
+/// `aclrtMalloc` memory.
+fn resolve_with<'s>(
+    state: impl FnOnce() -> SoftResult<&'s State>,
+    address: usize,
+    length: usize,
+    role: &str,
+) -> SoftResult<Segments> {
     let Some(end) = address.checked_add(length) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("{role} range wraps around the address space"),
         );
     };
-    if let Some(device) = state.device_of(address) {
-        let Some((start, allocation)) = device_mem::find(state, address) else {
+    let core = runtime::core()?;
+    if let Some(device) = core.device_of(address) {
+        let Some((start, allocation)) = device_mem::find(address) else {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,
                 format!("{role} {address:#x} on device {device} is not inside a live allocation"),
@@ -82,9 +121,10 @@ pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str) 
             );
         }
         let offset = allocation.offset + (address - start) as u64;
-        let pointer = state.devices[allocation.device as usize].arena.view_at(offset);
+        let pointer = core.device(allocation.device)?.arena.view_at(offset);
         return Ok(Segments::one(pointer, length).on_device(allocation.device));
     }
+    let state = state()?;
     if let Some((base, reservation)) = state.vmm.reservation_of(address) {
         let segments = state.vmm.resolve(base, address, length, role)?;
         // Memory of one device (a reservation maps one device); host-located

@@ -128,10 +128,7 @@ const USAGE_COMPONENT: &[u8] = b"software";
 /// `aclrtMalloc*` allocation and VMM physical allocation now, and the
 /// highest the allocations have been.
 fn memory_usage(device: i32) -> SoftResult<(u64, u64)> {
-    let mut state = crate::soft::runtime::lock()?;
-    let device = state.device(device)?;
-    let current = device.space.capacity() - device.free_bytes();
-    Ok((current, device.space.peak().max(current)))
+    Ok(crate::soft::runtime::core()?.device(device)?.usage())
 }
 
 pub(crate) unsafe fn aclrtGetMemUsageInfo(

@@ -76,6 +76,9 @@ pub(crate) struct IpcImport {
 // serialised by the runtime's lock and bytes move through the view as the
 // device's "DMA", whose races are the caller's.
 unsafe impl Send for IpcImport {}
+// SAFETY: shared access (translation under the state's read lock) only
+// reads the pointer's value; the mapping changes only through `&mut`.
+unsafe impl Sync for IpcImport {}
 
 impl Drop for IpcImport {
     fn drop(&mut self) {
@@ -127,8 +130,8 @@ fn parse(key: &str) -> SoftResult<(u32, u32, u64)> {
 pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<String> {
     context::require()?;
     let mut state = runtime::lock()?;
-    let Some(allocation) = state.device_allocations.get(&address).copied() else {
-        let why = match crate::soft::device_mem::find(&state, address) {
+    let Some((_, allocation)) = crate::soft::device_mem::find(address).filter(|&(start, _)| start == address) else {
+        let why = match crate::soft::device_mem::find(address) {
             Some((start, _)) => format!("devPtr {address:#x} is inside the allocation at {start:#x}, not its start"),
             None if state.vmm.reservation_of(address).is_some() => {
                 format!("devPtr {address:#x} is a virtual-memory address; IPC keys share aclrtMalloc memory")
@@ -146,7 +149,14 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
             ),
         );
     }
-    let arena_fd = state.device(allocation.device)?.arena.fd().as_raw_fd() as u32;
+    // From here its free withdraws its keys (under this lock).
+    if crate::soft::device_mem::mark_exported(&mut state, address).is_none() {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("devPtr {address:#x} was freed meanwhile"),
+        );
+    }
+    let arena_fd = runtime::core()?.device(allocation.device)?.arena.fd().as_raw_fd() as u32;
     let failed = |what: &str, error: rustix::io::Errno| {
         fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,

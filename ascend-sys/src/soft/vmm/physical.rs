@@ -6,7 +6,7 @@ use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::context;
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::State;
+use crate::soft::runtime::{self, State};
 use crate::types::*;
 use std::sync::Arc;
 
@@ -44,8 +44,8 @@ pub(crate) fn malloc_physical(
     }
     let size = size as u64;
     if let Place::Device(id) = kind.place {
-        let device = state.device(id)?;
-        if size > device.free_bytes() {
+        let device = runtime::core()?.device(id)?;
+        if !device.commit(size) {
             return fail(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 format!(
@@ -55,10 +55,17 @@ pub(crate) fn malloc_physical(
             );
         }
     }
-    let memory = Arc::new(PhysicalMemory::create(size)?);
-    if let Place::Device(id) = kind.place {
-        state.device(id)?.vmm_bytes += size;
-    }
+    let memory = match PhysicalMemory::create(size) {
+        Ok(memory) => Arc::new(memory),
+        Err(failure) => {
+            if let Place::Device(id) = kind.place
+                && let Ok(device) = runtime::core()?.device(id)
+            {
+                device.uncommit(size);
+            }
+            return Err(failure);
+        }
+    };
     let handle = state.vmm.new_handle();
     state.vmm.physicals.insert(
         handle,
@@ -103,9 +110,9 @@ pub(crate) fn release_if_unused(state: &mut State, handle: usize) {
     if let Some(physical) = state.vmm.physicals.remove(&handle)
         && let Place::Device(id) = physical.kind.place
         && !physical.imported
-        && let Ok(device) = state.device(id)
+        && let Some(device) = runtime::core_if_started().and_then(|core| core.device(id).ok())
     {
-        device.vmm_bytes -= physical.size;
+        device.uncommit(physical.size);
     }
 }
 

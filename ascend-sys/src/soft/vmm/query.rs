@@ -36,7 +36,7 @@ const PAGE: usize = 4096;
 /// `aclrtMalloc*` or `aclrtMallocHost*` memory (size rounded up to whole
 /// pages, as the driver reports it) or a VMM mapping.
 pub(crate) fn address_range(state: &State, address: usize) -> SoftResult<(usize, usize)> {
-    if let Some((start, allocation)) = device_mem::find(state, address) {
+    if let Some((start, allocation)) = device_mem::find(address) {
         return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
     }
     if let Some((start, allocation)) = host_mem::find(state, address) {

@@ -1,0 +1,204 @@
+//! `aclrtMalloc*` / `aclrtFree*`: device memory, a family with its own
+//! locks.
+//!
+//! Each device's memory is split into shards ([`shard`]) that hold whole
+//! slabs of its space ([`space`]); a thread allocates small buffers from its
+//! own shard, so threads allocating, freeing and copying independently do
+//! not wait for each other. Capacity is counted in the core
+//! ([`crate::soft::runtime::DeviceCore`]), shared with VMM physical memory.
+//! Lock order: the runtime state (only to withdraw IPC keys, or to reset a
+//! device) → a shard → the space.
+
+mod rounding;
+mod shard;
+mod space;
+
+pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
+
+use super::context;
+use super::fail::{SoftResult, fail};
+use super::resource::{LiveResource, ResourceKind};
+use super::runtime::{self, Core, State};
+use crate::types::*;
+use space::DeviceMemory;
+use std::sync::OnceLock;
+
+/// One device-memory allocation (`aclrtMalloc*`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeviceAllocation {
+    pub(crate) device: i32,
+    /// Physical offset in the device's arena.
+    pub(crate) offset: u64,
+    /// Bytes reserved (after the documented rounding and padding).
+    pub(crate) size: u64,
+    /// Bytes the caller asked for.
+    pub(crate) requested: u64,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
+    /// Whether an IPC key was exported for it (its free withdraws them).
+    exported: bool,
+}
+
+/// Every device's memory, created with the software device's core.
+static FAMILY: OnceLock<Vec<DeviceMemory>> = OnceLock::new();
+
+fn family(core: &Core) -> &'static [DeviceMemory] {
+    FAMILY.get_or_init(|| {
+        core.devices
+            .iter()
+            .map(|device| DeviceMemory::new(device.arena.device_base(), device.capacity()))
+            .collect()
+    })
+}
+
+/// Allocates `size` bytes on the current device; returns the device address.
+pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPolicy) -> SoftResult<usize> {
+    if size == 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
+    }
+    let reserved = rounded_size(size, rounding, policy)?;
+    let device = context::require()?;
+    let core = runtime::core()?;
+    let slot = core.device(device)?;
+    let out_of_memory = || {
+        fail(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            format!(
+                "out of device memory on device {device}: {reserved} bytes requested, {} free",
+                slot.free_bytes()
+            ),
+        )
+    };
+    if !slot.commit(reserved) {
+        return out_of_memory();
+    }
+    let memory = &family(core)[device as usize];
+    let allocation = DeviceAllocation {
+        device,
+        offset: 0,
+        size: reserved,
+        requested: size as u64,
+        created: super::sequence::next(),
+        exported: false,
+    };
+    let placed = memory.place(allocation).or_else(|| {
+        // Room may be held by other threads' empty slabs.
+        memory.reclaim_empty_slabs(&slot.arena);
+        memory.place(allocation)
+    });
+    match placed {
+        Some(address) => Ok(address),
+        None => {
+            slot.uncommit(reserved);
+            out_of_memory()
+        }
+    }
+}
+
+/// `aclrtFree`: only the start address of a live `aclrtMalloc*` allocation.
+/// (The real runtime leaves a bad pointer to the driver, whose code is not
+/// public; the software device refuses it with `ACL_ERROR_RT_PARAM_INVALID`.)
+pub(crate) fn free(address: usize) -> SoftResult {
+    let core = runtime::core()?;
+    let Some(device) = core.device_of(address) else {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("{address:#x} is not a device address"),
+        );
+    };
+    let slot = &core.devices[device as usize];
+    let memory = &family(core)[device as usize];
+    let removed = match memory.remove(address, &slot.arena, |allocation| !allocation.exported) {
+        // An exported allocation's keys go with it, under the state's lock
+        // (taken first: the lock order), so no importer opens a key to
+        // memory already given back.
+        Err(Some(_)) => {
+            let mut state = runtime::lock()?;
+            let removed = memory.remove(address, &slot.arena, |_| true);
+            if removed.is_ok() {
+                super::share::forget_allocation(&mut state, address);
+            }
+            removed
+        }
+        other => other,
+    };
+    match removed {
+        Ok(allocation) => {
+            slot.uncommit(allocation.size);
+            Ok(())
+        }
+        Err(_) => {
+            let why = match memory.find(address) {
+                Some((start, _)) => format!("{address:#x} is inside the allocation at {start:#x}, not its start"),
+                None => format!("{address:#x} is not a live device allocation (never allocated, or already freed)"),
+            };
+            fail(ACL_ERROR_RT_PARAM_INVALID, why)
+        }
+    }
+}
+
+/// The allocation containing `address`, with its start address.
+pub(crate) fn find(address: usize) -> Option<(usize, DeviceAllocation)> {
+    let core = runtime::core_if_started()?;
+    let device = core.device_of(address)?;
+    family(core)[device as usize].find(address)
+}
+
+/// Marks the allocation starting at `address` as exported through an IPC
+/// key, with the state's lock held (its free then withdraws the keys).
+/// `None` when no allocation starts there.
+pub(crate) fn mark_exported(_state: &mut State, address: usize) -> Option<DeviceAllocation> {
+    let core = runtime::core_if_started()?;
+    let device = core.device_of(address)?;
+    family(core)[device as usize].mark_exported(address)
+}
+
+/// Frees every `aclrtMalloc*` allocation of `device` (a torn-down primary
+/// context: later `aclrtFree` of them fails as for freed memory). Returns
+/// how many there were.
+pub(crate) fn free_device(state: &mut State, device: i32) -> usize {
+    let Some(core) = runtime::core_if_started() else {
+        return 0;
+    };
+    let Some(slot) = usize::try_from(device).ok().and_then(|index| core.devices.get(index)) else {
+        return 0;
+    };
+    let memory = &family(core)[device as usize];
+    let mut freed = 0;
+    for (start, _) in memory.allocations() {
+        if let Ok(allocation) = memory.remove(start, &slot.arena, |_| true) {
+            super::share::forget_allocation(state, start);
+            slot.uncommit(allocation.size);
+            freed += 1;
+        }
+    }
+    freed
+}
+
+/// Every live allocation of every device, by address.
+pub(crate) fn all() -> Vec<(usize, DeviceAllocation)> {
+    let Some(core) = runtime::core_if_started() else {
+        return Vec::new();
+    };
+    let mut all: Vec<(usize, DeviceAllocation)> = family(core).iter().flat_map(DeviceMemory::allocations).collect();
+    all.sort_unstable_by_key(|&(address, _)| address);
+    all
+}
+
+/// The number of live allocations and the bytes they reserve.
+pub(crate) fn live() -> (usize, u64) {
+    let all = all();
+    (all.len(), all.iter().map(|(_, allocation)| allocation.size).sum())
+}
+
+/// The allocations made at or after sequence number `since`, by address.
+pub(crate) fn created_since(since: u64) -> impl Iterator<Item = LiveResource> {
+    all()
+        .into_iter()
+        .filter(move |(_, allocation)| allocation.created >= since)
+        .map(|(address, allocation)| {
+            LiveResource::new(ResourceKind::DeviceMemory, address, allocation.size, allocation.created)
+                .on(allocation.device)
+                .detail(format!("{} bytes requested", allocation.requested))
+        })
+}

@@ -1,0 +1,145 @@
+//! A shard of one device's small `aclrtMalloc` allocations: the slabs it
+//! holds, the free ranges inside them, and its allocations.
+//!
+//! Each thread allocates from one shard, so threads allocating and freeing
+//! independently take different locks and touch different slabs.
+
+use super::DeviceAllocation;
+use super::space::{SLAB, Stale};
+use crate::soft::range_alloc::RangeAllocator;
+use crate::soft::runtime::DEVICE_ALIGN;
+use std::collections::BTreeMap;
+
+/// One shard: only its own lock guards it.
+pub(crate) struct Shard {
+    /// Free ranges inside the shard's slabs (physical offsets).
+    space: RangeAllocator,
+    /// The shard's slabs (offset → bytes allocated inside).
+    slabs: BTreeMap<u64, u64>,
+    /// Live allocations by device address.
+    pub(super) allocations: BTreeMap<usize, DeviceAllocation>,
+    /// Bytes of small frees whose pages stay resident.
+    pub(super) stale: Stale,
+}
+
+impl Shard {
+    pub(super) fn new() -> Self {
+        Self {
+            space: RangeAllocator::empty(),
+            slabs: BTreeMap::new(),
+            allocations: BTreeMap::new(),
+            stale: Stale::default(),
+        }
+    }
+
+    /// Places `size` bytes in one of the shard's slabs.
+    pub(super) fn place(&mut self, size: u64) -> Option<u64> {
+        let offset = self.space.allocate(size, DEVICE_ALIGN)?;
+        self.count(offset, size, |used, bytes| *used += bytes);
+        Some(offset)
+    }
+
+    /// Adds a slab handed over by the device's space; all of it is free.
+    pub(super) fn add_slab(&mut self, slab: u64) {
+        self.slabs.insert(slab, 0);
+        self.space.release(slab, SLAB);
+    }
+
+    /// Gives `[offset, offset + size)` back to the shard's free ranges.
+    /// Returns a slab left empty that the shard does not keep (it keeps one
+    /// empty slab, so a thread that allocates and frees does not trade slabs
+    /// with the space each time); the caller hands it back to the space.
+    pub(super) fn release(&mut self, offset: u64, size: u64) -> Option<u64> {
+        self.space.release(offset, size);
+        self.count(offset, size, |used, bytes| *used -= bytes);
+        let mut empty = self.slabs.iter().filter(|&(_, &used)| used == 0).map(|(&slab, _)| slab);
+        let (_kept, spare) = (empty.next(), empty.next());
+        let spare = spare?;
+        self.slabs.remove(&spare);
+        self.space.take_free(spare, SLAB);
+        Some(spare)
+    }
+
+    /// Takes every empty slab out of the shard, for the space.
+    pub(super) fn take_empty_slabs(&mut self) -> Vec<u64> {
+        let empty: Vec<u64> = self
+            .slabs
+            .iter()
+            .filter(|&(_, &used)| used == 0)
+            .map(|(&slab, _)| slab)
+            .collect();
+        for &slab in &empty {
+            self.slabs.remove(&slab);
+            self.space.take_free(slab, SLAB);
+        }
+        empty
+    }
+
+    /// The free ranges inside the shard's slabs.
+    pub(super) fn free_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.space.free_ranges()
+    }
+
+    /// Applies `change` to the bytes-allocated count of each slab that
+    /// `[offset, offset + size)` overlaps, with the bytes it overlaps.
+    fn count(&mut self, offset: u64, size: u64, change: impl Fn(&mut u64, u64)) {
+        let end = offset + size;
+        let mut slab = offset / SLAB * SLAB;
+        while slab < end {
+            let overlap = end.min(slab + SLAB) - offset.max(slab);
+            if let Some(used) = self.slabs.get_mut(&slab) {
+                change(used, overlap);
+            } else {
+                debug_assert!(false, "bytes at {offset} are outside the shard's slabs");
+            }
+            slab += SLAB;
+        }
+    }
+}
+
+/// The allocation of `allocations` containing `address`, with its start.
+pub(super) fn find_in(
+    allocations: &BTreeMap<usize, DeviceAllocation>,
+    address: usize,
+) -> Option<(usize, DeviceAllocation)> {
+    let (&start, allocation) = allocations.range(..=address).next_back()?;
+    (address < start + allocation.size as usize).then_some((start, *allocation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_keeps_one_empty_slab_and_hands_back_the_next() {
+        let mut shard = Shard::new();
+        assert_eq!(shard.place(4096), None);
+        shard.add_slab(2 * SLAB);
+        shard.add_slab(3 * SLAB);
+        let a = shard.place(SLAB).unwrap();
+        let b = shard.place(SLAB).unwrap();
+        assert_eq!((a, b), (2 * SLAB, 3 * SLAB));
+        // The first slab to empty is kept, the second goes back.
+        assert_eq!(shard.release(a, SLAB), None);
+        assert_eq!(shard.release(b, SLAB), Some(3 * SLAB));
+        assert_eq!(shard.free_ranges().collect::<Vec<_>>(), [(2 * SLAB, SLAB)]);
+        assert_eq!(shard.take_empty_slabs(), [2 * SLAB]);
+        assert_eq!(shard.free_ranges().count(), 0);
+    }
+
+    #[test]
+    fn an_allocation_across_two_slabs_counts_in_both() {
+        let mut shard = Shard::new();
+        shard.add_slab(0);
+        shard.add_slab(SLAB);
+        let first = shard.place(SLAB - 4096).unwrap();
+        let across = shard.place(8192).unwrap();
+        assert_eq!(across, SLAB - 4096);
+        assert_eq!(shard.release(first, SLAB - 4096), None);
+        // Both slabs still hold part of `across`: neither is empty.
+        assert!(shard.take_empty_slabs().is_empty());
+        // Both empty now: one is kept, the other handed back.
+        assert_eq!(shard.release(across, 8192), Some(SLAB));
+        assert_eq!(shard.take_empty_slabs(), [0]);
+    }
+}

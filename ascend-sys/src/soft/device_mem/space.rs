@@ -1,0 +1,305 @@
+//! One device's `aclrtMalloc` memory: its space, which hands whole slabs to
+//! the shards and places large allocations itself, and the table saying
+//! which shard owns each slab.
+//!
+//! Small allocations (under [`RELEASE_AT_ONCE`]) are placed by the
+//! allocating thread's shard inside the slabs it holds; larger ones, and
+//! small ones when no whole slab is free, by the space. Translation finds an
+//! address's owner in the table without a lock, then asks that owner.
+
+use super::DeviceAllocation;
+use super::shard::{Shard, find_in};
+use crate::soft::arena::{Arena, RELEASE_AT_ONCE};
+use crate::soft::lock_order::{Rank, Ranked, lock};
+use crate::soft::range_alloc::RangeAllocator;
+use crate::soft::runtime::DEVICE_ALIGN;
+use crossbeam_utils::CachePadded;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+/// Bytes in a slab: the unit the space hands to a shard (one byte-lock
+/// chunk, so copies into different shards' slabs never share a byte lock).
+pub(crate) const SLAB: u64 = crate::soft::byte_locks::CHUNK as u64;
+
+/// Shards per device: threads are spread over them in turn.
+const SHARDS: usize = 8;
+
+/// Owner-table value of a region that is not a shard's slab.
+const SPACE: u8 = 0;
+
+/// The space's part: free ranges outside the slabs, and the allocations it
+/// placed.
+pub(crate) struct Space {
+    free: RangeAllocator,
+    allocations: BTreeMap<usize, DeviceAllocation>,
+    /// Bytes of small frees whose pages stay resident.
+    stale: Stale,
+}
+
+/// Bytes of small frees whose pages stay resident since the owner last
+/// gave back the pages of its free ranges. A small free (under
+/// [`RELEASE_AT_ONCE`]) leaves its pages resident, so the next allocation
+/// of the same space reuses them without faulting them in again, and they
+/// keep their bytes, as freed memory does on hardware; once
+/// [`STALE_BUDGET`] bytes were freed that way, the owner gives back every
+/// free range in one batch. So each owner (a shard, the space) keeps at
+/// most that much host RAM behind freed memory.
+#[derive(Default)]
+pub(super) struct Stale(u64);
+
+/// See [`Stale`]: 4 MiB per owner, 36 MiB per device at most.
+const STALE_BUDGET: u64 = 4 << 20;
+
+impl Stale {
+    /// Counts a small free of `size` bytes; `true` when the budget is
+    /// spent (and the count starts again).
+    pub(super) fn note(&mut self, size: u64) -> bool {
+        self.0 += size;
+        if self.0 < STALE_BUDGET {
+            return false;
+        }
+        self.0 = 0;
+        true
+    }
+}
+
+/// Which of a device's locks holds an allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    Space,
+    Shard(usize),
+}
+
+/// One device's `aclrtMalloc` memory.
+pub(crate) struct DeviceMemory {
+    base: usize,
+    space: Mutex<Space>,
+    /// Per slab-sized region: [`SPACE`], or 1 + the index of the shard whose
+    /// slab it is. Written with the shard's and the space's locks held.
+    owners: Box<[AtomicU8]>,
+    shards: Box<[CachePadded<Mutex<Shard>>]>,
+}
+
+/// The shard this thread allocates from.
+fn my_shard() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+    }
+    MINE.try_with(|mine| *mine).unwrap_or(0)
+}
+
+impl DeviceMemory {
+    pub(super) fn new(base: usize, capacity: u64) -> Self {
+        Self {
+            base,
+            space: Mutex::new(Space {
+                free: RangeAllocator::new(capacity),
+                allocations: BTreeMap::new(),
+                stale: Stale::default(),
+            }),
+            owners: (0..capacity / SLAB).map(|_| AtomicU8::new(SPACE)).collect(),
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Shard::new())))
+                .collect(),
+        }
+    }
+
+    fn space(&self) -> Ranked<'_, Space> {
+        lock(&self.space, Rank::DeviceSpace)
+    }
+
+    fn shard(&self, index: usize) -> Ranked<'_, Shard> {
+        lock(&self.shards[index], Rank::DeviceShard)
+    }
+
+    fn owner_of(&self, offset: u64) -> Owner {
+        let value = usize::try_from(offset / SLAB)
+            .ok()
+            .and_then(|region| self.owners.get(region))
+            .map_or(SPACE, |owner| owner.load(Ordering::Acquire));
+        match value {
+            SPACE => Owner::Space,
+            shard => Owner::Shard(usize::from(shard) - 1),
+        }
+    }
+
+    fn set_owner(&self, slab: u64, owner: Owner) {
+        let value = match owner {
+            Owner::Space => SPACE,
+            Owner::Shard(index) => index as u8 + 1,
+        };
+        if let Some(entry) = self.owners.get((slab / SLAB) as usize) {
+            entry.store(value, Ordering::Release);
+        }
+    }
+
+    /// The allocation containing `address` (one of this device's
+    /// addresses), with its start.
+    pub(super) fn find(&self, address: usize) -> Option<(usize, DeviceAllocation)> {
+        self.in_owner(address, |allocations| find_in(allocations, address))
+    }
+
+    /// Places `allocation.size` bytes: in this thread's shard if small,
+    /// else (or when no slab is free) in the space. Returns the device
+    /// address, or `None` when no free range is large enough.
+    pub(super) fn place(&self, mut allocation: DeviceAllocation) -> Option<usize> {
+        let size = allocation.size;
+        if size < RELEASE_AT_ONCE {
+            let index = my_shard();
+            let mut shard = self.shard(index);
+            let offset = shard.place(size).or_else(|| {
+                let slab = self.space().free.allocate(SLAB, SLAB)?;
+                self.set_owner(slab, Owner::Shard(index));
+                shard.add_slab(slab);
+                shard.place(size)
+            });
+            if let Some(offset) = offset {
+                allocation.offset = offset;
+                let address = self.base + offset as usize;
+                shard.allocations.insert(address, allocation);
+                return Some(address);
+            }
+        }
+        let mut space = self.space();
+        let offset = space.free.allocate(size, DEVICE_ALIGN)?;
+        allocation.offset = offset;
+        let address = self.base + offset as usize;
+        space.allocations.insert(address, allocation);
+        Some(address)
+    }
+
+    /// Gives every shard's empty slabs back to the space (before an
+    /// allocation that found no room is refused).
+    pub(super) fn reclaim_empty_slabs(&self, arena: &Arena) {
+        for index in 0..self.shards.len() {
+            let mut shard = self.shard(index);
+            for slab in shard.take_empty_slabs() {
+                self.return_slab(&mut shard, slab, arena);
+            }
+        }
+    }
+
+    /// Hands `slab`, taken out of `shard`, back to the space, its pages
+    /// given back first (nobody can reach it meanwhile).
+    fn return_slab(&self, _shard: &mut Ranked<'_, Shard>, slab: u64, arena: &Arena) {
+        arena.release_pages(slab, SLAB);
+        let mut space = self.space();
+        self.set_owner(slab, Owner::Space);
+        space.free.release(slab, SLAB);
+    }
+
+    /// Removes the allocation starting at `address` if `allowed` accepts
+    /// it, and gives its space back. `Err(None)`: no allocation starts
+    /// there; `Err(Some(_))`: refused by `allowed`.
+    pub(super) fn remove(
+        &self,
+        address: usize,
+        arena: &Arena,
+        allowed: impl Fn(&DeviceAllocation) -> bool,
+    ) -> Result<DeviceAllocation, Option<DeviceAllocation>> {
+        let offset = (address - self.base) as u64;
+        loop {
+            let owner = self.owner_of(offset);
+            let removed = match owner {
+                Owner::Space => {
+                    let mut space = self.space();
+                    let removed = take_if(&mut space.allocations, address, &allowed);
+                    if let Ok(allocation) = removed {
+                        let merged = space.free.release(allocation.offset, allocation.size);
+                        // Under the lock: once released, a range may be
+                        // handed out and written.
+                        if allocation.size >= RELEASE_AT_ONCE {
+                            arena.release_freed((allocation.offset, allocation.size), merged);
+                        } else if space.stale.note(allocation.size) {
+                            release_free_pages(space.free.free_ranges(), arena);
+                        }
+                    }
+                    removed
+                }
+                Owner::Shard(index) => {
+                    let mut shard = self.shard(index);
+                    let removed = take_if(&mut shard.allocations, address, &allowed);
+                    if let Ok(allocation) = removed {
+                        if let Some(slab) = shard.release(allocation.offset, allocation.size) {
+                            self.return_slab(&mut shard, slab, arena);
+                        }
+                        if shard.stale.note(allocation.size) {
+                            release_free_pages(shard.free_ranges(), arena);
+                        }
+                    }
+                    removed
+                }
+            };
+            match removed {
+                Ok(allocation) => return Ok(allocation),
+                Err(None) if self.owner_of(offset) != owner => continue,
+                Err(refused) => return Err(refused),
+            }
+        }
+    }
+
+    /// Every live allocation, in no particular order.
+    pub(super) fn allocations(&self) -> Vec<(usize, DeviceAllocation)> {
+        let mut all: Vec<(usize, DeviceAllocation)> = Vec::new();
+        for index in 0..self.shards.len() {
+            all.extend(self.shard(index).allocations.iter().map(|(&a, &b)| (a, b)));
+        }
+        all.extend(self.space().allocations.iter().map(|(&a, &b)| (a, b)));
+        all
+    }
+
+    /// Marks the allocation starting at `address` as exported (its free
+    /// then also withdraws its IPC keys); `None` when there is none.
+    pub(super) fn mark_exported(&self, address: usize) -> Option<DeviceAllocation> {
+        self.in_owner(address, |allocations| {
+            let allocation = allocations.get_mut(&address)?;
+            allocation.exported = true;
+            Some(*allocation)
+        })
+    }
+
+    /// Runs `visit` on the allocations of the owner of `address`'s region
+    /// (a slab that changes hands meanwhile was empty: then it looks
+    /// again).
+    fn in_owner<T>(
+        &self,
+        address: usize,
+        mut visit: impl FnMut(&mut BTreeMap<usize, DeviceAllocation>) -> Option<T>,
+    ) -> Option<T> {
+        let offset = (address - self.base) as u64;
+        loop {
+            let owner = self.owner_of(offset);
+            let found = match owner {
+                Owner::Space => visit(&mut self.space().allocations),
+                Owner::Shard(index) => visit(&mut self.shard(index).allocations),
+            };
+            if found.is_some() || self.owner_of(offset) == owner {
+                return found;
+            }
+        }
+    }
+}
+
+/// Gives back the pages of an owner's free ranges (with its lock held, so
+/// none is handed out meanwhile).
+fn release_free_pages(free: impl Iterator<Item = (u64, u64)>, arena: &Arena) {
+    for (start, length) in free {
+        arena.release_pages(start, length);
+    }
+}
+
+/// Takes the allocation at `address` out of `allocations` if `allowed`
+/// accepts it.
+fn take_if(
+    allocations: &mut BTreeMap<usize, DeviceAllocation>,
+    address: usize,
+    allowed: impl Fn(&DeviceAllocation) -> bool,
+) -> Result<DeviceAllocation, Option<DeviceAllocation>> {
+    match allocations.get(&address) {
+        None => Err(None),
+        Some(allocation) if !allowed(allocation) => Err(Some(*allocation)),
+        Some(_) => allocations.remove(&address).ok_or(None),
+    }
+}

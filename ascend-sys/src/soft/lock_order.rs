@@ -1,0 +1,159 @@
+//! The software device's one lock order.
+//!
+//! Each family keeps its state behind its own lock, and an operation that
+//! needs two of them takes them in the order of [`Rank`], lowest first:
+//!
+//! 1. [`Rank::State`]: the runtime state not yet split into families of
+//!    their own (initialisation, contexts, streams and events, VMM, sharing,
+//!    registrations, pinned host memory, peer access, allocator
+//!    descriptors).
+//! 2. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 3. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//!    allocations).
+//! 4. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//!    takes its one or two stripes together, lower stripe first).
+//!
+//! A thread never takes a lock of a rank at or below one it holds. Debug
+//! builds check this on every acquisition and panic with both ranks named,
+//! so a test run catches an inversion before it can deadlock. Leaf locks
+//! that never call out while held (the fault list, the misuse sink, a
+//! stream's queue, an event's records) are outside the order.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, MutexGuard};
+
+/// The place of a lock in the order: a thread holding a lock of one rank
+/// takes only locks of higher ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Rank {
+    /// The runtime state shared by the families not yet split out.
+    State = 0,
+    /// One shard of a device's `aclrtMalloc` memory.
+    DeviceShard = 1,
+    /// One device's space: slabs handed to shards, and large allocations.
+    DeviceSpace = 2,
+    /// The byte stripes of one copy or fill step.
+    Bytes = 3,
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// The ranks this thread holds, one bit each.
+    static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Proof that this thread entered `rank`; leaving it happens on drop. Take
+/// it *before* blocking on the lock, so an inversion panics instead of
+/// deadlocking.
+#[must_use]
+pub(crate) struct Entered {
+    #[cfg(debug_assertions)]
+    rank: Rank,
+}
+
+/// Notes that this thread is about to take a lock of `rank`.
+///
+/// # Panics
+///
+/// In debug builds, when this thread already holds a lock of `rank` or of a
+/// higher rank: a lock-order violation, a bug of the software device.
+pub(crate) fn enter(rank: Rank) -> Entered {
+    #[cfg(debug_assertions)]
+    {
+        let held = HELD.with(std::cell::Cell::get);
+        let at_or_above = held >> (rank as u32);
+        assert!(
+            at_or_above == 0,
+            "software device lock order violated: taking {rank:?} while holding {:?}",
+            highest(held)
+        );
+        HELD.with(|cell| cell.set(held | 1 << rank as u32));
+        Entered { rank }
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = rank;
+        Entered {}
+    }
+}
+
+/// A mutex's guard with its place in the lock order.
+pub(crate) struct Ranked<'a, T> {
+    guard: MutexGuard<'a, T>,
+    _entered: Entered,
+}
+
+impl<T> Deref for Ranked<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T> DerefMut for Ranked<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}
+
+/// Locks `mutex`, a lock of `rank`.
+pub(crate) fn lock<T>(mutex: &Mutex<T>, rank: Rank) -> Ranked<'_, T> {
+    let entered = enter(rank);
+    // A panic while holding the lock (a bug) must not take every later
+    // call down with it: the bookkeeping is updated in single steps.
+    let guard = mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ranked {
+        guard,
+        _entered: entered,
+    }
+}
+
+#[cfg(debug_assertions)]
+fn highest(held: u32) -> Option<Rank> {
+    [Rank::Bytes, Rank::DeviceSpace, Rank::DeviceShard, Rank::State]
+        .into_iter()
+        .find(|&rank| held & (1 << rank as u32) != 0)
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        #[cfg(debug_assertions)]
+        {
+            let bit = 1 << self.rank as u32;
+            // `try_with`: a guard may be dropped while the thread's locals
+            // are being torn down.
+            let _ = HELD.try_with(|cell| cell.set(cell.get() & !bit));
+        }
+    }
+}
+
+#[cfg(all(test, debug_assertions))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn increasing_ranks_are_allowed_and_released() {
+        let state = enter(Rank::State);
+        let shard = enter(Rank::DeviceShard);
+        let bytes = enter(Rank::Bytes);
+        drop((bytes, shard));
+        // Released ranks may be taken again.
+        let again = enter(Rank::DeviceSpace);
+        drop((again, state));
+        let _fresh = enter(Rank::State);
+    }
+
+    #[test]
+    #[should_panic(expected = "taking State while holding Some(DeviceShard)")]
+    fn a_lower_rank_under_a_higher_one_panics() {
+        let _shard = enter(Rank::DeviceShard);
+        let _state = enter(Rank::State);
+    }
+
+    #[test]
+    #[should_panic(expected = "taking DeviceShard while holding Some(DeviceShard)")]
+    fn the_same_rank_twice_panics() {
+        let _one = enter(Rank::DeviceShard);
+        let _two = enter(Rank::DeviceShard);
+    }
+}
