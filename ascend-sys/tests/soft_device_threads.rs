@@ -9,7 +9,11 @@ use std::ptr::null_mut;
 
 const MEMORY: u64 = 64 << 20;
 
-fn start() {
+/// The tests of this file check exact free bytes: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn start() -> std::sync::MutexGuard<'static, ()> {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     select_backend(BackendRequest::Software).unwrap();
     soft::configure(soft::Config {
         device_count: 1,
@@ -17,6 +21,7 @@ fn start() {
         ..soft::Config::default()
     })
     .unwrap();
+    turn
 }
 
 fn mem_free() -> usize {
@@ -48,7 +53,7 @@ fn on_threads(threads: usize, body: impl Fn(usize) + Sync) {
 
 #[test]
 fn threads_copy_through_their_own_buffers_and_the_accounting_returns() {
-    start();
+    let _turn = start();
     // SAFETY: no pointer arguments.
     assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
     let before = (mem_free(), soft::live());
@@ -98,4 +103,46 @@ fn threads_copy_through_their_own_buffers_and_the_accounting_returns() {
     assert_eq!(mem_free(), free);
     // SAFETY: no pointer arguments.
     assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+}
+
+#[test]
+fn physical_memory_can_take_what_the_threads_shards_set_aside() {
+    let _turn = start();
+    // SAFETY: no pointer arguments.
+    assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+    // Each thread's shard keeps capacity and a slab for its next buffers.
+    on_threads(4, |_| {
+        let mut device: *mut c_void = null_mut();
+        // SAFETY: a valid out-pointer; freed at once.
+        unsafe {
+            assert_eq!(aclrtMalloc(&mut device, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+            assert_eq!(aclrtFree(device), ACL_SUCCESS);
+        }
+    });
+    let free = mem_free();
+    assert_eq!(free as u64, MEMORY, "nothing is allocated, whatever the shards keep");
+    let prop = aclrtPhysicalMemProp {
+        handleType: ACL_MEM_HANDLE_TYPE_NONE,
+        allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
+        memAttr: ACL_MEM_HUGE,
+        location: aclrtMemLocation {
+            id: 0,
+            type_: ACL_MEM_LOCATION_TYPE_DEVICE,
+        },
+        reserve: 0,
+    };
+    let mut handle = null_mut();
+    // SAFETY: valid pointers; the handle is freed below.
+    unsafe {
+        assert_eq!(
+            aclrtMallocPhysical(&mut handle, free, &prop, 0),
+            ACL_SUCCESS,
+            "{:?}",
+            soft::recent_error()
+        );
+        assert_eq!(mem_free(), 0);
+        assert_eq!(aclrtFreePhysical(handle), ACL_SUCCESS);
+        assert_eq!(mem_free(), free);
+        assert_eq!(aclrtResetDevice(0), ACL_SUCCESS);
+    }
 }

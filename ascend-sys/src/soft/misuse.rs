@@ -17,8 +17,8 @@ pub struct Misuse {
     /// What was wrong.
     pub description: String,
     /// When it was recorded, on the same scale as resource creation
-    /// ([`super::sequence_now`]); increasing, never reused, and not reset
-    /// by [`take_misuse`].
+    /// ([`super::sequence_now`]); increasing on each thread, never reused,
+    /// and not reset by [`take_misuse`].
     pub seq: u64,
 }
 

@@ -146,6 +146,6 @@ pub(crate) fn mem_info(attr: aclrtMemAttr) -> SoftResult<(usize, usize)> {
         );
     }
     let device = context::require()?;
-    let device = runtime::core()?.device(device)?;
-    Ok((device.free_bytes() as usize, device.capacity() as usize))
+    let (free, capacity) = super::device_mem::free_bytes(device)?;
+    Ok((free as usize, capacity as usize))
 }

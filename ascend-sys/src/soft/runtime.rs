@@ -42,15 +42,15 @@ impl DeviceCore {
         self.arena.capacity()
     }
 
-    /// Bytes not yet allocated (by `aclrtMalloc*` or `aclrtMallocPhysical`).
+    /// Bytes not counted as allocated: the device-memory family adds what
+    /// its shards set aside ([`crate::soft::device_mem::free_bytes`]).
     pub(crate) fn free_bytes(&self) -> u64 {
         self.capacity().saturating_sub(self.committed.load(Ordering::Relaxed))
     }
 
-    /// Bytes allocated now, and the highest that has been.
-    pub(crate) fn usage(&self) -> (u64, u64) {
-        let now = self.committed.load(Ordering::Relaxed);
-        (now, self.peak.load(Ordering::Relaxed).max(now))
+    /// The highest the count of allocated bytes has been.
+    pub(crate) fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
     }
 
     /// Counts `bytes` as allocated if that many are free; `false` otherwise.

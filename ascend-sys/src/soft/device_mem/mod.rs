@@ -9,9 +9,11 @@
 //! Lock order: the runtime state (only to withdraw IPC keys, or to reset a
 //! device) → a shard → the space.
 
+mod credit;
 mod rounding;
 mod shard;
 mod space;
+mod stale;
 
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 
@@ -60,18 +62,6 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
     let device = context::require()?;
     let core = runtime::core()?;
     let slot = core.device(device)?;
-    let out_of_memory = || {
-        fail(
-            ACL_ERROR_RT_MEMORY_ALLOCATION,
-            format!(
-                "out of device memory on device {device}: {reserved} bytes requested, {} free",
-                slot.free_bytes()
-            ),
-        )
-    };
-    if !slot.commit(reserved) {
-        return out_of_memory();
-    }
     let memory = &family(core)[device as usize];
     let allocation = DeviceAllocation {
         device,
@@ -81,17 +71,20 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
         created: super::sequence::next(),
         exported: false,
     };
-    let placed = memory.place(allocation).or_else(|| {
-        // Room may be held by other threads' empty slabs.
-        memory.reclaim_empty_slabs(&slot.arena);
-        memory.place(allocation)
+    let placed = memory.place(allocation, slot).or_else(|| {
+        // Room may be held by other threads' shards: credit, empty slabs.
+        memory.reclaim(slot);
+        memory.place(allocation, slot)
     });
     match placed {
         Some(address) => Ok(address),
-        None => {
-            slot.uncommit(reserved);
-            out_of_memory()
-        }
+        None => fail(
+            ACL_ERROR_RT_MEMORY_ALLOCATION,
+            format!(
+                "out of device memory on device {device}: {reserved} bytes requested, {} free",
+                memory.free_bytes(slot)
+            ),
+        ),
     }
 }
 
@@ -108,13 +101,13 @@ pub(crate) fn free(address: usize) -> SoftResult {
     };
     let slot = &core.devices[device as usize];
     let memory = &family(core)[device as usize];
-    let removed = match memory.remove(address, &slot.arena, |allocation| !allocation.exported) {
+    let removed = match memory.remove(address, slot, |allocation| !allocation.exported) {
         // An exported allocation's keys go with it, under the state's lock
         // (taken first: the lock order), so no importer opens a key to
         // memory already given back.
         Err(Some(_)) => {
             let mut state = runtime::lock()?;
-            let removed = memory.remove(address, &slot.arena, |_| true);
+            let removed = memory.remove(address, slot, |_| true);
             if removed.is_ok() {
                 super::share::forget_allocation(&mut state, address);
             }
@@ -123,10 +116,7 @@ pub(crate) fn free(address: usize) -> SoftResult {
         other => other,
     };
     match removed {
-        Ok(allocation) => {
-            slot.uncommit(allocation.size);
-            Ok(())
-        }
+        Ok(_) => Ok(()),
         Err(_) => {
             let why = match memory.find(address) {
                 Some((start, _)) => format!("{address:#x} is inside the allocation at {start:#x}, not its start"),
@@ -166,13 +156,39 @@ pub(crate) fn free_device(state: &mut State, device: i32) -> usize {
     let memory = &family(core)[device as usize];
     let mut freed = 0;
     for (start, _) in memory.allocations() {
-        if let Ok(allocation) = memory.remove(start, &slot.arena, |_| true) {
+        if memory.remove(start, slot, |_| true).is_ok() {
             super::share::forget_allocation(state, start);
-            slot.uncommit(allocation.size);
             freed += 1;
         }
     }
     freed
+}
+
+/// Bytes of `device` not yet allocated (by `aclrtMalloc*` or
+/// `aclrtMallocPhysical`), and its capacity.
+pub(crate) fn free_bytes(device: i32) -> SoftResult<(u64, u64)> {
+    let core = runtime::core()?;
+    let slot = core.device(device)?;
+    Ok((family(core)[device as usize].free_bytes(slot), slot.capacity()))
+}
+
+/// Bytes of `device` allocated now, and the highest that has been (an
+/// upper bound: it counts the capacity shards set aside for their next
+/// allocations, up to 2 MiB per shard).
+pub(crate) fn usage(device: i32) -> SoftResult<(u64, u64)> {
+    let core = runtime::core()?;
+    let slot = core.device(device)?;
+    let (free, capacity) = (family(core)[device as usize].free_bytes(slot), slot.capacity());
+    let current = capacity - free;
+    Ok((current, slot.peak().max(current)))
+}
+
+/// Makes the capacity and space the shards of `device` set aside available
+/// (before an allocation of another family is refused for lack of room).
+pub(crate) fn reclaim(device: i32) -> SoftResult {
+    let core = runtime::core()?;
+    family(core)[device as usize].reclaim(core.device(device)?);
+    Ok(())
 }
 
 /// Every live allocation of every device, by address.

@@ -5,7 +5,9 @@
 //! independently take different locks and touch different slabs.
 
 use super::DeviceAllocation;
-use super::space::{SLAB, Stale};
+use super::credit::Credit;
+use super::space::SLAB;
+use super::stale::Stale;
 use crate::soft::range_alloc::RangeAllocator;
 use crate::soft::runtime::DEVICE_ALIGN;
 use std::collections::BTreeMap;
@@ -20,6 +22,8 @@ pub(crate) struct Shard {
     pub(super) allocations: BTreeMap<usize, DeviceAllocation>,
     /// Bytes of small frees whose pages stay resident.
     pub(super) stale: Stale,
+    /// Capacity counted as allocated on the device but not yet used.
+    pub(super) credit: Credit,
 }
 
 impl Shard {
@@ -29,6 +33,7 @@ impl Shard {
             slabs: BTreeMap::new(),
             allocations: BTreeMap::new(),
             stale: Stale::default(),
+            credit: Credit::default(),
         }
     }
 

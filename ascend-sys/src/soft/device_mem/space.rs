@@ -9,10 +9,11 @@
 
 use super::DeviceAllocation;
 use super::shard::{Shard, find_in};
+use super::stale::Stale;
 use crate::soft::arena::{Arena, RELEASE_AT_ONCE};
 use crate::soft::lock_order::{Rank, Ranked, lock};
 use crate::soft::range_alloc::RangeAllocator;
-use crate::soft::runtime::DEVICE_ALIGN;
+use crate::soft::runtime::{DEVICE_ALIGN, DeviceCore};
 use crossbeam_utils::CachePadded;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -35,33 +36,6 @@ pub(crate) struct Space {
     allocations: BTreeMap<usize, DeviceAllocation>,
     /// Bytes of small frees whose pages stay resident.
     stale: Stale,
-}
-
-/// Bytes of small frees whose pages stay resident since the owner last
-/// gave back the pages of its free ranges. A small free (under
-/// [`RELEASE_AT_ONCE`]) leaves its pages resident, so the next allocation
-/// of the same space reuses them without faulting them in again, and they
-/// keep their bytes, as freed memory does on hardware; once
-/// [`STALE_BUDGET`] bytes were freed that way, the owner gives back every
-/// free range in one batch. So each owner (a shard, the space) keeps at
-/// most that much host RAM behind freed memory.
-#[derive(Default)]
-pub(super) struct Stale(u64);
-
-/// See [`Stale`]: 4 MiB per owner, 36 MiB per device at most.
-const STALE_BUDGET: u64 = 4 << 20;
-
-impl Stale {
-    /// Counts a small free of `size` bytes; `true` when the budget is
-    /// spent (and the count starts again).
-    pub(super) fn note(&mut self, size: u64) -> bool {
-        self.0 += size;
-        if self.0 < STALE_BUDGET {
-            return false;
-        }
-        self.0 = 0;
-        true
-    }
 }
 
 /// Which of a device's locks holds an allocation.
@@ -144,11 +118,18 @@ impl DeviceMemory {
     /// Places `allocation.size` bytes: in this thread's shard if small,
     /// else (or when no slab is free) in the space. Returns the device
     /// address, or `None` when no free range is large enough.
-    pub(super) fn place(&self, mut allocation: DeviceAllocation) -> Option<usize> {
+    /// Counts and places `allocation.size` bytes: in this thread's shard
+    /// if small (paid from the shard's credit), else (or when no slab is
+    /// free) in the space. Returns the device address, or `None` when the
+    /// device's capacity or its free ranges have no room.
+    pub(super) fn place(&self, mut allocation: DeviceAllocation, device: &DeviceCore) -> Option<usize> {
         let size = allocation.size;
         if size < RELEASE_AT_ONCE {
             let index = my_shard();
             let mut shard = self.shard(index);
+            if !shard.credit.cover(size, device) {
+                return None;
+            }
             let offset = shard.place(size).or_else(|| {
                 let slab = self.space().free.allocate(SLAB, SLAB)?;
                 self.set_owner(slab, Owner::Shard(index));
@@ -156,27 +137,45 @@ impl DeviceMemory {
                 shard.place(size)
             });
             if let Some(offset) = offset {
+                shard.credit.spend(size);
                 allocation.offset = offset;
                 let address = self.base + offset as usize;
                 shard.allocations.insert(address, allocation);
                 return Some(address);
             }
         }
+        if !device.commit(size) {
+            return None;
+        }
         let mut space = self.space();
-        let offset = space.free.allocate(size, DEVICE_ALIGN)?;
+        let Some(offset) = space.free.allocate(size, DEVICE_ALIGN) else {
+            device.uncommit(size);
+            return None;
+        };
         allocation.offset = offset;
         let address = self.base + offset as usize;
         space.allocations.insert(address, allocation);
         Some(address)
     }
 
-    /// Gives every shard's empty slabs back to the space (before an
-    /// allocation that found no room is refused).
-    pub(super) fn reclaim_empty_slabs(&self, arena: &Arena) {
+    /// The bytes not yet allocated: the device's uncommitted capacity and
+    /// the shards' credit.
+    pub(super) fn free_bytes(&self, device: &DeviceCore) -> u64 {
+        let credit: u64 = (0..self.shards.len())
+            .map(|index| self.shard(index).credit.bytes())
+            .sum();
+        device.free_bytes() + credit
+    }
+
+    /// Gives every shard's credit back to the device and its empty slabs
+    /// back to the space (before an allocation that found no room is
+    /// refused).
+    pub(super) fn reclaim(&self, device: &DeviceCore) {
         for index in 0..self.shards.len() {
             let mut shard = self.shard(index);
+            shard.credit.give_back(device);
             for slab in shard.take_empty_slabs() {
-                self.return_slab(&mut shard, slab, arena);
+                self.return_slab(&mut shard, slab, &device.arena);
             }
         }
     }
@@ -191,14 +190,15 @@ impl DeviceMemory {
     }
 
     /// Removes the allocation starting at `address` if `allowed` accepts
-    /// it, and gives its space back. `Err(None)`: no allocation starts
+    /// it, and gives its space and its bytes back. `Err(None)`: no allocation starts
     /// there; `Err(Some(_))`: refused by `allowed`.
     pub(super) fn remove(
         &self,
         address: usize,
-        arena: &Arena,
+        device: &DeviceCore,
         allowed: impl Fn(&DeviceAllocation) -> bool,
     ) -> Result<DeviceAllocation, Option<DeviceAllocation>> {
+        let arena = &device.arena;
         let offset = (address - self.base) as u64;
         loop {
             let owner = self.owner_of(offset);
@@ -207,6 +207,7 @@ impl DeviceMemory {
                     let mut space = self.space();
                     let removed = take_if(&mut space.allocations, address, &allowed);
                     if let Ok(allocation) = removed {
+                        device.uncommit(allocation.size);
                         let merged = space.free.release(allocation.offset, allocation.size);
                         // Under the lock: once released, a range may be
                         // handed out and written.
@@ -222,6 +223,7 @@ impl DeviceMemory {
                     let mut shard = self.shard(index);
                     let removed = take_if(&mut shard.allocations, address, &allowed);
                     if let Ok(allocation) = removed {
+                        shard.credit.refund(allocation.size, device);
                         if let Some(slab) = shard.release(allocation.offset, allocation.size) {
                             self.return_slab(&mut shard, slab, arena);
                         }

@@ -128,7 +128,7 @@ const USAGE_COMPONENT: &[u8] = b"software";
 /// `aclrtMalloc*` allocation and VMM physical allocation now, and the
 /// highest the allocations have been.
 fn memory_usage(device: i32) -> SoftResult<(u64, u64)> {
-    Ok(crate::soft::runtime::core()?.device(device)?.usage())
+    crate::soft::device_mem::usage(device)
 }
 
 pub(crate) unsafe fn aclrtGetMemUsageInfo(

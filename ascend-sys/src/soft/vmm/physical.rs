@@ -45,7 +45,9 @@ pub(crate) fn malloc_physical(
     let size = size as u64;
     if let Place::Device(id) = kind.place {
         let device = runtime::core()?.device(id)?;
-        if !device.commit(size) {
+        // What `aclrtMalloc`'s shards set aside is free for this too.
+        let counted = device.commit(size) || (crate::soft::device_mem::reclaim(id).is_ok() && device.commit(size));
+        if !counted {
             return fail(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,
                 format!(
