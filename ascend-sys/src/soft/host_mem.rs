@@ -67,6 +67,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
             format!("out of host memory ({} bytes)", layout.size()),
         );
     }
+    super::address_map::insert(pointer as usize, layout.size());
     state.host_allocations.insert(
         pointer as usize,
         HostAllocation {
@@ -131,6 +132,7 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
         };
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
+    super::address_map::remove(address);
     // The free does not wait for queued stream work: tasks still queued on
     // this memory are recorded as misuse and skipped; only a task copying it
     // right now is waited for (without the lock), so no byte is moved

@@ -263,6 +263,7 @@ fn insert(
     };
     let pointer = window.as_ref().map(|w| w.address);
     if let Some(w) = &window {
+        super::address_map::insert(w.address, w.length);
         state.registrations.by_device.insert(w.address, (w.length, address));
     }
     state.registrations.by_host.insert(
@@ -379,6 +380,7 @@ pub(crate) fn unregister(address: usize) -> SoftResult {
     };
     if let Some(window) = &registration.window {
         registrations.by_device.remove(&window.address);
+        super::address_map::remove(window.address);
     }
     // Dropping the registration releases its device addresses.
     drop(registration);

@@ -37,6 +37,7 @@
 //! }
 //! ```
 
+mod address_map;
 mod allocator_desc;
 mod arena;
 mod byte_locks;

@@ -124,6 +124,11 @@ fn resolve_with<'s>(
         let pointer = core.device(allocation.device)?.arena.view_at(offset);
         return Ok(Segments::one(pointer, length).on_device(allocation.device));
     }
+    if !super::address_map::touches(address, end) {
+        // Plain host memory is the caller's responsibility, as on
+        // hardware.
+        return Ok(Segments::one(address as *mut u8, length));
+    }
     let state = state()?;
     if let Some((base, reservation)) = state.vmm.reservation_of(address) {
         let segments = state.vmm.resolve(base, address, length, role)?;

@@ -138,6 +138,7 @@ impl DeviceMemory {
             });
             if let Some(offset) = offset {
                 shard.credit.spend(size);
+                shard.stale.allocated(size);
                 allocation.offset = offset;
                 let address = self.base + offset as usize;
                 shard.allocations.insert(address, allocation);
@@ -152,6 +153,9 @@ impl DeviceMemory {
             device.uncommit(size);
             return None;
         };
+        if size < RELEASE_AT_ONCE {
+            space.stale.allocated(size);
+        }
         allocation.offset = offset;
         let address = self.base + offset as usize;
         space.allocations.insert(address, allocation);
@@ -213,7 +217,7 @@ impl DeviceMemory {
                         // handed out and written.
                         if allocation.size >= RELEASE_AT_ONCE {
                             arena.release_freed((allocation.offset, allocation.size), merged);
-                        } else if space.stale.note(allocation.size) {
+                        } else if space.stale.freed(allocation.size) {
                             release_free_pages(space.free.free_ranges(), arena);
                         }
                     }
@@ -227,7 +231,7 @@ impl DeviceMemory {
                         if let Some(slab) = shard.release(allocation.offset, allocation.size) {
                             self.return_slab(&mut shard, slab, arena);
                         }
-                        if shard.stale.note(allocation.size) {
+                        if shard.stale.freed(allocation.size) {
                             release_free_pages(shard.free_ranges(), arena);
                         }
                     }

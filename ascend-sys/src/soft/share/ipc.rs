@@ -352,6 +352,7 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
         created: crate::soft::sequence::next(),
     };
     let address = import.address;
+    crate::soft::address_map::insert(reservation, length);
     state.share.imports.insert(reservation, import);
     Ok(address)
 }
@@ -388,6 +389,7 @@ pub(crate) fn close(key: &str) -> SoftResult {
         .map(|(&base, _)| base);
     if let Some(base) = first {
         let import = state.share.imports.remove(&base);
+        crate::soft::address_map::remove(base);
         drop(state);
         drop(import);
         return Ok(());

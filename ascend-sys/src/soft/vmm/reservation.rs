@@ -69,6 +69,7 @@ pub(crate) fn reserve(state: &mut State, size: usize, align: usize, expect: usiz
     } else {
         reserve_aligned(size, alignment)?
     };
+    crate::soft::address_map::insert(base, size);
     state.vmm.reservations.insert(
         base,
         Reservation {
@@ -148,6 +149,7 @@ pub(crate) fn release(state: &mut State, base: usize) -> SoftResult {
     }
     let size = reservation.size;
     state.vmm.reservations.remove(&base);
+    crate::soft::address_map::remove(base);
     // SAFETY: the reservation was mapped by `reserve` with `size` bytes and
     // has just been removed from the table, so it is unmapped once.
     if let Err(error) = unsafe { munmap(base as *mut c_void, size) } {
