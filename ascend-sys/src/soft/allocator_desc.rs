@@ -9,11 +9,12 @@
 //! records the misuse.
 
 use super::fail::{SoftResult, fail};
-use super::misuse;
-use super::runtime::{self, State};
+use super::lock_order::{self, Rank, Ranked};
+use super::{misuse, runtime};
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 /// The five fields of a descriptor. All start NULL.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,12 +45,31 @@ pub(crate) struct Registered {
     pub(crate) fields: Fields,
 }
 
-/// Every descriptor and every stream's registered allocator.
-#[derive(Debug, Default)]
+/// Every descriptor and every stream's registered allocator: this family's
+/// state, behind its own lock.
+#[derive(Debug)]
 pub(crate) struct Allocators {
     descriptors: BTreeMap<usize, Descriptor>,
     /// By stream handle (not validated, as in the runtime).
     by_stream: BTreeMap<usize, Registered>,
+}
+
+static ALLOCATORS: Mutex<Allocators> = Mutex::new(Allocators {
+    descriptors: BTreeMap::new(),
+    by_stream: BTreeMap::new(),
+});
+
+/// The family's state, locked ([`Rank::Allocators`]). Fails only if the
+/// software device cannot start (as every call does then).
+fn lock() -> SoftResult<Ranked<'static, Allocators>> {
+    runtime::core()?;
+    Ok(locked())
+}
+
+/// The family's state, locked, without starting the software device (for
+/// introspection).
+pub(crate) fn locked() -> Ranked<'static, Allocators> {
+    lock_order::lock(&ALLOCATORS, Rank::Allocators)
 }
 
 impl Allocators {
@@ -76,8 +96,8 @@ impl Allocators {
 
 /// The live descriptor `handle`, or `ACL_ERROR_INVALID_PARAM` (recorded as
 /// misuse: the runtime would dereference it).
-fn descriptor<'a>(state: &'a mut State, api: &'static str, handle: usize) -> SoftResult<&'a mut Fields> {
-    match state.allocators.descriptors.get_mut(&handle) {
+fn descriptor<'a>(state: &'a mut Allocators, api: &'static str, handle: usize) -> SoftResult<&'a mut Fields> {
+    match state.descriptors.get_mut(&handle) {
         Some(descriptor) => Ok(&mut descriptor.fields),
         None => {
             misuse::record(
@@ -94,10 +114,10 @@ fn descriptor<'a>(state: &'a mut State, api: &'static str, handle: usize) -> Sof
 
 /// `aclrtAllocatorCreateDesc`: a new descriptor with every field NULL.
 pub(crate) fn create() -> SoftResult<usize> {
-    let mut state = runtime::lock()?;
+    let mut state = lock()?;
     let token = Box::new(0u8);
     let handle = std::ptr::from_ref::<u8>(&token) as usize;
-    state.allocators.descriptors.insert(
+    state.descriptors.insert(
         handle,
         Descriptor {
             fields: Fields::default(),
@@ -111,16 +131,16 @@ pub(crate) fn create() -> SoftResult<usize> {
 /// `aclrtAllocatorDestroyDesc` after the NULL check. Streams it was
 /// registered on keep their copy, as in the runtime.
 pub(crate) fn destroy(handle: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
+    let mut state = lock()?;
     descriptor(&mut state, "aclrtAllocatorDestroyDesc", handle)?;
-    state.allocators.descriptors.remove(&handle);
+    state.descriptors.remove(&handle);
     Ok(())
 }
 
 /// The `aclrtAllocatorSet*ToDesc` calls after their NULL checks: `set`
 /// stores the value.
 pub(crate) fn set_field(api: &'static str, handle: usize, set: impl FnOnce(&mut Fields)) -> SoftResult {
-    let mut state = runtime::lock()?;
+    let mut state = lock()?;
     set(descriptor(&mut state, api, handle)?);
     Ok(())
 }
@@ -130,7 +150,7 @@ pub(crate) fn set_field(api: &'static str, handle: usize, set: impl FnOnce(&mut 
 /// (alloc-advise is optional); a copy is stored for `stream`, replacing any
 /// earlier one.
 pub(crate) fn register(stream: usize, handle: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
+    let mut state = lock()?;
     let fields = *descriptor(&mut state, "aclrtAllocatorRegister", handle)?;
     let missing = [
         (fields.obj == 0, "allocatorDesc->obj"),
@@ -144,7 +164,7 @@ pub(crate) fn register(stream: usize, handle: usize) -> SoftResult {
     if let Some((_, name)) = missing.iter().find(|(unset, _)| *unset) {
         return fail(ACL_ERROR_INVALID_PARAM, format!("{name} is NULL"));
     }
-    state.allocators.by_stream.insert(
+    state.by_stream.insert(
         stream,
         Registered {
             descriptor: handle,
@@ -157,8 +177,8 @@ pub(crate) fn register(stream: usize, handle: usize) -> SoftResult {
 /// `aclrtAllocatorGetByStream` after the NULL checks: what was registered
 /// for `stream`, or `ACL_ERROR_INVALID_PARAM` when nothing is.
 pub(crate) fn get(stream: usize) -> SoftResult<Registered> {
-    let state = runtime::lock()?;
-    match state.allocators.by_stream.get(&stream) {
+    let state = lock()?;
+    match state.by_stream.get(&stream) {
         Some(registered) => Ok(*registered),
         None => fail(
             ACL_ERROR_INVALID_PARAM,
@@ -170,6 +190,6 @@ pub(crate) fn get(stream: usize) -> SoftResult<Registered> {
 /// `aclrtAllocatorUnregister` after the NULL check: forgets `stream`'s
 /// allocator; an unknown stream or a repeated call succeeds.
 pub(crate) fn unregister(stream: usize) -> SoftResult {
-    runtime::lock()?.allocators.by_stream.remove(&stream);
+    lock()?.by_stream.remove(&stream);
     Ok(())
 }

@@ -28,7 +28,7 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         let to = translator.resolve(dst, count, "dst")?;
         let from = translator.resolve(src, count, "src")?;
         // A copy between two devices needs peer access.
-        peer::check_sides(|| translator.state(), &to, &from)?;
+        peer::check_sides(&to, &from)?;
         (to, from)
     };
     let mut done = 0;

@@ -63,6 +63,7 @@ pub fn live() -> Live {
 }
 
 fn count(state: &State) -> Live {
+    let allocators = super::allocator_desc::locked();
     let (device_allocations, device_bytes) = super::device_mem::live();
     Live {
         device_allocations,
@@ -72,7 +73,7 @@ fn count(state: &State) -> Live {
         host_registrations: state.registrations.count(),
         registered_bytes: state.registrations.bytes(),
         contexts: state.contexts.created_count(),
-        allocator_descriptors: state.allocators.descriptor_count(),
+        allocator_descriptors: allocators.descriptor_count(),
         physical_allocations: state.vmm.physicals.len(),
         physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
         reservations: state.vmm.reservations.len(),
@@ -98,11 +99,12 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
 }
 
 fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
+    let allocators = super::allocator_desc::locked();
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(state, since));
     all.extend(state.registrations.created_since(since));
     all.extend(state.contexts.created_since(since));
-    all.extend(state.allocators.created_since(since));
+    all.extend(allocators.created_since(since));
     all.extend(state.vmm.created_since(since));
     all.extend(state.streams.created_since(since));
     all.extend(state.share.created_since(since));
@@ -116,6 +118,7 @@ pub fn leak_report() -> String {
 }
 
 fn report(state: &State) -> String {
+    let allocators = super::allocator_desc::locked();
     let mut lines = Vec::new();
     for (address, allocation) in super::device_mem::all() {
         lines.push(format!(
@@ -130,7 +133,7 @@ fn report(state: &State) -> String {
     for (handle, device) in state.contexts.created() {
         lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
     }
-    for handle in state.allocators.descriptor_handles() {
+    for handle in allocators.descriptor_handles() {
         lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
     }
     for (handle, physical) in &state.vmm.physicals {

@@ -5,19 +5,21 @@
 //!
 //! 1. [`Rank::State`]: the runtime state not yet split into families of
 //!    their own (initialisation, contexts, streams and events, VMM, sharing,
-//!    registrations, pinned host memory, peer access, allocator
-//!    descriptors).
-//! 2. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 3. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//!    registrations, pinned host memory).
+//! 2. [`Rank::Allocators`]: custom allocator descriptors.
+//! 3. [`Rank::Peers`]: peer access between devices.
+//! 4. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 5. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!    allocations).
-//! 4. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 6. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!    takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
 //! builds check this on every acquisition and panic with both ranks named,
 //! so a test run catches an inversion before it can deadlock. Leaf locks
 //! that never call out while held (the fault list, the misuse sink, a
-//! stream's queue, an event's records) are outside the order.
+//! stream's queue, an event's records, the core's map of host ranges) are
+//! outside the order.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
@@ -28,12 +30,16 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Rank {
     /// The runtime state shared by the families not yet split out.
     State = 0,
+    /// Custom allocator descriptors and their registrations on streams.
+    Allocators = 1,
+    /// Peer access between devices.
+    Peers = 2,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 1,
+    DeviceShard = 3,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 2,
+    DeviceSpace = 4,
     /// The byte stripes of one copy or fill step.
-    Bytes = 3,
+    Bytes = 5,
 }
 
 #[cfg(debug_assertions)]
@@ -110,9 +116,16 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>, rank: Rank) -> Ranked<'_, T> {
 
 #[cfg(debug_assertions)]
 fn highest(held: u32) -> Option<Rank> {
-    [Rank::Bytes, Rank::DeviceSpace, Rank::DeviceShard, Rank::State]
-        .into_iter()
-        .find(|&rank| held & (1 << rank as u32) != 0)
+    [
+        Rank::Bytes,
+        Rank::DeviceSpace,
+        Rank::DeviceShard,
+        Rank::Peers,
+        Rank::Allocators,
+        Rank::State,
+    ]
+    .into_iter()
+    .find(|&rank| held & (1 << rank as u32) != 0)
 }
 
 impl Drop for Entered {

@@ -7,30 +7,27 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::runtime::{self, State};
+use super::lock_order::{self, Rank, Ranked};
+use super::runtime;
 use super::translate::Segments;
 use crate::types::*;
 use std::collections::BTreeSet;
+use std::sync::Mutex;
 
-/// Which device may access which peer: `(from, to)` pairs.
-#[derive(Debug, Default)]
-pub(crate) struct PeerAccess {
-    enabled: BTreeSet<(i32, i32)>,
-}
+/// Which device may access which peer: `(from, to)` pairs. This family's
+/// state, behind its own lock.
+static ENABLED: Mutex<BTreeSet<(i32, i32)>> = Mutex::new(BTreeSet::new());
 
-impl PeerAccess {
-    /// Whether `from` has enabled access to `to`.
-    pub(crate) fn is_enabled(&self, from: i32, to: i32) -> bool {
-        self.enabled.contains(&(from, to))
-    }
+fn enabled() -> Ranked<'static, BTreeSet<(i32, i32)>> {
+    lock_order::lock(&ENABLED, Rank::Peers)
 }
 
 /// `aclrtDeviceCanAccessPeer` after the ACL layer's checks: both ids must
 /// be devices; every pair of distinct devices can (1).
 pub(crate) fn can_access(device: i32, peer: i32) -> SoftResult<i32> {
-    let mut state = runtime::lock()?;
-    state.device(peer)?;
-    state.device(device)?;
+    let core = runtime::core()?;
+    core.device(peer)?;
+    core.device(device)?;
     Ok(1)
 }
 
@@ -46,9 +43,8 @@ pub(crate) fn enable(peer: i32) -> SoftResult {
             format!("peerDeviceId {peer} is the current device"),
         );
     }
-    let mut state = runtime::lock()?;
-    state.device(peer)?;
-    state.peers.enabled.insert((device, peer));
+    runtime::core()?.device(peer)?;
+    enabled().insert((device, peer));
     Ok(())
 }
 
@@ -64,9 +60,8 @@ pub(crate) fn disable(peer: i32) -> SoftResult {
             format!("peerDeviceId {peer} is the current device"),
         );
     }
-    let mut state = runtime::lock()?;
-    state.device(peer)?;
-    if !state.peers.enabled.remove(&(device, peer)) {
+    runtime::core()?.device(peer)?;
+    if !enabled().remove(&(device, peer)) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("peer access from device {device} to device {peer} is not enabled"),
@@ -80,13 +75,9 @@ pub(crate) fn disable(peer: i32) -> SoftResult {
 /// are device memory of two different devices (one branch on the hot path),
 /// then [`check_copy`].
 #[inline]
-pub(crate) fn check_sides<'s>(
-    state: impl FnOnce() -> SoftResult<&'s State>,
-    to: &Segments,
-    from: &Segments,
-) -> SoftResult {
+pub(crate) fn check_sides(to: &Segments, from: &Segments) -> SoftResult {
     match (to.device, from.device) {
-        (Some(dst), Some(src)) if dst != src => check_copy(state()?, dst, src),
+        (Some(dst), Some(src)) if dst != src => check_copy(dst, src),
         _ => Ok(()),
     }
 }
@@ -99,13 +90,16 @@ pub(crate) fn check_sides<'s>(
 /// direction between the two. Refused with `ACL_ERROR_RT_PARAM_INVALID`
 /// (the runtime leaves this to the driver; see `docs/runtime-choices.md`).
 #[cold]
-pub(crate) fn check_copy(state: &State, dst: i32, src: i32) -> SoftResult {
-    let peers = &state.peers;
-    let allowed = match context::current() {
-        Some(current) if current == dst => peers.is_enabled(dst, src),
-        Some(current) if current == src => peers.is_enabled(src, dst),
-        Some(current) => peers.is_enabled(current, dst) && peers.is_enabled(current, src),
-        None => peers.is_enabled(dst, src) || peers.is_enabled(src, dst),
+pub(crate) fn check_copy(dst: i32, src: i32) -> SoftResult {
+    let allowed = {
+        let enabled = enabled();
+        let on = |from: i32, to: i32| enabled.contains(&(from, to));
+        match context::current() {
+            Some(current) if current == dst => on(dst, src),
+            Some(current) if current == src => on(src, dst),
+            Some(current) => on(current, dst) && on(current, src),
+            None => on(dst, src) || on(src, dst),
+        }
     };
     if allowed {
         return Ok(());

@@ -140,10 +140,6 @@ pub(crate) struct State {
     pub(crate) streams: super::streams::Streams,
     /// Registered host ranges.
     pub(crate) registrations: super::host_register::Registrations,
-    /// Peer access between devices.
-    pub(crate) peers: super::peer::PeerAccess,
-    /// Custom allocator descriptors.
-    pub(crate) allocators: super::allocator_desc::Allocators,
     /// Context handles (primary and created contexts).
     pub(crate) contexts: super::context::Contexts,
     /// Physical allocations, reserved ranges and mappings.
@@ -162,8 +158,6 @@ impl State {
             host_allocations: BTreeMap::new(),
             streams: Default::default(),
             registrations: Default::default(),
-            peers: Default::default(),
-            allocators: Default::default(),
             contexts: Default::default(),
             vmm: Default::default(),
             share: Default::default(),

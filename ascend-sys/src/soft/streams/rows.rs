@@ -110,7 +110,7 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
         let to = translate::resolve(&state, dst, rows.dst_span()?, "dst")?;
         let from = translate::resolve(&state, src, rows.src_span()?, "src")?;
         // A copy between two devices needs peer access, as for 1-D copies.
-        peer::check_sides(|| Ok(&state), &to, &from)?;
+        peer::check_sides(&to, &from)?;
         (Flat::new(&to), Flat::new(&from))
     };
     for row in 0..height {

@@ -184,7 +184,7 @@ pub(crate) unsafe fn memcpy_async(
     let stream = target_stream(&mut state, explicit, device)?;
     let to_bytes = translate::resolve(&state, dst, count, "dst")?;
     let from_bytes = translate::resolve(&state, src, count, "src")?;
-    peer::check_sides(|| Ok(&state), &to_bytes, &from_bytes)?;
+    peer::check_sides(&to_bytes, &from_bytes)?;
     drop(state);
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
     stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
@@ -325,7 +325,7 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
     let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst")?;
     let from_bytes = translate::resolve(&state, rows.src, src_span, "src")?;
-    peer::check_sides(|| Ok(&state), &to_bytes, &from_bytes)?;
+    peer::check_sides(&to_bytes, &from_bytes)?;
     drop(state);
     let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
     stream.submit(Task::new("aclrtMemcpy2dAsync", Work::Copy2d(rows), host));
