@@ -48,7 +48,7 @@ pub(crate) struct Registered {
 /// Every descriptor and every stream's registered allocator: this family's
 /// state, behind its own lock.
 #[derive(Debug)]
-pub(crate) struct Allocators {
+struct Allocators {
     descriptors: BTreeMap<usize, Descriptor>,
     /// By stream handle (not validated, as in the runtime).
     by_stream: BTreeMap<usize, Registered>,
@@ -66,32 +66,33 @@ fn lock() -> SoftResult<Ranked<'static, Allocators>> {
     Ok(locked())
 }
 
-/// The family's state, locked, without starting the software device (for
-/// introspection).
-pub(crate) fn locked() -> Ranked<'static, Allocators> {
+/// The family's state, locked, without starting the software device.
+fn locked() -> Ranked<'static, Allocators> {
     lock_order::lock(&ALLOCATORS, Rank::Allocators)
 }
 
-impl Allocators {
-    /// Number of live descriptors.
-    pub(crate) fn descriptor_count(&self) -> usize {
-        self.descriptors.len()
-    }
+/// Number of live descriptors (for introspection: does not start the
+/// software device).
+pub(crate) fn descriptor_count() -> usize {
+    locked().descriptors.len()
+}
 
-    /// Handles of the live descriptors.
-    pub(crate) fn descriptor_handles(&self) -> impl Iterator<Item = usize> + '_ {
-        self.descriptors.keys().copied()
-    }
+/// Handles of the live descriptors (for introspection).
+pub(crate) fn descriptor_handles() -> Vec<usize> {
+    locked().descriptors.keys().copied().collect()
+}
 
-    /// The descriptors created at or after sequence number `since`.
-    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
-        self.descriptors
-            .iter()
-            .filter(move |(_, descriptor)| descriptor.created >= since)
-            .map(|(&handle, descriptor)| {
-                LiveResource::new(ResourceKind::AllocatorDescriptor, handle, 0, descriptor.created)
-            })
-    }
+/// The descriptors created at or after sequence number `since` (for
+/// introspection).
+pub(crate) fn created_since(since: u64) -> Vec<LiveResource> {
+    locked()
+        .descriptors
+        .iter()
+        .filter(|(_, descriptor)| descriptor.created >= since)
+        .map(|(&handle, descriptor)| {
+            LiveResource::new(ResourceKind::AllocatorDescriptor, handle, 0, descriptor.created)
+        })
+        .collect()
 }
 
 /// The live descriptor `handle`, or `ACL_ERROR_INVALID_PARAM` (recorded as

@@ -1,15 +1,39 @@
-//! `aclrtMallocHost*` / `aclrtFreeHost*`: page-locked host memory.
+//! `aclrtMallocHost*` / `aclrtFreeHost*`: page-locked host memory, a family
+//! with its own lock.
 //!
 //! On the software device host memory is ordinary process memory, 64-byte
 //! aligned as documented, tracked so that only pointers it handed out can be
-//! freed and so that copies can tell it from pageable memory.
+//! freed and so that copies can tell it from pageable memory (each
+//! allocation is also noted in the core's map of host ranges).
 
 use super::context;
 use super::fail::{SoftResult, fail};
+use super::lock_order::{self, Rank, Ranked};
 use super::resource::{LiveResource, ResourceKind};
-use super::runtime::{self, HostAllocation};
+use super::runtime;
 use crate::types::*;
 use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// One pinned host allocation (`aclrtMallocHost*`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostAllocation {
+    pub(crate) size: usize,
+    /// Whether it is a mapping of its own (large sizes) rather than a
+    /// block of the process allocator.
+    pub(crate) mapped: bool,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    pub(crate) created: u64,
+}
+
+/// The live allocations by address: this family's state.
+static ALLOCATIONS: Mutex<BTreeMap<usize, HostAllocation>> = Mutex::new(BTreeMap::new());
+
+/// The family's state, locked ([`Rank::HostMemory`]).
+fn allocations() -> Ranked<'static, BTreeMap<usize, HostAllocation>> {
+    lock_order::lock(&ALLOCATIONS, Rank::HostMemory)
+}
 
 /// The documented alignment of `aclrtMallocHost` memory.
 pub(crate) const HOST_ALIGN: usize = 64;
@@ -37,7 +61,8 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
     else {
         return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, format!("size {size} is too large"));
     };
-    let mut state = runtime::lock()?;
+    runtime::core()?;
+    let mut allocations = allocations();
     let mapped = layout.size() >= MAPPED_FROM;
     let pointer = if mapped {
         // SAFETY: a fresh private mapping at an address the kernel picks.
@@ -68,7 +93,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
         );
     }
     super::address_map::insert(pointer as usize, layout.size());
-    state.host_allocations.insert(
+    allocations.insert(
         pointer as usize,
         HostAllocation {
             size: layout.size(),
@@ -123,8 +148,20 @@ pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult
 /// It does not wait for queued stream work
 /// ([`super::streams::host_memory_freed`]).
 pub(crate) fn free_host(address: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let Some(allocation) = state.host_allocations.remove(&address) else {
+    // The streams' state, for the queued work on this memory (the lock
+    // order: the state before this family).
+    let state = runtime::lock()?;
+    let removed = {
+        let mut allocations = allocations();
+        let removed = allocations.remove(&address);
+        if removed.is_some() {
+            // Under this family's lock: the range cannot be handed out
+            // again meanwhile.
+            super::address_map::remove(address);
+        }
+        removed
+    };
+    let Some(allocation) = removed else {
         let why = if state.device_of(address).is_some() {
             format!("{address:#x} is a device address, not host memory")
         } else {
@@ -132,7 +169,6 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
         };
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
-    super::address_map::remove(address);
     // The free does not wait for queued stream work: tasks still queued on
     // this memory are recorded as misuse and skipped; only a task copying it
     // right now is waited for (without the lock), so no byte is moved
@@ -163,18 +199,33 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
 }
 
 /// The host allocation containing `address`, with its start address.
-pub(crate) fn find(state: &runtime::State, address: usize) -> Option<(usize, HostAllocation)> {
-    let (&start, allocation) = state.host_allocations.range(..=address).next_back()?;
+pub(crate) fn find(address: usize) -> Option<(usize, HostAllocation)> {
+    let allocations = allocations();
+    let (&start, allocation) = allocations.range(..=address).next_back()?;
     (address < start + allocation.size).then_some((start, *allocation))
 }
 
-/// The pinned allocations made at or after sequence number `since`.
-pub(crate) fn created_since(state: &runtime::State, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
-    state
-        .host_allocations
+/// The start of a host allocation overlapping `[address, end)`, if any.
+pub(crate) fn overlapping(address: usize, end: usize) -> Option<usize> {
+    let allocations = allocations();
+    let (&start, allocation) = allocations.range(..end).next_back()?;
+    (start + allocation.size > address).then_some(start)
+}
+
+/// Every live allocation, by address.
+pub(crate) fn all() -> Vec<(usize, HostAllocation)> {
+    allocations()
         .iter()
+        .map(|(&address, &allocation)| (address, allocation))
+        .collect()
+}
+
+/// The pinned allocations made at or after sequence number `since`.
+pub(crate) fn created_since(since: u64) -> impl Iterator<Item = LiveResource> {
+    all()
+        .into_iter()
         .filter(move |(_, allocation)| allocation.created >= since)
-        .map(|(&address, allocation)| {
+        .map(|(address, allocation)| {
             LiveResource::new(
                 ResourceKind::HostMemory,
                 address,

@@ -320,12 +320,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
     let (device, length, mut state) = check_range(address, size)?;
     if flag & ACL_HOST_REG_PINNED != 0 {
         let end = address + length;
-        if let Some((&start, _)) = state
-            .host_allocations
-            .range(..end)
-            .next_back()
-            .filter(|(start, allocation)| **start + allocation.size > address)
-        {
+        if let Some(start) = super::host_mem::overlapping(address, end) {
             return fail(
                 ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                 format!(

@@ -63,17 +63,17 @@ pub fn live() -> Live {
 }
 
 fn count(state: &State) -> Live {
-    let allocators = super::allocator_desc::locked();
+    let host = super::host_mem::all();
     let (device_allocations, device_bytes) = super::device_mem::live();
     Live {
         device_allocations,
         device_bytes,
-        host_allocations: state.host_allocations.len(),
-        host_bytes: state.host_allocations.values().map(|a| a.size as u64).sum(),
+        host_allocations: host.len(),
+        host_bytes: host.iter().map(|(_, a)| a.size as u64).sum(),
         host_registrations: state.registrations.count(),
         registered_bytes: state.registrations.bytes(),
         contexts: state.contexts.created_count(),
-        allocator_descriptors: allocators.descriptor_count(),
+        allocator_descriptors: super::allocator_desc::descriptor_count(),
         physical_allocations: state.vmm.physicals.len(),
         physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
         reservations: state.vmm.reservations.len(),
@@ -99,12 +99,11 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
 }
 
 fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
-    let allocators = super::allocator_desc::locked();
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
-    all.extend(super::host_mem::created_since(state, since));
+    all.extend(super::host_mem::created_since(since));
     all.extend(state.registrations.created_since(since));
     all.extend(state.contexts.created_since(since));
-    all.extend(allocators.created_since(since));
+    all.extend(super::allocator_desc::created_since(since));
     all.extend(state.vmm.created_since(since));
     all.extend(state.streams.created_since(since));
     all.extend(state.share.created_since(since));
@@ -118,7 +117,6 @@ pub fn leak_report() -> String {
 }
 
 fn report(state: &State) -> String {
-    let allocators = super::allocator_desc::locked();
     let mut lines = Vec::new();
     for (address, allocation) in super::device_mem::all() {
         lines.push(format!(
@@ -126,14 +124,14 @@ fn report(state: &State) -> String {
             allocation.requested, allocation.size, allocation.device
         ));
     }
-    for (address, allocation) in &state.host_allocations {
+    for (address, allocation) in super::host_mem::all() {
         lines.push(format!("host memory {address:#x}: {} bytes", allocation.size));
     }
     lines.extend(state.registrations.report());
     for (handle, device) in state.contexts.created() {
         lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
     }
-    for handle in allocators.descriptor_handles() {
+    for handle in super::allocator_desc::descriptor_handles() {
         lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
     }
     for (handle, physical) in &state.vmm.physicals {

@@ -5,13 +5,14 @@
 //!
 //! 1. [`Rank::State`]: the runtime state not yet split into families of
 //!    their own (initialisation, contexts, streams and events, VMM, sharing,
-//!    registrations, pinned host memory).
-//! 2. [`Rank::Allocators`]: custom allocator descriptors.
-//! 3. [`Rank::Peers`]: peer access between devices.
-//! 4. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 5. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//!    registrations).
+//! 2. [`Rank::HostMemory`]: pinned host memory.
+//! 3. [`Rank::Allocators`]: custom allocator descriptors.
+//! 4. [`Rank::Peers`]: peer access between devices.
+//! 5. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 6. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!    allocations).
-//! 6. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 7. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!    takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -30,16 +31,18 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Rank {
     /// The runtime state shared by the families not yet split out.
     State = 0,
+    /// Pinned host memory (`aclrtMallocHost`).
+    HostMemory = 1,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 1,
+    Allocators = 2,
     /// Peer access between devices.
-    Peers = 2,
+    Peers = 3,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 3,
+    DeviceShard = 4,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 4,
+    DeviceSpace = 5,
     /// The byte stripes of one copy or fill step.
-    Bytes = 5,
+    Bytes = 6,
 }
 
 #[cfg(debug_assertions)]
@@ -122,6 +125,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::DeviceShard,
         Rank::Peers,
         Rank::Allocators,
+        Rank::HostMemory,
         Rank::State,
     ]
     .into_iter()

@@ -6,7 +6,6 @@ use super::fail::{SoftResult, fail};
 use super::lock_order::{self, Rank};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
 use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
-use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -14,17 +13,6 @@ use std::sync::{Mutex, OnceLock};
 /// Alignment of `aclrtMalloc*` start addresses: the runtime asks the driver
 /// for 2^9 bytes (see `acl-behaviour.md` §13).
 pub(crate) const DEVICE_ALIGN: u64 = 512;
-
-/// One pinned host allocation (`aclrtMallocHost*`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct HostAllocation {
-    pub(crate) size: usize,
-    /// Whether it is a mapping of its own (large sizes) rather than a
-    /// block of the process allocator.
-    pub(crate) mapped: bool,
-    /// Creation sequence number ([`crate::soft::sequence_now`]).
-    pub(crate) created: u64,
-}
 
 /// One device's fixed part, shared by every family without a lock: its
 /// memory and the count of bytes allocated from it.
@@ -134,8 +122,6 @@ pub(crate) struct State {
     pub(crate) config: Config,
     pub(crate) devices: Vec<Device>,
     pub(crate) init: InitState,
-    /// Host allocations by host address.
-    pub(crate) host_allocations: BTreeMap<usize, HostAllocation>,
     /// Streams and events.
     pub(crate) streams: super::streams::Streams,
     /// Registered host ranges.
@@ -155,7 +141,6 @@ impl State {
             config,
             devices,
             init: InitState::default(),
-            host_allocations: BTreeMap::new(),
             streams: Default::default(),
             registrations: Default::default(),
             contexts: Default::default(),

@@ -143,7 +143,7 @@ fn resolve_with<'s>(
         return Ok(segments);
     }
     host_register::refuse_device_window(state, address, end, role)?;
-    if let Some((start, allocation)) = host_mem::find(state, address)
+    if let Some((start, allocation)) = host_mem::find(address)
         && end > start + allocation.size
     {
         return fail(

@@ -187,7 +187,7 @@ fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
         .or_else(|| crate::soft::share::import_device(&state, address))
     {
         (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32)
-    } else if host_mem::find(&state, address).is_some() || state.registrations.is_registered_host(address) {
+    } else if host_mem::find(address).is_some() || state.registrations.is_registered_host(address) {
         (ACL_MEM_LOCATION_TYPE_HOST, 0)
     } else {
         (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0)

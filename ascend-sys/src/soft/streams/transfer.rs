@@ -48,7 +48,7 @@ pub(super) fn location(state: &State, address: usize) -> Location {
         || crate::soft::share::import_device(state, address).is_some()
     {
         Location::Device
-    } else if host_mem::find(state, address).is_some() || state.registrations.is_registered_host(address) {
+    } else if host_mem::find(address).is_some() || state.registrations.is_registered_host(address) {
         Location::Host
     } else {
         Location::Pageable

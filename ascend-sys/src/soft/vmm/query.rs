@@ -39,7 +39,7 @@ pub(crate) fn address_range(state: &State, address: usize) -> SoftResult<(usize,
     if let Some((start, allocation)) = device_mem::find(address) {
         return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
     }
-    if let Some((start, allocation)) = host_mem::find(state, address) {
+    if let Some((start, allocation)) = host_mem::find(address) {
         return Ok((start, allocation.size.next_multiple_of(PAGE)));
     }
     if let Some((start, mapping)) = state.vmm.mapping_of(address) {
