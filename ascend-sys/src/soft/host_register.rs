@@ -17,12 +17,14 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
-use super::runtime::{self, State};
+use super::lock_order::{self, Rank, Ranked};
+use super::runtime;
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::sync::Mutex;
 
 /// The page size host registration works in (pointers must be aligned to it).
 pub(crate) const PAGE: usize = 4096;
@@ -94,9 +96,9 @@ struct Registration {
     created: u64,
 }
 
-/// Every registered host range.
-#[derive(Debug, Default)]
-pub(crate) struct Registrations {
+/// Every registered host range: this family's state, behind its own lock.
+#[derive(Debug)]
+struct Registrations {
     /// Registrations by host base address.
     by_host: BTreeMap<usize, Registration>,
     /// Device pointers of mapped registrations: window start → (window
@@ -104,19 +106,47 @@ pub(crate) struct Registrations {
     by_device: BTreeMap<usize, (usize, usize)>,
 }
 
+static REGISTRATIONS: Mutex<Registrations> = Mutex::new(Registrations {
+    by_host: BTreeMap::new(),
+    by_device: BTreeMap::new(),
+});
+
+/// The family's state, locked ([`Rank::Registrations`]).
+fn registrations() -> Ranked<'static, Registrations> {
+    lock_order::lock(&REGISTRATIONS, Rank::Registrations)
+}
+
+/// Number of live registrations and the host bytes they cover.
+pub(crate) fn live() -> (usize, u64) {
+    let registrations = registrations();
+    let bytes = registrations.by_host.values().map(|r| r.size as u64).sum();
+    (registrations.by_host.len(), bytes)
+}
+
+/// One line per live registration, for the leak report.
+pub(crate) fn report() -> Vec<String> {
+    registrations().report().collect()
+}
+
+/// The registrations created at or after sequence number `since`.
+pub(crate) fn created_since(since: u64) -> Vec<LiveResource> {
+    registrations().created_since(since).collect()
+}
+
+/// The device `address` belongs to, when it is inside the device pointer
+/// of a mapped registration.
+pub(crate) fn window_device(address: usize) -> Option<i32> {
+    registrations().window_device(address)
+}
+
+/// Whether host address `address` is inside a registered range.
+pub(crate) fn is_registered_host(address: usize) -> bool {
+    registrations().containing(address).is_some()
+}
+
 impl Registrations {
-    /// Number of live registrations.
-    pub(crate) fn count(&self) -> usize {
-        self.by_host.len()
-    }
-
-    /// Total host bytes registered.
-    pub(crate) fn bytes(&self) -> u64 {
-        self.by_host.values().map(|r| r.size as u64).sum()
-    }
-
     /// One line per live registration, for the leak report.
-    pub(crate) fn report(&self) -> impl Iterator<Item = String> + '_ {
+    fn report(&self) -> impl Iterator<Item = String> + '_ {
         self.by_host.iter().map(|(base, r)| {
             let window = r
                 .window
@@ -130,7 +160,7 @@ impl Registrations {
     }
 
     /// The registrations created at or after sequence number `since`.
-    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
+    fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
         self.by_host
             .iter()
             .filter(move |(_, r)| r.created >= since)
@@ -159,7 +189,7 @@ impl Registrations {
 
     /// The device this address belongs to, when it is inside the device
     /// pointer of a mapped registration.
-    pub(crate) fn window_device(&self, address: usize) -> Option<i32> {
+    fn window_device(&self, address: usize) -> Option<i32> {
         let (&start, &(length, host)) = self.by_device.range(..=address).next_back()?;
         if address - start >= length {
             return None;
@@ -173,11 +203,6 @@ impl Registrations {
         let (&window, &(length, host)) = self.by_device.range(..end).next_back()?;
         (window + length > start).then_some((window, host))
     }
-
-    /// Whether host address `address` is inside a registered range.
-    pub(crate) fn is_registered_host(&self, address: usize) -> bool {
-        self.containing(address).is_some()
-    }
 }
 
 /// Refuses `[address, end)` when it touches the device pointer of a mapped
@@ -185,8 +210,8 @@ impl Registrations {
 /// docs forbid memory operations on them (the runtime leaves the outcome to
 /// the driver; the software device returns `ACL_ERROR_RT_PARAM_INVALID`, see
 /// `docs/runtime-choices.md`). Cheap when nothing is registered.
-pub(crate) fn refuse_device_window(state: &State, address: usize, end: usize, role: &str) -> SoftResult {
-    let registrations = &state.registrations;
+pub(crate) fn refuse_device_window(address: usize, end: usize, role: &str) -> SoftResult {
+    let registrations = registrations();
     if registrations.by_device.is_empty() {
         return Ok(());
     }
@@ -204,8 +229,8 @@ pub(crate) fn refuse_device_window(state: &State, address: usize, end: usize, ro
 /// The checks both register calls share after their flag checks: a current
 /// context, a 4 KiB-aligned host range that is not device memory, and no
 /// overlap with a registered range. Returns the current device, the range
-/// length as `usize`, and the state.
-fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, runtime::StateGuard)> {
+/// length as `usize`, and the family's state.
+fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, Ranked<'static, Registrations>)> {
     let device = context::require()?;
     if !address.is_multiple_of(PAGE) {
         return fail(
@@ -223,14 +248,15 @@ fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, runtime::St
             format!("ptr {address:#x} + size {size} wraps around the address space"),
         );
     };
-    let state = runtime::lock()?;
-    if let Some(owner) = state.device_of(address) {
+    let core = runtime::core()?;
+    if let Some(owner) = core.device_of(address) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("ptr {address:#x} is a device address (device {owner}), not host memory"),
         );
     }
-    if let Some((start, host)) = state.registrations.window_overlapping(address, end) {
+    let registrations = registrations();
+    if let Some((start, host)) = registrations.window_overlapping(address, end) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!(
@@ -238,18 +264,18 @@ fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, runtime::St
             ),
         );
     }
-    if let Some(base) = state.registrations.overlapping(address, end) {
+    if let Some(base) = registrations.overlapping(address, end) {
         return fail(
             ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
             format!("range {address:#x}+{length} overlaps the host memory already registered at {base:#x}"),
         );
     }
-    Ok((device, length, state))
+    Ok((device, length, registrations))
 }
 
 /// Records a registration, reserving a device pointer when `mapped`.
 fn insert(
-    state: &mut State,
+    registrations: &mut Registrations,
     address: usize,
     length: usize,
     device: i32,
@@ -264,9 +290,9 @@ fn insert(
     let pointer = window.as_ref().map(|w| w.address);
     if let Some(w) = &window {
         super::address_map::insert(w.address, w.length);
-        state.registrations.by_device.insert(w.address, (w.length, address));
+        registrations.by_device.insert(w.address, (w.length, address));
     }
-    state.registrations.by_host.insert(
+    registrations.by_host.insert(
         address,
         Registration {
             size: length,
@@ -291,8 +317,15 @@ pub(crate) fn register_v1(address: usize, size: u64, kind: aclrtHostRegisterType
             ),
         );
     }
-    let (device, length, mut state) = check_range(address, size)?;
-    let pointer = insert(&mut state, address, length, device, ACL_HOST_REG_MAPPED | kind, true)?;
+    let (device, length, mut registrations) = check_range(address, size)?;
+    let pointer = insert(
+        &mut registrations,
+        address,
+        length,
+        device,
+        ACL_HOST_REG_MAPPED | kind,
+        true,
+    )?;
     pointer.map_or_else(
         || {
             fail(
@@ -317,7 +350,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
             ),
         );
     }
-    let (device, length, mut state) = check_range(address, size)?;
+    let (device, length, mut registrations) = check_range(address, size)?;
     if flag & ACL_HOST_REG_PINNED != 0 {
         let end = address + length;
         if let Some(start) = super::host_mem::overlapping(address, end) {
@@ -329,7 +362,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
             );
         }
     }
-    insert(&mut state, address, length, device, flag, flag & V2_MAPPED != 0)?;
+    insert(&mut registrations, address, length, device, flag, flag & V2_MAPPED != 0)?;
     Ok(())
 }
 
@@ -338,8 +371,8 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
 /// anything else is `ACL_ERROR_RT_PARAM_INVALID`, as in the runtime.
 pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
     context::require()?;
-    let state = runtime::lock()?;
-    let registrations = &state.registrations;
+    runtime::core()?;
+    let registrations = registrations();
     if let Some(registration) = registrations.by_host.get(&address) {
         return match &registration.window {
             Some(window) => Ok(window.address),
@@ -362,8 +395,8 @@ pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
 /// base address; the device pointer, if any, is released.
 pub(crate) fn unregister(address: usize) -> SoftResult {
     context::require()?;
-    let mut state = runtime::lock()?;
-    let registrations = &mut state.registrations;
+    runtime::core()?;
+    let mut registrations = registrations();
     let Some(registration) = registrations.by_host.remove(&address) else {
         let why = match registrations.containing(address) {
             Some((base, _)) => format!("ptr {address:#x} is inside the registration at {base:#x}, not its base"),
@@ -387,7 +420,7 @@ pub(crate) fn unregister(address: usize) -> SoftResult {
 /// memory; it has no compute or other engines, so every other accelerator
 /// type answers `NOT_SUPPORTED`.
 pub(crate) fn map_capabilities(device: u32, hac: aclrtHacType) -> SoftResult<aclrtHostMemMapCapability> {
-    let count = runtime::lock()?.devices.len();
+    let count = runtime::core()?.devices.len();
     if usize::try_from(device).map_or(true, |index| index >= count) {
         return fail(
             ACL_ERROR_RT_INVALID_DEVICEID,

@@ -64,14 +64,15 @@ pub fn live() -> Live {
 
 fn count(state: &State) -> Live {
     let host = super::host_mem::all();
+    let registrations = super::host_register::live();
     let (device_allocations, device_bytes) = super::device_mem::live();
     Live {
         device_allocations,
         device_bytes,
         host_allocations: host.len(),
         host_bytes: host.iter().map(|(_, a)| a.size as u64).sum(),
-        host_registrations: state.registrations.count(),
-        registered_bytes: state.registrations.bytes(),
+        host_registrations: registrations.0,
+        registered_bytes: registrations.1,
         contexts: state.contexts.created_count(),
         allocator_descriptors: super::allocator_desc::descriptor_count(),
         physical_allocations: state.vmm.physicals.len(),
@@ -101,7 +102,7 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
 fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(since));
-    all.extend(state.registrations.created_since(since));
+    all.extend(super::host_register::created_since(since));
     all.extend(state.contexts.created_since(since));
     all.extend(super::allocator_desc::created_since(since));
     all.extend(state.vmm.created_since(since));
@@ -127,7 +128,7 @@ fn report(state: &State) -> String {
     for (address, allocation) in super::host_mem::all() {
         lines.push(format!("host memory {address:#x}: {} bytes", allocation.size));
     }
-    lines.extend(state.registrations.report());
+    lines.extend(super::host_register::report());
     for (handle, device) in state.contexts.created() {
         lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
     }

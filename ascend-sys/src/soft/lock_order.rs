@@ -4,15 +4,16 @@
 //! needs two of them takes them in the order of [`Rank`], lowest first:
 //!
 //! 1. [`Rank::State`]: the runtime state not yet split into families of
-//!    their own (initialisation, contexts, streams and events, VMM, sharing,
-//!    registrations).
-//! 2. [`Rank::HostMemory`]: pinned host memory.
-//! 3. [`Rank::Allocators`]: custom allocator descriptors.
-//! 4. [`Rank::Peers`]: peer access between devices.
-//! 5. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 6. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//!    their own (initialisation, contexts, streams and events, VMM,
+//!    sharing).
+//! 2. [`Rank::Registrations`]: host registrations.
+//! 3. [`Rank::HostMemory`]: pinned host memory.
+//! 4. [`Rank::Allocators`]: custom allocator descriptors.
+//! 5. [`Rank::Peers`]: peer access between devices.
+//! 6. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 7. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!    allocations).
-//! 7. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 8. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!    takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -31,18 +32,20 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Rank {
     /// The runtime state shared by the families not yet split out.
     State = 0,
+    /// Host registrations (`aclrtHostRegister*`).
+    Registrations = 1,
     /// Pinned host memory (`aclrtMallocHost`).
-    HostMemory = 1,
+    HostMemory = 2,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 2,
+    Allocators = 3,
     /// Peer access between devices.
-    Peers = 3,
+    Peers = 4,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 4,
+    DeviceShard = 5,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 5,
+    DeviceSpace = 6,
     /// The byte stripes of one copy or fill step.
-    Bytes = 6,
+    Bytes = 7,
 }
 
 #[cfg(debug_assertions)]
@@ -126,6 +129,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Peers,
         Rank::Allocators,
         Rank::HostMemory,
+        Rank::Registrations,
         Rank::State,
     ]
     .into_iter()

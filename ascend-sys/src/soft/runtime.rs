@@ -124,8 +124,6 @@ pub(crate) struct State {
     pub(crate) init: InitState,
     /// Streams and events.
     pub(crate) streams: super::streams::Streams,
-    /// Registered host ranges.
-    pub(crate) registrations: super::host_register::Registrations,
     /// Context handles (primary and created contexts).
     pub(crate) contexts: super::context::Contexts,
     /// Physical allocations, reserved ranges and mappings.
@@ -142,7 +140,6 @@ impl State {
             devices,
             init: InitState::default(),
             streams: Default::default(),
-            registrations: Default::default(),
             contexts: Default::default(),
             vmm: Default::default(),
             share: Default::default(),

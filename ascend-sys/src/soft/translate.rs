@@ -142,7 +142,7 @@ fn resolve_with<'s>(
     if let Some(segments) = super::share::resolve(state, address, length, role)? {
         return Ok(segments);
     }
-    host_register::refuse_device_window(state, address, end, role)?;
+    host_register::refuse_device_window(address, end, role)?;
     if let Some((start, allocation)) = host_mem::find(address)
         && end > start + allocation.size
     {

@@ -182,12 +182,12 @@ fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
     };
     let (kind, id) = if let Some(device) = state
         .device_of(address)
-        .or_else(|| state.registrations.window_device(address))
+        .or_else(|| crate::soft::host_register::window_device(address))
         .or_else(vmm_device)
         .or_else(|| crate::soft::share::import_device(&state, address))
     {
         (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32)
-    } else if host_mem::find(address).is_some() || state.registrations.is_registered_host(address) {
+    } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
         (ACL_MEM_LOCATION_TYPE_HOST, 0)
     } else {
         (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0)

@@ -44,11 +44,11 @@ impl Location {
 pub(super) fn location(state: &State, address: usize) -> Location {
     if state.device_of(address).is_some()
         || state.vmm.reservation_of(address).is_some()
-        || state.registrations.window_device(address).is_some()
+        || crate::soft::host_register::window_device(address).is_some()
         || crate::soft::share::import_device(state, address).is_some()
     {
         Location::Device
-    } else if host_mem::find(address).is_some() || state.registrations.is_registered_host(address) {
+    } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
         Location::Host
     } else {
         Location::Pageable
