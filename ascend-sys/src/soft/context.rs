@@ -16,11 +16,13 @@
 //! the table first.
 
 use super::fail::{SoftResult, fail};
-use super::runtime::{self, State};
+use super::lock_order::{self, Rank, Ranked};
+use super::runtime;
 use crate::soft::resource::{LiveResource, ResourceKind};
-use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_PARAM_INVALID};
+use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 thread_local! {
     static CURRENT: Cell<Option<i32>> = const { Cell::new(None) };
@@ -60,13 +62,42 @@ fn set_created(device: i32, handle: usize) {
     let _ = CREATED.try_with(|created| created.set(handle));
 }
 
-/// `aclrtResetDevice(id)` on this thread: the thread loses its current
-/// context if it is `id`'s primary context (a created context stays).
-pub(crate) fn release_primary(id: i32) {
+/// `aclrtSetDevice(id)`: one more retain of `id`'s primary context.
+pub(crate) fn retain_primary(id: i32) -> SoftResult {
+    runtime::core()?.device(id)?;
+    *contexts()?.retains.entry(id).or_insert(0) += 1;
+    Ok(())
+}
+
+/// `aclrtResetDevice(id)` (`force`: every retain): one retain less, and
+/// this thread loses its current context if it is `id`'s primary context
+/// (a created context stays). Returns whether that was the last retain;
+/// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` when the device is not set.
+pub(crate) fn release_primary(id: i32, force: bool) -> SoftResult<bool> {
+    runtime::core()?.device(id)?;
+    let last = {
+        let mut contexts = contexts()?;
+        let retains = contexts.retains.entry(id).or_insert(0);
+        if *retains == 0 {
+            return fail(
+                ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
+                format!("device {id} is not set (aclrtSetDevice was not called, or it was already reset)"),
+            );
+        }
+        *retains = if force { 0 } else { *retains - 1 };
+        *retains == 0
+    };
     let primary = CREATED.try_with(Cell::get).unwrap_or(0) == 0;
     if primary && current() == Some(id) {
         set(None);
     }
+    Ok(last)
+}
+
+/// The retains of `id`'s primary context.
+pub(crate) fn retains(id: i32) -> SoftResult<u32> {
+    runtime::core()?.device(id)?;
+    Ok(contexts()?.retains(id))
 }
 
 /// A live created context.
@@ -79,13 +110,62 @@ struct Created {
     created: u64,
 }
 
-/// Every context handle handed out.
-#[derive(Debug, Default)]
-pub(crate) struct Contexts {
+/// Every context handle handed out, and the primary contexts' retains:
+/// this family's state, behind its own lock.
+#[derive(Debug)]
+struct Contexts {
     /// Created contexts by handle.
     created: BTreeMap<usize, Created>,
     /// The token of each device's primary context, made on first request.
     primary: BTreeMap<i32, Box<u8>>,
+    /// `aclrtSetDevice` retains minus `aclrtResetDevice` releases, by
+    /// device (none: 0).
+    retains: BTreeMap<i32, u32>,
+}
+
+static CONTEXTS: Mutex<Contexts> = Mutex::new(Contexts {
+    created: BTreeMap::new(),
+    primary: BTreeMap::new(),
+    retains: BTreeMap::new(),
+});
+
+/// The family's state, locked ([`Rank::Contexts`]); fails only if the
+/// software device cannot start.
+fn contexts() -> SoftResult<Ranked<'static, Contexts>> {
+    runtime::core()?;
+    Ok(locked())
+}
+
+/// The family's state, locked, without starting the software device.
+fn locked() -> Ranked<'static, Contexts> {
+    lock_order::lock(&CONTEXTS, Rank::Contexts)
+}
+
+/// Number of live created contexts (for introspection).
+pub(crate) fn created_count() -> usize {
+    locked().created.len()
+}
+
+/// `(handle, device)` of every live created context (for introspection).
+pub(crate) fn created() -> Vec<(usize, i32)> {
+    locked()
+        .created
+        .iter()
+        .map(|(&handle, context)| (handle, context.device))
+        .collect()
+}
+
+/// The created contexts made at or after sequence number `since` (for
+/// introspection).
+pub(crate) fn created_since(since: u64) -> Vec<LiveResource> {
+    locked()
+        .created
+        .iter()
+        .filter(|(_, context)| context.created >= since)
+        .map(|(&handle, context)| {
+            LiveResource::new(ResourceKind::Context, handle, 0, context.created).on(context.device)
+        })
+        .collect()
 }
 
 fn token_address(token: &u8) -> usize {
@@ -93,24 +173,9 @@ fn token_address(token: &u8) -> usize {
 }
 
 impl Contexts {
-    /// Number of live created contexts.
-    pub(crate) fn created_count(&self) -> usize {
-        self.created.len()
-    }
-
-    /// `(handle, device)` of every live created context.
-    pub(crate) fn created(&self) -> impl Iterator<Item = (usize, i32)> + '_ {
-        self.created.iter().map(|(&handle, context)| (handle, context.device))
-    }
-
-    /// The created contexts made at or after sequence number `since`.
-    pub(crate) fn created_since(&self, since: u64) -> impl Iterator<Item = LiveResource> + '_ {
-        self.created
-            .iter()
-            .filter(move |(_, context)| context.created >= since)
-            .map(|(&handle, context)| {
-                LiveResource::new(ResourceKind::Context, handle, 0, context.created).on(context.device)
-            })
+    /// The retains of `device`'s primary context.
+    fn retains(&self, device: i32) -> u32 {
+        self.retains.get(&device).copied().unwrap_or(0)
     }
 
     /// The handle of `device`'s primary context.
@@ -129,11 +194,11 @@ impl Contexts {
 
 /// `aclrtCreateContext`: a new context on `device`, made current.
 pub(crate) fn create(device: i32) -> SoftResult<usize> {
-    let mut state = runtime::lock()?;
-    state.device(device)?;
+    runtime::core()?.device(device)?;
+    let mut contexts = contexts()?;
     let token = Box::new(0u8);
     let handle = token_address(&token);
-    state.contexts.created.insert(
+    contexts.created.insert(
         handle,
         Created {
             device,
@@ -150,9 +215,9 @@ pub(crate) fn create(device: i32) -> SoftResult<usize> {
 /// `ACL_ERROR_RT_CONTEXT_NULL`, as the runtime does. A thread whose current
 /// context it was has none afterwards.
 pub(crate) fn destroy(handle: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    if state.contexts.created.remove(&handle).is_none() {
-        let why = match state.contexts.primary_device(handle) {
+    let mut contexts = contexts()?;
+    if contexts.created.remove(&handle).is_none() {
+        let why = match contexts.primary_device(handle) {
             Some(device) => format!(
                 "context {handle:#x} is the primary context of device {device}, which cannot be destroyed explicitly (use aclrtResetDevice)"
             ),
@@ -169,12 +234,12 @@ pub(crate) fn destroy(handle: usize) -> SoftResult {
 /// The device of a context handle that may be made current, or
 /// `ACL_ERROR_RT_PARAM_INVALID` (the runtime's code for an invalid context
 /// passed to `aclrtSetCurrentContext`).
-fn device_of_handle(state: &State, handle: usize) -> SoftResult<(i32, bool)> {
-    if let Some(context) = state.contexts.created.get(&handle) {
+fn device_of_handle(contexts: &Contexts, handle: usize) -> SoftResult<(i32, bool)> {
+    if let Some(context) = contexts.created.get(&handle) {
         return Ok((context.device, false));
     }
-    match state.contexts.primary_device(handle) {
-        Some(device) if state.devices.get(device as usize).is_some_and(|d| d.retains > 0) => Ok((device, true)),
+    match contexts.primary_device(handle) {
+        Some(device) if contexts.retains(device) > 0 => Ok((device, true)),
         Some(device) => fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("context {handle:#x} is the primary context of device {device}, which has been reset"),
@@ -189,8 +254,7 @@ fn device_of_handle(state: &State, handle: usize) -> SoftResult<(i32, bool)> {
 /// `aclrtSetCurrentContext`: the thread's current device becomes the
 /// context's device.
 pub(crate) fn set_current(handle: usize) -> SoftResult {
-    let state = runtime::lock()?;
-    let (device, primary) = device_of_handle(&state, handle)?;
+    let (device, primary) = device_of_handle(&*contexts()?, handle)?;
     if primary {
         set(Some(device));
     } else {
@@ -205,9 +269,9 @@ pub(crate) fn set_current(handle: usize) -> SoftResult {
 pub(crate) fn get_current() -> SoftResult<usize> {
     let device = require()?;
     let created = CREATED.try_with(Cell::get).unwrap_or(0);
-    let mut state = runtime::lock()?;
+    let mut contexts = contexts()?;
     if created != 0 {
-        if state.contexts.created.contains_key(&created) {
+        if contexts.created.contains_key(&created) {
             return Ok(created);
         }
         return fail(
@@ -215,11 +279,11 @@ pub(crate) fn get_current() -> SoftResult<usize> {
             format!("this thread's current context {created:#x} has been destroyed"),
         );
     }
-    if state.devices.get(device as usize).is_none_or(|d| d.retains == 0) {
+    if contexts.retains(device) == 0 {
         return fail(
             ACL_ERROR_RT_CONTEXT_NULL,
             format!("the primary context of device {device} has been reset"),
         );
     }
-    Ok(state.contexts.primary_handle(device))
+    Ok(contexts.primary_handle(device))
 }

@@ -73,7 +73,7 @@ fn count(state: &State) -> Live {
         host_bytes: host.iter().map(|(_, a)| a.size as u64).sum(),
         host_registrations: registrations.0,
         registered_bytes: registrations.1,
-        contexts: state.contexts.created_count(),
+        contexts: super::context::created_count(),
         allocator_descriptors: super::allocator_desc::descriptor_count(),
         physical_allocations: state.vmm.physicals.len(),
         physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
@@ -103,7 +103,7 @@ fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(since));
     all.extend(super::host_register::created_since(since));
-    all.extend(state.contexts.created_since(since));
+    all.extend(super::context::created_since(since));
     all.extend(super::allocator_desc::created_since(since));
     all.extend(state.vmm.created_since(since));
     all.extend(state.streams.created_since(since));
@@ -129,7 +129,7 @@ fn report(state: &State) -> String {
         lines.push(format!("host memory {address:#x}: {} bytes", allocation.size));
     }
     lines.extend(super::host_register::report());
-    for (handle, device) in state.contexts.created() {
+    for (handle, device) in super::context::created() {
         lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
     }
     for handle in super::allocator_desc::descriptor_handles() {
@@ -162,8 +162,8 @@ fn report(state: &State) -> String {
 }
 
 /// Logs the leak report at `warn` level when something is still live.
-pub(crate) fn log_leaks(state: &State) {
-    let text = report(state);
+pub(crate) fn log_leaks() {
+    let text = leak_report();
     if !text.is_empty() {
         log::warn!("software device: resources still live at aclFinalize:\n{text}");
     }

@@ -3,18 +3,19 @@
 //! Each family keeps its state behind its own lock, and an operation that
 //! needs two of them takes them in the order of [`Rank`], lowest first:
 //!
-//! 1. [`Rank::State`]: the runtime state not yet split into families of
-//!    their own (initialisation, contexts, streams and events, VMM,
-//!    sharing).
-//! 2. [`Rank::Registrations`]: host registrations.
-//! 3. [`Rank::HostMemory`]: pinned host memory.
-//! 4. [`Rank::Allocators`]: custom allocator descriptors.
-//! 5. [`Rank::Peers`]: peer access between devices.
-//! 6. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 7. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//! 1. [`Rank::Init`]: `aclInit` / `aclFinalize`.
+//! 2. [`Rank::State`]: the runtime state not yet split into families of
+//!    their own (streams and events, VMM, sharing).
+//! 3. [`Rank::Contexts`]: contexts and the primary contexts' retains.
+//! 4. [`Rank::Registrations`]: host registrations.
+//! 5. [`Rank::HostMemory`]: pinned host memory.
+//! 6. [`Rank::Allocators`]: custom allocator descriptors.
+//! 7. [`Rank::Peers`]: peer access between devices.
+//! 8. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 9. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!    allocations).
-//! 8. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
-//!    takes its one or two stripes together, lower stripe first).
+//! 10. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
 //! builds check this on every acquisition and panic with both ranks named,
@@ -30,22 +31,26 @@ use std::sync::{Mutex, MutexGuard};
 /// takes only locks of higher ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Rank {
+    /// `aclInit` / `aclFinalize` state.
+    Init = 0,
     /// The runtime state shared by the families not yet split out.
-    State = 0,
+    State = 1,
+    /// Contexts and the primary contexts' retains.
+    Contexts = 2,
     /// Host registrations (`aclrtHostRegister*`).
-    Registrations = 1,
+    Registrations = 3,
     /// Pinned host memory (`aclrtMallocHost`).
-    HostMemory = 2,
+    HostMemory = 4,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 3,
+    Allocators = 5,
     /// Peer access between devices.
-    Peers = 4,
+    Peers = 6,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 5,
+    DeviceShard = 7,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 6,
+    DeviceSpace = 8,
     /// The byte stripes of one copy or fill step.
-    Bytes = 7,
+    Bytes = 9,
 }
 
 #[cfg(debug_assertions)]
@@ -130,7 +135,9 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Allocators,
         Rank::HostMemory,
         Rank::Registrations,
+        Rank::Contexts,
         Rank::State,
+        Rank::Init,
     ]
     .into_iter()
     .find(|&rank| held & (1 << rank as u32) != 0)

@@ -88,7 +88,7 @@ pub fn configure(config: Config) -> Result<(), ConfigError> {
 
 /// The configuration in force (`None` before the software device starts).
 pub fn active_config() -> Option<Config> {
-    runtime::lock_if_started().map(|state| state.config.clone())
+    runtime::core_if_started().map(|core| core.config.clone())
 }
 
 /// The message `aclGetRecentErrMsg` would return on this thread, as a Rust

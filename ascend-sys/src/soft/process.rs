@@ -2,8 +2,36 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
+use super::lock_order::{self, Rank, Ranked};
 use super::runtime;
 use crate::types::*;
+use std::sync::Mutex;
+
+/// `aclInit` / `aclFinalize` state: this family's state, behind its own
+/// lock.
+#[derive(Debug)]
+struct InitState {
+    initialized: bool,
+    finalized: bool,
+    references: u64,
+    /// Content of the first successful configuration (re-initialisation with
+    /// a different one is refused, as the runtime does).
+    first_config: Option<Vec<u8>>,
+}
+
+static INIT: Mutex<InitState> = Mutex::new(InitState {
+    initialized: false,
+    finalized: false,
+    references: 0,
+    first_config: None,
+});
+
+/// The family's state, locked ([`Rank::Init`]); fails only if the software
+/// device cannot start.
+fn init_state() -> SoftResult<Ranked<'static, InitState>> {
+    runtime::core()?;
+    Ok(lock_order::lock(&INIT, Rank::Init))
+}
 
 /// `aclInit`: NULL or empty path means the default configuration; another
 /// path must name a readable file. A second call while initialised returns
@@ -22,8 +50,7 @@ pub(crate) fn init(config_path: Option<&str>) -> SoftResult {
             }
         },
     };
-    let mut state = runtime::lock()?;
-    let init = &mut state.init;
+    let mut init = init_state()?;
     if init.initialized {
         init.references += 1;
         return fail(
@@ -51,29 +78,36 @@ pub(crate) fn init(config_path: Option<&str>) -> SoftResult {
 /// call returns `ACL_ERROR_REPEAT_FINALIZE`. The first call of a process
 /// succeeds even without `aclInit`, as on hardware.
 pub(crate) fn finalize() -> SoftResult {
-    let mut state = runtime::lock()?;
-    if state.init.finalized {
-        return fail(ACL_ERROR_REPEAT_FINALIZE, "AscendCL is already finalized");
+    {
+        let mut init = init_state()?;
+        if init.finalized {
+            return fail(ACL_ERROR_REPEAT_FINALIZE, "AscendCL is already finalized");
+        }
+        init.initialized = false;
+        init.finalized = true;
+        init.references = 0;
     }
-    state.init.initialized = false;
-    state.init.finalized = true;
-    state.init.references = 0;
-    super::introspect::log_leaks(&state);
+    super::introspect::log_leaks();
     Ok(())
 }
 
 /// `aclFinalizeReference`: drops one `aclInit` reference, finalizing at zero.
 pub(crate) fn finalize_reference(count: &mut u64) -> SoftResult {
-    let mut state = runtime::lock()?;
-    if !state.init.initialized || state.init.references == 0 {
-        return fail(ACL_ERROR_REPEAT_FINALIZE, "AscendCL is not initialised");
-    }
-    state.init.references -= 1;
-    *count = state.init.references;
-    if state.init.references == 0 {
-        state.init.initialized = false;
-        state.init.finalized = true;
-        super::introspect::log_leaks(&state);
+    let last = {
+        let mut init = init_state()?;
+        if !init.initialized || init.references == 0 {
+            return fail(ACL_ERROR_REPEAT_FINALIZE, "AscendCL is not initialised");
+        }
+        init.references -= 1;
+        *count = init.references;
+        if init.references == 0 {
+            init.initialized = false;
+            init.finalized = true;
+        }
+        init.references == 0
+    };
+    if last {
+        super::introspect::log_leaks();
     }
     Ok(())
 }
@@ -81,8 +115,7 @@ pub(crate) fn finalize_reference(count: &mut u64) -> SoftResult {
 /// `aclrtSetDevice`: retains the device's primary context and makes it this
 /// thread's current device.
 pub(crate) fn set_device(id: i32) -> SoftResult {
-    let mut state = runtime::lock()?;
-    state.device(id)?.retains += 1;
+    context::retain_primary(id)?;
     context::set(Some(id));
     Ok(())
 }
@@ -98,17 +131,9 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 /// after that, unless the device was set again meanwhile.
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let detached = {
+        // The state (streams) first, then the contexts: the lock order.
         let mut state = runtime::lock()?;
-        let device = state.device(id)?;
-        if device.retains == 0 {
-            return fail(
-                ACL_ERROR_RT_CONTEXT_RELEASE_ERROR,
-                format!("device {id} is not set (aclrtSetDevice was not called, or it was already reset)"),
-            );
-        }
-        device.retains = if force { 0 } else { device.retains - 1 };
-        let last = device.retains == 0;
-        context::release_primary(id);
+        let last = context::release_primary(id, force)?;
         last.then(|| state.streams.detach_device(id))
     };
     let Some((streams, events)) = detached else {
@@ -117,7 +142,7 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let stream_count = streams.len();
     streams.finish();
     let mut state = runtime::lock()?;
-    let allocations = if state.device(id)?.retains == 0 {
+    let allocations = if context::retains(id)? == 0 {
         super::device_mem::free_device(&mut state, id)
     } else {
         0

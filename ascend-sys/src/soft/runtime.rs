@@ -99,33 +99,10 @@ fn invalid_device<T>(id: i32, count: usize) -> SoftResult<T> {
     )
 }
 
-/// One device's primary-context count.
-#[derive(Debug, Default)]
-pub(crate) struct Device {
-    /// `aclrtSetDevice` retains minus `aclrtResetDevice` releases.
-    pub(crate) retains: u32,
-}
-
-/// `aclInit` / `aclFinalize` state.
-#[derive(Debug, Default)]
-pub(crate) struct InitState {
-    pub(crate) initialized: bool,
-    pub(crate) finalized: bool,
-    pub(crate) references: u64,
-    /// Content of the first successful configuration (re-initialisation with
-    /// a different one is refused, as the runtime does).
-    pub(crate) first_config: Option<Vec<u8>>,
-}
-
 /// Everything behind the lock.
 pub(crate) struct State {
-    pub(crate) config: Config,
-    pub(crate) devices: Vec<Device>,
-    pub(crate) init: InitState,
     /// Streams and events.
     pub(crate) streams: super::streams::Streams,
-    /// Context handles (primary and created contexts).
-    pub(crate) contexts: super::context::Contexts,
     /// Physical allocations, reserved ranges and mappings.
     pub(crate) vmm: super::vmm::Vmm,
     /// Memory shared with other processes (shareable handles, IPC keys).
@@ -133,25 +110,11 @@ pub(crate) struct State {
 }
 
 impl State {
-    fn start(config: Config) -> Self {
-        let devices = (0..config.device_count).map(|_| Device::default()).collect();
+    fn start() -> Self {
         Self {
-            config,
-            devices,
-            init: InitState::default(),
             streams: Default::default(),
-            contexts: Default::default(),
             vmm: Default::default(),
             share: Default::default(),
-        }
-    }
-
-    /// The device `id`, or `ACL_ERROR_RT_INVALID_DEVICEID`.
-    pub(crate) fn device(&mut self, id: i32) -> SoftResult<&mut Device> {
-        let count = self.devices.len();
-        match usize::try_from(id).ok().and_then(|index| self.devices.get_mut(index)) {
-            Some(device) => Ok(device),
-            None => invalid_device(id, count),
         }
     }
 
@@ -181,7 +144,7 @@ impl Soft {
         }
         log::info!("software device started: {config}");
         Ok(Self {
-            state: ShardedLock::new(State::start(config.clone())),
+            state: ShardedLock::new(State::start()),
             core: Core { config, devices },
         })
     }

@@ -177,7 +177,7 @@ pub(crate) unsafe fn aclrtMemImportFromShareableHandle(
 ) -> aclError {
     let outcome = (|| {
         non_null(handle, "handle")?;
-        runtime::lock()?.device(deviceId)?;
+        runtime::core()?.device(deviceId)?;
         context::require()?;
         import(shareableHandle, None, deviceId, handle)
     })();

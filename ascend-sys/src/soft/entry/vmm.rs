@@ -143,7 +143,7 @@ pub(crate) unsafe fn aclrtMemGetAllocationGranularity(
         .and_then(|()| {
             // SAFETY: checked non-NULL; valid by the call's contract.
             let prop = unsafe { *prop };
-            let value = vmm::granularity(&mut *runtime::lock()?, &prop, option)?;
+            let value = vmm::granularity(&prop, option)?;
             // SAFETY: checked non-NULL; valid by the call's contract.
             unsafe { put(granularity, value) };
             Ok(())

@@ -257,7 +257,7 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
         );
     }
     let mut state = runtime::lock()?;
-    state.device(device)?;
+    runtime::core()?.device(device)?;
     let (id, handle) = state.streams.next_handle(STREAM_TAG);
     let entry = start(device, id, handle)?;
     state.streams.created.insert(handle, entry);

@@ -27,7 +27,7 @@ pub(crate) fn malloc_physical(
     let place = prop_rules::driver_place(prop)?;
     match place {
         Place::Device(id) => {
-            state.device(id)?;
+            runtime::core()?.device(id)?;
         }
         Place::Host { numa: true, .. } => {
             context::require()?;
@@ -35,7 +35,7 @@ pub(crate) fn malloc_physical(
         Place::Host { numa: false, .. } => {}
     }
     let kind = prop_rules::driver_kind(place, pages, p2p)?;
-    let granularity = properties::granularity(kind.pages, state.config.granularity);
+    let granularity = properties::granularity(kind.pages, runtime::core()?.config.granularity);
     if !(size as u64).is_multiple_of(granularity) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

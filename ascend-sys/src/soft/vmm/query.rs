@@ -9,15 +9,11 @@ use crate::types::*;
 /// `aclrtMemGetAllocationGranularity`, after the NULL checks: the ACL
 /// layer's memAttr checks only (not `aclrtMallocPhysical`'s), the device id,
 /// then the driver's answer.
-pub(crate) fn granularity(
-    state: &mut State,
-    prop: &aclrtPhysicalMemProp,
-    option: aclrtMemGranularityOptions,
-) -> SoftResult<usize> {
+pub(crate) fn granularity(prop: &aclrtPhysicalMemProp, option: aclrtMemGranularityOptions) -> SoftResult<usize> {
     let (pages, p2p) = prop_rules::acl_granularity(prop)?;
     let place = prop_rules::driver_place(prop)?;
     if let properties::Place::Device(id) = place {
-        state.device(id)?;
+        crate::soft::runtime::core()?.device(id)?;
     }
     let kind = prop_rules::driver_kind(place, pages, p2p)?;
     if option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM && option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED {
@@ -26,7 +22,7 @@ pub(crate) fn granularity(
             format!("option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"),
         );
     }
-    Ok(properties::granularity(kind.pages, state.config.granularity) as usize)
+    Ok(properties::granularity(kind.pages, crate::soft::runtime::core()?.config.granularity) as usize)
 }
 
 /// The host page size used for rounding reported sizes.

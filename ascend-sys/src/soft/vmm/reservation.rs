@@ -24,7 +24,7 @@ pub(crate) fn reserve(state: &mut State, size: usize, align: usize, expect: usiz
     if align != 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, format!("alignment {align} must be 0"));
     }
-    let granularity = state.config.granularity as usize;
+    let granularity = crate::soft::runtime::core()?.config.granularity as usize;
     if !size.is_multiple_of(granularity) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
