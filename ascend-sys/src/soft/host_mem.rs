@@ -148,9 +148,9 @@ pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult
 /// It does not wait for queued stream work
 /// ([`super::streams::host_memory_freed`]).
 pub(crate) fn free_host(address: usize) -> SoftResult {
-    // The streams' state, for the queued work on this memory (the lock
-    // order: the state before this family).
-    let state = runtime::lock()?;
+    // The streams, for the queued work on this memory (the lock order:
+    // the streams before this family).
+    let streams = super::streams::lock()?;
     let removed = {
         let mut allocations = allocations();
         let removed = allocations.remove(&address);
@@ -162,7 +162,7 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
         removed
     };
     let Some(allocation) = removed else {
-        let why = if state.device_of(address).is_some() {
+        let why = if runtime::core()?.device_of(address).is_some() {
             format!("{address:#x} is a device address, not host memory")
         } else {
             format!("{address:#x} was not returned by aclrtMallocHost (or was already freed)")
@@ -173,8 +173,8 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
     // this memory are recorded as misuse and skipped; only a task copying it
     // right now is waited for (without the lock), so no byte is moved
     // through freed memory.
-    let in_flight = super::streams::host_memory_freed(&state, address, address + allocation.size);
-    drop(state);
+    let in_flight = super::streams::host_memory_freed(&streams, address, address + allocation.size);
+    drop(streams);
     in_flight.wait();
     if allocation.mapped {
         // SAFETY: `address` is a mapping of `size` bytes made by

@@ -59,9 +59,22 @@ impl Live {
 
 /// The live resources now (all zero if the software device has not started).
 pub fn live() -> Live {
-    runtime::lock_if_started().map_or_else(Live::default, |state| count(&state))
+    if runtime::core_if_started().is_none() {
+        return Live::default();
+    }
+    let (streams, events) = {
+        let streams = super::streams::locked();
+        (streams.stream_count(), streams.event_count())
+    };
+    runtime::lock_if_started().map_or_else(Live::default, |state| Live {
+        streams,
+        events,
+        ..count(&state)
+    })
 }
 
+/// The counts of every family but streams and events, one family at a time
+/// (the state's own last).
 fn count(state: &State) -> Live {
     let host = super::host_mem::all();
     let registrations = super::host_register::live();
@@ -79,8 +92,8 @@ fn count(state: &State) -> Live {
         physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
         reservations: state.vmm.reservations.len(),
         mappings: state.vmm.mappings.len(),
-        streams: state.streams.stream_count(),
-        events: state.streams.event_count(),
+        streams: 0,
+        events: 0,
         shareable_exports: state.share.exports.len(),
         shareable_imports: state.vmm.physicals.values().filter(|p| p.imported).count(),
         ipc_keys: state.share.keys.len(),
@@ -96,17 +109,21 @@ fn count(state: &State) -> Live {
 /// The kinds are those [`live`] counts; a device's default stream and
 /// primary contexts are not listed.
 pub fn live_since(since: u64) -> Vec<LiveResource> {
-    runtime::lock_if_started().map_or_else(Vec::new, |state| created_since(&state, since))
+    if runtime::core_if_started().is_none() {
+        return Vec::new();
+    }
+    let streams = super::streams::locked().created_since(since);
+    runtime::lock_if_started().map_or_else(Vec::new, |state| created_since(&state, since, streams))
 }
 
-fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
+fn created_since(state: &State, since: u64, streams: Vec<LiveResource>) -> Vec<LiveResource> {
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(since));
     all.extend(super::host_register::created_since(since));
     all.extend(super::context::created_since(since));
     all.extend(super::allocator_desc::created_since(since));
     all.extend(state.vmm.created_since(since));
-    all.extend(state.streams.created_since(since));
+    all.extend(streams);
     all.extend(state.share.created_since(since));
     all.sort_by_key(|resource| resource.created);
     all
@@ -114,10 +131,14 @@ fn created_since(state: &State, since: u64) -> Vec<LiveResource> {
 
 /// A readable list of every live resource (empty when nothing is live).
 pub fn leak_report() -> String {
-    runtime::lock_if_started().map_or_else(String::new, |state| report(&state))
+    if runtime::core_if_started().is_none() {
+        return String::new();
+    }
+    let streams = super::streams::locked().report();
+    runtime::lock_if_started().map_or_else(String::new, |state| report(&state, streams))
 }
 
-fn report(state: &State) -> String {
+fn report(state: &State, streams: Vec<String>) -> String {
     let mut lines = Vec::new();
     for (address, allocation) in super::device_mem::all() {
         lines.push(format!(
@@ -156,7 +177,7 @@ fn report(state: &State) -> String {
             mapping.size, mapping.physical
         ));
     }
-    lines.extend(state.streams.report());
+    lines.extend(streams);
     lines.extend(state.share.report());
     lines.join("\n")
 }

@@ -4,17 +4,19 @@
 //! needs two of them takes them in the order of [`Rank`], lowest first:
 //!
 //! 1. [`Rank::Init`]: `aclInit` / `aclFinalize`.
-//! 2. [`Rank::State`]: the runtime state not yet split into families of
-//!    their own (streams and events, VMM, sharing).
-//! 3. [`Rank::Contexts`]: contexts and the primary contexts' retains.
-//! 4. [`Rank::Registrations`]: host registrations.
-//! 5. [`Rank::HostMemory`]: pinned host memory.
-//! 6. [`Rank::Allocators`]: custom allocator descriptors.
-//! 7. [`Rank::Peers`]: peer access between devices.
-//! 8. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 9. [`Rank::DeviceSpace`]: a device's space (slabs and large
-//!    allocations).
-//! 10. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 2. [`Rank::Streams`]: streams and events (an enqueue translates its
+//!    addresses under the stream's lock).
+//! 3. [`Rank::State`]: the runtime state not yet split into families of
+//!    their own (VMM and sharing).
+//! 4. [`Rank::Contexts`]: contexts and the primary contexts' retains.
+//! 5. [`Rank::Registrations`]: host registrations.
+//! 6. [`Rank::HostMemory`]: pinned host memory.
+//! 7. [`Rank::Allocators`]: custom allocator descriptors.
+//! 8. [`Rank::Peers`]: peer access between devices.
+//! 9. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 10. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//!     allocations).
+//! 11. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -33,24 +35,26 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Rank {
     /// `aclInit` / `aclFinalize` state.
     Init = 0,
+    /// Streams and events.
+    Streams = 1,
     /// The runtime state shared by the families not yet split out.
-    State = 1,
+    State = 2,
     /// Contexts and the primary contexts' retains.
-    Contexts = 2,
+    Contexts = 3,
     /// Host registrations (`aclrtHostRegister*`).
-    Registrations = 3,
+    Registrations = 4,
     /// Pinned host memory (`aclrtMallocHost`).
-    HostMemory = 4,
+    HostMemory = 5,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 5,
+    Allocators = 6,
     /// Peer access between devices.
-    Peers = 6,
+    Peers = 7,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 7,
+    DeviceShard = 8,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 8,
+    DeviceSpace = 9,
     /// The byte stripes of one copy or fill step.
-    Bytes = 9,
+    Bytes = 10,
 }
 
 #[cfg(debug_assertions)]
@@ -137,6 +141,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Registrations,
         Rank::Contexts,
         Rank::State,
+        Rank::Streams,
         Rank::Init,
     ]
     .into_iter()

@@ -131,10 +131,10 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 /// after that, unless the device was set again meanwhile.
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let detached = {
-        // The state (streams) first, then the contexts: the lock order.
-        let mut state = runtime::lock()?;
+        // The streams first, then the contexts: the lock order.
+        let mut streams = super::streams::lock()?;
         let last = context::release_primary(id, force)?;
-        last.then(|| state.streams.detach_device(id))
+        last.then(|| streams.detach_device(id))
     };
     let Some((streams, events)) = detached else {
         return Ok(());

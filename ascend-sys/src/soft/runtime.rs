@@ -101,8 +101,6 @@ fn invalid_device<T>(id: i32, count: usize) -> SoftResult<T> {
 
 /// Everything behind the lock.
 pub(crate) struct State {
-    /// Streams and events.
-    pub(crate) streams: super::streams::Streams,
     /// Physical allocations, reserved ranges and mappings.
     pub(crate) vmm: super::vmm::Vmm,
     /// Memory shared with other processes (shareable handles, IPC keys).
@@ -112,7 +110,6 @@ pub(crate) struct State {
 impl State {
     fn start() -> Self {
         Self {
-            streams: Default::default(),
             vmm: Default::default(),
             share: Default::default(),
         }

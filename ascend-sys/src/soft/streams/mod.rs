@@ -36,12 +36,13 @@ pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async
 pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use super::fail::{SoftResult, fail};
-use super::runtime::{self, State};
+use super::lock_order::{self, Rank, Ranked};
+use super::runtime;
 use super::{context, misuse};
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -60,8 +61,7 @@ struct StreamEntry {
     created: u64,
 }
 
-/// Every live stream and event.
-#[derive(Default)]
+/// Every live stream and event: this family's state, behind its own lock.
 pub(crate) struct Streams {
     next_id: u64,
     /// Streams created by `aclrtCreateStream*`, by handle.
@@ -81,6 +81,26 @@ impl std::fmt::Debug for Streams {
             .field("events", &self.events.len())
             .finish()
     }
+}
+
+static STREAMS: Mutex<Streams> = Mutex::new(Streams {
+    next_id: 0,
+    created: BTreeMap::new(),
+    defaults: BTreeMap::new(),
+    events: BTreeMap::new(),
+});
+
+/// The family's state, locked ([`Rank::Streams`]); fails only if the
+/// software device cannot start.
+pub(crate) fn lock() -> SoftResult<Ranked<'static, Streams>> {
+    runtime::core()?;
+    Ok(locked())
+}
+
+/// The family's state, locked, without starting the software device (for
+/// introspection).
+pub(crate) fn locked() -> Ranked<'static, Streams> {
+    lock_order::lock(&STREAMS, Rank::Streams)
 }
 
 impl Streams {
@@ -183,11 +203,11 @@ fn start(device: i32, id: u64, handle: usize) -> SoftResult<StreamEntry> {
 /// The stream `handle` refers to (NULL: none), or
 /// `ACL_ERROR_RT_INVALID_HANDLE` — the runtime validates handles before any
 /// other runtime check.
-pub(crate) fn lookup_stream(state: &State, handle: usize) -> SoftResult<Option<Arc<Stream>>> {
+pub(crate) fn lookup_stream(streams: &Streams, handle: usize) -> SoftResult<Option<Arc<Stream>>> {
     if handle == 0 {
         return Ok(None);
     }
-    match state.streams.created.get(&handle) {
+    match streams.created.get(&handle) {
         Some(entry) => Ok(Some(Arc::clone(&entry.stream))),
         None => fail(
             ACL_ERROR_RT_INVALID_HANDLE,
@@ -199,7 +219,11 @@ pub(crate) fn lookup_stream(state: &State, handle: usize) -> SoftResult<Option<A
 /// The stream an asynchronous call on `device` (the current device) runs on:
 /// `explicit`, which must belong to `device` (`ACL_ERROR_RT_STREAM_CONTEXT`
 /// otherwise), or the device's default stream.
-pub(crate) fn target_stream(state: &mut State, explicit: Option<Arc<Stream>>, device: i32) -> SoftResult<Arc<Stream>> {
+pub(crate) fn target_stream(
+    streams: &mut Streams,
+    explicit: Option<Arc<Stream>>,
+    device: i32,
+) -> SoftResult<Arc<Stream>> {
     match explicit {
         Some(stream) if stream.device != device => fail(
             ACL_ERROR_RT_STREAM_CONTEXT,
@@ -209,20 +233,20 @@ pub(crate) fn target_stream(state: &mut State, explicit: Option<Arc<Stream>>, de
             ),
         ),
         Some(stream) => Ok(stream),
-        None => default_stream(state, device),
+        None => default_stream(streams, device),
     }
 }
 
 /// `device`'s default stream, started on first use.
-fn default_stream(state: &mut State, device: i32) -> SoftResult<Arc<Stream>> {
-    if let Some(entry) = state.streams.defaults.get(&device) {
+fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>> {
+    if let Some(entry) = streams.defaults.get(&device) {
         return Ok(Arc::clone(&entry.stream));
     }
-    let (id, _) = state.streams.next_handle(STREAM_TAG);
+    let (id, _) = streams.next_handle(STREAM_TAG);
     // The default stream has no handle a caller could hold (NULL names it).
     let entry = start(device, id, 0)?;
     let stream = Arc::clone(&entry.stream);
-    state.streams.defaults.insert(device, entry);
+    streams.defaults.insert(device, entry);
     Ok(stream)
 }
 
@@ -256,11 +280,11 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
             ),
         );
     }
-    let mut state = runtime::lock()?;
+    let mut streams = lock()?;
     runtime::core()?.device(device)?;
-    let (id, handle) = state.streams.next_handle(STREAM_TAG);
+    let (id, handle) = streams.next_handle(STREAM_TAG);
     let entry = start(device, id, handle)?;
-    state.streams.created.insert(handle, entry);
+    streams.created.insert(handle, entry);
     Ok(handle)
 }
 
@@ -268,13 +292,13 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
 /// NULL, unknown, no current context, or a stream of another device are
 /// refused as the runtime does (100000, 107017, 107002, 107003).
 fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
-    let mut state = runtime::lock()?;
-    let Some(stream) = lookup_stream(&state, handle)? else {
+    let mut streams = lock()?;
+    let Some(stream) = lookup_stream(&streams, handle)? else {
         return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
     };
     let device = context::require()?;
-    target_stream(&mut state, Some(stream), device)?;
-    match state.streams.created.remove(&handle) {
+    target_stream(&mut streams, Some(stream), device)?;
+    match streams.created.remove(&handle) {
         Some(entry) => Ok(entry),
         None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
     }
@@ -332,12 +356,12 @@ pub(crate) fn deadline(timeout: i32) -> SoftResult<Option<Instant>> {
 /// (the runtime switches context for it).
 pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> SoftResult {
     let stream = {
-        let state = runtime::lock()?;
-        let explicit = lookup_stream(&state, handle)?;
+        let streams = lock()?;
+        let explicit = lookup_stream(&streams, handle)?;
         let device = context::require()?;
         match explicit {
             Some(stream) => stream,
-            None => match state.streams.defaults.get(&device) {
+            None => match streams.defaults.get(&device) {
                 Some(entry) => Arc::clone(&entry.stream),
                 // No default stream yet: nothing was ever queued on it.
                 None => return Ok(()),
@@ -352,7 +376,7 @@ pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> So
 /// failure found (clearing the failures of all of them).
 pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
     let device = context::require()?;
-    let streams = runtime::lock()?.streams.of_device(device);
+    let streams = lock()?.of_device(device);
     let mut first = None;
     for stream in streams {
         if let Err(failure) = stream.synchronize(deadline) {
@@ -368,8 +392,8 @@ pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
 // ---- events ------------------------------------------------------------------
 
 /// The event `handle` refers to, or `ACL_ERROR_RT_INVALID_HANDLE`.
-fn lookup_event(state: &State, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
-    match state.streams.events.get(&handle) {
+fn lookup_event(streams: &Streams, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
+    match streams.events.get(&handle) {
         Some(event) => Ok(Arc::clone(event)),
         None => fail(
             ACL_ERROR_RT_INVALID_HANDLE,
@@ -462,10 +486,9 @@ pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usi
     } else {
         EventMode::Classic
     };
-    let mut state = runtime::lock()?;
-    let (_, handle) = state.streams.next_handle(EVENT_TAG);
-    state
-        .streams
+    let mut streams = lock()?;
+    let (_, handle) = streams.next_handle(EVENT_TAG);
+    streams
         .events
         .insert(handle, Arc::new(Event::new(handle, device, flags, mode)));
     Ok(handle)
@@ -475,9 +498,9 @@ pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usi
 /// harmlessly, and a stream waiting for a record that will now never be
 /// issued stops waiting.
 pub(crate) fn destroy_event(handle: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let event = lookup_event(&state, handle, "event")?;
-    state.streams.events.remove(&handle);
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, handle, "event")?;
+    streams.events.remove(&handle);
     event.destroy();
     Ok(())
 }
@@ -511,12 +534,12 @@ fn refuse_external(event: &Event, what: &str) -> SoftResult {
 /// `aclrtRecordEvent`: enqueues a marker on the stream (NULL: the default
 /// stream); the event's latest record is that marker from now on.
 pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let event = lookup_event(&state, event, "event")?;
-    let explicit = lookup_stream(&state, stream)?;
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, event, "event")?;
+    let explicit = lookup_stream(&streams, stream)?;
     refuse_device_only(&event, "aclrtRecordEvent")?;
     let device = context::require()?;
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     let number = event.issue();
     stream.submit(task::Task::record(event, number));
     Ok(())
@@ -530,9 +553,9 @@ pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
 /// event's next record; others are refused (`ACL_ERROR_RT_PARAM_INVALID`,
 /// "record first"), as the runtime does.
 pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let explicit = lookup_stream(&state, stream)?;
-    let event = lookup_event(&state, event, "event")?;
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    let event = lookup_event(&streams, event, "event")?;
     refuse_device_only(&event, "aclrtStreamWaitEvent")?;
     if event.flags & (EVENT_SYNC | EVENT_DDSYNC | EVENT_EXTERNAL | EVENT_IPC) == 0 {
         return fail(
@@ -544,7 +567,7 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
         );
     }
     let device = context::require()?;
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     let target = match event.latest() {
         0 if event.mode == EventMode::Ex => return Ok(()),
         0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => 1,
@@ -566,7 +589,7 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
 /// `aclrtSynchronizeEvent`: waits until the event's latest record is
 /// reached; an event never recorded returns at once (as the runtime does).
 pub(crate) fn synchronize_event(event: usize) -> SoftResult {
-    let event = lookup_event(&*runtime::lock()?, event, "event")?;
+    let event = lookup_event(&*lock()?, event, "event")?;
     refuse_external(&event, "synchronisation")?;
     match event.latest() {
         0 => Ok(()),
@@ -581,7 +604,7 @@ pub(crate) fn synchronize_event(event: usize) -> SoftResult {
 /// the first record: complete for `aclrtCreateEventExWithFlag` events
 /// (documented), not ready for the others (as the runtime does).
 pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> {
-    let event = lookup_event(&*runtime::lock()?, event, "event")?;
+    let event = lookup_event(&*lock()?, event, "event")?;
     refuse_external(&event, "status queries")?;
     let complete = match event.latest() {
         0 => event.mode == EventMode::Ex,
@@ -601,10 +624,10 @@ pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> 
 /// `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID` (its timestamp is not valid yet).
 pub(crate) fn elapsed_time(start: usize, end: usize) -> SoftResult<f32> {
     let (start, end) = {
-        let state = runtime::lock()?;
+        let streams = lock()?;
         (
-            lookup_event(&state, start, "startEvent")?,
-            lookup_event(&state, end, "endEvent")?,
+            lookup_event(&streams, start, "startEvent")?,
+            lookup_event(&streams, end, "endEvent")?,
         )
     };
     refuse_external(&start, "elapsed time")?;
@@ -662,9 +685,9 @@ impl InFlight {
 /// touch freed memory); tasks running on it right now are returned so the
 /// caller can wait for them to finish before releasing the memory. The free
 /// itself does not wait for queued work, as on hardware.
-pub(crate) fn host_memory_freed(state: &State, start: usize, end: usize) -> InFlight {
+pub(crate) fn host_memory_freed(streams: &Streams, start: usize, end: usize) -> InFlight {
     let mut running = Vec::new();
-    for stream in state.streams.all() {
+    for stream in streams.all() {
         let (cancelled, busy) = stream.cancel_host_users(start, end);
         for task in cancelled {
             misuse::record(

@@ -106,7 +106,7 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
         return Ok(());
     }
     let (to, from) = {
-        let state = runtime::lock()?;
+        let state = runtime::read()?;
         let to = translate::resolve(&state, dst, rows.dst_span()?, "dst")?;
         let from = translate::resolve(&state, src, rows.src_span()?, "src")?;
         // A copy between two devices needs peer access, as for 1-D copies.

@@ -12,7 +12,7 @@
 
 use super::rows::{Rows, copy_rows};
 use super::task::{Task, Work};
-use super::{Stream, lookup_stream, target_stream};
+use super::{Stream, Streams, lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::runtime::{self, State};
 use crate::soft::translate;
@@ -127,14 +127,8 @@ fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
 
 /// The pageable path: synchronise the stream the call names (NULL: the
 /// current device's default stream, if it exists), then copy at once.
-fn synchronize_for_pageable(state: &State, explicit: Option<Arc<Stream>>, device: i32) -> Option<Arc<Stream>> {
-    explicit.or_else(|| {
-        state
-            .streams
-            .defaults
-            .get(&device)
-            .map(|entry| Arc::clone(&entry.stream))
-    })
+fn synchronize_for_pageable(streams: &Streams, explicit: Option<Arc<Stream>>, device: i32) -> Option<Arc<Stream>> {
+    explicit.or_else(|| streams.defaults.get(&device).map(|entry| Arc::clone(&entry.stream)))
 }
 
 /// `aclrtMemcpyAsync` after the ACL checks (count 0, NULL pointers, kind
@@ -152,8 +146,9 @@ pub(crate) unsafe fn memcpy_async(
     kind: aclrtMemcpyKind,
     stream: usize,
 ) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let explicit = lookup_stream(&state, stream)?;
+    let mut streams = super::lock()?;
+    let state = runtime::read()?;
+    let explicit = lookup_stream(&streams, stream)?;
     if count > dest_max {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -173,19 +168,19 @@ pub(crate) unsafe fn memcpy_async(
         return Ok(());
     }
     if from == Location::Pageable || to == Location::Pageable {
-        let sync = synchronize_for_pageable(&state, explicit, device);
-        drop(state);
+        let sync = synchronize_for_pageable(&streams, explicit, device);
+        drop((state, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
         }
         // SAFETY: forwarded contract.
         return unsafe { copy::copy_bytes(dst, src, count) };
     }
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     let to_bytes = translate::resolve(&state, dst, count, "dst")?;
     let from_bytes = translate::resolve(&state, src, count, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
-    drop(state);
+    drop((state, streams));
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
     stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
     Ok(())
@@ -194,8 +189,9 @@ pub(crate) unsafe fn memcpy_async(
 /// `aclrtMemsetAsync` after the ACL checks (count 0, NULL pointer). The value
 /// is truncated to its low 8 bits, as the runtime does.
 pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: usize, stream: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let explicit = lookup_stream(&state, stream)?;
+    let mut streams = super::lock()?;
+    let state = runtime::read()?;
+    let explicit = lookup_stream(&streams, stream)?;
     if count > max_count {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -203,7 +199,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
         );
     }
     let device = context::require()?;
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     let place = location(&state, address);
     if place == Location::Pageable {
         return fail(
@@ -215,7 +211,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
         );
     }
     translate::resolve(&state, address, count, "devPtr")?;
-    drop(state);
+    drop((state, streams));
     let host = pinned_ranges(&[(place, address, count)]);
     let work = Work::Fill {
         address,
@@ -266,7 +262,7 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
     }
     context::require()?;
     let (from, to) = {
-        let state = runtime::lock()?;
+        let state = runtime::read()?;
         (location(&state, rows.src), location(&state, rows.dst))
     };
     match correct_kind(kind, from, to) {
@@ -293,8 +289,9 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
 ///
 /// Host spans must be valid for the copy until it has run.
 pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let explicit = lookup_stream(&state, stream)?;
+    let mut streams = super::lock()?;
+    let state = runtime::read()?;
+    let explicit = lookup_stream(&streams, stream)?;
     check_2d(&rows)?;
     let device = context::require()?;
     let (from, to) = (location(&state, rows.src), location(&state, rows.dst));
@@ -313,20 +310,20 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
         }
     }
     if from == Location::Pageable || to == Location::Pageable {
-        let sync = synchronize_for_pageable(&state, explicit, device);
-        drop(state);
+        let sync = synchronize_for_pageable(&streams, explicit, device);
+        drop((state, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
         }
         // SAFETY: forwarded contract.
         return unsafe { copy_rows(rows) };
     }
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
     let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst")?;
     let from_bytes = translate::resolve(&state, rows.src, src_span, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
-    drop(state);
+    drop((state, streams));
     let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
     stream.submit(Task::new("aclrtMemcpy2dAsync", Work::Copy2d(rows), host));
     Ok(())

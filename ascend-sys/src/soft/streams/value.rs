@@ -187,8 +187,9 @@ pub(crate) enum ValueCall {
 /// software device's choices: `devAddr` 8-byte aligned, and the 8 bytes
 /// inside one live device allocation or mapping (107000).
 pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, stream: usize) -> SoftResult {
-    let mut state = runtime::lock()?;
-    let explicit = lookup_stream(&state, stream)?;
+    let mut streams = super::lock()?;
+    let state = runtime::read()?;
+    let explicit = lookup_stream(&streams, stream)?;
     match call {
         ValueCall::Write if flag != 0 => {
             return fail(
@@ -212,7 +213,7 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
         );
     }
     let device = context::require()?;
-    let stream = target_stream(&mut state, explicit, device)?;
+    let stream = target_stream(&mut streams, explicit, device)?;
     if !address.is_multiple_of(8) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -220,7 +221,7 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
         );
     }
     translate::resolve(&state, address, 8, "devAddr")?;
-    drop(state);
+    drop((state, streams));
     let task = match call {
         ValueCall::Write => Task::new("aclrtValueWrite", Work::ValueWrite { address, value }, Vec::new()),
         ValueCall::Wait => Task::new("aclrtValueWait", Work::ValueWait { address, value, flag }, Vec::new()),
