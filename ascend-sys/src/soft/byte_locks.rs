@@ -29,8 +29,10 @@ use super::lock_order::{self, Entered, Rank};
 use crossbeam_utils::CachePadded;
 use std::sync::{Mutex, MutexGuard};
 
-/// Number of stripes.
-const STRIPES: usize = 64;
+/// Number of stripes: two threads copying independently touch four
+/// chunks, which then share a stripe by chance about 2% of the time (9%
+/// with 64 stripes); 16 KiB of locks.
+const STRIPES: usize = 256;
 
 /// Bytes in one chunk: an operation moves at most one chunk of each side
 /// under one lock.
