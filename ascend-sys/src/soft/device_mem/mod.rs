@@ -10,6 +10,7 @@
 //! device) → a shard → the space.
 
 mod credit;
+mod recent;
 mod rounding;
 mod shard;
 mod space;

@@ -6,6 +6,7 @@
 
 use super::DeviceAllocation;
 use super::credit::Credit;
+use super::recent::Recent;
 use super::space::SLAB;
 use super::stale::Stale;
 use crate::soft::range_alloc::RangeAllocator;
@@ -24,6 +25,9 @@ pub(crate) struct Shard {
     pub(super) stale: Stale,
     /// Capacity counted as allocated on the device but not yet used.
     pub(super) credit: Credit,
+    /// Blocks freed lately, kept whole for the next allocation of their
+    /// size (still allocated as far as the free ranges and slabs go).
+    recent: Recent,
 }
 
 impl Shard {
@@ -34,11 +38,16 @@ impl Shard {
             allocations: BTreeMap::new(),
             stale: Stale::default(),
             credit: Credit::default(),
+            recent: Recent::default(),
         }
     }
 
-    /// Places `size` bytes in one of the shard's slabs.
+    /// Places `size` bytes in one of the shard's slabs: a block of that
+    /// size freed lately if there is one.
     pub(super) fn place(&mut self, size: u64) -> Option<u64> {
+        if let Some(offset) = self.recent.take(size) {
+            return Some(offset);
+        }
         let offset = self.space.allocate(size, DEVICE_ALIGN)?;
         self.count(offset, size, |used, bytes| *used += bytes);
         Some(offset)
@@ -50,11 +59,29 @@ impl Shard {
         self.space.release(slab, SLAB);
     }
 
-    /// Gives `[offset, offset + size)` back to the shard's free ranges.
+    /// Gives `[offset, offset + size)` back: kept whole for the next
+    /// allocation of its size when small, else to the free ranges.
     /// Returns a slab left empty that the shard does not keep (it keeps one
     /// empty slab, so a thread that allocates and frees does not trade slabs
     /// with the space each time); the caller hands it back to the space.
     pub(super) fn release(&mut self, offset: u64, size: u64) -> Option<u64> {
+        if self.recent.keep(offset, size) {
+            return None;
+        }
+        self.give_back(offset, size)
+    }
+
+    /// Releases every block kept for reuse; returns the slabs left empty
+    /// that the shard does not keep.
+    pub(super) fn release_recent(&mut self) -> Vec<u64> {
+        let kept = self.recent.drain();
+        kept.into_iter()
+            .filter_map(|(offset, size)| self.give_back(offset, size))
+            .collect()
+    }
+
+    /// [`release`](Self::release) without keeping the block.
+    fn give_back(&mut self, offset: u64, size: u64) -> Option<u64> {
         self.space.release(offset, size);
         self.count(offset, size, |used, bytes| *used -= bytes);
         let mut empty = self.slabs.iter().filter(|&(_, &used)| used == 0).map(|(&slab, _)| slab);
@@ -143,8 +170,12 @@ mod tests {
         assert_eq!(shard.release(first, SLAB - 4096), None);
         // Both slabs still hold part of `across`: neither is empty.
         assert!(shard.take_empty_slabs().is_empty());
-        // Both empty now: one is kept, the other handed back.
-        assert_eq!(shard.release(across, 8192), Some(SLAB));
+        // A small block is kept whole for reuse; released, both slabs are
+        // empty: one is kept, the other handed back.
+        assert_eq!(shard.release(across, 8192), None);
+        assert_eq!(shard.place(8192), Some(across), "reused whole");
+        assert_eq!(shard.release(across, 8192), None);
+        assert_eq!(shard.release_recent(), [SLAB]);
         assert_eq!(shard.take_empty_slabs(), [0]);
     }
 }

@@ -178,7 +178,9 @@ impl DeviceMemory {
         for index in 0..self.shards.len() {
             let mut shard = self.shard(index);
             shard.credit.give_back(device);
-            for slab in shard.take_empty_slabs() {
+            let mut spare = shard.release_recent();
+            spare.extend(shard.take_empty_slabs());
+            for slab in spare {
                 self.return_slab(&mut shard, slab, &device.arena);
             }
         }
@@ -232,6 +234,9 @@ impl DeviceMemory {
                             self.return_slab(&mut shard, slab, arena);
                         }
                         if shard.stale.freed(allocation.size) {
+                            for slab in shard.release_recent() {
+                                self.return_slab(&mut shard, slab, arena);
+                            }
                             release_free_pages(shard.free_ranges(), arena);
                         }
                     }
