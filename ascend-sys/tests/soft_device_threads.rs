@@ -146,3 +146,38 @@ fn physical_memory_can_take_what_the_threads_shards_set_aside() {
         assert_eq!(aclrtResetDevice(0), ACL_SUCCESS);
     }
 }
+
+#[test]
+fn a_small_buffer_fits_in_the_last_bytes_when_no_whole_slab_is_free() {
+    let _turn = start();
+    // SAFETY: valid out-pointers; everything is freed below.
+    unsafe {
+        assert_eq!(aclrtSetDevice(0), ACL_SUCCESS);
+        let free = mem_free();
+        assert_eq!(free as u64, MEMORY);
+        // Leaves 1.5 MiB at the end: no whole 2 MiB slab for a shard.
+        let mut large: *mut c_void = null_mut();
+        let leave = 3 << 19;
+        assert_eq!(
+            aclrtMallocAlign32(&mut large, free - leave, ACL_MEM_MALLOC_HUGE_FIRST),
+            ACL_SUCCESS,
+            "{:?}",
+            soft::recent_error()
+        );
+        assert_eq!(mem_free(), leave);
+        // Small (a shard's size) but with no slab for it: placed by the
+        // space, counted once.
+        let mut small: *mut c_void = null_mut();
+        assert_eq!(
+            aclrtMalloc(&mut small, 768 << 10, ACL_MEM_MALLOC_HUGE_FIRST),
+            ACL_SUCCESS,
+            "{:?}",
+            soft::recent_error()
+        );
+        assert_eq!(mem_free(), leave - (768 << 10) - 32);
+        assert_eq!(aclrtFree(small), ACL_SUCCESS);
+        assert_eq!(aclrtFree(large), ACL_SUCCESS);
+        assert_eq!(mem_free(), free);
+        assert_eq!(aclrtResetDevice(0), ACL_SUCCESS);
+    }
+}

@@ -78,10 +78,12 @@ pub(crate) fn next() -> u64 {
 /// }
 /// ```
 pub fn sequence_now() -> u64 {
-    // Blocks taken before this are retired first, so nothing made after
-    // the return gets a number from them.
+    // Read first, then retire the blocks: a block taken before the read
+    // ends at or below it, and one tagged with the new generation is taken
+    // after the read, so it starts at or above it.
+    let now = NEXT.load(Ordering::SeqCst);
     GENERATION.fetch_add(1, Ordering::SeqCst);
-    NEXT.load(Ordering::SeqCst)
+    now
 }
 
 #[cfg(test)]

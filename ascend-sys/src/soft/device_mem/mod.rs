@@ -180,7 +180,7 @@ pub(crate) fn usage(device: i32) -> SoftResult<(u64, u64)> {
     let core = runtime::core()?;
     let slot = core.device(device)?;
     let (free, capacity) = (family(core)[device as usize].free_bytes(slot), slot.capacity());
-    let current = capacity - free;
+    let current = capacity.saturating_sub(free);
     Ok((current, slot.peak().max(current)))
 }
 

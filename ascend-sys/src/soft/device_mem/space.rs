@@ -144,6 +144,9 @@ impl DeviceMemory {
                 shard.allocations.insert(address, allocation);
                 return Some(address);
             }
+            // No slab for it: the space places it, and counts it itself, so
+            // the credit just taken must not hold the same bytes.
+            shard.credit.give_back(device);
         }
         if !device.commit(size) {
             return None;
@@ -168,7 +171,9 @@ impl DeviceMemory {
         let credit: u64 = (0..self.shards.len())
             .map(|index| self.shard(index).credit.bytes())
             .sum();
-        device.free_bytes() + credit
+        // The shards are read one after another while other threads move
+        // credit: never report more than the capacity.
+        (device.free_bytes() + credit).min(device.capacity())
     }
 
     /// Gives every shard's credit back to the device and its empty slabs
