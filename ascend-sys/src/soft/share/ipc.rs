@@ -73,7 +73,7 @@ pub(crate) struct IpcImport {
 }
 
 // SAFETY: the raw pointers are mappings owned by the import; bookkeeping is
-// serialised by the runtime's lock and bytes move through the view as the
+// serialised by the state's lock and bytes move through the view as the
 // device's "DMA", whose races are the caller's.
 unsafe impl Send for IpcImport {}
 // SAFETY: shared access (translation under the state's read lock) only

@@ -14,10 +14,11 @@
 //!   worker "reaches" (stamping the time); waiting and synchronising wait
 //!   for the record that was the latest one when they were called.
 //!
-//! Locking: the runtime lock may be held while a stream's or an event's own
-//! lock is taken (in that order, runtime → event → stream queue), never the
-//! other way round, and no lock is held while a worker moves bytes or while
-//! anybody waits.
+//! Locking: this family's lock (the table of streams and events) may be
+//! held while a stream's or an event's own lock is taken (in that order,
+//! streams → event → stream queue), never the other way round, and no lock
+//! is held while a worker moves bytes or while anybody waits. The family's
+//! place among the others is in [`super::lock_order`].
 
 mod event;
 mod force;
@@ -679,7 +680,7 @@ impl InFlight {
     }
 }
 
-/// Called by `aclrtFreeHost*` (with the runtime lock held) before it frees
+/// Called by `aclrtFreeHost*` (with this family's lock held) before it frees
 /// the host range `[start, end)`: each queued task that still uses the range
 /// is recorded as misuse and cancelled (its worker will skip it rather than
 /// touch freed memory); tasks running on it right now are returned so the

@@ -1,9 +1,9 @@
 //! Moving the rows of a 2-D copy (`aclrtMemcpy2d*`).
 //!
 //! Each side's whole span (`(height - 1) * pitch + width` bytes) is
-//! translated once, under the lock, by the same translation the 1-D copies
-//! use ([`crate::soft::translate`]); the rows are then copied without the
-//! lock, walking the segments of each span.
+//! translated once, under the state's read lock, by the same translation
+//! the 1-D copies use ([`crate::soft::translate`]); the rows are then
+//! copied without it, walking the segments of each span.
 
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::translate::{self, Segment, Segments};
