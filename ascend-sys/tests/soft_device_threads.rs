@@ -3,6 +3,8 @@
 //! device only (a small device, and exact capacity accounting); a file of
 //! its own so that no other test allocates meanwhile.
 
+mod soft_common;
+
 use ascend_sys::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -121,16 +123,7 @@ fn physical_memory_can_take_what_the_threads_shards_set_aside() {
     });
     let free = mem_free();
     assert_eq!(free as u64, MEMORY, "nothing is allocated, whatever the shards keep");
-    let prop = aclrtPhysicalMemProp {
-        handleType: ACL_MEM_HANDLE_TYPE_NONE,
-        allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-        memAttr: ACL_MEM_HUGE,
-        location: aclrtMemLocation {
-            id: 0,
-            type_: ACL_MEM_LOCATION_TYPE_DEVICE,
-        },
-        reserve: 0,
-    };
+    let prop = soft_common::device_prop(0);
     let mut handle = null_mut();
     // SAFETY: valid pointers; the handle is freed below.
     unsafe {

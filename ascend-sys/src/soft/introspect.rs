@@ -66,16 +66,12 @@ pub fn live() -> Live {
         let streams = super::streams::locked();
         (streams.stream_count(), streams.event_count())
     };
-    runtime::lock_if_started().map_or_else(Live::default, |state| Live {
-        streams,
-        events,
-        ..count(&state)
-    })
+    runtime::lock_if_started().map_or_else(Live::default, |state| count(&state, streams, events))
 }
 
-/// The counts of every family but streams and events, one family at a time
-/// (the state's own last).
-fn count(state: &State) -> Live {
+/// The counts of every family, one family at a time (streams and events,
+/// read before the state, passed in).
+fn count(state: &State, streams: usize, events: usize) -> Live {
     let host = super::host_mem::all();
     let registrations = super::host_register::live();
     let (device_allocations, device_bytes) = super::device_mem::live();
@@ -92,8 +88,8 @@ fn count(state: &State) -> Live {
         physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
         reservations: state.vmm.reservations.len(),
         mappings: state.vmm.mappings.len(),
-        streams: 0,
-        events: 0,
+        streams,
+        events,
         shareable_exports: state.share.exports.len(),
         shareable_imports: state.vmm.physicals.values().filter(|p| p.imported).count(),
         ipc_keys: state.share.keys.len(),

@@ -98,35 +98,43 @@ pub(crate) fn enter(rank: Rank) -> Entered {
     }
 }
 
-/// A mutex's guard with its place in the lock order.
-pub(crate) struct Ranked<'a, T> {
-    guard: MutexGuard<'a, T>,
+/// A lock's guard with its place in the lock order (left when dropped).
+pub(crate) struct Held<G> {
+    guard: G,
     _entered: Entered,
 }
 
-impl<T> Deref for Ranked<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
+/// A mutex's guard with its place in the lock order.
+pub(crate) type Ranked<'a, T> = Held<MutexGuard<'a, T>>;
+
+impl<G: Deref> Deref for Held<G> {
+    type Target = G::Target;
+    fn deref(&self) -> &G::Target {
         &self.guard
     }
 }
 
-impl<T> DerefMut for Ranked<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
+impl<G: DerefMut> DerefMut for Held<G> {
+    fn deref_mut(&mut self) -> &mut G::Target {
         &mut self.guard
+    }
+}
+
+/// Enters `rank`, then takes the lock with `take` (so an inversion panics
+/// instead of deadlocking).
+pub(crate) fn hold<G>(rank: Rank, take: impl FnOnce() -> G) -> Held<G> {
+    let entered = enter(rank);
+    Held {
+        guard: take(),
+        _entered: entered,
     }
 }
 
 /// Locks `mutex`, a lock of `rank`.
 pub(crate) fn lock<T>(mutex: &Mutex<T>, rank: Rank) -> Ranked<'_, T> {
-    let entered = enter(rank);
     // A panic while holding the lock (a bug) must not take every later
     // call down with it: the bookkeeping is updated in single steps.
-    let guard = mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    Ranked {
-        guard,
-        _entered: entered,
-    }
+    hold(rank, || mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
 #[cfg(debug_assertions)]

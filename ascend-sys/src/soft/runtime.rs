@@ -6,7 +6,6 @@ use super::fail::{SoftResult, fail};
 use super::lock_order::{self, Rank};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
 use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
-use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -113,11 +112,6 @@ impl State {
             vmm: Default::default(),
             share: Default::default(),
         }
-    }
-
-    /// The device whose address range contains `address`, if any.
-    pub(crate) fn device_of(&self, address: usize) -> Option<i32> {
-        started().and_then(|soft| soft.core.device_of(address))
     }
 }
 
@@ -229,14 +223,11 @@ pub(crate) fn lock() -> SoftResult<StateGuard> {
 /// first use. Readers on different threads run at once.
 pub(crate) fn read() -> SoftResult<StateReader> {
     let soft = soft()?;
-    let entered = lock_order::enter(Rank::State);
     // A panic while holding the lock (a bug) must not take every later call
     // down with it: the bookkeeping is updated in single steps.
-    let guard = soft.state.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-    Ok(StateReader {
-        guard,
-        _entered: entered,
-    })
+    Ok(lock_order::hold(Rank::State, || {
+        soft.state.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }))
 }
 
 /// The state for writing if the software device has started, without
@@ -246,42 +237,13 @@ pub(crate) fn lock_if_started() -> Option<StateGuard> {
 }
 
 fn write(soft: &'static Soft) -> StateGuard {
-    let entered = lock_order::enter(Rank::State);
-    let guard = soft.state.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-    StateGuard {
-        guard,
-        _entered: entered,
-    }
+    lock_order::hold(Rank::State, || {
+        soft.state.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    })
 }
 
 /// The state, locked for writing ([`Rank::State`]).
-pub(crate) struct StateGuard {
-    guard: ShardedLockWriteGuard<'static, State>,
-    _entered: lock_order::Entered,
-}
-
-impl Deref for StateGuard {
-    type Target = State;
-    fn deref(&self) -> &State {
-        &self.guard
-    }
-}
-
-impl DerefMut for StateGuard {
-    fn deref_mut(&mut self) -> &mut State {
-        &mut self.guard
-    }
-}
+pub(crate) type StateGuard = lock_order::Held<ShardedLockWriteGuard<'static, State>>;
 
 /// The state, locked for reading ([`Rank::State`]).
-pub(crate) struct StateReader {
-    guard: ShardedLockReadGuard<'static, State>,
-    _entered: lock_order::Entered,
-}
-
-impl Deref for StateReader {
-    type Target = State;
-    fn deref(&self) -> &State {
-        &self.guard
-    }
-}
+pub(crate) type StateReader = lock_order::Held<ShardedLockReadGuard<'static, State>>;

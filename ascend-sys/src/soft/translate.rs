@@ -65,14 +65,11 @@ pub(crate) struct Translator {
 impl Translator {
     /// The state, read-locked on first use and held until the translator
     /// is dropped (the lock order puts it before the families' locks).
-    pub(crate) fn state(&mut self) -> SoftResult<&State> {
-        if self.state.is_none() {
-            self.state = Some(runtime::read()?);
-        }
-        match &self.state {
-            Some(state) => Ok(state),
-            None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "the state's read lock was not taken"),
-        }
+    fn state(&mut self) -> SoftResult<&State> {
+        Ok(match self.state {
+            Some(ref state) => state,
+            None => self.state.insert(runtime::read()?),
+        })
     }
 
     /// As [`resolve`].

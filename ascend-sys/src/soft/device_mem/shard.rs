@@ -11,7 +11,7 @@ use super::space::SLAB;
 use super::stale::Stale;
 use crate::soft::range_alloc::RangeAllocator;
 use crate::soft::runtime::DEVICE_ALIGN;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One shard: only its own lock guards it.
 pub(crate) struct Shard {
@@ -19,6 +19,9 @@ pub(crate) struct Shard {
     space: RangeAllocator,
     /// The shard's slabs (offset → bytes allocated inside).
     slabs: BTreeMap<u64, u64>,
+    /// The slabs with nothing allocated inside (so a free finds them
+    /// without walking every slab).
+    empty: BTreeSet<u64>,
     /// Live allocations by device address.
     pub(super) allocations: BTreeMap<usize, DeviceAllocation>,
     /// Bytes of small frees whose pages stay resident.
@@ -35,6 +38,7 @@ impl Shard {
         Self {
             space: RangeAllocator::empty(),
             slabs: BTreeMap::new(),
+            empty: BTreeSet::new(),
             allocations: BTreeMap::new(),
             stale: Stale::default(),
             credit: Credit::default(),
@@ -56,6 +60,7 @@ impl Shard {
     /// Adds a slab handed over by the device's space; all of it is free.
     pub(super) fn add_slab(&mut self, slab: u64) {
         self.slabs.insert(slab, 0);
+        self.empty.insert(slab);
         self.space.release(slab, SLAB);
     }
 
@@ -84,9 +89,10 @@ impl Shard {
     fn give_back(&mut self, offset: u64, size: u64) -> Option<u64> {
         self.space.release(offset, size);
         self.count(offset, size, |used, bytes| *used -= bytes);
-        let mut empty = self.slabs.iter().filter(|&(_, &used)| used == 0).map(|(&slab, _)| slab);
-        let (_kept, spare) = (empty.next(), empty.next());
-        let spare = spare?;
+        if self.empty.len() < 2 {
+            return None;
+        }
+        let spare = self.empty.pop_last()?;
         self.slabs.remove(&spare);
         self.space.take_free(spare, SLAB);
         Some(spare)
@@ -94,12 +100,7 @@ impl Shard {
 
     /// Takes every empty slab out of the shard, for the space.
     pub(super) fn take_empty_slabs(&mut self) -> Vec<u64> {
-        let empty: Vec<u64> = self
-            .slabs
-            .iter()
-            .filter(|&(_, &used)| used == 0)
-            .map(|(&slab, _)| slab)
-            .collect();
+        let empty: Vec<u64> = std::mem::take(&mut self.empty).into_iter().collect();
         for &slab in &empty {
             self.slabs.remove(&slab);
             self.space.take_free(slab, SLAB);
@@ -121,6 +122,11 @@ impl Shard {
             let overlap = end.min(slab + SLAB) - offset.max(slab);
             if let Some(used) = self.slabs.get_mut(&slab) {
                 change(used, overlap);
+                if *used == 0 {
+                    self.empty.insert(slab);
+                } else {
+                    self.empty.remove(&slab);
+                }
             } else {
                 debug_assert!(false, "bytes at {offset} are outside the shard's slabs");
             }

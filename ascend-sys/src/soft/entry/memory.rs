@@ -180,7 +180,7 @@ fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
             .reservation_of(address)
             .and_then(|(_, reservation)| reservation.device)
     };
-    let (kind, id) = if let Some(device) = state
+    let (kind, id) = if let Some(device) = crate::soft::runtime::core()?
         .device_of(address)
         .or_else(|| crate::soft::host_register::window_device(address))
         .or_else(vmm_device)

@@ -42,7 +42,9 @@ impl Location {
 
 /// Where `address` lives, as the runtime's pointer-attribute query sees it.
 pub(super) fn location(state: &State, address: usize) -> Location {
-    if state.device_of(address).is_some()
+    if runtime::core_if_started()
+        .and_then(|core| core.device_of(address))
+        .is_some()
         || state.vmm.reservation_of(address).is_some()
         || crate::soft::host_register::window_device(address).is_some()
         || crate::soft::share::import_device(state, address).is_some()
