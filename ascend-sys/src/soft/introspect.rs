@@ -1,7 +1,9 @@
 //! What tests can ask the software device: live resources and leaks.
 
 use super::resource::LiveResource;
-use super::runtime::{self, State};
+use super::runtime;
+use super::share::{self, Share, ShareReader};
+use super::vmm::{self, Vmm, VmmReader};
 
 /// Counts and bytes of the live resources of the software device.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,12 +68,19 @@ pub fn live() -> Live {
         let streams = super::streams::locked();
         (streams.stream_count(), streams.event_count())
     };
-    runtime::lock_if_started().map_or_else(Live::default, |state| count(&state, streams, events))
+    tables().map_or_else(Live::default, |(vmm, share)| count(&vmm, &share, streams, events))
+}
+
+/// The VMM and sharing tables, read-locked in the lock order, if the
+/// software device has started.
+fn tables() -> Option<(VmmReader, ShareReader)> {
+    let vmm = vmm::read_if_started()?;
+    Some((vmm, share::read_if_started()?))
 }
 
 /// The counts of every family, one family at a time (streams and events,
-/// read before the state, passed in).
-fn count(state: &State, streams: usize, events: usize) -> Live {
+/// read before the VMM and sharing tables, passed in).
+fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
     let host = super::host_mem::all();
     let registrations = super::host_register::live();
     let (device_allocations, device_bytes) = super::device_mem::live();
@@ -84,16 +93,16 @@ fn count(state: &State, streams: usize, events: usize) -> Live {
         registered_bytes: registrations.1,
         contexts: super::context::created_count(),
         allocator_descriptors: super::allocator_desc::descriptor_count(),
-        physical_allocations: state.vmm.physicals.len(),
-        physical_bytes: state.vmm.physicals.values().map(|p| p.size).sum(),
-        reservations: state.vmm.reservations.len(),
-        mappings: state.vmm.mappings.len(),
+        physical_allocations: vmm.physicals.len(),
+        physical_bytes: vmm.physicals.values().map(|p| p.size).sum(),
+        reservations: vmm.reservations.len(),
+        mappings: vmm.mappings.len(),
         streams,
         events,
-        shareable_exports: state.share.exports.len(),
-        shareable_imports: state.vmm.physicals.values().filter(|p| p.imported).count(),
-        ipc_keys: state.share.keys.len(),
-        ipc_imports: state.share.imports.len(),
+        shareable_exports: share.exports.len(),
+        shareable_imports: vmm.physicals.values().filter(|p| p.imported).count(),
+        ipc_keys: share.keys.len(),
+        ipc_imports: share.imports.len(),
     }
 }
 
@@ -109,18 +118,18 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
         return Vec::new();
     }
     let streams = super::streams::locked().created_since(since);
-    runtime::lock_if_started().map_or_else(Vec::new, |state| created_since(&state, since, streams))
+    tables().map_or_else(Vec::new, |(vmm, share)| created_since(&vmm, &share, since, streams))
 }
 
-fn created_since(state: &State, since: u64, streams: Vec<LiveResource>) -> Vec<LiveResource> {
+fn created_since(vmm: &Vmm, share: &Share, since: u64, streams: Vec<LiveResource>) -> Vec<LiveResource> {
     let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
     all.extend(super::host_mem::created_since(since));
     all.extend(super::host_register::created_since(since));
     all.extend(super::context::created_since(since));
     all.extend(super::allocator_desc::created_since(since));
-    all.extend(state.vmm.created_since(since));
+    all.extend(vmm.created_since(since));
     all.extend(streams);
-    all.extend(state.share.created_since(since));
+    all.extend(share.created_since(since));
     all.sort_by_key(|resource| resource.created);
     all
 }
@@ -131,10 +140,10 @@ pub fn leak_report() -> String {
         return String::new();
     }
     let streams = super::streams::locked().report();
-    runtime::lock_if_started().map_or_else(String::new, |state| report(&state, streams))
+    tables().map_or_else(String::new, |(vmm, share)| report(&vmm, &share, streams))
 }
 
-fn report(state: &State, streams: Vec<String>) -> String {
+fn report(vmm: &Vmm, share: &Share, streams: Vec<String>) -> String {
     let mut lines = Vec::new();
     for (address, allocation) in super::device_mem::all() {
         lines.push(format!(
@@ -152,7 +161,7 @@ fn report(state: &State, streams: Vec<String>) -> String {
     for handle in super::allocator_desc::descriptor_handles() {
         lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
     }
-    for (handle, physical) in &state.vmm.physicals {
+    for (handle, physical) in &vmm.physicals {
         lines.push(format!(
             "physical allocation {handle:#x}: {} bytes, {} handle reference(s), {} mapping(s){}",
             physical.size,
@@ -161,20 +170,20 @@ fn report(state: &State, streams: Vec<String>) -> String {
             if physical.imported { ", imported" } else { "" }
         ));
     }
-    for (base, reservation) in &state.vmm.reservations {
+    for (base, reservation) in &vmm.reservations {
         lines.push(format!(
             "reserved range {base:#x}: {} bytes, {} mapping(s)",
             reservation.size, reservation.mappings
         ));
     }
-    for (address, mapping) in state.vmm.mappings.iter() {
+    for (address, mapping) in vmm.mappings.iter() {
         lines.push(format!(
             "mapping {address:#x}: {} bytes of physical allocation {:#x}",
             mapping.size, mapping.physical
         ));
     }
     lines.extend(streams);
-    lines.extend(state.share.report());
+    lines.extend(share.report());
     lines.join("\n")
 }
 

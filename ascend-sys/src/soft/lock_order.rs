@@ -6,17 +6,18 @@
 //! 1. [`Rank::Init`]: `aclInit` / `aclFinalize`.
 //! 2. [`Rank::Streams`]: streams and events (an enqueue translates its
 //!    addresses under the stream's lock).
-//! 3. [`Rank::State`]: the runtime state not yet split into families of
-//!    their own (VMM and sharing).
-//! 4. [`Rank::Contexts`]: contexts and the primary contexts' retains.
-//! 5. [`Rank::Registrations`]: host registrations.
-//! 6. [`Rank::HostMemory`]: pinned host memory.
-//! 7. [`Rank::Allocators`]: custom allocator descriptors.
-//! 8. [`Rank::Peers`]: peer access between devices.
-//! 9. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 10. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//! 3. [`Rank::Vmm`]: physical allocations, reservations and mappings.
+//! 4. [`Rank::Share`]: exports, IPC keys and IPC imports (freeing a
+//!    physical allocation withdraws its export; exporting one reads it).
+//! 5. [`Rank::Contexts`]: contexts and the primary contexts' retains.
+//! 6. [`Rank::Registrations`]: host registrations.
+//! 7. [`Rank::HostMemory`]: pinned host memory.
+//! 8. [`Rank::Allocators`]: custom allocator descriptors.
+//! 9. [`Rank::Peers`]: peer access between devices.
+//! 10. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 11. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!     allocations).
-//! 11. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 12. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -37,24 +38,27 @@ pub(crate) enum Rank {
     Init = 0,
     /// Streams and events.
     Streams = 1,
-    /// The runtime state shared by the families not yet split out.
-    State = 2,
+    /// Virtual memory management: physical allocations, reservations and
+    /// mappings.
+    Vmm = 2,
+    /// Memory shared with other processes.
+    Share = 3,
     /// Contexts and the primary contexts' retains.
-    Contexts = 3,
+    Contexts = 4,
     /// Host registrations (`aclrtHostRegister*`).
-    Registrations = 4,
+    Registrations = 5,
     /// Pinned host memory (`aclrtMallocHost`).
-    HostMemory = 5,
+    HostMemory = 6,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 6,
+    Allocators = 7,
     /// Peer access between devices.
-    Peers = 7,
+    Peers = 8,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 8,
+    DeviceShard = 9,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 9,
+    DeviceSpace = 10,
     /// The byte stripes of one copy or fill step.
-    Bytes = 10,
+    Bytes = 11,
 }
 
 #[cfg(debug_assertions)]
@@ -148,7 +152,8 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::HostMemory,
         Rank::Registrations,
         Rank::Contexts,
-        Rank::State,
+        Rank::Share,
+        Rank::Vmm,
         Rank::Streams,
         Rank::Init,
     ]
@@ -174,21 +179,22 @@ mod tests {
 
     #[test]
     fn increasing_ranks_are_allowed_and_released() {
-        let state = enter(Rank::State);
+        let vmm = enter(Rank::Vmm);
+        let share = enter(Rank::Share);
         let shard = enter(Rank::DeviceShard);
         let bytes = enter(Rank::Bytes);
         drop((bytes, shard));
         // Released ranks may be taken again.
         let again = enter(Rank::DeviceSpace);
-        drop((again, state));
-        let _fresh = enter(Rank::State);
+        drop((again, share, vmm));
+        let _fresh = enter(Rank::Vmm);
     }
 
     #[test]
-    #[should_panic(expected = "taking State while holding Some(DeviceShard)")]
+    #[should_panic(expected = "taking Vmm while holding Some(Share)")]
     fn a_lower_rank_under_a_higher_one_panics() {
-        let _shard = enter(Rank::DeviceShard);
-        let _state = enter(Rank::State);
+        let _share = enter(Rank::Share);
+        let _vmm = enter(Rank::Vmm);
     }
 
     #[test]

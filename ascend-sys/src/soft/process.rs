@@ -141,9 +141,9 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     };
     let stream_count = streams.len();
     streams.finish();
-    let mut state = runtime::lock()?;
+    let mut share = super::share::write()?;
     let allocations = if context::retains(id)? == 0 {
-        super::device_mem::free_device(&mut state, id)
+        super::device_mem::free_device(&mut share, id)
     } else {
         0
     };

@@ -1,11 +1,10 @@
-//! The software device's process-wide state.
+//! The software device's core: its configuration and its devices' memory,
+//! fixed when it starts and read without a lock.
 
 use super::arena::Arena;
 use super::config::{Config, ConfigError};
 use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
-use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -98,29 +97,10 @@ fn invalid_device<T>(id: i32, count: usize) -> SoftResult<T> {
     )
 }
 
-/// Everything behind the lock.
-pub(crate) struct State {
-    /// Physical allocations, reserved ranges and mappings.
-    pub(crate) vmm: super::vmm::Vmm,
-    /// Memory shared with other processes (shareable handles, IPC keys).
-    pub(crate) share: super::share::Share,
-}
-
-impl State {
-    fn start() -> Self {
-        Self {
-            vmm: Default::default(),
-            share: Default::default(),
-        }
-    }
-}
-
-/// The started software device: its fixed core and the state behind the
-/// lock. A sharded lock: readers (translation for copies) on different
-/// threads do not touch each other's cache lines; writers take every shard.
+/// The started software device: its fixed core. Each family keeps its
+/// own state behind its own lock ([`super::lock_order`]).
 struct Soft {
     core: Core,
-    state: ShardedLock<State>,
 }
 
 impl Soft {
@@ -135,7 +115,6 @@ impl Soft {
         }
         log::info!("software device started: {config}");
         Ok(Self {
-            state: ShardedLock::new(State::start()),
             core: Core { config, devices },
         })
     }
@@ -213,37 +192,3 @@ pub(crate) fn core() -> SoftResult<&'static Core> {
 pub(crate) fn core_if_started() -> Option<&'static Core> {
     started().map(|soft| &soft.core)
 }
-
-/// The state for writing, starting the software device on first use.
-pub(crate) fn lock() -> SoftResult<StateGuard> {
-    soft().map(write)
-}
-
-/// The state for reading (translation), starting the software device on
-/// first use. Readers on different threads run at once.
-pub(crate) fn read() -> SoftResult<StateReader> {
-    let soft = soft()?;
-    // A panic while holding the lock (a bug) must not take every later call
-    // down with it: the bookkeeping is updated in single steps.
-    Ok(lock_order::hold(Rank::State, || {
-        soft.state.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }))
-}
-
-/// The state for writing if the software device has started, without
-/// starting it.
-pub(crate) fn lock_if_started() -> Option<StateGuard> {
-    started().map(write)
-}
-
-fn write(soft: &'static Soft) -> StateGuard {
-    lock_order::hold(Rank::State, || {
-        soft.state.write().unwrap_or_else(|poisoned| poisoned.into_inner())
-    })
-}
-
-/// The state, locked for writing ([`Rank::State`]).
-pub(crate) type StateGuard = lock_order::Held<ShardedLockWriteGuard<'static, State>>;
-
-/// The state, locked for reading ([`Rank::State`]).
-pub(crate) type StateReader = lock_order::Held<ShardedLockReadGuard<'static, State>>;

@@ -6,7 +6,9 @@
 //! stream copies enforce the same ones.
 
 use super::fail::{SoftResult, fail};
-use super::runtime::{self, State, StateReader};
+use super::runtime;
+use super::share::{self, Share, ShareReader};
+use super::vmm::{self, Vmm, VmmReader};
 use super::{device_mem, host_mem, host_register};
 use crate::types::*;
 
@@ -54,104 +56,103 @@ impl Segments {
 // host memory owned by the caller of the operation; they are plain data.
 unsafe impl Send for Segments {}
 
-/// Translation that takes the state's read lock only when an address needs
-/// it: device memory from `aclrtMalloc` is translated by its own family, so
-/// a copy between two such buffers takes no process-wide lock.
+/// Translation that reads the VMM and sharing tables only when an address
+/// needs them: device memory from `aclrtMalloc` is translated by its own
+/// family and plain host memory by the core, so a copy between such ranges
+/// takes no family-wide lock.
+///
+/// A table is read-locked on first use and held until the translator is
+/// dropped, the VMM tables always before the sharing tables (the lock
+/// order).
 #[derive(Default)]
 pub(crate) struct Translator {
-    state: Option<StateReader>,
+    vmm: Option<VmmReader>,
+    share: Option<ShareReader>,
 }
 
 impl Translator {
-    /// The state, read-locked on first use and held until the translator
-    /// is dropped (the lock order puts it before the families' locks).
-    fn state(&mut self) -> SoftResult<&State> {
-        Ok(match self.state {
-            Some(ref state) => state,
-            None => self.state.insert(runtime::read()?),
+    /// The VMM tables.
+    pub(crate) fn vmm(&mut self) -> SoftResult<&Vmm> {
+        Ok(match self.vmm {
+            Some(ref vmm) => vmm,
+            None => self.vmm.insert(vmm::read()?),
         })
     }
 
-    /// As [`resolve`].
-    pub(crate) fn resolve(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
-        resolve_with(|| self.state(), address, length, role)
+    /// The sharing tables (the VMM tables are taken first if they are not
+    /// held yet, so a later [`Translator::vmm`] keeps the lock order).
+    pub(crate) fn share(&mut self) -> SoftResult<&Share> {
+        self.vmm()?;
+        Ok(match self.share {
+            Some(ref share) => share,
+            None => self.share.insert(share::read()?),
+        })
     }
-}
 
-/// Translates `[address, address + length)`, refusing ranges the runtime
-/// would refuse.
-pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
-    resolve_with(|| Ok(state), address, length, role)
-}
-
-/// As [`resolve`], with the state fetched only when the address is not
-/// `aclrtMalloc` memory.
-fn resolve_with<'s>(
-    state: impl FnOnce() -> SoftResult<&'s State>,
-    address: usize,
-    length: usize,
-    role: &str,
-) -> SoftResult<Segments> {
-    let Some(end) = address.checked_add(length) else {
-        return fail(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!("{role} range wraps around the address space"),
-        );
-    };
-    let core = runtime::core()?;
-    if let Some(device) = core.device_of(address) {
-        let Some((start, allocation)) = device_mem::find(address) else {
+    /// Translates `[address, address + length)`, refusing ranges the
+    /// runtime would refuse.
+    pub(crate) fn resolve(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
+        let Some(end) = address.checked_add(length) else {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,
-                format!("{role} {address:#x} on device {device} is not inside a live allocation"),
+                format!("{role} range wraps around the address space"),
             );
         };
-        let limit = start + allocation.size as usize;
-        if end > limit {
+        let core = runtime::core()?;
+        if let Some(device) = core.device_of(address) {
+            let Some((start, allocation)) = device_mem::find(address) else {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("{role} {address:#x} on device {device} is not inside a live allocation"),
+                );
+            };
+            let limit = start + allocation.size as usize;
+            if end > limit {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "{role} range {address:#x}+{length} runs {} bytes past the end of the allocation at {start:#x} ({} bytes)",
+                        end - limit,
+                        allocation.size
+                    ),
+                );
+            }
+            let offset = allocation.offset + (address - start) as u64;
+            let pointer = core.device(allocation.device)?.arena.view_at(offset);
+            return Ok(Segments::one(pointer, length).on_device(allocation.device));
+        }
+        if !super::address_map::touches(address, end) {
+            // Plain host memory is the caller's responsibility, as on
+            // hardware.
+            return Ok(Segments::one(address as *mut u8, length));
+        }
+        let vmm = self.vmm()?;
+        if let Some((base, reservation)) = vmm.reservation_of(address) {
+            let segments = vmm.resolve(base, address, length, role)?;
+            // Memory of one device (a reservation maps one device); host-located
+            // physical memory has no device.
+            return Ok(match reservation.device {
+                Some(device) => segments.on_device(device),
+                None => segments,
+            });
+        }
+        if let Some(segments) = share::resolve(self.share()?, address, length, role)? {
+            return Ok(segments);
+        }
+        host_register::refuse_device_window(address, end, role)?;
+        if let Some((start, allocation)) = host_mem::find(address)
+            && end > start + allocation.size
+        {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,
                 format!(
-                    "{role} range {address:#x}+{length} runs {} bytes past the end of the allocation at {start:#x} ({} bytes)",
-                    end - limit,
+                    "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
                     allocation.size
                 ),
             );
         }
-        let offset = allocation.offset + (address - start) as u64;
-        let pointer = core.device(allocation.device)?.arena.view_at(offset);
-        return Ok(Segments::one(pointer, length).on_device(allocation.device));
-    }
-    if !super::address_map::touches(address, end) {
-        // Plain host memory is the caller's responsibility, as on
+        // Other host memory (pageable) is the caller's responsibility, as on
         // hardware.
-        return Ok(Segments::one(address as *mut u8, length));
+        Ok(Segments::one(address as *mut u8, length))
     }
-    let state = state()?;
-    if let Some((base, reservation)) = state.vmm.reservation_of(address) {
-        let segments = state.vmm.resolve(base, address, length, role)?;
-        // Memory of one device (a reservation maps one device); host-located
-        // physical memory has no device.
-        return Ok(match reservation.device {
-            Some(device) => segments.on_device(device),
-            None => segments,
-        });
-    }
-    if let Some(segments) = super::share::resolve(state, address, length, role)? {
-        return Ok(segments);
-    }
-    host_register::refuse_device_window(address, end, role)?;
-    if let Some((start, allocation)) = host_mem::find(address)
-        && end > start + allocation.size
-    {
-        return fail(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!(
-                "{role} range {address:#x}+{length} runs past the end of the pinned host allocation at {start:#x} ({} bytes)",
-                allocation.size
-            ),
-        );
-    }
-    // Other host memory (pageable) is the caller's responsibility, as on
-    // hardware.
-    Ok(Segments::one(address as *mut u8, length))
 }

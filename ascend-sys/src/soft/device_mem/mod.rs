@@ -6,7 +6,7 @@
 //! own shard, so threads allocating, freeing and copying independently do
 //! not wait for each other. Capacity is counted in the core
 //! ([`crate::soft::runtime::DeviceCore`]), shared with VMM physical memory.
-//! Lock order: the runtime state (only to withdraw IPC keys, or to reset a
+//! Lock order: the sharing tables (only to withdraw IPC keys, or to reset a
 //! device) → a shard → the space.
 
 mod credit;
@@ -21,7 +21,8 @@ pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 use super::context;
 use super::fail::{SoftResult, fail};
 use super::resource::{LiveResource, ResourceKind};
-use super::runtime::{self, Core, State};
+use super::runtime::{self, Core};
+use super::share::Share;
 use crate::types::*;
 use space::DeviceMemory;
 use std::sync::OnceLock;
@@ -103,14 +104,14 @@ pub(crate) fn free(address: usize) -> SoftResult {
     let slot = &core.devices[device as usize];
     let memory = &family(core)[device as usize];
     let removed = match memory.remove(address, slot, |allocation| !allocation.exported) {
-        // An exported allocation's keys go with it, under the state's lock
-        // (taken first: the lock order), so no importer opens a key to
-        // memory already given back.
+        // An exported allocation's keys go with it, under the sharing
+        // tables' lock (taken first: the lock order), so no importer opens
+        // a key to memory already given back.
         Err(Some(_)) => {
-            let mut state = runtime::lock()?;
+            let mut share = super::share::write()?;
             let removed = memory.remove(address, slot, |_| true);
             if removed.is_ok() {
-                super::share::forget_allocation(&mut state, address);
+                super::share::forget_allocation(&mut share, address);
             }
             removed
         }
@@ -136,9 +137,9 @@ pub(crate) fn find(address: usize) -> Option<(usize, DeviceAllocation)> {
 }
 
 /// Marks the allocation starting at `address` as exported through an IPC
-/// key, with the state's lock held (its free then withdraws the keys).
+/// key, with the sharing tables locked (its free then withdraws the keys).
 /// `None` when no allocation starts there.
-pub(crate) fn mark_exported(_state: &mut State, address: usize) -> Option<DeviceAllocation> {
+pub(crate) fn mark_exported(_share: &mut Share, address: usize) -> Option<DeviceAllocation> {
     let core = runtime::core_if_started()?;
     let device = core.device_of(address)?;
     family(core)[device as usize].mark_exported(address)
@@ -147,7 +148,7 @@ pub(crate) fn mark_exported(_state: &mut State, address: usize) -> Option<Device
 /// Frees every `aclrtMalloc*` allocation of `device` (a torn-down primary
 /// context: later `aclrtFree` of them fails as for freed memory). Returns
 /// how many there were.
-pub(crate) fn free_device(state: &mut State, device: i32) -> usize {
+pub(crate) fn free_device(share: &mut Share, device: i32) -> usize {
     let Some(core) = runtime::core_if_started() else {
         return 0;
     };
@@ -158,7 +159,7 @@ pub(crate) fn free_device(state: &mut State, device: i32) -> usize {
     let mut freed = 0;
     for (start, _) in memory.allocations() {
         if memory.remove(start, slot, |_| true).is_ok() {
-            super::share::forget_allocation(state, start);
+            super::share::forget_allocation(share, start);
             freed += 1;
         }
     }

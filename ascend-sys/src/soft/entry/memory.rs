@@ -173,19 +173,21 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
 /// registered host ranges are HOST; anything else is UNREGISTERED. The page
 /// size is the 4 KiB the software device uses everywhere.
 fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
-    let state = crate::soft::runtime::lock()?;
-    let vmm_device = || {
-        state
-            .vmm
-            .reservation_of(address)
-            .and_then(|(_, reservation)| reservation.device)
+    let mut tables = crate::soft::translate::Translator::default();
+    let device = match crate::soft::runtime::core()?.device_of(address) {
+        Some(device) => Some(device),
+        None if crate::soft::address_map::touches(address, address) => {
+            match crate::soft::host_register::window_device(address) {
+                Some(device) => Some(device),
+                None => match tables.vmm()?.reservation_of(address) {
+                    Some((_, reservation)) => reservation.device,
+                    None => crate::soft::share::import_device(tables.share()?, address),
+                },
+            }
+        }
+        None => None,
     };
-    let (kind, id) = if let Some(device) = crate::soft::runtime::core()?
-        .device_of(address)
-        .or_else(|| crate::soft::host_register::window_device(address))
-        .or_else(vmm_device)
-        .or_else(|| crate::soft::share::import_device(&state, address))
-    {
+    let (kind, id) = if let Some(device) = device {
         (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32)
     } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
         (ACL_MEM_LOCATION_TYPE_HOST, 0)

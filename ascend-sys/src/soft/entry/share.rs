@@ -2,7 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::{runtime, share};
+use crate::soft::{runtime, share, vmm};
 
 /// The runtime's check of a V2 `shareType` (`ACL_ERROR_RT_PARAM_INVALID`).
 fn check_share_type(shareType: aclrtMemSharedHandleType) -> SoftResult {
@@ -83,7 +83,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandle(
         }
         non_null(shareableHandle, "shareableHandle")?;
         check_export_flags(flags)?;
-        let (exported, _) = share::export(&mut *runtime::lock()?, handle as usize, flags)?;
+        let (exported, _) = share::export(&*vmm::read()?, handle as usize, flags)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(shareableHandle, exported) };
         Ok(())
@@ -105,7 +105,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandleV2(
         if shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC {
             context::require()?;
         }
-        let (exported, token) = share::export(&mut *runtime::lock()?, handle as usize, flags)?;
+        let (exported, token) = share::export(&*vmm::read()?, handle as usize, flags)?;
         // SAFETY: checked non-NULL; the buffer holds the type's handle by the
         // call's contract (written unaligned: it is the caller's buffer).
         unsafe {
@@ -131,7 +131,7 @@ pub(crate) unsafe fn aclrtMemSetPidToShareableHandle(shareableHandle: u64, pid: 
         // SAFETY: checked non-NULL; `pid` holds `pidNum` pids by the call's
         // contract.
         let pids = unsafe { pid_list(pid, pidNum)? };
-        share::set_pids(&mut *runtime::lock()?, shareableHandle, None, pids)
+        share::set_pids(shareableHandle, None, pids)
     })();
     finish("aclrtMemSetPidToShareableHandle", outcome)
 }
@@ -155,7 +155,7 @@ pub(crate) unsafe fn aclrtMemSetPidToShareableHandleV2(
         // SAFETY: checked non-NULL; `pid` holds `pidNum` pids by the call's
         // contract.
         let pids = unsafe { pid_list(pid, pidNum)? };
-        share::set_pids(&mut *runtime::lock()?, exported, token, pids)
+        share::set_pids(exported, token, pids)
     })();
     finish("aclrtMemSetPidToShareableHandleV2", outcome)
 }
@@ -164,7 +164,7 @@ pub(crate) unsafe fn aclrtMemSetPidToShareableHandleV2(
 /// and makes it a handle of this process on `device`.
 fn import(shareable: u64, token: Option<u64>, device: i32, handle: *mut aclrtDrvMemHandle) -> SoftResult {
     let opened = share::open_export(shareable, token)?;
-    let imported = share::adopt(&mut *runtime::lock()?, opened, device);
+    let imported = share::adopt(&mut *vmm::write()?, opened, device);
     // SAFETY: checked non-NULL by the caller; valid by the call's contract.
     unsafe { put(handle, imported as aclrtDrvMemHandle) };
     Ok(())

@@ -2,7 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::{runtime, vmm};
+use crate::soft::vmm;
 
 pub(crate) unsafe fn aclrtMallocPhysical(
     handle: *mut aclrtDrvMemHandle,
@@ -13,7 +13,7 @@ pub(crate) unsafe fn aclrtMallocPhysical(
     let outcome = non_null(handle, "handle").and(non_null(prop, "prop")).and_then(|()| {
         // SAFETY: checked non-NULL; valid by the call's contract.
         let prop = unsafe { *prop };
-        let created = vmm::malloc_physical(&mut *runtime::lock()?, size, &prop, flags)?;
+        let created = vmm::malloc_physical(&mut *vmm::write()?, size, &prop, flags)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(handle, created as aclrtDrvMemHandle) };
         Ok(())
@@ -22,7 +22,7 @@ pub(crate) unsafe fn aclrtMallocPhysical(
 }
 
 pub(crate) unsafe fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclError {
-    let outcome = non_null(handle, "handle").and_then(|()| vmm::free_physical(&mut *runtime::lock()?, handle as usize));
+    let outcome = non_null(handle, "handle").and_then(|()| vmm::free_physical(&mut *vmm::write()?, handle as usize));
     finish("aclrtFreePhysical", outcome)
 }
 
@@ -49,7 +49,7 @@ pub(crate) unsafe fn aclrtReserveMemAddress(
     flags: u64,
 ) -> aclError {
     let outcome = check_reserve(virPtr, size, flags).and_then(|()| {
-        let base = vmm::reserve(&mut *runtime::lock()?, size, alignment, expectPtr as usize)?;
+        let base = vmm::reserve(&mut *vmm::write()?, size, alignment, expectPtr as usize)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(virPtr, base as *mut c_void) };
         Ok(())
@@ -74,7 +74,7 @@ pub(crate) unsafe fn aclrtReserveMemAddressNoUCMemory(
 }
 
 pub(crate) unsafe fn aclrtReleaseMemAddress(virPtr: *mut c_void) -> aclError {
-    let outcome = non_null(virPtr, "virPtr").and_then(|()| vmm::release(&mut *runtime::lock()?, virPtr as usize));
+    let outcome = non_null(virPtr, "virPtr").and_then(|()| vmm::release(&mut *vmm::write()?, virPtr as usize));
     finish("aclrtReleaseMemAddress", outcome)
 }
 
@@ -96,7 +96,7 @@ fn map_common(
         return fail(ACL_ERROR_INVALID_PARAM, format!("flags {flags:#x} must be 0"));
     }
     vmm::map(
-        &mut *runtime::lock()?,
+        &mut *vmm::write()?,
         virPtr as usize,
         size,
         offset,
@@ -129,7 +129,7 @@ pub(crate) unsafe fn aclrtMemMapNoAccess(
 }
 
 pub(crate) unsafe fn aclrtUnmapMem(virPtr: *mut c_void) -> aclError {
-    let outcome = non_null(virPtr, "virPtr").and_then(|()| vmm::unmap(&mut *runtime::lock()?, virPtr as usize));
+    let outcome = non_null(virPtr, "virPtr").and_then(|()| vmm::unmap(&mut *vmm::write()?, virPtr as usize));
     finish("aclrtUnmapMem", outcome)
 }
 
@@ -163,7 +163,7 @@ pub(crate) unsafe fn aclrtMemSetAccess(
     } else {
         // SAFETY: `desc` points to `count` descriptors by the call's contract.
         let descriptors = unsafe { std::slice::from_raw_parts(desc, count) };
-        runtime::lock().and_then(|mut state| vmm::set_access(&mut state, virPtr as usize, size, descriptors))
+        vmm::write().and_then(|mut tables| vmm::set_access(&mut tables, virPtr as usize, size, descriptors))
     };
     finish("aclrtMemSetAccess", outcome)
 }
@@ -179,7 +179,7 @@ pub(crate) unsafe fn aclrtMemGetAccess(
         .and_then(|()| {
             // SAFETY: checked non-NULL; valid by the call's contract.
             let location = unsafe { *location };
-            let value = vmm::get_access(&*runtime::lock()?, virPtr as usize, location)?;
+            let value = vmm::get_access(&*vmm::read()?, virPtr as usize, location)?;
             // SAFETY: checked non-NULL; valid by the call's contract.
             unsafe { put(flag, value) };
             Ok(())
@@ -191,7 +191,7 @@ pub(crate) unsafe fn aclrtMemRetainAllocationHandle(virPtr: *mut c_void, handle:
     let outcome = non_null(virPtr, "virPtr")
         .and(non_null(handle, "handle"))
         .and_then(|()| {
-            let retained = vmm::retain_handle(&mut *runtime::lock()?, virPtr as usize)?;
+            let retained = vmm::retain_handle(&mut *vmm::write()?, virPtr as usize)?;
             // SAFETY: checked non-NULL; valid by the call's contract.
             unsafe { put(handle, retained as aclrtDrvMemHandle) };
             Ok(())
@@ -204,7 +204,7 @@ pub(crate) unsafe fn aclrtMemGetAllocationPropertiesFromHandle(
     prop: *mut aclrtPhysicalMemProp,
 ) -> aclError {
     let outcome = non_null(handle, "handle").and(non_null(prop, "prop")).and_then(|()| {
-        let value = vmm::properties_from_handle(&*runtime::lock()?, handle as usize)?;
+        let value = vmm::properties_from_handle(&*vmm::read()?, handle as usize)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(prop, value) };
         Ok(())
@@ -217,7 +217,7 @@ pub(crate) unsafe fn aclrtMemGetAddressRange(ptr: *mut c_void, pbase: *mut *mut 
         if pbase.is_null() && psize.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, "pbase and psize are both NULL");
         }
-        let (base, size) = vmm::address_range(&*runtime::lock()?, ptr as usize)?;
+        let (base, size) = vmm::address_range(&*vmm::read()?, ptr as usize)?;
         // SAFETY: each non-NULL out-pointer is valid by the call's contract.
         unsafe {
             if !pbase.is_null() {

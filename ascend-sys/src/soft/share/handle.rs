@@ -12,8 +12,7 @@ use super::header::{self, Header, HeaderPage, MAGIC_PHYSICAL, WHITELIST_BYTES};
 use super::proc_fd::{self, Refusal};
 use super::{Export, add_pids};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::State;
-use crate::soft::vmm::{HEADER, Kind, Pages, Physical, PhysicalMemory, Place};
+use crate::soft::vmm::{HEADER, Kind, Pages, Physical, PhysicalMemory, Place, Vmm};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd};
 use std::sync::atomic::Ordering;
@@ -91,16 +90,18 @@ fn header_of(memory: &PhysicalMemory) -> &Header {
 }
 
 /// `aclrtMemExportToShareableHandle(V2)` after the argument checks:
-/// exports `handle` and returns `(shareable handle, full token)`.
-pub(crate) fn export(state: &mut State, handle: usize, flags: u64) -> SoftResult<(u64, u64)> {
-    let physical = state.vmm.physical(handle)?;
+/// exports `handle` and returns `(shareable handle, full token)`. The VMM
+/// tables stay locked meanwhile, so the allocation is not freed under it.
+pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u64)> {
+    let physical = vmm.physical(handle)?;
     if physical.imported {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("handle {handle:#x} was imported from another process and cannot be exported again"),
         );
     }
-    if let Some(existing) = state.share.by_physical.get(&handle) {
+    let mut share = super::write()?;
+    if let Some(existing) = share.by_physical.get(&handle) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!(
@@ -149,8 +150,8 @@ pub(crate) fn export(state: &mut State, handle: usize, flags: u64) -> SoftResult
         .store(if disabled { header::DISABLED } else { 0 }, Ordering::Relaxed);
     header.magic.store(MAGIC_PHYSICAL, Ordering::Release);
     let shareable = encode(pid, fd, token);
-    state.share.by_physical.insert(handle, shareable);
-    state.share.exports.insert(
+    share.by_physical.insert(handle, shareable);
+    share.exports.insert(
         shareable,
         Export {
             physical: handle,
@@ -165,10 +166,15 @@ pub(crate) fn export(state: &mut State, handle: usize, flags: u64) -> SoftResult
 }
 
 /// Withdraws the export of `handle` (its last handle reference is gone):
-/// new imports are refused; memory already imported stays.
-pub(crate) fn withdraw(state: &mut State, handle: usize) {
-    if let Some(shareable) = state.share.by_physical.remove(&handle)
-        && let Some(export) = state.share.exports.remove(&shareable)
+/// new imports are refused; memory already imported stays. Called with the
+/// VMM tables locked (the lock order).
+pub(crate) fn withdraw(handle: usize) {
+    // The software device has started: its VMM tables hold the handle.
+    let Ok(mut share) = super::write() else {
+        return;
+    };
+    if let Some(shareable) = share.by_physical.remove(&handle)
+        && let Some(export) = share.exports.remove(&shareable)
     {
         header_of(&export.memory).set(header::WITHDRAWN);
     }
@@ -176,8 +182,9 @@ pub(crate) fn withdraw(state: &mut State, handle: usize) {
 
 /// `aclrtMemSetPidToShareableHandle(V2)` after the argument checks
 /// (`full_token`: from a FABRIC handle).
-pub(crate) fn set_pids(state: &mut State, shareable: u64, full_token: Option<u64>, pids: &[i32]) -> SoftResult {
-    let export = match state.share.exports.get_mut(&shareable) {
+pub(crate) fn set_pids(shareable: u64, full_token: Option<u64>, pids: &[i32]) -> SoftResult {
+    let mut share = super::write()?;
+    let export = match share.exports.get_mut(&shareable) {
         Some(export) if full_token.is_none_or(|token| token == export.token) => export,
         _ => {
             return fail(
@@ -300,14 +307,14 @@ pub(crate) fn open(shareable: u64, full_token: Option<u64>) -> SoftResult<Opened
 /// Makes an opened export a handle of this process, imported on `device`
 /// (device memory is reached from the importing device; host memory keeps
 /// its location). The import does not count against the device's capacity.
-pub(crate) fn adopt(state: &mut State, opened: Opened, device: i32) -> usize {
+pub(crate) fn adopt(vmm: &mut Vmm, opened: Opened, device: i32) -> usize {
     let place = match opened.place {
         (header::PLACE_HOST, id) => Place::Host { numa: false, id },
         (header::PLACE_HOST_NUMA, id) => Place::Host { numa: true, id },
         _ => Place::Device(device),
     };
-    let handle = state.vmm.new_handle();
-    state.vmm.physicals.insert(
+    let handle = vmm.new_handle();
+    vmm.physicals.insert(
         handle,
         Physical {
             kind: Kind {

@@ -250,7 +250,7 @@ pub(crate) fn whitelisted(fd: BorrowedFd<'_>, header: &Header, pid: i32) -> Soft
 }
 
 /// Appends `pids` to the whitelist of the file `fd` (the exporter's side;
-/// calls are serialised by the state's lock).
+/// calls are serialised by the sharing tables' lock).
 pub(crate) fn append_whitelist(fd: BorrowedFd<'_>, header: &Header, pids: &[i32]) -> SoftResult {
     if pids.is_empty() {
         return Ok(());

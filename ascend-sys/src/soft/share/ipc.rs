@@ -14,13 +14,14 @@
 //! `PROT_NONE` reservation of the importer, so a host dereference faults
 //! and copies translate through [`resolve`].
 
+use super::Share;
 use super::add_pids;
 use super::header::{self, HeaderPage, MAGIC_IPC, PAGE, WHITELIST_BYTES};
 use super::proc_fd::{self, Refusal};
 use crate::soft::context;
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::misuse;
-use crate::soft::runtime::{self, State};
+use crate::soft::runtime;
 use crate::soft::translate::Segments;
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
@@ -73,10 +74,10 @@ pub(crate) struct IpcImport {
 }
 
 // SAFETY: the raw pointers are mappings owned by the import; bookkeeping is
-// serialised by the state's lock and bytes move through the view as the
+// serialised by the sharing tables' lock and bytes move through the view as the
 // device's "DMA", whose races are the caller's.
 unsafe impl Send for IpcImport {}
-// SAFETY: shared access (translation under the state's read lock) only
+// SAFETY: shared access (translation under the sharing tables' read lock) only
 // reads the pointer's value; the mapping changes only through `&mut`.
 unsafe impl Sync for IpcImport {}
 
@@ -129,11 +130,10 @@ fn parse(key: &str) -> SoftResult<(u32, u32, u64)> {
 /// allocation.
 pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<String> {
     context::require()?;
-    let mut state = runtime::lock()?;
     let Some((_, allocation)) = crate::soft::device_mem::find(address).filter(|&(start, _)| start == address) else {
         let why = match crate::soft::device_mem::find(address) {
             Some((start, _)) => format!("devPtr {address:#x} is inside the allocation at {start:#x}, not its start"),
-            None if state.vmm.reservation_of(address).is_some() => {
+            None if crate::soft::vmm::read()?.reservation_of(address).is_some() => {
                 format!("devPtr {address:#x} is a virtual-memory address; IPC keys share aclrtMalloc memory")
             }
             None => format!("devPtr {address:#x} is not a live aclrtMalloc allocation"),
@@ -149,13 +149,17 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
             ),
         );
     }
-    // From here its free withdraws its keys (under this lock).
-    if crate::soft::device_mem::mark_exported(&mut state, address).is_none() {
+    let mut share = super::write()?;
+    // From here its free withdraws its keys (under this lock). The checks
+    // above ran unlocked: the allocation there now is the one exported.
+    let Some(allocation) =
+        crate::soft::device_mem::mark_exported(&mut share, address).filter(|marked| size as u64 <= marked.size)
+    else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("devPtr {address:#x} was freed meanwhile"),
         );
-    }
+    };
     let arena_fd = runtime::core()?.device(allocation.device)?.arena.fd().as_raw_fd() as u32;
     let failed = |what: &str, error: rustix::io::Errno| {
         fail(
@@ -189,7 +193,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
         header.magic.store(MAGIC_IPC, Ordering::Release);
     }
     let key = format!("/proc/{pid}/fd/{}#{token:016x}", meta.as_raw_fd());
-    state.share.keys.insert(
+    share.keys.insert(
         key.clone(),
         IpcKey {
             meta,
@@ -208,8 +212,8 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
 /// `aclrtIpcMemSetImportPid` after the argument checks.
 pub(crate) fn set_import_pids(key: &str, pids: &[i32]) -> SoftResult {
     context::require()?;
-    let mut state = runtime::lock()?;
-    let Some(exported) = state.share.keys.get_mut(key) else {
+    let mut share = super::write()?;
+    let Some(exported) = share.keys.get_mut(key) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("key {key:?} is not a live key of this process (pids are set by the exporter)"),
@@ -336,11 +340,11 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
     };
     let slot = header.claim_slot(own);
     drop(meta);
-    let mut state = runtime::lock()?;
-    state.share.next_seq += 1;
+    let mut share = super::write()?;
+    share.next_seq += 1;
     let import = IpcImport {
         key: key.to_owned(),
-        seq: state.share.next_seq,
+        seq: share.next_seq,
         address: reservation + inside,
         size,
         device,
@@ -353,7 +357,7 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
     };
     let address = import.address;
     crate::soft::address_map::insert(reservation, length);
-    state.share.imports.insert(reservation, import);
+    share.imports.insert(reservation, import);
     Ok(address)
 }
 
@@ -379,22 +383,21 @@ fn destroy(api: &'static str, key: &str, exported: IpcKey) {
 /// first import of `key`, or destroys `key` if this process exported it.
 pub(crate) fn close(key: &str) -> SoftResult {
     context::require()?;
-    let mut state = runtime::lock()?;
-    let first = state
-        .share
+    let mut share = super::write()?;
+    let first = share
         .imports
         .iter()
         .filter(|(_, import)| import.key == key)
         .min_by_key(|(_, import)| import.seq)
         .map(|(&base, _)| base);
     if let Some(base) = first {
-        let import = state.share.imports.remove(&base);
+        let import = share.imports.remove(&base);
         crate::soft::address_map::remove(base);
-        drop(state);
+        drop(share);
         drop(import);
         return Ok(());
     }
-    match state.share.keys.remove(key) {
+    match share.keys.remove(key) {
         Some(exported) => {
             destroy("aclrtIpcMemClose", key, exported);
             Ok(())
@@ -407,16 +410,15 @@ pub(crate) fn close(key: &str) -> SoftResult {
 }
 
 /// `aclrtFree` of the allocation at `address`: its keys are destroyed.
-pub(crate) fn forget_allocation(state: &mut State, address: usize) {
-    let keys: Vec<String> = state
-        .share
+pub(crate) fn forget_allocation(share: &mut Share, address: usize) {
+    let keys: Vec<String> = share
         .keys
         .iter()
         .filter(|(_, exported)| exported.address == address)
         .map(|(key, _)| key.clone())
         .collect();
     for key in keys {
-        if let Some(exported) = state.share.keys.remove(&key) {
+        if let Some(exported) = share.keys.remove(&key) {
             destroy("aclrtFree", &key, exported);
         }
     }
@@ -424,15 +426,15 @@ pub(crate) fn forget_allocation(state: &mut State, address: usize) {
 
 /// The importing device of the IPC import whose reserved range contains
 /// `address`, if any (for location queries).
-pub(crate) fn import_device(state: &State, address: usize) -> Option<i32> {
-    let (&base, import) = state.share.imports.range(..=address).next_back()?;
+pub(crate) fn import_device(share: &Share, address: usize) -> Option<i32> {
+    let (&base, import) = share.imports.range(..=address).next_back()?;
     (address - base < import.length).then_some(import.device)
 }
 
 /// Translates a range inside an IPC import, or `None` when `address` is not
 /// in one.
-pub(crate) fn resolve(state: &State, address: usize, length: usize, role: &str) -> SoftResult<Option<Segments>> {
-    let Some((&base, import)) = state.share.imports.range(..=address).next_back() else {
+pub(crate) fn resolve(share: &Share, address: usize, length: usize, role: &str) -> SoftResult<Option<Segments>> {
+    let Some((&base, import)) = share.imports.range(..=address).next_back() else {
         return Ok(None);
     };
     if address - base >= import.length {

@@ -14,18 +14,20 @@
 mod handle;
 mod header;
 mod ipc;
+mod locked;
 mod proc_fd;
 
 pub(crate) use handle::{adopt, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
 pub(crate) use ipc::{
     KEY_BUFFER_MIN, close, export_key, forget_allocation, import, import_device, resolve, set_import_pids,
 };
+pub(crate) use locked::{ShareReader, read, read_if_started, write};
 
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::soft::vmm::PhysicalMemory;
 use crate::types::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// One physical allocation exported by this process.
@@ -45,12 +47,11 @@ pub(crate) struct Export {
 }
 
 /// The sharing tables of this process.
-#[derive(Default)]
 pub(crate) struct Share {
     /// Exports by shareable handle.
     pub(crate) exports: BTreeMap<u64, Export>,
     /// Shareable handle of each exported physical handle.
-    by_physical: HashMap<usize, u64>,
+    by_physical: BTreeMap<usize, u64>,
     /// IPC keys this process exported.
     pub(crate) keys: BTreeMap<String, ipc::IpcKey>,
     /// IPC imports by the base of their reserved range.
@@ -60,6 +61,17 @@ pub(crate) struct Share {
 }
 
 impl Share {
+    /// Empty tables.
+    const fn new() -> Self {
+        Self {
+            exports: BTreeMap::new(),
+            by_physical: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            imports: BTreeMap::new(),
+            next_seq: 0,
+        }
+    }
+
     /// Leak-report lines of the sharing tables.
     pub(crate) fn report(&self) -> Vec<String> {
         let mut lines = Vec::new();

@@ -1,13 +1,13 @@
 //! Moving the rows of a 2-D copy (`aclrtMemcpy2d*`).
 //!
 //! Each side's whole span (`(height - 1) * pitch + width` bytes) is
-//! translated once, under the state's read lock, by the same translation
+//! translated once, by the same translation
 //! the 1-D copies use ([`crate::soft::translate`]); the rows are then
 //! copied without it, walking the segments of each span.
 
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::translate::{self, Segment, Segments};
-use crate::soft::{byte_locks, peer, runtime};
+use crate::soft::translate::{Segment, Segments, Translator};
+use crate::soft::{byte_locks, peer};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 
 /// The bytes `height` rows of `width` bytes, `pitch` apart, span.
@@ -106,9 +106,9 @@ pub(crate) unsafe fn copy_rows(rows: Rows) -> SoftResult {
         return Ok(());
     }
     let (to, from) = {
-        let state = runtime::read()?;
-        let to = translate::resolve(&state, dst, rows.dst_span()?, "dst")?;
-        let from = translate::resolve(&state, src, rows.src_span()?, "src")?;
+        let mut tables = Translator::default();
+        let to = tables.resolve(dst, rows.dst_span()?, "dst")?;
+        let from = tables.resolve(src, rows.src_span()?, "src")?;
         // A copy between two devices needs peer access, as for 1-D copies.
         peer::check_sides(&to, &from)?;
         (Flat::new(&to), Flat::new(&from))

@@ -14,8 +14,8 @@ use super::rows::{Rows, copy_rows};
 use super::task::{Task, Work};
 use super::{Stream, Streams, lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::{self, State};
-use crate::soft::translate;
+use crate::soft::runtime;
+use crate::soft::translate::Translator;
 use crate::soft::{context, copy, host_mem, peer};
 use crate::types::*;
 use std::sync::Arc;
@@ -41,20 +41,23 @@ impl Location {
 }
 
 /// Where `address` lives, as the runtime's pointer-attribute query sees it.
-pub(super) fn location(state: &State, address: usize) -> Location {
-    if runtime::core_if_started()
+/// The VMM and sharing tables are read only for addresses the core's map
+/// of host ranges names.
+pub(super) fn location(tables: &mut Translator, address: usize) -> SoftResult<Location> {
+    let on_device = runtime::core_if_started()
         .and_then(|core| core.device_of(address))
         .is_some()
-        || state.vmm.reservation_of(address).is_some()
-        || crate::soft::host_register::window_device(address).is_some()
-        || crate::soft::share::import_device(state, address).is_some()
-    {
+        || (crate::soft::address_map::touches(address, address)
+            && (tables.vmm()?.reservation_of(address).is_some()
+                || crate::soft::host_register::window_device(address).is_some()
+                || crate::soft::share::import_device(tables.share()?, address).is_some()));
+    Ok(if on_device {
         Location::Device
     } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
         Location::Host
     } else {
         Location::Pageable
-    }
+    })
 }
 
 fn kind_name(kind: aclrtMemcpyKind) -> &'static str {
@@ -149,7 +152,7 @@ pub(crate) unsafe fn memcpy_async(
     stream: usize,
 ) -> SoftResult {
     let mut streams = super::lock()?;
-    let state = runtime::read()?;
+    let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
     if count > dest_max {
         return fail(
@@ -158,7 +161,7 @@ pub(crate) unsafe fn memcpy_async(
         );
     }
     let device = context::require()?;
-    let (from, to) = (location(&state, src), location(&state, dst));
+    let (from, to) = (location(&mut tables, src)?, location(&mut tables, dst)?);
     let resolved = correct_kind(kind, from, to)?;
     if resolved == ACL_MEMCPY_HOST_TO_HOST {
         return fail(
@@ -171,7 +174,7 @@ pub(crate) unsafe fn memcpy_async(
     }
     if from == Location::Pageable || to == Location::Pageable {
         let sync = synchronize_for_pageable(&streams, explicit, device);
-        drop((state, streams));
+        drop((tables, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
         }
@@ -179,10 +182,10 @@ pub(crate) unsafe fn memcpy_async(
         return unsafe { copy::copy_bytes(dst, src, count) };
     }
     let stream = target_stream(&mut streams, explicit, device)?;
-    let to_bytes = translate::resolve(&state, dst, count, "dst")?;
-    let from_bytes = translate::resolve(&state, src, count, "src")?;
+    let to_bytes = tables.resolve(dst, count, "dst")?;
+    let from_bytes = tables.resolve(src, count, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
-    drop((state, streams));
+    drop((tables, streams));
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
     stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
     Ok(())
@@ -192,7 +195,7 @@ pub(crate) unsafe fn memcpy_async(
 /// is truncated to its low 8 bits, as the runtime does.
 pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: usize, stream: usize) -> SoftResult {
     let mut streams = super::lock()?;
-    let state = runtime::read()?;
+    let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
     if count > max_count {
         return fail(
@@ -202,7 +205,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
     }
     let device = context::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
-    let place = location(&state, address);
+    let place = location(&mut tables, address)?;
     if place == Location::Pageable {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -212,8 +215,8 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
             ),
         );
     }
-    translate::resolve(&state, address, count, "devPtr")?;
-    drop((state, streams));
+    tables.resolve(address, count, "devPtr")?;
+    drop((tables, streams));
     let host = pinned_ranges(&[(place, address, count)]);
     let work = Work::Fill {
         address,
@@ -264,8 +267,8 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
     }
     context::require()?;
     let (from, to) = {
-        let state = runtime::read()?;
-        (location(&state, rows.src), location(&state, rows.dst))
+        let mut tables = Translator::default();
+        (location(&mut tables, rows.src)?, location(&mut tables, rows.dst)?)
     };
     match correct_kind(kind, from, to) {
         Ok(ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST) => {}
@@ -292,11 +295,11 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
 /// Host spans must be valid for the copy until it has run.
 pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: usize) -> SoftResult {
     let mut streams = super::lock()?;
-    let state = runtime::read()?;
+    let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
     check_2d(&rows)?;
     let device = context::require()?;
-    let (from, to) = (location(&state, rows.src), location(&state, rows.dst));
+    let (from, to) = (location(&mut tables, rows.src)?, location(&mut tables, rows.dst)?);
     match correct_kind(kind, from, to) {
         Ok(ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST | ACL_MEMCPY_DEVICE_TO_DEVICE) => {}
         _ => {
@@ -313,7 +316,7 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     }
     if from == Location::Pageable || to == Location::Pageable {
         let sync = synchronize_for_pageable(&streams, explicit, device);
-        drop((state, streams));
+        drop((tables, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
         }
@@ -322,10 +325,10 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     }
     let stream = target_stream(&mut streams, explicit, device)?;
     let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
-    let to_bytes = translate::resolve(&state, rows.dst, dst_span, "dst")?;
-    let from_bytes = translate::resolve(&state, rows.src, src_span, "src")?;
+    let to_bytes = tables.resolve(rows.dst, dst_span, "dst")?;
+    let from_bytes = tables.resolve(rows.src, src_span, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
-    drop((state, streams));
+    drop((tables, streams));
     let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
     stream.submit(Task::new("aclrtMemcpy2dAsync", Work::Copy2d(rows), host));
     Ok(())

@@ -26,8 +26,8 @@ use super::task::{Task, Work};
 use super::transfer::{Location, location};
 use super::{lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::{context, copy, misuse, translate};
+use crate::soft::translate::Translator;
+use crate::soft::{context, copy, misuse};
 use crate::types::*;
 use std::fmt;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -188,7 +188,7 @@ pub(crate) enum ValueCall {
 /// inside one live device allocation or mapping (107000).
 pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, stream: usize) -> SoftResult {
     let mut streams = super::lock()?;
-    let state = runtime::read()?;
+    let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
     match call {
         ValueCall::Write if flag != 0 => {
@@ -205,7 +205,7 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
         }
         _ => {}
     }
-    let place = location(&state, address);
+    let place = location(&mut tables, address)?;
     if place != Location::Device {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -220,8 +220,8 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
             format!("devAddr {address:#x} is not 8-byte aligned"),
         );
     }
-    translate::resolve(&state, address, 8, "devAddr")?;
-    drop((state, streams));
+    tables.resolve(address, 8, "devAddr")?;
+    drop((tables, streams));
     let task = match call {
         ValueCall::Write => Task::new("aclrtValueWrite", Work::ValueWrite { address, value }, Vec::new()),
         ValueCall::Wait => Task::new("aclrtValueWait", Work::ValueWait { address, value, flag }, Vec::new()),

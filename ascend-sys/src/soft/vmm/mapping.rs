@@ -2,10 +2,10 @@
 //! `aclrtMemSetAccess`, `aclrtMemGetAccess`.
 
 use super::Mapping;
+use super::Vmm;
 use super::physical::release_if_unused;
 use super::properties::{self, Place};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::State;
 use crate::types::*;
 
 /// The flag `aclrtMemGetAccess` reports for a location never set.
@@ -14,7 +14,7 @@ const ACCESS_NEVER_SET: u64 = 0x7FFF_FFFF;
 /// `aclrtMapMem` (`accessible`) or `aclrtMemMapNoAccess` (not), after the
 /// ACL checks (NULL pointers, size 0, flags).
 pub(crate) fn map(
-    state: &mut State,
+    vmm: &mut Vmm,
     address: usize,
     size: usize,
     offset: usize,
@@ -25,7 +25,7 @@ pub(crate) fn map(
         return fail(ACL_ERROR_RT_PARAM_INVALID, format!("offset {offset} must be 0"));
     }
     let granularity_base = crate::soft::runtime::core()?.config.granularity;
-    let physical = state.vmm.physical(handle)?;
+    let physical = vmm.physical(handle)?;
     if size as u64 != physical.size {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -53,7 +53,7 @@ pub(crate) fn map(
             format!("virPtr {address:#x} is not aligned to the allocation granularity {granularity:#x}"),
         );
     }
-    let Some((base, reservation)) = state.vmm.reservation_of(address) else {
+    let Some((base, reservation)) = vmm.reservation_of(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("virPtr {address:#x} is not inside a range from aclrtReserveMemAddress"),
@@ -84,8 +84,7 @@ pub(crate) fn map(
             format!("the range at {base:#x} cannot mix imported and local allocations"),
         );
     }
-    let overlap = state
-        .vmm
+    let overlap = vmm
         .mappings
         .range(..address + size)
         .next_back()
@@ -99,15 +98,15 @@ pub(crate) fn map(
             ),
         );
     }
-    if let Some(reservation) = state.vmm.reservations.get_mut(&base) {
+    if let Some(reservation) = vmm.reservations.get_mut(&base) {
         reservation.mappings += 1;
         reservation.device = reservation.device.or(device);
         reservation.imported = Some(imported);
     }
-    if let Some(physical) = state.vmm.physicals.get_mut(&handle) {
+    if let Some(physical) = vmm.physicals.get_mut(&handle) {
         physical.mappings += 1;
     }
-    state.vmm.mappings.insert(
+    vmm.mappings.insert(
         address,
         Mapping {
             size,
@@ -127,41 +126,36 @@ pub(crate) fn map(
 }
 
 /// `aclrtUnmapMem`: only a mapping's start.
-pub(crate) fn unmap(state: &mut State, address: usize) -> SoftResult {
-    let Some(mapping) = state.vmm.mappings.remove(address) else {
-        let why = match state.vmm.mapping_of(address) {
+pub(crate) fn unmap(vmm: &mut Vmm, address: usize) -> SoftResult {
+    let Some(mapping) = vmm.mappings.remove(address) else {
+        let why = match vmm.mapping_of(address) {
             Some((start, _)) => format!("{address:#x} is inside the mapping at {start:#x}, not its start"),
             None => format!("{address:#x} is not the start of a mapping"),
         };
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     };
-    if let Some(reservation) = state.vmm.reservations.get_mut(&mapping.reservation) {
+    if let Some(reservation) = vmm.reservations.get_mut(&mapping.reservation) {
         reservation.mappings -= 1;
         if reservation.mappings == 0 {
             reservation.device = None;
             reservation.imported = None;
         }
     }
-    if let Some(physical) = state.vmm.physicals.get_mut(&mapping.physical) {
+    if let Some(physical) = vmm.physicals.get_mut(&mapping.physical) {
         physical.mappings -= 1;
     }
-    release_if_unused(state, mapping.physical);
+    release_if_unused(vmm, mapping.physical);
     Ok(())
 }
 
 /// `aclrtMemSetAccess`: `address` and `size` must be exactly a mapping's;
 /// each descriptor grants READWRITE to a HOST or DEVICE location.
-pub(crate) fn set_access(
-    state: &mut State,
-    address: usize,
-    size: usize,
-    descriptors: &[aclrtMemAccessDesc],
-) -> SoftResult {
+pub(crate) fn set_access(vmm: &mut Vmm, address: usize, size: usize, descriptors: &[aclrtMemAccessDesc]) -> SoftResult {
     if descriptors.is_empty() {
         return fail(ACL_ERROR_RT_PARAM_INVALID, "count is 0");
     }
     let device_count = crate::soft::runtime::core()?.devices.len() as u32;
-    let Some(mapping) = state.vmm.mappings.get(address) else {
+    let Some(mapping) = vmm.mappings.get(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("virPtr {address:#x} is not the start of a mapping (it must equal the aclrtMapMem address)"),
@@ -217,7 +211,7 @@ pub(crate) fn set_access(
         }
         grants.push((key, u64::from(descriptor.flags)));
     }
-    if let Some(mapping) = state.vmm.mappings.get_mut(address) {
+    if let Some(mapping) = vmm.mappings.get_mut(address) {
         for (key, flags) in grants {
             if !mapping.access.iter().any(|(existing, _)| *existing == key) {
                 mapping.access.push((key, flags));
@@ -230,8 +224,8 @@ pub(crate) fn set_access(
 
 /// `aclrtMemGetAccess`: the flags of `location` on the mapping containing
 /// `address`; a location never set reports 0x7FFFFFFF, as the driver does.
-pub(crate) fn get_access(state: &State, address: usize, location: aclrtMemLocation) -> SoftResult<u64> {
-    let Some((_, mapping)) = state.vmm.mapping_of(address) else {
+pub(crate) fn get_access(vmm: &Vmm, address: usize, location: aclrtMemLocation) -> SoftResult<u64> {
+    let Some((_, mapping)) = vmm.mapping_of(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("virPtr {address:#x} is not inside a mapping"),

@@ -12,6 +12,7 @@
 //!   inside one reservation. Copies translate mapped addresses to the
 //!   physical memory's device view, across adjacent mappings.
 
+mod locked;
 mod mapping;
 mod physical;
 mod physical_memory;
@@ -21,6 +22,7 @@ mod query;
 mod reservation;
 mod table;
 
+pub(crate) use locked::{VmmReader, read, read_if_started, write};
 pub(crate) use mapping::{get_access, map, set_access, unmap};
 pub(crate) use physical::{free_physical, malloc_physical, properties_from_handle, retain_handle};
 pub(crate) use physical_memory::{HEADER, PhysicalMemory};

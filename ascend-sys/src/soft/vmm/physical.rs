@@ -1,18 +1,19 @@
 //! `aclrtMallocPhysical`, `aclrtFreePhysical`, retaining handles and
 //! reading their properties.
 
+use super::Vmm;
 use super::prop_rules;
 use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::context;
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::{self, State};
+use crate::soft::runtime;
 use crate::types::*;
 use std::sync::Arc;
 
 /// `aclrtMallocPhysical`, after the NULL checks: returns the new handle.
 pub(crate) fn malloc_physical(
-    state: &mut State,
+    vmm: &mut Vmm,
     size: usize,
     prop: &aclrtPhysicalMemProp,
     flags: u64,
@@ -68,8 +69,8 @@ pub(crate) fn malloc_physical(
             return Err(failure);
         }
     };
-    let handle = state.vmm.new_handle();
-    state.vmm.physicals.insert(
+    let handle = vmm.new_handle();
+    vmm.physicals.insert(
         handle,
         Physical {
             kind,
@@ -86,30 +87,29 @@ pub(crate) fn malloc_physical(
 
 /// `aclrtFreePhysical`: drops one handle reference; the memory goes when
 /// no reference and no mapping is left.
-pub(crate) fn free_physical(state: &mut State, handle: usize) -> SoftResult {
-    state.vmm.physical(handle)?;
-    let Some(physical) = state.vmm.physicals.get_mut(&handle) else {
+pub(crate) fn free_physical(vmm: &mut Vmm, handle: usize) -> SoftResult {
+    vmm.physical(handle)?;
+    let Some(physical) = vmm.physicals.get_mut(&handle) else {
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "handle vanished");
     };
     physical.handle_refs -= 1;
     if physical.handle_refs == 0 {
-        crate::soft::share::withdraw(state, handle);
+        crate::soft::share::withdraw(handle);
     }
-    release_if_unused(state, handle);
+    release_if_unused(vmm, handle);
     Ok(())
 }
 
 /// Releases the physical allocation `handle` if nothing refers to it.
-pub(crate) fn release_if_unused(state: &mut State, handle: usize) {
-    let unused = state
-        .vmm
+pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
+    let unused = vmm
         .physicals
         .get(&handle)
         .is_some_and(|physical| physical.handle_refs == 0 && physical.mappings == 0);
     if !unused {
         return;
     }
-    if let Some(physical) = state.vmm.physicals.remove(&handle)
+    if let Some(physical) = vmm.physicals.remove(&handle)
         && let Place::Device(id) = physical.kind.place
         && !physical.imported
         && let Some(device) = runtime::core_if_started().and_then(|core| core.device(id).ok())
@@ -120,15 +120,15 @@ pub(crate) fn release_if_unused(state: &mut State, handle: usize) {
 
 /// `aclrtMemRetainAllocationHandle`: the handle of the allocation mapped at
 /// `address` (any address inside the mapping), with one more reference.
-pub(crate) fn retain_handle(state: &mut State, address: usize) -> SoftResult<usize> {
-    let Some((_, mapping)) = state.vmm.mapping_of(address) else {
+pub(crate) fn retain_handle(vmm: &mut Vmm, address: usize) -> SoftResult<usize> {
+    let Some((_, mapping)) = vmm.mapping_of(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("{address:#x} is not inside a mapped range"),
         );
     };
     let handle = mapping.physical;
-    match state.vmm.physicals.get_mut(&handle) {
+    match vmm.physicals.get_mut(&handle) {
         Some(physical) => {
             physical.handle_refs += 1;
             Ok(handle)
@@ -138,6 +138,6 @@ pub(crate) fn retain_handle(state: &mut State, address: usize) -> SoftResult<usi
 }
 
 /// `aclrtMemGetAllocationPropertiesFromHandle`.
-pub(crate) fn properties_from_handle(state: &State, handle: usize) -> SoftResult<aclrtPhysicalMemProp> {
-    Ok(properties::reported(state.vmm.physical(handle)?.kind))
+pub(crate) fn properties_from_handle(vmm: &Vmm, handle: usize) -> SoftResult<aclrtPhysicalMemProp> {
+    Ok(properties::reported(vmm.physical(handle)?.kind))
 }

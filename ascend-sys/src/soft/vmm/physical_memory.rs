@@ -25,7 +25,7 @@ pub(crate) struct PhysicalMemory {
 }
 
 // SAFETY: the mapping is owned by this value and lives until it drops;
-// bookkeeping is serialised by the state's lock, and byte copies through
+// bookkeeping is serialised by the VMM tables' lock, and byte copies through
 // the view are the device's "DMA", whose races are the caller's.
 unsafe impl Send for PhysicalMemory {}
 // SAFETY: as for `Send`; no interior mutability in the value itself.

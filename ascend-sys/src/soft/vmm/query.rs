@@ -1,8 +1,8 @@
 //! `aclrtMemGetAllocationGranularity` and `aclrtMemGetAddressRange`.
 
+use super::Vmm;
 use super::{prop_rules, properties};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::State;
 use crate::soft::{device_mem, host_mem};
 use crate::types::*;
 
@@ -31,17 +31,17 @@ const PAGE: usize = 4096;
 /// `aclrtMemGetAddressRange`: the allocation containing `address` —
 /// `aclrtMalloc*` or `aclrtMallocHost*` memory (size rounded up to whole
 /// pages, as the driver reports it) or a VMM mapping.
-pub(crate) fn address_range(state: &State, address: usize) -> SoftResult<(usize, usize)> {
+pub(crate) fn address_range(vmm: &Vmm, address: usize) -> SoftResult<(usize, usize)> {
     if let Some((start, allocation)) = device_mem::find(address) {
         return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
     }
     if let Some((start, allocation)) = host_mem::find(address) {
         return Ok((start, allocation.size.next_multiple_of(PAGE)));
     }
-    if let Some((start, mapping)) = state.vmm.mapping_of(address) {
+    if let Some((start, mapping)) = vmm.mapping_of(address) {
         return Ok((start, mapping.size));
     }
-    let why = if state.vmm.reservation_of(address).is_some() {
+    let why = if vmm.reservation_of(address).is_some() {
         format!("{address:#x} is reserved but not mapped")
     } else {
         format!("{address:#x} is not inside any allocation")

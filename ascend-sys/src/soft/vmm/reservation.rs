@@ -1,8 +1,8 @@
 //! `aclrtReserveMemAddress` / `aclrtReleaseMemAddress`.
 
 use super::Reservation;
+use super::Vmm;
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime::State;
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::ffi::c_void;
@@ -20,7 +20,7 @@ fn alignment(size: usize, granularity: usize) -> usize {
 
 /// `aclrtReserveMemAddress`, after the ACL checks (NULL out-pointer, size 0,
 /// flags): returns the base.
-pub(crate) fn reserve(state: &mut State, size: usize, align: usize, expect: usize) -> SoftResult<usize> {
+pub(crate) fn reserve(vmm: &mut Vmm, size: usize, align: usize, expect: usize) -> SoftResult<usize> {
     if align != 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, format!("alignment {align} must be 0"));
     }
@@ -70,7 +70,7 @@ pub(crate) fn reserve(state: &mut State, size: usize, align: usize, expect: usiz
         reserve_aligned(size, alignment)?
     };
     crate::soft::address_map::insert(base, size);
-    state.vmm.reservations.insert(
+    vmm.reservations.insert(
         base,
         Reservation {
             size,
@@ -122,9 +122,9 @@ fn reserve_aligned(size: usize, alignment: usize) -> SoftResult<usize> {
 
 /// `aclrtReleaseMemAddress`: only a reservation's base, and only when no
 /// mapping is left in it.
-pub(crate) fn release(state: &mut State, base: usize) -> SoftResult {
-    let Some(reservation) = state.vmm.reservations.get(&base) else {
-        let why = match state.vmm.reservation_of(base) {
+pub(crate) fn release(vmm: &mut Vmm, base: usize) -> SoftResult {
+    let Some(reservation) = vmm.reservations.get(&base) else {
+        let why = match vmm.reservation_of(base) {
             Some((start, _)) => format!("{base:#x} is inside the reserved range at {start:#x}, not its start"),
             None => format!("{base:#x} is not a reserved range (never reserved, or already released)"),
         };
@@ -132,8 +132,7 @@ pub(crate) fn release(state: &mut State, base: usize) -> SoftResult {
     };
     if reservation.mappings > 0 {
         let end = base + reservation.size;
-        let blocking: Vec<String> = state
-            .vmm
+        let blocking: Vec<String> = vmm
             .mappings
             .range(base..end)
             .map(|(start, mapping)| format!("{start:#x}+{:#x}", mapping.size))
@@ -148,7 +147,7 @@ pub(crate) fn release(state: &mut State, base: usize) -> SoftResult {
         );
     }
     let size = reservation.size;
-    state.vmm.reservations.remove(&base);
+    vmm.reservations.remove(&base);
     crate::soft::address_map::remove(base);
     // SAFETY: the reservation was mapped by `reserve` with `size` bytes and
     // has just been removed from the table, so it is unmapped once.
