@@ -156,3 +156,76 @@ impl Translator {
         Ok(Segments::one(address as *mut u8, length))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::types::*;
+    use std::ffi::c_void;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn device_memory_copies_while_the_vmm_and_sharing_tables_are_locked() {
+        let buffers = std::thread::spawn(|| {
+            // SAFETY: plain runtime calls with valid out-pointers.
+            unsafe {
+                assert_eq!(crate::aclrtSetDevice(0), ACL_SUCCESS);
+                let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+                assert_eq!(crate::aclrtMalloc(&mut a, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+                assert_eq!(crate::aclrtMalloc(&mut b, 4096, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+                (a as usize, b as usize)
+            }
+        })
+        .join()
+        .unwrap();
+        // Both families locked for writing, as a VMM or sharing call would.
+        let vmm = super::vmm::write().unwrap();
+        let share = super::share::write().unwrap();
+        let (done, finished) = mpsc::channel();
+        let copier = std::thread::spawn(move || {
+            let (a, b) = buffers;
+            let mut host = [7u8; 64];
+            // SAFETY: live buffers of 4096 bytes and a 64-byte host array.
+            let codes = unsafe {
+                assert_eq!(crate::aclrtSetDevice(0), ACL_SUCCESS);
+                [
+                    crate::aclrtMemcpy(
+                        a as *mut c_void,
+                        4096,
+                        host.as_ptr().cast(),
+                        64,
+                        ACL_MEMCPY_HOST_TO_DEVICE,
+                    ),
+                    crate::aclrtMemcpy(
+                        b as *mut c_void,
+                        4096,
+                        a as *const c_void,
+                        64,
+                        ACL_MEMCPY_DEVICE_TO_DEVICE,
+                    ),
+                    crate::aclrtMemset(a as *mut c_void, 4096, 0, 64),
+                    crate::aclrtMemcpy(
+                        host.as_mut_ptr().cast(),
+                        64,
+                        b as *const c_void,
+                        64,
+                        ACL_MEMCPY_DEVICE_TO_HOST,
+                    ),
+                ]
+            };
+            done.send((codes, host)).unwrap();
+        });
+        let outcome = finished.recv_timeout(Duration::from_secs(20));
+        drop((share, vmm));
+        let (codes, host) = outcome.expect("a copy of aclrtMalloc memory waited for the VMM or sharing tables");
+        assert_eq!(codes, [ACL_SUCCESS; 4]);
+        assert_eq!(host, [7u8; 64]);
+        copier.join().unwrap();
+        let (a, b) = buffers;
+        // SAFETY: the buffers allocated above, freed once.
+        unsafe {
+            assert_eq!(crate::aclrtFree(a as *mut c_void), ACL_SUCCESS);
+            assert_eq!(crate::aclrtFree(b as *mut c_void), ACL_SUCCESS);
+        }
+    }
+}
