@@ -15,6 +15,7 @@ mod rounding;
 mod shard;
 mod space;
 mod stale;
+mod table;
 
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 

@@ -4,17 +4,19 @@
 //! Each thread allocates from one shard, so threads allocating and freeing
 //! independently take different locks and touch different slabs.
 
-use super::DeviceAllocation;
 use super::credit::Credit;
 use super::recent::Recent;
 use super::space::SLAB;
 use super::stale::Stale;
+use super::table::Allocations;
 use crate::soft::range_alloc::RangeAllocator;
 use crate::soft::runtime::DEVICE_ALIGN;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One shard: only its own lock guards it.
 pub(crate) struct Shard {
+    /// The device address of offset 0.
+    base: usize,
     /// Free ranges inside the shard's slabs (physical offsets).
     space: RangeAllocator,
     /// The shard's slabs (offset → bytes allocated inside).
@@ -22,8 +24,9 @@ pub(crate) struct Shard {
     /// The slabs with nothing allocated inside (so a free finds them
     /// without walking every slab).
     empty: BTreeSet<u64>,
-    /// Live allocations by device address.
-    pub(super) allocations: BTreeMap<usize, DeviceAllocation>,
+    /// Live allocations by device address (and the blocks kept for reuse,
+    /// parked).
+    pub(super) allocations: Allocations,
     /// Bytes of small frees whose pages stay resident.
     pub(super) stale: Stale,
     /// Capacity counted as allocated on the device but not yet used.
@@ -34,12 +37,14 @@ pub(crate) struct Shard {
 }
 
 impl Shard {
-    pub(super) fn new() -> Self {
+    /// An empty shard of the device whose offset 0 is at `base`.
+    pub(super) fn new(base: usize) -> Self {
         Self {
+            base,
             space: RangeAllocator::empty(),
             slabs: BTreeMap::new(),
             empty: BTreeSet::new(),
-            allocations: BTreeMap::new(),
+            allocations: Allocations::new(),
             stale: Stale::default(),
             credit: Credit::default(),
             recent: Recent::default(),
@@ -65,14 +70,18 @@ impl Shard {
     }
 
     /// Gives `[offset, offset + size)` back: kept whole for the next
-    /// allocation of its size when small, else to the free ranges.
+    /// allocation of its size when small (its table entry parked), else to
+    /// the free ranges (its entry removed).
     /// Returns a slab left empty that the shard does not keep (it keeps one
     /// empty slab, so a thread that allocates and frees does not trade slabs
     /// with the space each time); the caller hands it back to the space.
     pub(super) fn release(&mut self, offset: u64, size: u64) -> Option<u64> {
+        let address = self.base + offset as usize;
         if self.recent.keep(offset, size) {
+            self.allocations.park(address);
             return None;
         }
+        self.allocations.remove(address);
         self.give_back(offset, size)
     }
 
@@ -81,7 +90,10 @@ impl Shard {
     pub(super) fn release_recent(&mut self) -> Vec<u64> {
         let kept = self.recent.drain();
         kept.into_iter()
-            .filter_map(|(offset, size)| self.give_back(offset, size))
+            .filter_map(|(offset, size)| {
+                self.allocations.remove(self.base + offset as usize);
+                self.give_back(offset, size)
+            })
             .collect()
     }
 
@@ -135,22 +147,13 @@ impl Shard {
     }
 }
 
-/// The allocation of `allocations` containing `address`, with its start.
-pub(super) fn find_in(
-    allocations: &BTreeMap<usize, DeviceAllocation>,
-    address: usize,
-) -> Option<(usize, DeviceAllocation)> {
-    let (&start, allocation) = allocations.range(..=address).next_back()?;
-    (address < start + allocation.size as usize).then_some((start, *allocation))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_shard_keeps_one_empty_slab_and_hands_back_the_next() {
-        let mut shard = Shard::new();
+        let mut shard = Shard::new(0);
         assert_eq!(shard.place(4096), None);
         shard.add_slab(2 * SLAB);
         shard.add_slab(3 * SLAB);
@@ -167,7 +170,7 @@ mod tests {
 
     #[test]
     fn an_allocation_across_two_slabs_counts_in_both() {
-        let mut shard = Shard::new();
+        let mut shard = Shard::new(0);
         shard.add_slab(0);
         shard.add_slab(SLAB);
         let first = shard.place(SLAB - 4096).unwrap();

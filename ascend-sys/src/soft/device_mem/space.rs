@@ -8,14 +8,14 @@
 //! address's owner in the table without a lock, then asks that owner.
 
 use super::DeviceAllocation;
-use super::shard::{Shard, find_in};
+use super::shard::Shard;
 use super::stale::Stale;
+use super::table::Allocations;
 use crate::soft::arena::{Arena, RELEASE_AT_ONCE};
 use crate::soft::lock_order::{Rank, Ranked, lock};
 use crate::soft::range_alloc::RangeAllocator;
 use crate::soft::runtime::{DEVICE_ALIGN, DeviceCore};
 use crossbeam_utils::CachePadded;
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -33,7 +33,7 @@ const SPACE: u8 = 0;
 /// placed.
 pub(crate) struct Space {
     free: RangeAllocator,
-    allocations: BTreeMap<usize, DeviceAllocation>,
+    allocations: Allocations,
     /// Bytes of small frees whose pages stay resident.
     stale: Stale,
 }
@@ -70,12 +70,12 @@ impl DeviceMemory {
             base,
             space: Mutex::new(Space {
                 free: RangeAllocator::new(capacity),
-                allocations: BTreeMap::new(),
+                allocations: Allocations::new(),
                 stale: Stale::default(),
             }),
             owners: (0..capacity / SLAB).map(|_| AtomicU8::new(SPACE)).collect(),
             shards: (0..SHARDS)
-                .map(|_| CachePadded::new(Mutex::new(Shard::new())))
+                .map(|_| CachePadded::new(Mutex::new(Shard::new(base))))
                 .collect(),
         }
     }
@@ -112,7 +112,7 @@ impl DeviceMemory {
     /// The allocation containing `address` (one of this device's
     /// addresses), with its start.
     pub(super) fn find(&self, address: usize) -> Option<(usize, DeviceAllocation)> {
-        self.in_owner(address, |allocations| find_in(allocations, address))
+        self.in_owner(address, |allocations| allocations.find(address))
     }
 
     /// Places `allocation.size` bytes: in this thread's shard if small,
@@ -232,7 +232,8 @@ impl DeviceMemory {
                 }
                 Owner::Shard(index) => {
                     let mut shard = self.shard(index);
-                    let removed = take_if(&mut shard.allocations, address, &allowed);
+                    // Its entry is parked or removed by `release`.
+                    let removed = shard.allocations.starting_at(address, &allowed);
                     if let Ok(allocation) = removed {
                         shard.credit.refund(allocation.size, device);
                         if let Some(slab) = shard.release(allocation.offset, allocation.size) {
@@ -260,9 +261,9 @@ impl DeviceMemory {
     pub(super) fn allocations(&self) -> Vec<(usize, DeviceAllocation)> {
         let mut all: Vec<(usize, DeviceAllocation)> = Vec::new();
         for index in 0..self.shards.len() {
-            all.extend(self.shard(index).allocations.iter().map(|(&a, &b)| (a, b)));
+            all.extend(self.shard(index).allocations.iter());
         }
-        all.extend(self.space().allocations.iter().map(|(&a, &b)| (a, b)));
+        all.extend(self.space().allocations.iter());
         all
     }
 
@@ -270,7 +271,7 @@ impl DeviceMemory {
     /// then also withdraws its IPC keys); `None` when there is none.
     pub(super) fn mark_exported(&self, address: usize) -> Option<DeviceAllocation> {
         self.in_owner(address, |allocations| {
-            let allocation = allocations.get_mut(&address)?;
+            let allocation = allocations.get_mut(address)?;
             allocation.exported = true;
             Some(*allocation)
         })
@@ -279,11 +280,7 @@ impl DeviceMemory {
     /// Runs `visit` on the allocations of the owner of `address`'s region
     /// (a slab that changes hands meanwhile was empty: then it looks
     /// again).
-    fn in_owner<T>(
-        &self,
-        address: usize,
-        mut visit: impl FnMut(&mut BTreeMap<usize, DeviceAllocation>) -> Option<T>,
-    ) -> Option<T> {
+    fn in_owner<T>(&self, address: usize, mut visit: impl FnMut(&mut Allocations) -> Option<T>) -> Option<T> {
         let offset = (address - self.base) as u64;
         loop {
             let owner = self.owner_of(offset);
@@ -309,13 +306,11 @@ fn release_free_pages(free: impl Iterator<Item = (u64, u64)>, arena: &Arena) {
 /// Takes the allocation at `address` out of `allocations` if `allowed`
 /// accepts it.
 fn take_if(
-    allocations: &mut BTreeMap<usize, DeviceAllocation>,
+    allocations: &mut Allocations,
     address: usize,
     allowed: impl Fn(&DeviceAllocation) -> bool,
 ) -> Result<DeviceAllocation, Option<DeviceAllocation>> {
-    match allocations.get(&address) {
-        None => Err(None),
-        Some(allocation) if !allowed(allocation) => Err(Some(*allocation)),
-        Some(_) => allocations.remove(&address).ok_or(None),
-    }
+    let allocation = allocations.starting_at(address, allowed)?;
+    allocations.remove(address);
+    Ok(allocation)
 }
