@@ -19,8 +19,18 @@ pub(crate) enum Settled {
 /// streams need a wait. After a write there is one writer and no reader;
 /// memory put together from several owners' (a pool coalescing free
 /// blocks) may have several writers.
+///
+/// Memory with no use noted (the common case: a pool hit, a buffer used
+/// synchronously) holds one null pointer, so moving and dropping it costs
+/// almost nothing.
 #[derive(Default, Clone)]
 pub(crate) struct Tracks {
+    /// `None` when no use is noted.
+    lists: Option<Box<Lists>>,
+}
+
+#[derive(Default, Clone)]
+struct Lists {
     writers: Vec<Arc<Stream>>,
     readers: Vec<Arc<Stream>>,
 }
@@ -39,12 +49,20 @@ fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
 }
 
 impl Tracks {
+    /// The noted uses, made if none was.
+    fn lists_mut(&mut self) -> &mut Lists {
+        self.lists.get_or_insert_with(Box::default)
+    }
+
     /// Queues on `stream` the waits a use (a write if `write`) must follow:
     /// the writers on other streams, and for a write every reader on
     /// another stream.
     pub(crate) fn order(&self, stream: &Stream, write: bool) -> Result<()> {
-        let readers = if write { &self.readers[..] } else { &[] };
-        for other in self.writers.iter().chain(readers).filter(|other| !same(other, stream)) {
+        let Some(lists) = self.lists.as_deref() else {
+            return Ok(());
+        };
+        let readers = if write { &lists.readers[..] } else { &[] };
+        for other in lists.writers.iter().chain(readers).filter(|other| !same(other, stream)) {
             wait_for(stream, other)?;
         }
         Ok(())
@@ -53,16 +71,17 @@ impl Tracks {
     /// Notes a use queued on `stream`. A write is ordered after every use
     /// before it, so it is the only one left to wait for.
     pub(crate) fn note(&mut self, stream: &Arc<Stream>, write: bool) {
+        let lists = self.lists_mut();
         if write {
-            self.writers = vec![Arc::clone(stream)];
-            self.readers.clear();
-        } else if !self
+            lists.writers = vec![Arc::clone(stream)];
+            lists.readers.clear();
+        } else if !lists
             .readers
             .iter()
-            .chain(&self.writers)
+            .chain(&lists.writers)
             .any(|known| same(known, stream))
         {
-            self.readers.push(Arc::clone(stream));
+            lists.readers.push(Arc::clone(stream));
         }
     }
 
@@ -70,22 +89,27 @@ impl Tracks {
     /// memory, without assuming it was ordered after the uses noted so far
     /// (they all stay noted).
     pub(crate) fn add_writer(&mut self, stream: &Arc<Stream>) {
-        if !self.writers.iter().any(|known| same(known, stream)) {
-            self.writers.push(Arc::clone(stream));
+        let lists = self.lists_mut();
+        if !lists.writers.iter().any(|known| same(known, stream)) {
+            lists.writers.push(Arc::clone(stream));
         }
     }
 
     /// The tracks of memory made of this owner's and `other`'s: every use
     /// of either may still be queued.
     pub(crate) fn merge(mut self, other: Tracks) -> Tracks {
+        let Some(other) = other.lists else {
+            return self;
+        };
+        let lists = self.lists_mut();
         for writer in other.writers {
-            if !self.writers.iter().any(|known| same(known, &writer)) {
-                self.writers.push(writer);
+            if !lists.writers.iter().any(|known| same(known, &writer)) {
+                lists.writers.push(writer);
             }
         }
         for reader in other.readers {
-            if !self.readers.iter().any(|known| same(known, &reader)) {
-                self.readers.push(reader);
+            if !lists.readers.iter().any(|known| same(known, &reader)) {
+                lists.readers.push(reader);
             }
         }
         self
@@ -93,15 +117,20 @@ impl Tracks {
 
     /// Whether any use is noted.
     pub(crate) fn is_empty(&self) -> bool {
-        self.writers.is_empty() && self.readers.is_empty()
+        self.lists
+            .as_deref()
+            .is_none_or(|lists| lists.writers.is_empty() && lists.readers.is_empty())
     }
 
     /// Proves every noted use finished (the failure model of
     /// [`Stream::complete`] per stream). When all are proven the tracks are
     /// cleared; when one is not they stay, so the memory is never released.
     pub(crate) fn settle(&mut self, context: &str) -> Settled {
+        let Some(lists) = self.lists.as_deref() else {
+            return Settled::Proven(Ok(()));
+        };
         let mut reported = Ok(());
-        for stream in self.writers.iter().chain(&self.readers) {
+        for stream in lists.writers.iter().chain(&lists.readers) {
             match stream.complete() {
                 Completion::Finished(Ok(())) => {}
                 Completion::Finished(Err(error)) => {
