@@ -953,3 +953,63 @@ fn host_numa_giant_pages_need_a_context_first() {
         assert_eq!(granularity_of(numa), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
     });
 }
+
+/// Writes `byte` over a fresh `size`-byte physical allocation through a
+/// mapping, then (after `before_free`) unmaps and frees it.
+fn fill_and_free(size: usize, byte: u8, before_free: impl FnOnce(aclrtDrvMemHandle)) {
+    let handle = physical(size);
+    let base = reserve(size);
+    assert_eq!(map(base, size, handle), ACL_SUCCESS);
+    assert_eq!(write(base, &vec![byte; size]), ACL_SUCCESS);
+    before_free(handle);
+    assert_eq!(unmap(base), ACL_SUCCESS);
+    assert_eq!(release(base), ACL_SUCCESS);
+    assert_eq!(free_physical(handle), ACL_SUCCESS);
+}
+
+/// The bytes of a fresh `size`-byte physical allocation, read through a
+/// mapping (freed again before returning).
+fn fresh_contents(size: usize) -> Vec<u8> {
+    let handle = physical(size);
+    let base = reserve(size);
+    assert_eq!(map(base, size, handle), ACL_SUCCESS);
+    let bytes = read(base, size).unwrap();
+    assert_eq!(unmap(base), ACL_SUCCESS);
+    assert_eq!(release(base), ACL_SUCCESS);
+    assert_eq!(free_physical(handle), ACL_SUCCESS);
+    bytes
+}
+
+// Software device only (its page pool): freed physical memory is taken
+// back by the next allocation of its size. Its contents are not
+// initialised: debug builds fill it with 0xA5, release builds leave the
+// last user's bytes. (Sizes no other test of this file uses.)
+#[test]
+fn freed_physical_memory_is_reused_and_poisoned_in_debug_builds() {
+    on_device(|| {
+        let size = 7 * GRANULE;
+        fill_and_free(size, 0x11, |_| {});
+        let expected = if cfg!(debug_assertions) { 0xA5 } else { 0x11 };
+        let bytes = fresh_contents(size);
+        assert!(
+            bytes.iter().all(|&byte| byte == expected),
+            "reused, not fresh (fresh reads 0)"
+        );
+    });
+}
+
+// Software device only: memory ever exported is never reused (another
+// process may still map it); the next allocation is fresh, zeroed memory.
+#[test]
+fn exported_physical_memory_is_not_reused() {
+    on_device(|| {
+        let size = 9 * GRANULE;
+        fill_and_free(size, 0x22, |handle| {
+            let mut shareable = 0u64;
+            // SAFETY: a live handle and a valid out-pointer.
+            let code = unsafe { aclrtMemExportToShareableHandle(handle, ACL_MEM_HANDLE_TYPE_NONE, 0, &mut shareable) };
+            assert_eq!(code, ACL_SUCCESS, "{}", recent());
+        });
+        assert!(fresh_contents(size).iter().all(|&byte| byte == 0));
+    });
+}

@@ -111,6 +111,8 @@ pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u
         );
     }
     let memory = physical.memory.clone();
+    // From here another process may map it: never reused here.
+    memory.mark_exported();
     let (kind, size) = (physical.kind, physical.size);
     let fd = memory.fd().as_raw_fd() as u32;
     if fd >= 1 << FD_BITS {

@@ -144,7 +144,10 @@ pub(crate) fn unmap(vmm: &mut Vmm, address: usize) -> SoftResult {
     if let Some(physical) = vmm.physicals.get_mut(&mapping.physical) {
         physical.mappings -= 1;
     }
-    release_if_unused(vmm, mapping.physical);
+    let handle = mapping.physical;
+    // The mapping's hold on the memory goes first, so a release can keep it.
+    drop(mapping);
+    release_if_unused(vmm, handle);
     Ok(())
 }
 

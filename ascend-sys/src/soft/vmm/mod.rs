@@ -12,6 +12,7 @@
 //!   inside one reservation. Copies translate mapped addresses to the
 //!   physical memory's device view, across adjacent mappings.
 
+mod kept;
 mod locked;
 mod mapping;
 mod physical;
@@ -87,6 +88,8 @@ pub(crate) struct Mapping {
 #[derive(Default)]
 pub(crate) struct Vmm {
     next_id: usize,
+    /// Freed physical memory kept for reuse.
+    kept: kept::Kept,
     pub(crate) physicals: HashMap<usize, Physical>,
     pub(crate) reservations: BTreeMap<usize, Reservation>,
     pub(crate) mappings: table::MappingTable,

@@ -58,7 +58,8 @@ pub(crate) fn malloc_physical(
             );
         }
     }
-    let memory = match PhysicalMemory::create(size) {
+    let reused = vmm.kept.take(size).map(Ok);
+    let memory = match reused.unwrap_or_else(|| PhysicalMemory::create(size)) {
         Ok(memory) => Arc::new(memory),
         Err(failure) => {
             if let Place::Device(id) = kind.place
@@ -109,12 +110,24 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
     if !unused {
         return;
     }
-    if let Some(physical) = vmm.physicals.remove(&handle)
-        && let Place::Device(id) = physical.kind.place
-        && !physical.imported
+    let Some(physical) = vmm.physicals.remove(&handle) else {
+        return;
+    };
+    if physical.imported {
+        return;
+    }
+    if let Place::Device(id) = physical.kind.place
         && let Some(device) = runtime::core_if_started().and_then(|core| core.device(id).ok())
     {
         device.uncommit(physical.size);
+    }
+    // The last reference (mappings are gone): kept for reuse unless another
+    // process may map it.
+    if let Ok(memory) = Arc::try_unwrap(physical.memory)
+        && !memory.was_exported()
+        && let Some(core) = runtime::core_if_started()
+    {
+        vmm.kept.keep(memory, super::kept::budget(core.config.device_memory));
     }
 }
 

@@ -13,6 +13,10 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
 use rustix::mm::{MapFlags, ProtFlags, mmap, munmap};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What reused physical memory is filled with ([`PhysicalMemory::poison`]).
+pub(crate) const POISON: u8 = 0xA5;
 
 /// Bytes before the allocation's data in the `memfd` (the sharing header).
 pub(crate) const HEADER: u64 = 4096;
@@ -22,6 +26,8 @@ pub(crate) struct PhysicalMemory {
     /// Mapping of the whole file (header and data).
     base: *mut u8,
     size: u64,
+    /// Whether it was ever exported (another process may map it).
+    exported: AtomicBool,
 }
 
 // SAFETY: the mapping is owned by this value and lives until it drops;
@@ -79,7 +85,12 @@ impl PhysicalMemory {
                 );
             }
         };
-        Ok(Self { memfd, base, size })
+        Ok(Self {
+            memfd,
+            base,
+            size,
+            exported: AtomicBool::new(false),
+        })
     }
 
     /// The device view of byte `offset` of the allocation.
@@ -87,6 +98,32 @@ impl PhysicalMemory {
         debug_assert!(offset <= self.size);
         // SAFETY: `HEADER + offset` is inside the mapping (offset ≤ size).
         unsafe { self.base.add((HEADER + offset) as usize) }
+    }
+
+    /// Bytes of the allocation (without the header).
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Notes that the memory was exported: it is never reused in this
+    /// process ([`super::kept`]).
+    pub(crate) fn mark_exported(&self) {
+        self.exported.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the memory was ever exported.
+    pub(crate) fn was_exported(&self) -> bool {
+        self.exported.load(Ordering::Relaxed)
+    }
+
+    /// Fills the allocation's bytes with [`POISON`]: memory taken back for
+    /// another allocation shows no earlier contents, so code that reads
+    /// physical memory it never wrote (a restore that did not happen)
+    /// sees garbage, as it could on hardware, instead of the old bytes.
+    pub(crate) fn poison(&self) {
+        // SAFETY: the data part of the mapping, `size` bytes after the
+        // header; nothing else touches a freed allocation's memory.
+        unsafe { std::ptr::write_bytes(self.data(0), POISON, self.size as usize) };
     }
 
     /// The header page (for the sharing code).
