@@ -8,19 +8,37 @@
 use super::fail::{SoftResult, fail};
 use super::runtime;
 use super::share::{self, Share, ShareReader};
-use super::vmm::{self, Vmm, VmmReader};
+use super::vmm::{self, PhysicalMemory, Vmm, VmmReader};
 use super::{device_mem, host_mem, host_register};
 use crate::types::*;
+use std::sync::Arc;
 
 /// A run of bytes to touch: `len` bytes at `pointer`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Segment {
     pub(crate) pointer: *mut u8,
     pub(crate) len: usize,
+    /// The VMM physical memory the bytes are in, held while the segment
+    /// lives: an `aclrtFreePhysical` meanwhile (a caller's error) then
+    /// neither unmaps the bytes under the copy nor hands them to another
+    /// allocation. `None` for memory that outlives the operation (the
+    /// device's arena, the caller's host memory).
+    _hold: Option<Arc<PhysicalMemory>>,
+}
+
+impl Segment {
+    /// `len` bytes at `pointer` inside `memory`, which is held.
+    pub(crate) fn held(pointer: *mut u8, len: usize, memory: &Arc<PhysicalMemory>) -> Self {
+        Self {
+            pointer,
+            len,
+            _hold: Some(Arc::clone(memory)),
+        }
+    }
 }
 
 /// The segments of one range, in address order.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Segments {
     first: Segment,
     rest: Vec<Segment>,
@@ -29,9 +47,19 @@ pub(crate) struct Segments {
 }
 
 impl Segments {
+    /// `len` bytes at `pointer`, in memory that outlives the operation.
     pub(crate) fn one(pointer: *mut u8, len: usize) -> Self {
+        Self::starting(Segment {
+            pointer,
+            len,
+            _hold: None,
+        })
+    }
+
+    /// Segments starting with `first`.
+    pub(crate) fn starting(first: Segment) -> Self {
         Self {
-            first: Segment { pointer, len },
+            first,
             rest: Vec::new(),
             device: None,
         }
@@ -52,8 +80,9 @@ impl Segments {
     }
 }
 
-// SAFETY: segments are addresses of device views (live for the process) or
-// host memory owned by the caller of the operation; they are plain data.
+// SAFETY: segments are addresses of device views (live for the process, or
+// held by the segment) or host memory owned by the caller of the
+// operation; they are plain data.
 unsafe impl Send for Segments {}
 
 /// Translation that reads the VMM and sharing tables only when an address
@@ -227,5 +256,84 @@ mod tests {
             assert_eq!(crate::aclrtFree(a as *mut c_void), ACL_SUCCESS);
             assert_eq!(crate::aclrtFree(b as *mut c_void), ACL_SUCCESS);
         }
+    }
+
+    /// A fresh physical allocation of `size` bytes on device 0, mapped at a
+    /// fresh reservation: `(handle, address)`.
+    fn mapped(size: usize) -> (aclrtDrvMemHandle, usize) {
+        let prop = aclrtPhysicalMemProp {
+            handleType: ACL_MEM_HANDLE_TYPE_NONE,
+            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
+            memAttr: ACL_MEM_HUGE,
+            location: aclrtMemLocation {
+                id: 0,
+                type_: ACL_MEM_LOCATION_TYPE_DEVICE,
+            },
+            reserve: 0,
+        };
+        let (mut handle, mut base) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointers and property.
+        unsafe {
+            assert_eq!(crate::aclrtMallocPhysical(&mut handle, size, &prop, 0), ACL_SUCCESS);
+            assert_eq!(
+                crate::aclrtReserveMemAddress(&mut base, size, 0, std::ptr::null_mut(), 0),
+                ACL_SUCCESS
+            );
+            assert_eq!(crate::aclrtMapMem(base, size, 0, handle, 0), ACL_SUCCESS);
+        }
+        (handle, base as usize)
+    }
+
+    /// Unmaps, releases and frees what [`mapped`] made.
+    fn unmapped(handle: aclrtDrvMemHandle, address: usize) {
+        // SAFETY: the mapping, reservation and handle of `mapped`.
+        unsafe {
+            assert_eq!(crate::aclrtUnmapMem(address as *mut c_void), ACL_SUCCESS);
+            assert_eq!(crate::aclrtReleaseMemAddress(address as *mut c_void), ACL_SUCCESS);
+            assert_eq!(crate::aclrtFreePhysical(handle), ACL_SUCCESS);
+        }
+    }
+
+    // Software device only: a copy in flight holds the VMM memory it
+    // translated, so a free meanwhile (a caller's error) neither unmaps
+    // the bytes under it nor hands them to the next allocation.
+    #[test]
+    fn translated_vmm_bytes_outlive_a_free_and_are_not_reused() {
+        // SAFETY: a plain runtime call.
+        assert_eq!(unsafe { crate::aclrtSetDevice(0) }, ACL_SUCCESS);
+        // A size no other test of this crate allocates.
+        let size = 13 << 21;
+        let (handle, address) = mapped(size);
+        // SAFETY: a fill of the mapped range.
+        assert_eq!(
+            unsafe { crate::aclrtMemset(address as *mut c_void, size, 0x33, size) },
+            ACL_SUCCESS
+        );
+        let held = super::Translator::default().resolve(address, size, "src").unwrap();
+        unmapped(handle, address);
+        // The held bytes are still there...
+        for segment in held.iter() {
+            // SAFETY: the segment's memory is held alive by the segment.
+            let bytes = unsafe { std::slice::from_raw_parts(segment.pointer, segment.len) };
+            assert!(bytes.iter().all(|&byte| byte == 0x33));
+        }
+        // ...and the next allocation of their size is fresh memory (zeros),
+        // not them (reused memory reads 0xA5 in debug builds, 0x33 else).
+        let (again, at) = mapped(size);
+        let mut first = [1u8; 64];
+        // SAFETY: 64 live host bytes and a mapped device range.
+        let code = unsafe {
+            crate::aclrtMemcpy(
+                first.as_mut_ptr().cast(),
+                64,
+                at as *const c_void,
+                64,
+                ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        };
+        assert_eq!(code, ACL_SUCCESS);
+        assert_eq!(first, [0u8; 64]);
+        unmapped(again, at);
+        drop(held);
     }
 }

@@ -101,7 +101,9 @@ impl Tracks {
         let Some(other) = other.lists else {
             return self;
         };
-        let lists = self.lists_mut();
+        let Some(lists) = self.lists.as_deref_mut() else {
+            return Tracks { lists: Some(other) };
+        };
         for writer in other.writers {
             if !lists.writers.iter().any(|known| same(known, &writer)) {
                 lists.writers.push(writer);

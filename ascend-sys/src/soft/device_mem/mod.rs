@@ -139,11 +139,11 @@ pub(crate) fn find(address: usize) -> Option<(usize, DeviceAllocation)> {
 
 /// Marks the allocation starting at `address` as exported through an IPC
 /// key, with the sharing tables locked (its free then withdraws the keys).
-/// `None` when no allocation starts there.
-pub(crate) fn mark_exported(_share: &mut Share, address: usize) -> Option<DeviceAllocation> {
+/// `None` when no allocation of at least `bytes` starts there.
+pub(crate) fn mark_exported(_share: &mut Share, address: usize, bytes: u64) -> Option<DeviceAllocation> {
     let core = runtime::core_if_started()?;
     let device = core.device_of(address)?;
-    family(core)[device as usize].mark_exported(address)
+    family(core)[device as usize].mark_exported(address, bytes)
 }
 
 /// Frees every `aclrtMalloc*` allocation of `device` (a torn-down primary

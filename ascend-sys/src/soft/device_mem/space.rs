@@ -268,10 +268,13 @@ impl DeviceMemory {
     }
 
     /// Marks the allocation starting at `address` as exported (its free
-    /// then also withdraws its IPC keys); `None` when there is none.
-    pub(super) fn mark_exported(&self, address: usize) -> Option<DeviceAllocation> {
+    /// then also withdraws its IPC keys); `None` when there is none, or it
+    /// is smaller than `bytes`.
+    pub(super) fn mark_exported(&self, address: usize, bytes: u64) -> Option<DeviceAllocation> {
         self.in_owner(address, |allocations| {
-            let allocation = allocations.get_mut(address)?;
+            let allocation = allocations
+                .get_mut(address)
+                .filter(|allocation| bytes <= allocation.size)?;
             allocation.exported = true;
             Some(*allocation)
         })

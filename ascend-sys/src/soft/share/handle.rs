@@ -111,8 +111,6 @@ pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u
         );
     }
     let memory = physical.memory.clone();
-    // From here another process may map it: never reused here.
-    memory.mark_exported();
     let (kind, size) = (physical.kind, physical.size);
     let fd = memory.fd().as_raw_fd() as u32;
     if fd >= 1 << FD_BITS {
@@ -150,6 +148,8 @@ pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u
     header
         .state
         .store(if disabled { header::DISABLED } else { 0 }, Ordering::Relaxed);
+    // From here another process may map it: never reused here.
+    memory.mark_exported();
     header.magic.store(MAGIC_PHYSICAL, Ordering::Release);
     let shareable = encode(pid, fd, token);
     share.by_physical.insert(handle, shareable);

@@ -152,12 +152,13 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
     let mut share = super::write()?;
     // From here its free withdraws its keys (under this lock). The checks
     // above ran unlocked: the allocation there now is the one exported.
-    let Some(allocation) =
-        crate::soft::device_mem::mark_exported(&mut share, address).filter(|marked| size as u64 <= marked.size)
-    else {
+    let Some(allocation) = crate::soft::device_mem::mark_exported(&mut share, address, size as u64) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
-            format!("devPtr {address:#x} was freed meanwhile"),
+            format!(
+                "devPtr {address:#x} was freed meanwhile (what starts there now is not a live allocation of \
+                 {size} bytes or more)"
+            ),
         );
     };
     let arena_fd = runtime::core()?.device(allocation.device)?.arena.fd().as_raw_fd() as u32;

@@ -41,7 +41,7 @@ impl Flat {
                 .map(|segment| {
                     let start = offset;
                     offset += segment.len;
-                    (start, *segment)
+                    (start, segment.clone())
                 })
                 .collect(),
         )

@@ -47,6 +47,9 @@ impl Kept {
     /// Keeps `memory` for reuse, giving the oldest back to the kernel while
     /// more than `budget` bytes are kept.
     pub(super) fn keep(&mut self, memory: PhysicalMemory, budget: u64) {
+        if memory.size() > budget {
+            return; // dropped: kept, it would push out everything else
+        }
         self.bytes += memory.size();
         self.memories.push_back(memory);
         while self.bytes > budget {
@@ -55,6 +58,13 @@ impl Kept {
             };
             self.bytes -= oldest.size();
         }
+    }
+
+    /// Gives everything kept back to the kernel (before an allocation that
+    /// found no room in the host's memory is tried again).
+    pub(super) fn clear(&mut self) {
+        self.memories.clear();
+        self.bytes = 0;
     }
 
     /// Bytes kept.
@@ -85,5 +95,12 @@ mod tests {
         assert!(kept.take(4096).is_none(), "the oldest was given back");
         assert!(kept.take(8192).is_some());
         assert_eq!(kept.bytes(), 0);
+        // Larger than the budget: not kept, and nothing else pushed out.
+        kept.keep(memory(4096), 10000);
+        kept.keep(memory(16384), 10000);
+        assert_eq!(kept.bytes(), 4096);
+        kept.clear();
+        assert_eq!(kept.bytes(), 0);
+        assert!(kept.take(4096).is_none());
     }
 }

@@ -215,10 +215,10 @@ impl Vmm {
             }
             let offset = cursor - start;
             let take = (mapping.size - offset).min(end - cursor);
-            let pointer = mapping.memory.data(offset as u64);
+            let segment = Segment::held(mapping.memory.data(offset as u64), take, &mapping.memory);
             match &mut segments {
-                None => segments = Some(Segments::one(pointer, take)),
-                Some(list) => list.push(Segment { pointer, len: take }),
+                None => segments = Some(Segments::starting(segment)),
+                Some(list) => list.push(segment),
             }
             cursor += take;
             if length == 0 {

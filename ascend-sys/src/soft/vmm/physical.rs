@@ -58,8 +58,15 @@ pub(crate) fn malloc_physical(
             );
         }
     }
-    let reused = vmm.kept.take(size).map(Ok);
-    let memory = match reused.unwrap_or_else(|| PhysicalMemory::create(size)) {
+    let made = match vmm.kept.take(size) {
+        Some(memory) => Ok(memory),
+        // The host may be short of memory that the kept allocations hold.
+        None => PhysicalMemory::create(size).or_else(|_| {
+            vmm.kept.clear();
+            PhysicalMemory::create(size)
+        }),
+    };
+    let memory = match made {
         Ok(memory) => Arc::new(memory),
         Err(failure) => {
             if let Place::Device(id) = kind.place
