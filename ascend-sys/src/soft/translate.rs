@@ -8,7 +8,7 @@
 use super::fail::{SoftResult, fail};
 use super::runtime;
 use super::share::{self, Share, ShareReader};
-use super::vmm::{self, PhysicalMemory, Vmm, VmmReader};
+use super::vmm::{self, Vmm, VmmReader};
 use super::{device_mem, host_mem, host_register};
 use crate::types::*;
 use std::sync::Arc;
@@ -18,21 +18,22 @@ use std::sync::Arc;
 pub(crate) struct Segment {
     pub(crate) pointer: *mut u8,
     pub(crate) len: usize,
-    /// The VMM physical memory the bytes are in, held while the segment
-    /// lives: an `aclrtFreePhysical` meanwhile (a caller's error) then
-    /// neither unmaps the bytes under the copy nor hands them to another
-    /// allocation. `None` for memory that outlives the operation (the
-    /// device's arena, the caller's host memory).
-    _hold: Option<Arc<PhysicalMemory>>,
+    /// The mapping the bytes are in, held while the segment lives (VMM
+    /// physical memory, an IPC import's view): an `aclrtFreePhysical` or
+    /// `aclrtIpcMemClose` meanwhile (a caller's error) then neither unmaps
+    /// the bytes under the copy nor hands them to another allocation.
+    /// `None` for memory that outlives the operation (the device's arena,
+    /// the caller's host memory).
+    _hold: Option<Arc<dyn Send + Sync>>,
 }
 
 impl Segment {
-    /// `len` bytes at `pointer` inside `memory`, which is held.
-    pub(crate) fn held(pointer: *mut u8, len: usize, memory: &Arc<PhysicalMemory>) -> Self {
+    /// `len` bytes at `pointer` inside `mapping`, which is held.
+    pub(crate) fn held(pointer: *mut u8, len: usize, mapping: Arc<dyn Send + Sync>) -> Self {
         Self {
             pointer,
             len,
-            _hold: Some(Arc::clone(memory)),
+            _hold: Some(mapping),
         }
     }
 }

@@ -17,18 +17,20 @@
 use super::Share;
 use super::add_pids;
 use super::header::{self, HeaderPage, MAGIC_IPC, PAGE, WHITELIST_BYTES};
+use super::import_view::ImportView;
 use super::proc_fd::{self, Refusal};
 use crate::soft::context;
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::misuse;
 use crate::soft::runtime;
-use crate::soft::translate::Segments;
+use crate::soft::translate::{Segment, Segments};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
 use rustix::mm::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 use std::collections::BTreeSet;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// The shortest key buffer: the driver needs more than 64 bytes.
@@ -62,7 +64,7 @@ pub(crate) struct IpcImport {
     /// for location queries).
     pub(crate) device: i32,
     /// This process's mapping of the exporter's arena pages.
-    view: *mut u8,
+    view: Arc<ImportView>,
     /// Bytes of `view`, and of the reservation.
     length: usize,
     /// The `PROT_NONE` range the address lies in.
@@ -73,28 +75,16 @@ pub(crate) struct IpcImport {
     pub(crate) created: u64,
 }
 
-// SAFETY: the raw pointers are mappings owned by the import; bookkeeping is
-// serialised by the sharing tables' lock and bytes move through the view as the
-// device's "DMA", whose races are the caller's.
-unsafe impl Send for IpcImport {}
-// SAFETY: shared access (translation under the sharing tables' read lock) only
-// reads the pointer's value; the mapping changes only through `&mut`.
-unsafe impl Sync for IpcImport {}
-
 impl Drop for IpcImport {
     fn drop(&mut self) {
         if let Some(slot) = self.slot {
             self.page.get().release_slot(slot, proc_fd::own_pid());
         }
-        // SAFETY: both ranges were mapped by `import` with `length` bytes and
-        // are owned by this value.
-        unsafe {
-            if let Err(error) = munmap(self.view.cast::<c_void>(), self.length) {
-                log::warn!("software device: munmap of an IPC import failed: {error}");
-            }
-            if let Err(error) = munmap(self.reservation as *mut c_void, self.length) {
-                log::warn!("software device: munmap of an IPC reservation failed: {error}");
-            }
+        // The view goes with its last holder (`ImportView`).
+        // SAFETY: the reservation was mapped by `import` with `length` bytes
+        // and is owned by this value.
+        if let Err(error) = unsafe { munmap(self.reservation as *mut c_void, self.length) } {
+            log::warn!("software device: munmap of an IPC reservation failed: {error}");
         }
     }
 }
@@ -349,7 +339,8 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
         address: reservation + inside,
         size,
         device,
-        view,
+        // SAFETY: mapped above with `length` bytes; only the view unmaps it.
+        view: Arc::new(unsafe { ImportView::adopt(view, length) }),
         length,
         reservation,
         page,
@@ -451,7 +442,11 @@ pub(crate) fn resolve(share: &Share, address: usize, length: usize, role: &str) 
             ),
         );
     }
-    // SAFETY: `address - base < length` of the view (checked above).
-    let pointer = unsafe { import.view.add(address - base) };
-    Ok(Some(Segments::one(pointer, length)))
+    // `address - base < length` of the view (checked above).
+    let pointer = import.view.at(address - base);
+    Ok(Some(Segments::starting(Segment::held(
+        pointer,
+        length,
+        import.view.clone(),
+    ))))
 }

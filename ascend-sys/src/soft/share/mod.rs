@@ -13,6 +13,7 @@
 
 mod handle;
 mod header;
+mod import_view;
 mod ipc;
 mod locked;
 mod proc_fd;

@@ -215,7 +215,7 @@ impl Vmm {
             }
             let offset = cursor - start;
             let take = (mapping.size - offset).min(end - cursor);
-            let segment = Segment::held(mapping.memory.data(offset as u64), take, &mapping.memory);
+            let segment = Segment::held(mapping.memory.data(offset as u64), take, mapping.memory.clone());
             match &mut segments {
                 None => segments = Some(Segments::starting(segment)),
                 Some(list) => list.push(segment),
