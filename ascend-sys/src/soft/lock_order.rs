@@ -27,6 +27,7 @@
 //! stream's queue, an event's records, the core's map of host ranges) are
 //! outside the order.
 
+use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 
@@ -131,6 +132,39 @@ pub(crate) fn hold<G>(rank: Rank, take: impl FnOnce() -> G) -> Held<G> {
     Held {
         guard: take(),
         _entered: entered,
+    }
+}
+
+/// A family's tables behind a sharded reader-writer lock of one rank:
+/// readers on different threads touch different cache lines; a writer
+/// takes every shard.
+pub(crate) struct RankedRw<T> {
+    lock: ShardedLock<T>,
+    rank: Rank,
+}
+
+impl<T> RankedRw<T> {
+    pub(crate) fn new(value: T, rank: Rank) -> Self {
+        Self {
+            lock: ShardedLock::new(value),
+            rank,
+        }
+    }
+
+    /// The tables, locked for writing.
+    pub(crate) fn write(&self) -> Held<ShardedLockWriteGuard<'_, T>> {
+        // A panic while holding the lock (a bug) must not take every later
+        // call down with it: the tables are updated in single steps.
+        hold(self.rank, || {
+            self.lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        })
+    }
+
+    /// The tables, locked for reading.
+    pub(crate) fn read(&self) -> Held<ShardedLockReadGuard<'_, T>> {
+        hold(self.rank, || {
+            self.lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+        })
     }
 }
 
