@@ -236,6 +236,7 @@ struct SharedTotal {
 
 impl SharedTotal {
     /// The true total rose by `by`: spend headroom, count the rest.
+    #[inline]
     fn rise(&self, headroom: &mut usize, by: usize) {
         if *headroom >= by {
             *headroom -= by;
@@ -248,6 +249,7 @@ impl SharedTotal {
     }
 
     /// The true total fell by `by`: keep it as headroom up to `cap`.
+    #[inline]
     fn fall(&self, headroom: &mut usize, by: usize, cap: usize) {
         *headroom += by;
         if *headroom > cap {
@@ -262,6 +264,7 @@ impl SharedTotal {
     }
 
     /// The true total changed by `delta`.
+    #[inline]
     fn change(&self, headroom: &mut usize, delta: isize, cap: usize) {
         if delta >= 0 {
             self.rise(headroom, delta.unsigned_abs());
@@ -352,6 +355,7 @@ impl ThreadCaches {
     /// Keeps a freed block whole for the next request of its size, counted
     /// as given back; gives it back to the caller while the caches are
     /// bypassed.
+    #[inline]
     pub(super) fn put(&self, block: PoolBlock, tracks: Tracks) -> std::result::Result<(), (PoolBlock, Tracks)> {
         let Some(mut cache) = self.my_slot().try_hold() else {
             return Err((block, tracks));
@@ -374,6 +378,7 @@ impl ThreadCaches {
 
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
+    #[inline]
     pub(super) fn handed_out(&self, cache: &mut Cache, size: usize, active: isize) {
         cache.live += size as isize;
         cache.allocations += 1;
@@ -384,6 +389,7 @@ impl ThreadCaches {
 
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
+    #[inline]
     pub(super) fn given_back(&self, cache: &mut Cache, len: usize, active: isize) {
         cache.live -= len as isize;
         cache.frees += 1;
