@@ -97,13 +97,9 @@ fn invalid_device<T>(id: i32, count: usize) -> SoftResult<T> {
     )
 }
 
-/// The started software device: its fixed core. Each family keeps its
-/// own state behind its own lock ([`super::lock_order`]).
-struct Soft {
-    core: Core,
-}
-
-impl Soft {
+impl Core {
+    /// Starts the software device: maps each device's memory. Each family
+    /// keeps its own state behind its own lock ([`super::lock_order`]).
     fn start(config: Config) -> SoftResult<Self> {
         let mut devices = Vec::with_capacity(config.device_count as usize);
         for id in 0..config.device_count {
@@ -114,21 +110,20 @@ impl Soft {
             });
         }
         log::info!("software device started: {config}");
-        Ok(Self {
-            core: Core { config, devices },
-        })
+        Ok(Self { config, devices })
     }
 }
 
 static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
-static SOFT: OnceLock<Result<Soft, String>> = OnceLock::new();
+/// The started software device's core, or why it could not start.
+static SOFT: OnceLock<Result<Core, String>> = OnceLock::new();
 
 /// Sets the configuration used when the software device starts.
 pub(crate) fn configure(config: Config) -> Result<(), ConfigError> {
     config.validate()?;
     let mut slot = CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(soft) = started() {
-        return if soft.core.config == config {
+    if let Some(core) = core_if_started() {
+        return if core.config == config {
             Ok(())
         } else {
             Err(ConfigError::AlreadyStarted)
@@ -155,9 +150,10 @@ pub(crate) fn startup_problem() -> Option<String> {
     Config::from_env().err().map(|error| error.to_string())
 }
 
-/// The software device, starting it on first use.
-fn soft() -> SoftResult<&'static Soft> {
-    let soft = SOFT.get_or_init(|| {
+/// The fixed core (configuration, devices' memory), starting the software
+/// device on first use. No lock: it never changes.
+pub(crate) fn core() -> SoftResult<&'static Core> {
+    let started = SOFT.get_or_init(|| {
         if let Some(problem) = super::faults::env_problem() {
             return Err(problem.to_string());
         }
@@ -166,10 +162,10 @@ fn soft() -> SoftResult<&'static Soft> {
             Some(config) => config,
             None => Config::from_env().map_err(|error| error.to_string())?,
         };
-        Soft::start(config).map_err(|failure| failure.message)
+        Core::start(config).map_err(|failure| failure.message)
     });
-    match soft {
-        Ok(soft) => Ok(soft),
+    match started {
+        Ok(core) => Ok(core),
         Err(why) => fail(
             ACL_ERROR_RT_INTERNAL_ERROR,
             format!("the software device could not start: {why}"),
@@ -177,18 +173,7 @@ fn soft() -> SoftResult<&'static Soft> {
     }
 }
 
-/// The software device if it has started, without starting it.
-fn started() -> Option<&'static Soft> {
-    SOFT.get().and_then(|soft| soft.as_ref().ok())
-}
-
-/// The fixed core (configuration, devices' memory), starting the software
-/// device on first use. No lock: it never changes.
-pub(crate) fn core() -> SoftResult<&'static Core> {
-    soft().map(|soft| &soft.core)
-}
-
-/// The fixed core if the software device has started.
+/// The fixed core if the software device has started, without starting it.
 pub(crate) fn core_if_started() -> Option<&'static Core> {
-    started().map(|soft| &soft.core)
+    SOFT.get().and_then(|started| started.as_ref().ok())
 }

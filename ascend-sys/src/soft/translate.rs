@@ -86,6 +86,24 @@ impl Segments {
 // operation; they are plain data.
 unsafe impl Send for Segments {}
 
+/// Where an address lives ([`Translator::side_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// Device memory: `aclrtMalloc` memory, a registration's device
+    /// pointer, a reserved range (its device; `None` until something is
+    /// mapped in it) or an IPC import.
+    Device(Option<i32>),
+    /// `aclrtMallocHost` memory or registered host memory.
+    PinnedHost,
+    /// Any other host memory.
+    Pageable,
+}
+
+/// Whether `address` is `aclrtMallocHost` memory or registered host memory.
+pub(crate) fn is_pinned_host(address: usize) -> bool {
+    host_mem::find(address).is_some() || host_register::is_registered_host(address)
+}
+
 /// Translation that reads the VMM and sharing tables only when an address
 /// needs them: device memory from `aclrtMalloc` is translated by its own
 /// family and plain host memory by the core, so a copy between such ranges
@@ -116,6 +134,31 @@ impl Translator {
         Ok(match self.share {
             Some(ref share) => share,
             None => self.share.insert(share::read()?),
+        })
+    }
+
+    /// Which side of the bus `address` is on, as the runtime's location
+    /// queries see it. The VMM and sharing tables are read only for
+    /// addresses the core's map of host ranges names.
+    pub(crate) fn side_of(&mut self, address: usize) -> SoftResult<Side> {
+        if let Some(device) = runtime::core()?.device_of(address) {
+            return Ok(Side::Device(Some(device)));
+        }
+        if super::address_map::touches(address, address) {
+            if let Some(device) = host_register::window_device(address) {
+                return Ok(Side::Device(Some(device)));
+            }
+            if let Some((_, reservation)) = self.vmm()?.reservation_of(address) {
+                return Ok(Side::Device(reservation.device));
+            }
+            if let Some(device) = share::import_device(self.share()?, address) {
+                return Ok(Side::Device(Some(device)));
+            }
+        }
+        Ok(if is_pinned_host(address) {
+            Side::PinnedHost
+        } else {
+            Side::Pageable
         })
     }
 

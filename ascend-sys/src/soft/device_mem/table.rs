@@ -32,16 +32,14 @@ impl Allocations {
     /// Records `allocation` at `address` (over the parked block there, if
     /// any).
     pub(super) fn insert(&mut self, address: usize, allocation: DeviceAllocation) {
-        let entry = Entry {
-            allocation,
-            parked: false,
-        };
-        match self.entries.get_mut(&address) {
-            Some(existing) => *existing = entry,
-            None => {
-                self.entries.insert(address, entry);
-            }
-        }
+        // Over an existing key the map replaces the value in place.
+        self.entries.insert(
+            address,
+            Entry {
+                allocation,
+                parked: false,
+            },
+        );
     }
 
     /// The live allocation containing `address`, with its start.
@@ -66,10 +64,8 @@ impl Allocations {
         allowed: impl Fn(&DeviceAllocation) -> bool,
     ) -> Result<DeviceAllocation, Option<DeviceAllocation>> {
         match self.entries.get(&address) {
-            Some(entry) if !entry.parked => match allowed(&entry.allocation) {
-                true => Ok(entry.allocation),
-                false => Err(Some(entry.allocation)),
-            },
+            Some(entry) if !entry.parked && allowed(&entry.allocation) => Ok(entry.allocation),
+            Some(entry) if !entry.parked => Err(Some(entry.allocation)),
             _ => Err(None),
         }
     }

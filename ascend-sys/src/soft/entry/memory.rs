@@ -173,26 +173,14 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
 /// registered host ranges are HOST; anything else is UNREGISTERED. The page
 /// size is the 4 KiB the software device uses everywhere.
 fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
-    let mut tables = crate::soft::translate::Translator::default();
-    let device = match crate::soft::runtime::core()?.device_of(address) {
-        Some(device) => Some(device),
-        None if crate::soft::address_map::touches(address, address) => {
-            match crate::soft::host_register::window_device(address) {
-                Some(device) => Some(device),
-                None => match tables.vmm()?.reservation_of(address) {
-                    Some((_, reservation)) => reservation.device,
-                    None => crate::soft::share::import_device(tables.share()?, address),
-                },
-            }
-        }
-        None => None,
-    };
-    let (kind, id) = if let Some(device) = device {
-        (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32)
-    } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
-        (ACL_MEM_LOCATION_TYPE_HOST, 0)
-    } else {
-        (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0)
+    use crate::soft::translate::{Side, Translator, is_pinned_host};
+    let (kind, id) = match Translator::default().side_of(address)? {
+        Side::Device(Some(device)) => (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32),
+        // A reserved range with nothing mapped yet has no device: it is
+        // whatever host memory says.
+        Side::Device(None) if is_pinned_host(address) => (ACL_MEM_LOCATION_TYPE_HOST, 0),
+        Side::PinnedHost => (ACL_MEM_LOCATION_TYPE_HOST, 0),
+        Side::Device(None) | Side::Pageable => (ACL_MEM_LOCATION_TYPE_UNREGISTERED, 0),
     };
     Ok(aclrtPtrAttributes {
         location: aclrtMemLocation { id, type_: kind },

@@ -14,9 +14,8 @@ use super::rows::{Rows, copy_rows};
 use super::task::{Task, Work};
 use super::{Stream, Streams, lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::translate::Translator;
-use crate::soft::{context, copy, host_mem, peer};
+use crate::soft::translate::{Side, Translator};
+use crate::soft::{context, copy, peer};
 use crate::types::*;
 use std::sync::Arc;
 
@@ -41,22 +40,11 @@ impl Location {
 }
 
 /// Where `address` lives, as the runtime's pointer-attribute query sees it.
-/// The VMM and sharing tables are read only for addresses the core's map
-/// of host ranges names.
 pub(super) fn location(tables: &mut Translator, address: usize) -> SoftResult<Location> {
-    let on_device = runtime::core_if_started()
-        .and_then(|core| core.device_of(address))
-        .is_some()
-        || (crate::soft::address_map::touches(address, address)
-            && (tables.vmm()?.reservation_of(address).is_some()
-                || crate::soft::host_register::window_device(address).is_some()
-                || crate::soft::share::import_device(tables.share()?, address).is_some()));
-    Ok(if on_device {
-        Location::Device
-    } else if host_mem::find(address).is_some() || crate::soft::host_register::is_registered_host(address) {
-        Location::Host
-    } else {
-        Location::Pageable
+    Ok(match tables.side_of(address)? {
+        Side::Device(_) => Location::Device,
+        Side::PinnedHost => Location::Host,
+        Side::Pageable => Location::Pageable,
     })
 }
 
