@@ -1,7 +1,8 @@
 //! [`BlockExport`]: a pool block shared with other processes, one
 //! shareable handle per chunk it covers.
 
-use super::device_pool::{DevicePool, PoolBlock};
+use super::device_pool::DevicePool;
+use super::pool_block::PoolBlock;
 use crate::error::{Error, Result};
 use crate::share::{OwnedExport, Pid, ShareKind};
 use crate::stream::Ordered;
@@ -71,18 +72,17 @@ impl DevicePool {
     pub fn export_block(&self, block: &Arc<Ordered<PoolBlock>>, kind: ShareKind) -> Result<BlockExport> {
         const API: &str = "DevicePool::export_block";
         let storage: &PoolBlock = block.storage();
-        if !Arc::ptr_eq(&storage.pool, &self.shared) {
+        let node = storage.node();
+        if !Arc::ptr_eq(&node.pool, &self.shared) {
             return Err(Error::invalid(API, "the block belongs to another pool"));
         }
-        let segment_block = storage
-            .segment_block()
-            .ok_or_else(|| Error::invalid(API, "the block was given back"))?;
+        let segment_block = &node.block;
         let state = self.shared.state();
-        let arena = &state.arenas[storage.arena];
+        let arena = &state.arenas[node.arena];
         if arena.asleep.is_some() {
             return Err(Error::PoolAsleep { tag: arena.tag.clone() });
         }
-        let segment = &arena.classes[storage.class].segment;
+        let segment = &arena.classes[node.class].segment;
         let chunk = segment.chunk_size();
         let (first, exports) = segment.export_chunks(segment_block.offset(), segment_block.len(), kind)?;
         Ok(BlockExport {

@@ -3,16 +3,15 @@
 
 use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
+use super::pool_block::{BlockNode, PoolBlock};
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use super::thread_cache::{CacheTotals, ThreadCaches};
 use crate::Device;
 use crate::error::{Error, Result};
-use crate::memory::{DeviceStorage, DeviceStorageMut};
 use crate::stream::{Ordered, Recycle, Tracks};
 use crate::vmm::{Granularity, PhysicalMemProp, SegmentBlock};
-use std::ffi::c_void;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -172,7 +171,20 @@ impl DevicePool {
     /// [`Error::PoolExhausted`] when the memory cannot be found even after
     /// giving the cache back; [`Error::PoolAsleep`] while the tag is
     /// asleep; [`Error::InvalidArgument`] when the request overflows.
+    #[inline]
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
+        // The hit, inlined into the caller: a small size of the default
+        // tag that this thread's cache holds.
+        let shared = &*self.shared;
+        if let Some(size) = shared.small_size(bytes)
+            && let Some((node, tracks)) = shared.caches.take(0, size)
+        {
+            return Ok(Ordered::recycled(
+                PoolBlock::from_node(node),
+                tracks,
+                Recycle::Owner(PoolBlock::recycle),
+            ));
+        }
         self.alloc_in(None, bytes)
     }
 
@@ -205,13 +217,8 @@ impl DevicePool {
 
     fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
-        // The rounding is a power of two (checked with the config): a mask
-        // instead of a division.
-        let mask = shared.config.rounding - 1;
-        let size = bytes
-            .max(1)
-            .checked_add(mask)
-            .map(|padded| padded & !mask)
+        let size = shared
+            .rounded(bytes)
             .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
         let class = shared.class_of(size);
         let arena = match tag {
@@ -230,20 +237,24 @@ impl DevicePool {
         } else {
             None
         };
-        let (block, tracks) = match hit {
+        let (node, tracks) = match hit {
             Some(found) => found,
             None => {
                 let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
-                let block = PoolBlock {
-                    block: Some(block),
+                let node = Box::new(BlockNode {
+                    block,
                     pool: Arc::clone(shared),
                     arena,
                     class,
-                };
-                (block, tracks)
+                });
+                (node, tracks)
             }
         };
-        Ok(Ordered::recycled(block, tracks, Recycle::Owner(PoolBlock::recycle)))
+        Ok(Ordered::recycled(
+            PoolBlock::from_node(node),
+            tracks,
+            Recycle::Owner(PoolBlock::recycle),
+        ))
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -461,11 +472,27 @@ impl Shared {
         usize::from(size > self.config.small_limit)
     }
 
+    /// `bytes` rounded up to the configured rounding; `None` on overflow.
+    #[inline]
+    fn rounded(&self, bytes: usize) -> Option<usize> {
+        // The rounding is a power of two (checked with the config): a mask
+        // instead of a division.
+        let mask = self.config.rounding - 1;
+        Some(bytes.max(1).checked_add(mask)? & !mask)
+    }
+
+    /// `bytes` rounded, when that is a small block's size (a request the
+    /// thread caches may serve).
+    #[inline]
+    fn small_size(&self, bytes: usize) -> Option<usize> {
+        self.rounded(bytes).filter(|&size| size <= self.config.small_limit)
+    }
+
     /// Moves every thread cache's blocks back into the free lists
     /// (coalescing them); returns the busy bytes moved.
     fn flush_caches(&self, state: &mut State) -> usize {
         self.caches
-            .flush_all(&mut |mut block, tracks| state.insert_free(&mut block, tracks))
+            .flush_all(&mut |node, tracks| drop(state.insert_free(*node, tracks)))
     }
 
     /// Runs `work` on the (locked) state with the thread caches flushed
@@ -491,7 +518,7 @@ impl Shared {
         let mut moved = self
             .caches
             .mine()
-            .flush(&mut |mut block, tracks| state.insert_free(&mut block, tracks));
+            .flush(&mut |node, tracks| drop(state.insert_free(*node, tracks)));
         let placed = self.place(&mut state, arena, class, size, &mut moved);
         let placed = placed.and_then(|(offset, tracks)| {
             let segment = &state.arenas[arena].classes[class].segment;
@@ -567,17 +594,20 @@ fn signed(value: usize) -> isize {
 }
 
 impl State {
-    /// Gives `block`'s range to its free list with `tracks`; `block` is
-    /// left empty (its hold on the pool is the caller's to drop).
-    fn insert_free(&mut self, block: &mut PoolBlock, tracks: Tracks) {
-        if let Some(segment_block) = block.block.take() {
-            let (offset, len) = (segment_block.offset(), segment_block.len());
-            // The segment forgets the block before the free list offers it.
-            drop(segment_block);
-            self.arenas[block.arena].classes[block.class]
-                .free
-                .insert(offset, len, tracks);
-        }
+    /// Gives `node`'s range to its free list with `tracks`; returns the
+    /// node's hold on the pool, the caller's to drop (it may be the last).
+    fn insert_free(&mut self, node: BlockNode, tracks: Tracks) -> Arc<Shared> {
+        let BlockNode {
+            block,
+            pool,
+            arena,
+            class,
+        } = node;
+        let (offset, len) = (block.offset(), block.len());
+        // The segment forgets the block before the free list offers it.
+        drop(block);
+        self.arenas[arena].classes[class].free.insert(offset, len, tracks);
+        pool
     }
 
     fn empty_cache(&mut self) -> Result<()> {
@@ -642,127 +672,41 @@ impl fmt::Debug for DevicePool {
     }
 }
 
-/// A block of a [`DevicePool`], held by the [`Ordered`] that
-/// [`DevicePool::alloc`] returns. Taken out of it
-/// ([`Ordered::into_inner`], which waits for the queued work first), it is
-/// plain device storage whose drop gives the memory back to the cache.
-///
-/// **Threads:** `PoolBlock` is `Send` and `Sync`.
-pub struct PoolBlock {
-    /// `None` once given back.
-    block: Option<SegmentBlock>,
-    pub(super) pool: Arc<Shared>,
-    pub(super) arena: usize,
-    pub(super) class: usize,
-}
-
-impl PoolBlock {
-    pub(super) fn segment_block(&self) -> Option<&SegmentBlock> {
-        self.block.as_ref()
-    }
-
-    /// Size in bytes (the rounded request).
-    pub fn len(&self) -> usize {
-        self.segment_block().map_or(0, SegmentBlock::len)
-    }
-
-    /// Whether the block is empty (never, while it lives).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Where a dropped `Ordered<PoolBlock>` sends its block: back to the
-    /// cache, with the uses that may still be queued on it.
-    fn recycle(block: PoolBlock, tracks: Tracks) {
-        let pool = Arc::as_ptr(&block.pool);
-        // SAFETY: `block` holds the pool, and `give_back` keeps it until
-        // its own last step (moved into a cache, which lives in the pool,
-        // or dropped at the end), so the pool outlives the call. Not
-        // cloning the `Arc` keeps a count shared by every thread off the
-        // hit path.
-        unsafe { &*pool }.give_back(block, tracks);
-    }
-}
-
 impl Shared {
-    /// Takes `block` back with the uses that may still be queued on it: a
+    /// Takes `node` back with the uses that may still be queued on it: a
     /// small block whole to this thread's cache (unless a tag sleeps), a
     /// large one to its free list.
     ///
-    /// `block` may hold the last reference to `self`: it is kept to the
-    /// end.
-    fn give_back(&self, block: PoolBlock, tracks: Tracks) {
-        let len = block.len();
-        if len == 0 {
-            return; // given back already
-        }
+    /// `node` may hold the last reference to `self`: a cache keeps it (the
+    /// caches live in `self`), the free list's path drops it last.
+    #[inline]
+    pub(super) fn give_back(&self, node: Box<BlockNode>, tracks: Tracks) {
         // Small blocks are kept whole for the next request of their size;
         // large ones coalesce at once, which keeps large-pool fragmentation
         // low.
-        let (mut block, tracks) = if block.class == SMALL {
-            match self.caches.put(block, tracks) {
-                Ok(()) => return,
-                Err(refused) => refused,
+        if node.class == SMALL {
+            if let Err((node, tracks)) = self.caches.put(node, tracks) {
+                self.give_back_to_state(*node, tracks);
             }
         } else {
-            (block, tracks)
-        };
+            self.give_back_to_state(*node, tracks);
+        }
+    }
+
+    /// Gives `node` to its free list (a large block, or a small one while
+    /// the caches are bypassed).
+    ///
+    /// `node` may hold the last reference to `self`: it is kept to the
+    /// end.
+    #[inline(never)]
+    fn give_back_to_state(&self, node: BlockNode, tracks: Tracks) {
+        let len = node.block.len();
         let mut state = self.state();
         let before = state.busy();
-        state.insert_free(&mut block, tracks);
+        let hold = state.insert_free(node, tracks);
         let delta = signed(state.busy()) - signed(before) - signed(len);
         self.caches.given_back(&mut self.caches.mine(), len, delta);
         drop(state);
-        drop(block); // last: it may hold the last reference to `self`
+        drop(hold); // last: it may be the last reference to `self`
     }
 }
-
-impl Drop for PoolBlock {
-    fn drop(&mut self) {
-        // Outside an `Ordered` no work of this crate's is queued on it.
-        if let Some(block) = self.block.take() {
-            let block = PoolBlock {
-                block: Some(block),
-                pool: Arc::clone(&self.pool),
-                arena: self.arena,
-                class: self.class,
-            };
-            Self::recycle(block, Tracks::default());
-        }
-    }
-}
-
-impl fmt::Debug for PoolBlock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PoolBlock")
-            .field("address", &self.device_ptr())
-            .field("len", &self.len())
-            .finish()
-    }
-}
-
-// SAFETY: the segment block's promises carry over: mapped device memory of
-// the pool's device, stable while the block lives (it is given back only
-// when dropped; a leaked block keeps its range forever), never overlapping
-// another live block, written only through `&mut self` or by the `Ordered`
-// that owns it. While its tag sleeps the range is unmapped but stays
-// reserved for the pool's segment, which maps nothing else there (the
-// documented suspension of `DeviceStorage`).
-unsafe impl DeviceStorage for PoolBlock {
-    fn device(&self) -> &Device {
-        &self.pool.device
-    }
-
-    fn device_ptr(&self) -> *const c_void {
-        self.segment_block()
-            .map_or(std::ptr::null(), |block| block.address().cast_const())
-    }
-
-    fn byte_len(&self) -> usize {
-        self.len()
-    }
-}
-
-// SAFETY: as above; exclusive access to the block is exclusive access to
-// its bytes.
-unsafe impl DeviceStorageMut for PoolBlock {}

@@ -1,7 +1,8 @@
 //! [`PoolAllocator`]: a device pool as the runtime's allocator for a
 //! stream.
 
-use super::device_pool::{DevicePool, PoolBlock};
+use super::device_pool::DevicePool;
+use super::pool_block::PoolBlock;
 use crate::allocator::{Block, DeviceAllocator};
 use crate::stream::{Ordered, Stream};
 use std::collections::HashMap;

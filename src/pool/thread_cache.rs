@@ -20,7 +20,7 @@
 //! pool, and above the true peak by at most the other threads' headroom
 //! otherwise (never below it).
 
-use super::device_pool::PoolBlock;
+use super::pool_block::BlockNode;
 use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -57,7 +57,7 @@ impl Hasher for SizeHasher {
 }
 
 /// A cached block with the uses that may still be queued on it.
-type Cached = (PoolBlock, Tracks);
+type Cached = (Box<BlockNode>, Tracks);
 
 /// Whole blocks of one arena by size. The size used last is found without
 /// hashing (a loop allocating and freeing one size never hashes).
@@ -152,6 +152,7 @@ impl Padded {
     }
 
     /// The cache, unless someone holds it.
+    #[inline]
     fn try_hold(&self) -> Option<Held<'_>> {
         let cache = NonNull::new(self.0.swap(std::ptr::null_mut(), Ordering::AcqRel))?;
         Some(Held { slot: &self.0, cache })
@@ -190,6 +191,7 @@ impl Drop for Padded {
 impl std::ops::Deref for Held<'_> {
     type Target = Cache;
 
+    #[inline]
     fn deref(&self) -> &Cache {
         // SAFETY: swapping the pointer out of the slot made this holder the
         // only one until it is stored back in `drop`; the box lives as long
@@ -199,6 +201,7 @@ impl std::ops::Deref for Held<'_> {
 }
 
 impl std::ops::DerefMut for Held<'_> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut Cache {
         // SAFETY: as in `deref`; `&mut self` makes this access exclusive.
         unsafe { self.cache.as_mut() }
@@ -206,6 +209,7 @@ impl std::ops::DerefMut for Held<'_> {
 }
 
 impl Drop for Held<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.slot.store(self.cache.as_ptr(), Ordering::Release);
     }
@@ -287,22 +291,31 @@ pub(super) struct CacheTotals {
     pub(super) active_peak: usize,
 }
 
+/// A thread whose slot is not chosen yet.
+const UNCHOSEN: usize = usize::MAX;
+
 thread_local! {
     /// This thread's cache index (before the modulo), fixed at first use.
-    static SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+    static SLOT: Cell<usize> = const { Cell::new(UNCHOSEN) };
 }
 
 /// The next thread's slot.
 static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
 
+#[inline]
 fn slot() -> usize {
-    SLOT.with(|slot| {
-        slot.get().unwrap_or_else(|| {
-            let next = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
-            slot.set(Some(next));
-            next
-        })
-    })
+    match SLOT.get() {
+        UNCHOSEN => choose_slot(),
+        chosen => chosen,
+    }
+}
+
+#[cold]
+fn choose_slot() -> usize {
+    // Never `UNCHOSEN`: the count would have to wrap.
+    let next = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % UNCHOSEN;
+    SLOT.set(next);
+    next
 }
 
 impl ThreadCaches {
@@ -324,6 +337,7 @@ impl ThreadCaches {
     }
 
     /// The calling thread's slot.
+    #[inline]
     fn my_slot(&self) -> &Padded {
         // The count is a power of two: a mask instead of a division.
         &self.caches[slot() & (self.caches.len() - 1)]
@@ -337,7 +351,7 @@ impl ThreadCaches {
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
     /// handed out; `None` on a miss or while the caches are bypassed.
     #[inline]
-    pub(super) fn take(&self, arena: usize, size: usize) -> Option<(PoolBlock, Tracks)> {
+    pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
         // Held by a flush (or a thread sharing the slot): a miss.
         let mut cache = self.my_slot().try_hold()?;
         if self.bypassed() {
@@ -356,14 +370,14 @@ impl ThreadCaches {
     /// as given back; gives it back to the caller while the caches are
     /// bypassed.
     #[inline]
-    pub(super) fn put(&self, block: PoolBlock, tracks: Tracks) -> std::result::Result<(), (PoolBlock, Tracks)> {
+    pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
         let Some(mut cache) = self.my_slot().try_hold() else {
-            return Err((block, tracks));
+            return Err((node, tracks));
         };
         if self.bypassed() {
-            return Err((block, tracks));
+            return Err((node, tracks));
         }
-        let (arena, len) = (block.arena, block.len());
+        let (arena, len) = (node.arena, node.block.len());
         let busy = !tracks.is_empty();
         self.given_back(&mut cache, len, if busy { 0 } else { -(len as isize) });
         if busy {
@@ -372,13 +386,13 @@ impl ThreadCaches {
         if cache.blocks.len() <= arena {
             cache.blocks.resize_with(arena + 1, Blocks::default);
         }
-        cache.blocks[arena].push(len, (block, tracks));
+        cache.blocks[arena].push(len, (node, tracks));
         Ok(())
     }
 
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn handed_out(&self, cache: &mut Cache, size: usize, active: isize) {
         cache.live += size as isize;
         cache.allocations += 1;
@@ -389,7 +403,7 @@ impl ThreadCaches {
 
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn given_back(&self, cache: &mut Cache, len: usize, active: isize) {
         cache.live -= len as isize;
         cache.frees += 1;
@@ -418,12 +432,13 @@ impl ThreadCaches {
     /// Whether blocks go through the pool's state instead. Read while
     /// holding a cache: whoever sets it and then flushes every cache
     /// (holding each in turn) leaves no block in them.
+    #[inline]
     fn bypassed(&self) -> bool {
         self.bypass.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
     }
 
     /// Empties every cache through `sink`; returns the busy bytes moved.
-    pub(super) fn flush_all(&self, sink: &mut impl FnMut(PoolBlock, Tracks)) -> usize {
+    pub(super) fn flush_all(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
         self.caches.iter().map(|padded| padded.hold().flush(sink)).sum()
     }
 
@@ -447,9 +462,9 @@ impl ThreadCaches {
 
 impl Cache {
     /// Empties this cache through `sink`; returns the busy bytes moved.
-    pub(super) fn flush(&mut self, sink: &mut impl FnMut(PoolBlock, Tracks)) -> usize {
-        for (block, tracks) in self.blocks.iter_mut().flat_map(Blocks::drain) {
-            sink(block, tracks);
+    pub(super) fn flush(&mut self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+        for (node, tracks) in self.blocks.iter_mut().flat_map(Blocks::drain) {
+            sink(node, tracks);
         }
         std::mem::take(&mut self.busy)
     }

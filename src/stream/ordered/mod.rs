@@ -88,6 +88,7 @@ impl<S> Clone for Recycle<S> {
 }
 
 impl<S> Recycle<S> {
+    #[inline]
     fn call(self, storage: S, tracks: Tracks) {
         match self {
             Self::Owner(function) => function(storage, tracks),
@@ -140,6 +141,7 @@ impl<S> Ordered<S> {
     }
 
     /// The tracks through `&mut self`: no lock taken.
+    #[inline]
     fn tracks_mut(&mut self) -> &mut Tracks {
         self.tracks.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -299,21 +301,35 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
 }
 
 impl<S> Drop for Ordered<S> {
+    /// Inlined so that a pool's recycling drop costs one call.
+    #[inline]
     fn drop(&mut self) {
-        if let Some(recycle) = self.recycle.take() {
-            // SAFETY: taken once, here; nothing uses it after.
-            let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
-            let tracks = std::mem::take(self.tracks_mut());
-            recycle.call(storage, tracks);
-            return;
+        match self.recycle.take() {
+            Some(recycle) => {
+                // SAFETY: taken once, here; nothing uses it after.
+                let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
+                let tracks = std::mem::take(self.tracks_mut());
+                recycle.call(storage, tracks);
+            }
+            None => self.drop_after_its_uses(),
         }
+    }
+}
+
+impl<S> Ordered<S> {
+    /// The drop of an owner that no pool takes back: waits for every use,
+    /// then drops the owner, or leaks it when the uses cannot be proven
+    /// finished.
+    #[inline(never)]
+    fn drop_after_its_uses(&mut self) {
         let settled = self.tracks_mut().settle("Ordered drop");
         match settled {
             Settled::Proven(reported) => {
                 if let Err(error) = reported {
                     log::warn!("Ordered drop: {error}");
                 }
-                // SAFETY: dropped once, here; nothing uses it after.
+                // SAFETY: dropped once (the drop's one call); nothing uses
+                // it after.
                 unsafe { ManuallyDrop::drop(&mut self.storage) };
             }
             // Leaked: queued work may still use it.

@@ -1,0 +1,129 @@
+//! [`PoolBlock`]: a block of a [`DevicePool`](super::DevicePool), and the
+//! node on the heap that holds what it owns.
+
+use super::device_pool::Shared;
+use crate::Device;
+use crate::memory::{DeviceStorage, DeviceStorageMut};
+use crate::stream::Tracks;
+use crate::vmm::SegmentBlock;
+use std::ffi::c_void;
+use std::fmt;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+/// A block of a [`DevicePool`](super::DevicePool), held by the
+/// [`Ordered`](crate::stream::Ordered) that
+/// [`DevicePool::alloc`](super::DevicePool::alloc) returns. Taken out of it
+/// ([`Ordered::into_inner`](crate::stream::Ordered::into_inner), which
+/// waits for the queued work first), it is plain device storage whose drop
+/// gives the memory back to the cache.
+///
+/// **Threads:** `PoolBlock` is `Send` and `Sync`.
+pub struct PoolBlock {
+    /// Taken only by `into_node` and `drop`, each of which ends the block.
+    node: ManuallyDrop<Box<BlockNode>>,
+}
+
+/// What a [`PoolBlock`] owns, on the heap: a pool hit moves the block out
+/// of a thread cache, into an `Ordered`, out of it and back, and a pointer
+/// moves at a sixth of the cost of these fields. A node lives as long as
+/// its range stays whole (a cached block keeps its node): only placing a
+/// block from a free list makes one, and only giving one back to a free
+/// list frees it.
+pub(super) struct BlockNode {
+    pub(super) block: SegmentBlock,
+    /// The pool, kept alive by every block (cached ones too).
+    pub(super) pool: Arc<Shared>,
+    pub(super) arena: usize,
+    pub(super) class: usize,
+}
+
+impl PoolBlock {
+    /// The block owning `node`.
+    #[inline]
+    pub(super) fn from_node(node: Box<BlockNode>) -> Self {
+        Self {
+            node: ManuallyDrop::new(node),
+        }
+    }
+
+    /// What the block owns, without giving it back.
+    #[inline]
+    pub(super) fn into_node(self) -> Box<BlockNode> {
+        let mut block = ManuallyDrop::new(self);
+        // SAFETY: `block` is never dropped, so its node is taken once.
+        unsafe { ManuallyDrop::take(&mut block.node) }
+    }
+
+    pub(super) fn node(&self) -> &BlockNode {
+        &self.node
+    }
+
+    /// Size in bytes (the rounded request).
+    pub fn len(&self) -> usize {
+        self.node.block.len()
+    }
+
+    /// Whether the block is empty (never: a block holds its range until
+    /// it is dropped).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Where a dropped `Ordered<PoolBlock>` sends its block: back to the
+    /// cache, with the uses that may still be queued on it.
+    #[inline]
+    pub(super) fn recycle(block: PoolBlock, tracks: Tracks) {
+        let node = block.into_node();
+        let pool = Arc::as_ptr(&node.pool);
+        // SAFETY: `node` holds the pool, and `give_back` keeps it until its
+        // own last step (moved into a cache, which lives in the pool, or
+        // dropped at the end), so the pool outlives the call. Not cloning
+        // the `Arc` keeps a count shared by every thread off the hit path.
+        unsafe { &*pool }.give_back(node, tracks);
+    }
+}
+
+impl Drop for PoolBlock {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; `into_node` forgets the blocks it
+        // empties, so they never reach this.
+        let node = unsafe { ManuallyDrop::take(&mut self.node) };
+        // Outside an `Ordered` no work of this crate's is queued on it.
+        Self::recycle(Self::from_node(node), Tracks::default());
+    }
+}
+
+impl fmt::Debug for PoolBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBlock")
+            .field("address", &self.device_ptr())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+// SAFETY: the segment block's promises carry over: mapped device memory of
+// the pool's device, stable while the block lives (it is given back only
+// when dropped; a leaked block keeps its range forever), never overlapping
+// another live block, written only through `&mut self` or by the `Ordered`
+// that owns it. While its tag sleeps the range is unmapped but stays
+// reserved for the pool's segment, which maps nothing else there (the
+// documented suspension of `DeviceStorage`).
+unsafe impl DeviceStorage for PoolBlock {
+    fn device(&self) -> &Device {
+        &self.node.pool.device
+    }
+
+    fn device_ptr(&self) -> *const c_void {
+        self.node.block.address().cast_const()
+    }
+
+    fn byte_len(&self) -> usize {
+        self.len()
+    }
+}
+
+// SAFETY: as above; exclusive access to the block is exclusive access to
+// its bytes.
+unsafe impl DeviceStorageMut for PoolBlock {}
