@@ -28,9 +28,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// Hashes the block sizes that key the whole-block caches. They are sizes
-/// the pool rounded itself (no adversary picks them), so one multiply does
-/// the work of SipHash, which was a quarter of a pool hit's instructions.
+/// Hashes the arena indexes and block sizes that key the whole-block
+/// caches. They are numbers the pool made itself (no adversary picks
+/// them), so one multiply each does the work of SipHash, which was a
+/// quarter of a pool hit's instructions.
 #[derive(Default, Clone, Copy)]
 struct SizeHasher(u64);
 
@@ -59,52 +60,61 @@ impl Hasher for SizeHasher {
 /// A cached block with the uses that may still be queued on it.
 type Cached = (Box<BlockNode>, Tracks);
 
-/// Whole blocks of one arena by size. The size used last is found without
+/// Whole blocks by arena and size. The stack used last is found without
 /// hashing (a loop allocating and freeing one size never hashes).
 #[derive(Default)]
 struct Blocks {
-    /// `(size, blocks)`, in the order the sizes were first seen.
-    stacks: Vec<(usize, Vec<Cached>)>,
-    /// Where each size is in `stacks`.
-    index: HashMap<usize, usize, BuildHasherDefault<SizeHasher>>,
-    /// The place in `stacks` of the size used last.
+    /// `((arena, size), blocks)`, in the order the keys were first seen.
+    stacks: Vec<((usize, usize), Vec<Cached>)>,
+    /// Where each key is in `stacks`.
+    index: HashMap<(usize, usize), usize, BuildHasherDefault<SizeHasher>>,
+    /// The place in `stacks` of the key used last.
     last: usize,
 }
 
 impl Blocks {
-    /// The place of `size` in `stacks`, if it has one.
+    /// The place of `key` in `stacks`, if it has one.
     #[inline]
-    fn find(&mut self, size: usize) -> Option<usize> {
-        if self.stacks.get(self.last).is_some_and(|(known, _)| *known == size) {
+    fn find(&mut self, key: (usize, usize)) -> Option<usize> {
+        if self.stacks.get(self.last).is_some_and(|(known, _)| *known == key) {
             return Some(self.last);
         }
-        let place = *self.index.get(&size)?;
+        self.find_other(key)
+    }
+
+    /// [`Blocks::find`] for another key than the last.
+    fn find_other(&mut self, key: (usize, usize)) -> Option<usize> {
+        let place = *self.index.get(&key)?;
         self.last = place;
         Some(place)
     }
 
     #[inline]
-    fn pop(&mut self, size: usize) -> Option<Cached> {
-        let place = self.find(size)?;
+    fn pop(&mut self, key: (usize, usize)) -> Option<Cached> {
+        let place = self.find(key)?;
         self.stacks[place].1.pop()
     }
 
     #[inline]
-    fn push(&mut self, size: usize, cached: Cached) {
-        let place = match self.find(size) {
+    fn push(&mut self, key: (usize, usize), cached: Cached) {
+        let place = match self.find(key) {
             Some(place) => place,
-            None => {
-                self.stacks.push((size, Vec::new()));
-                let place = self.stacks.len() - 1;
-                self.index.insert(size, place);
-                self.last = place;
-                place
-            }
+            None => self.add(key),
         };
         self.stacks[place].1.push(cached);
     }
 
-    /// Every cached block, taken out (the sizes stay known).
+    /// A stack for a key seen for the first time.
+    #[cold]
+    fn add(&mut self, key: (usize, usize)) -> usize {
+        self.stacks.push((key, Vec::new()));
+        let place = self.stacks.len() - 1;
+        self.index.insert(key, place);
+        self.last = place;
+        place
+    }
+
+    /// Every cached block, taken out (the keys stay known).
     fn drain(&mut self) -> impl Iterator<Item = Cached> + '_ {
         self.stacks.iter_mut().flat_map(|(_, blocks)| blocks.drain(..))
     }
@@ -218,8 +228,7 @@ impl Drop for Held<'_> {
 /// One thread's cache.
 #[derive(Default)]
 pub(super) struct Cache {
-    /// By arena index.
-    blocks: Vec<Blocks>,
+    blocks: Blocks,
     /// Bytes of cached blocks whose former work may still be queued.
     busy: usize,
     /// Bytes handed out here minus bytes given back here (a block may be
@@ -240,12 +249,18 @@ struct SharedTotal {
 
 impl SharedTotal {
     /// The true total rose by `by`: spend headroom, count the rest.
-    #[inline]
+    #[inline(always)]
     fn rise(&self, headroom: &mut usize, by: usize) {
         if *headroom >= by {
             *headroom -= by;
-            return;
+        } else {
+            self.count_rise(headroom, by);
         }
+    }
+
+    /// [`SharedTotal::rise`] beyond the headroom.
+    #[cold]
+    fn count_rise(&self, headroom: &mut usize, by: usize) {
         let short = by - *headroom;
         *headroom = 0;
         let total = self.total.fetch_add(short, Ordering::Relaxed).saturating_add(short);
@@ -253,22 +268,27 @@ impl SharedTotal {
     }
 
     /// The true total fell by `by`: keep it as headroom up to `cap`.
-    #[inline]
+    #[inline(always)]
     fn fall(&self, headroom: &mut usize, by: usize, cap: usize) {
         *headroom += by;
         if *headroom > cap {
-            let excess = *headroom - cap;
-            // Never below zero, even if a count went wrong: a wrong peak
-            // is better than a wrapped one.
-            let _ = self.total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
-                Some(total.saturating_sub(excess))
-            });
-            *headroom = cap;
+            self.uncount_excess(headroom, cap);
         }
     }
 
+    /// Gives the headroom beyond `cap` back to the shared total.
+    #[cold]
+    fn uncount_excess(&self, headroom: &mut usize, cap: usize) {
+        let excess = *headroom - cap;
+        // Never below zero, even if a count went wrong: a wrong peak is
+        // better than a wrapped one.
+        let _ = self.total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
+            Some(total.saturating_sub(excess))
+        });
+        *headroom = cap;
+    }
+
     /// The true total changed by `delta`.
-    #[inline]
     fn change(&self, headroom: &mut usize, delta: isize, cap: usize) {
         if delta >= 0 {
             self.rise(headroom, delta.unsigned_abs());
@@ -357,11 +377,16 @@ impl ThreadCaches {
         if self.bypassed() {
             return None;
         }
-        let (block, tracks) = cache.blocks.get_mut(arena)?.pop(size)?;
-        let busy = !tracks.is_empty();
-        self.handed_out(&mut cache, size, if busy { 0 } else { size as isize });
-        if busy {
+        let (block, tracks) = cache.blocks.pop((arena, size))?;
+        cache.live += size as isize;
+        cache.allocations += 1;
+        if tracks.is_empty() {
+            // Idle bytes become live: both totals rise.
+            self.both_rise(&mut cache, size);
+        } else {
+            // Busy bytes become live: the active ones stay as they were.
             cache.busy -= size;
+            self.allocated.rise(&mut cache.allocated_headroom, size);
         }
         Some((block, tracks))
     }
@@ -378,21 +403,48 @@ impl ThreadCaches {
             return Err((node, tracks));
         }
         let (arena, len) = (node.arena, node.block.len());
-        let busy = !tracks.is_empty();
-        self.given_back(&mut cache, len, if busy { 0 } else { -(len as isize) });
-        if busy {
+        cache.live -= len as isize;
+        cache.frees += 1;
+        if tracks.is_empty() {
+            // Live bytes become idle: both totals fall.
+            self.both_fall(&mut cache, len);
+        } else {
+            // Live bytes stay active while their work may be queued.
             cache.busy += len;
+            self.allocated
+                .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
         }
-        if cache.blocks.len() <= arena {
-            cache.blocks.resize_with(arena + 1, Blocks::default);
-        }
-        cache.blocks[arena].push(len, (node, tracks));
+        cache.blocks.push((arena, len), (node, tracks));
         Ok(())
+    }
+
+    /// The allocated and the active bytes both rose by `by` (a hit of an
+    /// idle block): one test on the common path, where both headrooms
+    /// cover it.
+    #[inline(always)]
+    fn both_rise(&self, cache: &mut Cache, by: usize) {
+        if cache.allocated_headroom >= by && cache.active_headroom >= by {
+            cache.allocated_headroom -= by;
+            cache.active_headroom -= by;
+        } else {
+            self.allocated.rise(&mut cache.allocated_headroom, by);
+            self.active.rise(&mut cache.active_headroom, by);
+        }
+    }
+
+    /// The allocated and the active bytes both fell by `by`.
+    #[inline(always)]
+    fn both_fall(&self, cache: &mut Cache, by: usize) {
+        cache.allocated_headroom += by;
+        cache.active_headroom += by;
+        if cache.allocated_headroom > self.headroom_cap || cache.active_headroom > self.headroom_cap {
+            self.allocated.fall(&mut cache.allocated_headroom, 0, self.headroom_cap);
+            self.active.fall(&mut cache.active_headroom, 0, self.headroom_cap);
+        }
     }
 
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
-    #[inline(always)]
     pub(super) fn handed_out(&self, cache: &mut Cache, size: usize, active: isize) {
         cache.live += size as isize;
         cache.allocations += 1;
@@ -403,7 +455,6 @@ impl ThreadCaches {
 
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
-    #[inline(always)]
     pub(super) fn given_back(&self, cache: &mut Cache, len: usize, active: isize) {
         cache.live -= len as isize;
         cache.frees += 1;
@@ -463,7 +514,7 @@ impl ThreadCaches {
 impl Cache {
     /// Empties this cache through `sink`; returns the busy bytes moved.
     pub(super) fn flush(&mut self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
-        for (node, tracks) in self.blocks.iter_mut().flat_map(Blocks::drain) {
+        for (node, tracks) in self.blocks.drain() {
             sink(node, tracks);
         }
         std::mem::take(&mut self.busy)
