@@ -22,6 +22,7 @@
 
 mod arena;
 mod block_export;
+mod cache_slot;
 mod config;
 mod config_env;
 mod device_pool;

@@ -20,13 +20,13 @@
 //! pool, and above the true peak by at most the other threads' headroom
 //! otherwise (never below it).
 
+use super::cache_slot::{CacheSlot, SlotHold, hold_all};
 use super::pool_block::BlockNode;
 use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Hashes the arena indexes and block sizes that key the whole-block
 /// caches. They are numbers the pool made itself (no adversary picks
@@ -122,7 +122,7 @@ impl Blocks {
 
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
-    caches: Box<[Padded]>,
+    caches: Box<[CacheSlot<Cache>]>,
     /// Set while a tag is asleep: blocks then go through the pool's state,
     /// which knows the tag sleeps.
     bypass: AtomicBool,
@@ -135,95 +135,8 @@ pub(super) struct ThreadCaches {
     headroom_cap: usize,
 }
 
-/// A cache on a cache line of its own, held by whoever swapped its
-/// pointer out (null while held): its thread for a hit, which then costs
-/// one atomic swap and a plain store instead of a lock and an unlock, or a
-/// flush, which waits for the hit to end.
-#[repr(align(128))]
-struct Padded(AtomicPtr<Cache>);
-
-// The slots hold their caches by pointer, which hides the cache's type
-// from the auto traits: what they hold must be able to move between the
-// threads that hold it.
-const _: fn() = || {
-    fn send<T: Send>() {}
-    send::<Cache>();
-};
-
-/// Exclusive access to a cache until dropped (the pointer goes back).
-pub(super) struct Held<'a> {
-    slot: &'a AtomicPtr<Cache>,
-    cache: NonNull<Cache>,
-}
-
-impl Padded {
-    fn new() -> Self {
-        Self(AtomicPtr::new(Box::into_raw(Box::default())))
-    }
-
-    /// The cache, unless someone holds it.
-    #[inline]
-    fn try_hold(&self) -> Option<Held<'_>> {
-        let cache = NonNull::new(self.0.swap(std::ptr::null_mut(), Ordering::AcqRel))?;
-        Some(Held { slot: &self.0, cache })
-    }
-
-    /// The cache, once its holder lets go (holders never block while
-    /// holding one: a hit, or a flush under the pool's state lock, which a
-    /// hit never takes).
-    fn hold(&self) -> Held<'_> {
-        let mut spins = 0u32;
-        loop {
-            if let Some(held) = self.try_hold() {
-                return held;
-            }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-}
-
-impl Drop for Padded {
-    fn drop(&mut self) {
-        let cache = *self.0.get_mut();
-        if !cache.is_null() {
-            // SAFETY: the pointer came from `Box::into_raw` in `new`, and
-            // with `&mut self` no one holds it.
-            drop(unsafe { Box::from_raw(cache) });
-        }
-    }
-}
-
-impl std::ops::Deref for Held<'_> {
-    type Target = Cache;
-
-    #[inline]
-    fn deref(&self) -> &Cache {
-        // SAFETY: swapping the pointer out of the slot made this holder the
-        // only one until it is stored back in `drop`; the box lives as long
-        // as the slot.
-        unsafe { self.cache.as_ref() }
-    }
-}
-
-impl std::ops::DerefMut for Held<'_> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut Cache {
-        // SAFETY: as in `deref`; `&mut self` makes this access exclusive.
-        unsafe { self.cache.as_mut() }
-    }
-}
-
-impl Drop for Held<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.slot.store(self.cache.as_ptr(), Ordering::Release);
-    }
-}
+/// Exclusive access to a cache until dropped.
+pub(super) type Held<'a> = SlotHold<'a, Cache>;
 
 /// One thread's cache.
 #[derive(Default)]
@@ -311,31 +224,33 @@ pub(super) struct CacheTotals {
     pub(super) active_peak: usize,
 }
 
-/// A thread whose slot is not chosen yet.
-const UNCHOSEN: usize = usize::MAX;
+/// A thread without a token yet.
+const UNNAMED: usize = 0;
 
 thread_local! {
-    /// This thread's cache index (before the modulo), fixed at first use.
-    static SLOT: Cell<usize> = const { Cell::new(UNCHOSEN) };
+    /// This thread's token: unique, fixed at first use.
+    static TOKEN: Cell<usize> = const { Cell::new(UNNAMED) };
 }
 
-/// The next thread's slot.
-static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+/// The last token given to a thread.
+static LAST_TOKEN: AtomicUsize = AtomicUsize::new(UNNAMED);
 
+/// The calling thread's token: its cache slot (modulo their count) and
+/// its name as a slot's owner. Never [`UNNAMED`] nor `usize::MAX`.
 #[inline]
-fn slot() -> usize {
-    match SLOT.get() {
-        UNCHOSEN => choose_slot(),
-        chosen => chosen,
+fn token() -> usize {
+    match TOKEN.get() {
+        UNNAMED => name_thread(),
+        named => named,
     }
 }
 
 #[cold]
-fn choose_slot() -> usize {
-    // Never `UNCHOSEN`: the count would have to wrap.
-    let next = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % UNCHOSEN;
-    SLOT.set(next);
-    next
+fn name_thread() -> usize {
+    // Tokens would run out after 2^64 - 2 threads: the count stays below.
+    let token = LAST_TOKEN.fetch_add(1, Ordering::Relaxed) + 1;
+    TOKEN.set(token);
+    token
 }
 
 impl ThreadCaches {
@@ -347,7 +262,7 @@ impl ThreadCaches {
             .map_or(4, |threads| threads.get() * 2)
             .next_power_of_two();
         Self {
-            caches: (0..count).map(|_| Padded::new()).collect(),
+            caches: (0..count).map(|_| CacheSlot::new(Box::default())).collect(),
             bypass: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             allocated: SharedTotal::default(),
@@ -356,16 +271,25 @@ impl ThreadCaches {
         }
     }
 
-    /// The calling thread's slot.
+    /// The calling thread's slot and token.
     #[inline]
-    fn my_slot(&self) -> &Padded {
+    fn my_slot(&self) -> (&CacheSlot<Cache>, usize) {
+        let token = token();
         // The count is a power of two: a mask instead of a division.
-        &self.caches[slot() & (self.caches.len() - 1)]
+        (&self.caches[token & (self.caches.len() - 1)], token)
     }
 
     /// The calling thread's cache, once no one else holds it.
     pub(super) fn mine(&self) -> Held<'_> {
-        self.my_slot().hold()
+        let (slot, token) = self.my_slot();
+        slot.hold(token)
+    }
+
+    /// The calling thread's cache, unless someone else holds it.
+    #[inline]
+    fn try_mine(&self) -> Option<Held<'_>> {
+        let (slot, token) = self.my_slot();
+        slot.try_hold(token)
     }
 
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
@@ -373,7 +297,7 @@ impl ThreadCaches {
     #[inline]
     pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
         // Held by a flush (or a thread sharing the slot): a miss.
-        let mut cache = self.my_slot().try_hold()?;
+        let mut cache = self.try_mine()?;
         if self.bypassed() {
             return None;
         }
@@ -396,7 +320,7 @@ impl ThreadCaches {
     /// bypassed.
     #[inline]
     pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
-        let Some(mut cache) = self.my_slot().try_hold() else {
+        let Some(mut cache) = self.try_mine() else {
             return Err((node, tracks));
         };
         if self.bypassed() {
@@ -490,15 +414,17 @@ impl ThreadCaches {
 
     /// Empties every cache through `sink`; returns the busy bytes moved.
     pub(super) fn flush_all(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
-        self.caches.iter().map(|padded| padded.hold().flush(sink)).sum()
+        hold_all(&self.caches)
+            .into_iter()
+            .map(|mut cache| cache.flush(sink))
+            .sum()
     }
 
     /// The caches' counts together.
     pub(super) fn totals(&self) -> CacheTotals {
         let mut totals = CacheTotals::default();
         let mut live = 0isize;
-        for padded in &self.caches {
-            let cache = padded.hold();
+        for cache in hold_all(&self.caches) {
             live += cache.live;
             totals.busy += cache.busy;
             totals.allocations += cache.allocations;

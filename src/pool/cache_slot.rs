@@ -1,0 +1,436 @@
+//! [`CacheSlot`]: where one thread cache lives in its pool, held by the
+//! thread that owns it without an atomic read-modify-write.
+//!
+//! A pool hit holds the calling thread's cache twice: to take a block and
+//! to put it back. Holding it by swapping a pointer out costs a locked
+//! instruction each time, a fifth of a hit. So a slot belongs to the first
+//! thread that uses it, and that thread holds it with plain stores: it
+//! raises `in_use`, then checks that no one else announced a hold in
+//! `foreign`. Anyone else (a flush, a thread that shares the slot) first
+//! takes the pointer out, which keeps such holders apart, then raises
+//! `foreign`, then makes every thread of the process pass a full memory
+//! barrier (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`), then waits
+//! until `in_use` is down. That barrier is the half of a fence the owner
+//! leaves out: after it, either the foreign holder sees the owner's
+//! `in_use`, or the owner sees `foreign` and lets go (an asymmetric fence,
+//! as in userspace RCU).
+//!
+//! A thread that meets a slot owned by another thread turns it *shared*
+//! for good (one barrier): from then on every holder swaps the pointer
+//! out, as all do when the kernel offers no `membarrier` (the slots are
+//! shared from the start).
+
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence};
+
+/// `owner` of a slot no thread owns yet.
+const UNOWNED: usize = 0;
+/// `owner` of a slot that every holder swaps the pointer out of.
+const SHARED: usize = usize::MAX;
+
+/// A value (a thread cache) on cache lines of its own, with who may hold
+/// it how. Threads are named by tokens: unique, neither 0 nor `usize::MAX`.
+#[repr(align(128))]
+pub(super) struct CacheSlot<T> {
+    /// The value, boxed for the slot's life.
+    value: NonNull<T>,
+    /// Set while a holder other than the owner has the value: what keeps
+    /// those holders apart.
+    taken: AtomicBool,
+    /// The owner's token, [`UNOWNED`] or [`SHARED`].
+    owner: AtomicUsize,
+    /// Raised by the owner for the length of its hold (plain stores).
+    in_use: AtomicBool,
+    /// How many other holders announced themselves: the owner lets go
+    /// while any has.
+    foreign: AtomicUsize,
+}
+
+/// How a [`SlotHold`] holds its slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HoldKind {
+    /// The owner's hold, by `in_use`.
+    Owner,
+    /// A hold of a shared slot, by `taken`.
+    Taken,
+    /// A hold by `taken` that announced itself in `foreign`.
+    Announced,
+}
+
+/// Exclusive access to a slot's value until dropped.
+pub(super) struct SlotHold<'a, T> {
+    slot: &'a CacheSlot<T>,
+    kind: HoldKind,
+}
+
+/// Whether this process can make every thread pass a memory barrier
+/// (registered once; the kernel refuses the barrier without it).
+fn barriers_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        use rustix::thread::{MembarrierCommand, membarrier, membarrier_query};
+        let offered = membarrier_query();
+        let usable = offered.contains_command(MembarrierCommand::PrivateExpedited)
+            && offered.contains_command(MembarrierCommand::RegisterPrivateExpedited)
+            && membarrier(MembarrierCommand::RegisterPrivateExpedited).is_ok();
+        if !usable {
+            log::debug!("pool caches: no membarrier; every cache hold is an atomic swap");
+        }
+        usable
+    })
+}
+
+/// Makes every running thread of the process pass a full memory barrier.
+fn heavy_barrier() {
+    use rustix::thread::{MembarrierCommand, membarrier};
+    if let Err(error) = membarrier(MembarrierCommand::PrivateExpedited) {
+        // The process registered before any slot could get an owner, so
+        // the kernel has no ground to refuse. If it does, no order between
+        // an owner and this holder can be proven, and going on could give
+        // one cache to two threads at once.
+        log::error!("pool caches: membarrier failed after registering ({error}); aborting");
+        std::process::abort();
+    }
+}
+
+/// Waits a little, then yields, while another holder finishes.
+fn back_off(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+impl<T> CacheSlot<T> {
+    /// A slot holding `value`: unowned, or shared from the start when the
+    /// kernel offers no barrier for the owner's side.
+    pub(super) fn new(value: Box<T>) -> Self {
+        Self::with_owner(value, if barriers_available() { UNOWNED } else { SHARED })
+    }
+
+    fn with_owner(value: Box<T>, owner: usize) -> Self {
+        Self {
+            value: NonNull::from(Box::leak(value)),
+            taken: AtomicBool::new(false),
+            owner: AtomicUsize::new(owner),
+            in_use: AtomicBool::new(false),
+            foreign: AtomicUsize::new(0),
+        }
+    }
+
+    /// The value held by `thread`, unless someone else holds it (a miss
+    /// for a pool hit, which never waits).
+    #[inline]
+    pub(super) fn try_hold(&self, thread: usize) -> Option<SlotHold<'_, T>> {
+        match self.owner.load(Ordering::Relaxed) {
+            owner if owner == thread => self.try_hold_owned(thread),
+            SHARED => self.try_take(HoldKind::Taken),
+            _ => self.try_hold_unowned(thread),
+        }
+    }
+
+    /// The value held by `thread`, once the holder before lets go (holders
+    /// never block while holding: a hit, or a holder under the pool's state
+    /// lock, which a hit never takes).
+    pub(super) fn hold(&self, thread: usize) -> SlotHold<'_, T> {
+        let mut spins = 0;
+        loop {
+            if let Some(held) = self.try_hold(thread) {
+                return held;
+            }
+            back_off(&mut spins);
+        }
+    }
+
+    /// The owner's hold: no read-modify-write.
+    #[inline]
+    fn try_hold_owned(&self, thread: usize) -> Option<SlotHold<'_, T>> {
+        // Holds are never nested on one thread.
+        debug_assert!(!self.in_use.load(Ordering::Relaxed), "a cache hold nested");
+        self.in_use.store(true, Ordering::Relaxed);
+        // The owner's half of the fence: the compiler keeps the store above
+        // before the loads below; another holder's barrier does the rest.
+        compiler_fence(Ordering::SeqCst);
+        // Still the owner: a slot turned shared after this thread looked is
+        // left to the swaps.
+        if self.foreign.load(Ordering::Acquire) == 0 && self.owner.load(Ordering::Relaxed) == thread {
+            return Some(SlotHold {
+                slot: self,
+                kind: HoldKind::Owner,
+            });
+        }
+        self.in_use.store(false, Ordering::Release);
+        None
+    }
+
+    /// A hold by a thread that does not own the slot: the first thread
+    /// claims an unowned slot; another thread turns an owned one shared.
+    #[cold]
+    fn try_hold_unowned(&self, thread: usize) -> Option<SlotHold<'_, T>> {
+        match self.owner.load(Ordering::Relaxed) {
+            SHARED => self.try_take(HoldKind::Taken),
+            UNOWNED => match self
+                .owner
+                .compare_exchange(UNOWNED, thread, Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => self.try_hold_owned(thread),
+                Err(_) => self.try_hold(thread),
+            },
+            _ => {
+                self.announce();
+                let Some(held) = self.try_take(HoldKind::Announced) else {
+                    self.withdraw();
+                    return None;
+                };
+                heavy_barrier();
+                self.wait_for_owner();
+                self.owner.store(SHARED, Ordering::Relaxed);
+                Some(held)
+            }
+        }
+    }
+
+    /// Takes the value from the other holders that are not its owner.
+    #[inline]
+    fn try_take(&self, kind: HoldKind) -> Option<SlotHold<'_, T>> {
+        if self.taken.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        Some(SlotHold { slot: self, kind })
+    }
+
+    /// Tells the owner to let go and not hold again until withdrawn.
+    fn announce(&self) {
+        self.foreign.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn withdraw(&self) {
+        self.foreign.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Waits until the owner's hold, if any, is over.
+    fn wait_for_owner(&self) {
+        let mut spins = 0;
+        while self.in_use.load(Ordering::Acquire) {
+            back_off(&mut spins);
+        }
+    }
+
+    /// Whether an owner may hold the slot by `in_use` (read after
+    /// announcing).
+    fn may_have_owner(&self) -> bool {
+        self.owner.load(Ordering::SeqCst) != SHARED
+    }
+}
+
+/// Holds every slot of `slots` (a flush, under the pool's state lock):
+/// each is announced and taken in order, then one barrier serves them all.
+pub(super) fn hold_all<T>(slots: &[CacheSlot<T>]) -> Vec<SlotHold<'_, T>> {
+    let held: Vec<SlotHold<'_, T>> = slots
+        .iter()
+        .map(|slot| {
+            slot.announce();
+            let mut spins = 0;
+            loop {
+                if let Some(held) = slot.try_take(HoldKind::Announced) {
+                    return held;
+                }
+                back_off(&mut spins);
+            }
+        })
+        .collect();
+    if slots.iter().any(CacheSlot::may_have_owner) {
+        heavy_barrier();
+        slots.iter().for_each(CacheSlot::wait_for_owner);
+    }
+    held
+}
+
+impl<T> Drop for CacheSlot<T> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from `Box::leak` in `with_owner`, and
+        // with `&mut self` no one holds it.
+        drop(unsafe { Box::from_raw(self.value.as_ptr()) });
+    }
+}
+
+impl<T> std::ops::Deref for SlotHold<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: this holder is the only one until it lets go in `drop`:
+        // other holders find `taken` set, the owner finds `foreign` raised
+        // (or, raised too late, is waited for); the box lives as long as
+        // the slot.
+        unsafe { self.slot.value.as_ref() }
+    }
+}
+
+impl<T> std::ops::DerefMut for SlotHold<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` makes this access exclusive.
+        unsafe { &mut *self.slot.value.as_ptr() }
+    }
+}
+
+impl<T> Drop for SlotHold<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        match self.kind {
+            HoldKind::Owner => self.slot.in_use.store(false, Ordering::Release),
+            HoldKind::Taken => self.slot.taken.store(false, Ordering::Release),
+            HoldKind::Announced => {
+                self.slot.taken.store(false, Ordering::Release);
+                self.slot.withdraw();
+            }
+        }
+    }
+}
+
+// SAFETY: the slot hands its value to one holder at a time, on whichever
+// thread holds it, so it is shareable when the value can move between
+// threads.
+unsafe impl<T: Send> Sync for CacheSlot<T> {}
+// SAFETY: as above; the slot owns its value.
+unsafe impl<T: Send> Send for CacheSlot<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+
+    /// A value that notices two holders at once: each hold marks it with
+    /// its holder, does some plain writes, and checks the mark is still
+    /// its own.
+    #[derive(Default)]
+    struct Checked {
+        holder: usize,
+        count: u64,
+    }
+
+    /// Plain writes per hold: long enough for a second holder to land in
+    /// the middle of one.
+    const WRITES: u64 = 64;
+
+    fn visit(value: &mut Checked, who: usize) {
+        assert_eq!(value.holder, 0, "two holders at once");
+        value.holder = who;
+        for _ in 0..WRITES {
+            value.count = std::hint::black_box(value.count) + 1;
+        }
+        assert_eq!(value.holder, who, "two holders at once");
+        value.holder = 0;
+    }
+
+    /// Thread 1 holds through `try_hold` until it held `HOLDS` times,
+    /// while thread 2 holds by `hold_all` (a flush) or, with `share`, by
+    /// `try_hold` too; every hold that succeeded is counted exactly once.
+    fn race(slot: &CacheSlot<Checked>, share: bool) {
+        const HOLDS: u64 = 50_000;
+        const OTHER_ROUNDS: u64 = 2_000;
+        let start = Barrier::new(2);
+        let second = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                start.wait();
+                let mut held = 0u64;
+                while held < HOLDS {
+                    if let Some(mut value) = slot.try_hold(1) {
+                        visit(&mut value, 1);
+                        held += 1;
+                    }
+                }
+            });
+            let other = scope.spawn(|| {
+                start.wait();
+                let mut held = 0u64;
+                for round in 0..OTHER_ROUNDS {
+                    if share && round % 2 == 0 {
+                        if let Some(mut value) = slot.try_hold(2) {
+                            visit(&mut value, 2);
+                            held += 1;
+                        }
+                    } else {
+                        for mut value in hold_all(std::slice::from_ref(slot)) {
+                            visit(&mut value, 2);
+                            held += 1;
+                        }
+                    }
+                }
+                held
+            });
+            other.join().expect("the other thread")
+        });
+        let value = slot.try_hold(3).or_else(|| slot.try_hold(1)).expect("free at the end");
+        assert_eq!(value.count, WRITES * (HOLDS + second));
+    }
+
+    #[test]
+    fn an_owned_slot_is_held_by_one_holder_at_a_time() {
+        let slot = CacheSlot::new(Box::<Checked>::default());
+        race(&slot, false);
+    }
+
+    #[test]
+    fn a_slot_met_by_a_second_thread_turns_shared_and_stays_exclusive() {
+        let slot = CacheSlot::new(Box::<Checked>::default());
+        drop(slot.try_hold(1));
+        race(&slot, true);
+        if barriers_available() {
+            assert_eq!(slot.owner.load(Ordering::Relaxed), SHARED);
+        }
+    }
+
+    #[test]
+    fn a_shared_slot_without_barriers_is_held_by_swaps() {
+        let slot = CacheSlot::with_owner(Box::<Checked>::default(), SHARED);
+        race(&slot, true);
+        assert_eq!(slot.owner.load(Ordering::Relaxed), SHARED);
+    }
+
+    #[test]
+    fn the_owner_lets_go_while_another_holder_has_the_value() {
+        let slot = CacheSlot::new(Box::<Checked>::default());
+        drop(slot.try_hold(1));
+        let flush = hold_all(std::slice::from_ref(&slot));
+        assert!(slot.try_hold(1).is_none(), "the owner held a flushed slot");
+        drop(flush);
+        assert!(slot.try_hold(1).is_some());
+    }
+
+    /// While thread 1 holds its slot, `other` (run on another thread)
+    /// must not get the value; once thread 1 lets go, it must.
+    fn waits_for_the_owner(other: impl FnOnce(&CacheSlot<Checked>) -> bool + Send) {
+        let slot = CacheSlot::new(Box::<Checked>::default());
+        let held = slot.try_hold(1).expect("the first hold claims the slot");
+        if slot.owner.load(Ordering::Relaxed) != 1 {
+            return; // no barriers here: the slot is shared, held by swaps
+        }
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let got = other(&slot);
+                done.store(true, Ordering::SeqCst);
+                got
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!done.load(Ordering::SeqCst), "held while the owner held it");
+            drop(held);
+            assert!(waiter.join().expect("the other holder"), "never held");
+        });
+    }
+
+    #[test]
+    fn a_flush_waits_for_the_owners_hold() {
+        waits_for_the_owner(|slot| hold_all(std::slice::from_ref(slot)).len() == 1);
+    }
+
+    #[test]
+    fn turning_a_slot_shared_waits_for_the_owners_hold() {
+        waits_for_the_owner(|slot| slot.try_hold(2).is_some());
+    }
+}
