@@ -84,11 +84,18 @@ fn barriers_available() -> bool {
 /// Makes every running thread of the process pass a full memory barrier.
 fn heavy_barrier() {
     use rustix::thread::{MembarrierCommand, membarrier};
-    if let Err(error) = membarrier(MembarrierCommand::PrivateExpedited) {
-        // The process registered before any slot could get an owner, so
-        // the kernel has no ground to refuse. If it does, no order between
-        // an owner and this holder can be proven, and going on could give
-        // one cache to two threads at once.
+    let barrier = || membarrier(MembarrierCommand::PrivateExpedited);
+    // A forked child may not inherit its parent's registration: register
+    // again once before giving up.
+    let passed = barrier().or_else(|_| {
+        membarrier(MembarrierCommand::RegisterPrivateExpedited)?;
+        barrier()
+    });
+    if let Err(error) = passed {
+        // The kernel offered the barrier and took the registration, so it
+        // has no ground to refuse. If it does, no order between an owner
+        // and this holder can be proven, and going on could give one cache
+        // to two threads at once.
         log::error!("pool caches: membarrier failed after registering ({error}); aborting");
         std::process::abort();
     }
