@@ -65,7 +65,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// allocate from any thread. Each thread keeps the small blocks it frees in
 /// a cache of its own, so threads do not wait for each other on a hit; a
 /// miss, `empty_cache`, sleep and a snapshot bring every thread's cached
-/// blocks back to the free lists first.
+/// blocks back to the free lists first. A forked child process must not
+/// use a pool made before the fork (one of the parent's threads may have
+/// been holding its cache at that moment, for good in the child); make
+/// pools after forking, as the device itself must be.
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools);
 /// its costs: [Performance](crate::guide::performance).
@@ -517,8 +520,7 @@ impl Shared {
         // This thread's whole blocks coalesce first, as they would have.
         let mut moved = self
             .caches
-            .mine()
-            .flush(&mut |node, tracks| drop(state.insert_free(*node, tracks)));
+            .flush_mine(&mut |node, tracks| drop(state.insert_free(*node, tracks)));
         let placed = self.place(&mut state, arena, class, size, &mut moved);
         let placed = placed.and_then(|(offset, tracks)| {
             let segment = &state.arenas[arena].classes[class].segment;

@@ -77,9 +77,11 @@ impl PoolBlock {
         let node = block.into_node();
         let pool = Arc::as_ptr(&node.pool);
         // SAFETY: `node` holds the pool, and `give_back` keeps it until its
-        // own last step (moved into a cache, which lives in the pool, or
-        // dropped at the end), so the pool outlives the call. Not cloning
-        // the `Arc` keeps a count shared by every thread off the hit path.
+        // own last step: moved into a cache, after which `give_back` only
+        // lets go of the cache's slot (a flush that could free the pool
+        // waits for that store, the slot's last access), or dropped at the
+        // end of the free-list path. Not cloning the `Arc` keeps a count
+        // shared by every thread off the hit path.
         unsafe { &*pool }.give_back(node, tracks);
     }
 }

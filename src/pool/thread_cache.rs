@@ -26,7 +26,7 @@ use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
 
 /// Hashes the arena indexes and block sizes that key the whole-block
 /// caches. They are numbers the pool made itself (no adversary picks
@@ -122,7 +122,7 @@ impl Blocks {
 
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
-    caches: Box<[CacheSlot<Cache>]>,
+    caches: Box<[CacheSlot<Cache, CacheCounts>]>,
     /// Set while a tag is asleep: blocks then go through the pool's state,
     /// which knows the tag sleeps.
     bypass: AtomicBool,
@@ -136,21 +136,58 @@ pub(super) struct ThreadCaches {
 }
 
 /// Exclusive access to a cache until dropped.
-pub(super) type Held<'a> = SlotHold<'a, Cache>;
+pub(super) type Held<'a> = SlotHold<'a, Cache, CacheCounts>;
 
 /// One thread's cache.
 #[derive(Default)]
 pub(super) struct Cache {
     blocks: Blocks,
-    /// Bytes of cached blocks whose former work may still be queued.
-    busy: usize,
-    /// Bytes handed out here minus bytes given back here (a block may be
-    /// freed on another thread than the one that took it).
-    live: isize,
-    allocations: u64,
-    frees: u64,
     allocated_headroom: usize,
     active_headroom: usize,
+}
+
+/// The counts of one cache, which the statistics read without holding it
+/// (holding another thread's cache costs a process-wide barrier). Only the
+/// cache's holder writes them, so a plain load and store update them.
+#[derive(Default)]
+pub(super) struct CacheCounts {
+    /// Bytes of cached blocks whose former work may still be queued.
+    busy: AtomicUsize,
+    /// Bytes handed out here minus bytes given back here (a block may be
+    /// freed on another thread than the one that took it).
+    live: AtomicIsize,
+    allocations: AtomicU64,
+    frees: AtomicU64,
+}
+
+impl CacheCounts {
+    /// Counts `size` bytes handed out.
+    #[inline]
+    fn handed_out(&self, size: usize) {
+        let live = self.live.load(Ordering::Relaxed);
+        self.live.store(live.wrapping_add_unsigned(size), Ordering::Relaxed);
+        let allocations = self.allocations.load(Ordering::Relaxed);
+        self.allocations.store(allocations + 1, Ordering::Relaxed);
+    }
+
+    /// Counts `len` bytes given back.
+    #[inline]
+    fn given_back(&self, len: usize) {
+        let live = self.live.load(Ordering::Relaxed);
+        self.live.store(live.wrapping_sub_unsigned(len), Ordering::Relaxed);
+        let frees = self.frees.load(Ordering::Relaxed);
+        self.frees.store(frees + 1, Ordering::Relaxed);
+    }
+
+    /// Sets the busy bytes cached here.
+    #[inline]
+    fn set_busy(&self, busy: usize) {
+        self.busy.store(busy, Ordering::Relaxed);
+    }
+
+    fn busy(&self) -> usize {
+        self.busy.load(Ordering::Relaxed)
+    }
 }
 
 /// A total counted across caches, with its peak.
@@ -262,7 +299,9 @@ impl ThreadCaches {
             .map_or(4, |threads| threads.get() * 2)
             .next_power_of_two();
         Self {
-            caches: (0..count).map(|_| CacheSlot::new(Box::default())).collect(),
+            caches: (0..count)
+                .map(|_| CacheSlot::new(Box::default(), CacheCounts::default()))
+                .collect(),
             bypass: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             allocated: SharedTotal::default(),
@@ -273,7 +312,7 @@ impl ThreadCaches {
 
     /// The calling thread's slot and token.
     #[inline]
-    fn my_slot(&self) -> (&CacheSlot<Cache>, usize) {
+    fn my_slot(&self) -> (&CacheSlot<Cache, CacheCounts>, usize) {
         let token = token();
         // The count is a power of two: a mask instead of a division.
         (&self.caches[token & (self.caches.len() - 1)], token)
@@ -297,19 +336,20 @@ impl ThreadCaches {
     #[inline]
     pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
         // Held by a flush (or a thread sharing the slot): a miss.
-        let mut cache = self.try_mine()?;
+        let mut held = self.try_mine()?;
         if self.bypassed() {
             return None;
         }
+        let counts = held.shared();
+        let cache: &mut Cache = &mut held;
         let (block, tracks) = cache.blocks.pop((arena, size))?;
-        cache.live += size as isize;
-        cache.allocations += 1;
+        counts.handed_out(size);
         if tracks.is_empty() {
             // Idle bytes become live: both totals rise.
-            self.both_rise(&mut cache, size);
+            self.both_rise(cache, size);
         } else {
             // Busy bytes become live: the active ones stay as they were.
-            cache.busy -= size;
+            counts.set_busy(counts.busy() - size);
             self.allocated.rise(&mut cache.allocated_headroom, size);
         }
         Some((block, tracks))
@@ -320,21 +360,22 @@ impl ThreadCaches {
     /// bypassed.
     #[inline]
     pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
-        let Some(mut cache) = self.try_mine() else {
+        let Some(mut held) = self.try_mine() else {
             return Err((node, tracks));
         };
         if self.bypassed() {
             return Err((node, tracks));
         }
+        let counts = held.shared();
+        let cache: &mut Cache = &mut held;
         let (arena, len) = (node.arena, node.block.len());
-        cache.live -= len as isize;
-        cache.frees += 1;
+        counts.given_back(len);
         if tracks.is_empty() {
             // Live bytes become idle: both totals fall.
-            self.both_fall(&mut cache, len);
+            self.both_fall(cache, len);
         } else {
             // Live bytes stay active while their work may be queued.
-            cache.busy += len;
+            counts.set_busy(counts.busy() + len);
             self.allocated
                 .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
         }
@@ -369,9 +410,8 @@ impl ThreadCaches {
 
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
-    pub(super) fn handed_out(&self, cache: &mut Cache, size: usize, active: isize) {
-        cache.live += size as isize;
-        cache.allocations += 1;
+    pub(super) fn handed_out(&self, cache: &mut Held<'_>, size: usize, active: isize) {
+        cache.shared().handed_out(size);
         self.allocated.rise(&mut cache.allocated_headroom, size);
         self.active
             .change(&mut cache.active_headroom, active, self.headroom_cap);
@@ -379,9 +419,8 @@ impl ThreadCaches {
 
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
-    pub(super) fn given_back(&self, cache: &mut Cache, len: usize, active: isize) {
-        cache.live -= len as isize;
-        cache.frees += 1;
+    pub(super) fn given_back(&self, cache: &mut Held<'_>, len: usize, active: isize) {
+        cache.shared().given_back(len);
         self.allocated
             .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
         self.active
@@ -390,7 +429,7 @@ impl ThreadCaches {
 
     /// Counts a change of the active bytes made by the pool's state on
     /// behalf of the calling thread (settled work, coalescing).
-    pub(super) fn active_changed(&self, cache: &mut Cache, delta: isize) {
+    pub(super) fn active_changed(&self, cache: &mut Held<'_>, delta: isize) {
         self.active.change(&mut cache.active_headroom, delta, self.headroom_cap);
     }
 
@@ -412,23 +451,26 @@ impl ThreadCaches {
         self.bypass.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
     }
 
+    /// Empties the calling thread's cache through `sink`; returns the busy
+    /// bytes moved.
+    pub(super) fn flush_mine(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+        flush(&mut self.mine(), sink)
+    }
+
     /// Empties every cache through `sink`; returns the busy bytes moved.
     pub(super) fn flush_all(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
-        hold_all(&self.caches)
-            .into_iter()
-            .map(|mut cache| cache.flush(sink))
-            .sum()
+        hold_all(&self.caches).iter_mut().map(|cache| flush(cache, sink)).sum()
     }
 
     /// The caches' counts together.
     pub(super) fn totals(&self) -> CacheTotals {
         let mut totals = CacheTotals::default();
         let mut live = 0isize;
-        for cache in hold_all(&self.caches) {
-            live += cache.live;
-            totals.busy += cache.busy;
-            totals.allocations += cache.allocations;
-            totals.frees += cache.frees;
+        for counts in self.caches.iter().map(CacheSlot::shared) {
+            live += counts.live.load(Ordering::Relaxed);
+            totals.busy += counts.busy();
+            totals.allocations += counts.allocations.load(Ordering::Relaxed);
+            totals.frees += counts.frees.load(Ordering::Relaxed);
         }
         totals.allocated = live.max(0).unsigned_abs();
         totals.allocated_peak = self.allocated.peak.load(Ordering::Relaxed).max(totals.allocated);
@@ -437,12 +479,12 @@ impl ThreadCaches {
     }
 }
 
-impl Cache {
-    /// Empties this cache through `sink`; returns the busy bytes moved.
-    pub(super) fn flush(&mut self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
-        for (node, tracks) in self.blocks.drain() {
-            sink(node, tracks);
-        }
-        std::mem::take(&mut self.busy)
+/// Empties the held cache through `sink`; returns the busy bytes moved.
+fn flush(cache: &mut Held<'_>, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+    for (node, tracks) in cache.blocks.drain() {
+        sink(node, tracks);
     }
+    let busy = cache.shared().busy();
+    cache.shared().set_busy(0);
+    busy
 }
