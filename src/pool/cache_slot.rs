@@ -140,7 +140,9 @@ impl<T, S> CacheSlot<T, S> {
     }
 
     /// The value held by `thread`, unless someone else holds it (a miss
-    /// for a pool hit, which never waits).
+    /// for a pool hit). It waits only once in a slot's life: when it turns
+    /// a slot owned by another thread shared, for that owner's hold (a few
+    /// instructions of a hit) to end.
     #[inline]
     pub(super) fn try_hold(&self, thread: usize) -> Option<SlotHold<'_, T, S>> {
         match self.owner.load(Ordering::Relaxed) {

@@ -2,11 +2,13 @@
 //! [`DevicePool`](super::DevicePool)'s shared state, with the counters that
 //! keep its statistics exact without a lock shared by every thread.
 //!
-//! A pool hit holds only the calling thread's cache, which no other thread
-//! holds unless it shares the slot or the pool flushes the caches (a miss
-//! that must grow, `empty_cache`, sleep, a snapshot, the drop). Order: the
+//! A pool hit holds only the calling thread's cache (with plain stores when
+//! the thread owns its slot: [`CacheSlot`]), which no other thread holds
+//! unless it shares the slot or the pool flushes the caches (a miss that
+//! must grow, `empty_cache`, sleep, a snapshot, the drop). Order: the
 //! pool's state, then a cache; a cache is never held while the state's
-//! lock is taken.
+//! lock is taken. The statistics read each cache's counts without holding
+//! it.
 //!
 //! **Counting.** Each cache counts the bytes handed out and given back
 //! through it. The peaks need the sum of all caches at every moment, which
