@@ -2,23 +2,23 @@
 //! thread that owns it without an atomic read-modify-write.
 //!
 //! A pool hit holds the calling thread's cache twice: to take a block and
-//! to put it back. Holding it by swapping a pointer out costs a locked
-//! instruction each time, a fifth of a hit. So a slot belongs to the first
-//! thread that uses it, and that thread holds it with plain stores: it
-//! raises `in_use`, then checks that no one else announced a hold in
-//! `foreign`. Anyone else (a flush, a thread that shares the slot) first
-//! takes the pointer out, which keeps such holders apart, then raises
-//! `foreign`, then makes every thread of the process pass a full memory
-//! barrier (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`), then waits
-//! until `in_use` is down. That barrier is the half of a fence the owner
-//! leaves out: after it, either the foreign holder sees the owner's
-//! `in_use`, or the owner sees `foreign` and lets go (an asymmetric fence,
-//! as in userspace RCU).
+//! to put it back. Holding it by an atomic swap costs a locked instruction
+//! each time (a full fence on x86), a fifth of a hit. So a slot belongs to
+//! the first thread that uses it, and that thread holds it with plain
+//! stores: it raises `in_use`, then checks that no one else announced a
+//! hold in `foreign`. Anyone else (a flush, a thread that shares the slot)
+//! raises `foreign`, sets `taken` by a swap (which keeps such holders
+//! apart), makes every thread of the process pass a full memory barrier
+//! (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`), then waits until
+//! `in_use` is down. That barrier is the half of a fence the owner leaves
+//! out: after it, either the other holder sees the owner's `in_use`, or
+//! the owner sees `foreign` and lets go (an asymmetric fence, as in
+//! userspace RCU).
 //!
 //! A thread that meets a slot owned by another thread turns it *shared*
-//! for good (one barrier): from then on every holder swaps the pointer
-//! out, as all do when the kernel offers no `membarrier` (the slots are
-//! shared from the start).
+//! for good (one barrier): from then on every holder sets `taken` by a
+//! swap and nothing more, as all do when the kernel offers no
+//! `membarrier` (the slots are shared from the start).
 
 use std::ptr::NonNull;
 use std::sync::OnceLock;
