@@ -16,10 +16,12 @@
 //! userspace RCU).
 //!
 //! A thread that meets a slot owned by another thread turns it *shared*
-//! for good (one barrier): from then on every holder sets `taken` by a
-//! swap and nothing more, as all do when the kernel offers no
-//! `membarrier` (the slots are shared from the start).
+//! for good (one barrier): from then on a hit only sets `taken` by a swap
+//! (a flush still announces itself, and needs no barrier), as all do when
+//! the kernel offers no `membarrier` (the slots are shared from the
+//! start).
 
+use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence};
@@ -42,7 +44,8 @@ pub(super) struct CacheSlot<T, S = ()> {
     taken: AtomicBool,
     /// The owner's token, [`UNOWNED`] or [`SHARED`].
     owner: AtomicUsize,
-    /// Raised by the owner for the length of its hold (plain stores).
+    /// Raised by the owner for the length of its hold, and for a moment by
+    /// each attempt that finds `foreign` raised (plain stores).
     in_use: AtomicBool,
     /// How many other holders announced themselves: the owner lets go
     /// while any has.
@@ -65,6 +68,9 @@ enum HoldKind {
 /// Exclusive access to a slot's value until dropped.
 pub(super) struct SlotHold<'a, T, S = ()> {
     slot: &'a CacheSlot<T, S>,
+    /// Not `Send` (as a `MutexGuard`): an owner's hold is the owner
+    /// thread's, which would hold again on `in_use` if the hold moved.
+    _not_send: PhantomData<*const ()>,
     kind: HoldKind,
 }
 
@@ -152,9 +158,10 @@ impl<T, S> CacheSlot<T, S> {
         }
     }
 
-    /// The value held by `thread`, once the holder before lets go (holders
-    /// never block while holding: a hit, or a holder under the pool's state
-    /// lock, which a hit never takes).
+    /// The value held by `thread`, once the holder before lets go. Holders
+    /// wait only for holds that never wait: a hit's, or (a flush, a turn
+    /// to shared) an owner's, under the pool's state lock, which a hit
+    /// never takes.
     pub(super) fn hold(&self, thread: usize) -> SlotHold<'_, T, S> {
         let mut spins = 0;
         loop {
@@ -179,6 +186,7 @@ impl<T, S> CacheSlot<T, S> {
         if self.foreign.load(Ordering::Acquire) == 0 && self.owner.load(Ordering::Relaxed) == thread {
             return Some(SlotHold {
                 slot: self,
+                _not_send: PhantomData,
                 kind: HoldKind::Owner,
             });
         }
@@ -219,7 +227,11 @@ impl<T, S> CacheSlot<T, S> {
         if self.taken.swap(true, Ordering::AcqRel) {
             return None;
         }
-        Some(SlotHold { slot: self, kind })
+        Some(SlotHold {
+            slot: self,
+            _not_send: PhantomData,
+            kind,
+        })
     }
 
     /// Tells the owner to let go and not hold again until withdrawn.
@@ -277,11 +289,13 @@ impl<T, S> Drop for CacheSlot<T, S> {
     }
 }
 
-impl<'a, T, S> SlotHold<'a, T, S> {
-    /// The held slot's part that anyone may read.
+impl<T, S> SlotHold<'_, T, S> {
+    /// The held value and the slot's part that anyone may read, for as
+    /// long as the hold lasts.
     #[inline]
-    pub(super) fn shared(&self) -> &'a S {
-        &self.slot.shared
+    pub(super) fn parts(&mut self) -> (&mut T, &S) {
+        let shared = &self.slot.shared;
+        (&mut **self, shared)
     }
 }
 
@@ -307,8 +321,10 @@ impl<T, S> std::ops::DerefMut for SlotHold<'_, T, S> {
 }
 
 impl<T, S> Drop for SlotHold<'_, T, S> {
-    /// Lets go; the store that lets the next holder in is the last access
-    /// to the slot.
+    /// Lets go; the store that lets the next holder of its kind in is the
+    /// last access to the slot (for an announced hold, the withdrawal may
+    /// let the owner in first: it finds the slot shared, or is the pool's
+    /// own flush, which keeps the pool alive).
     #[inline]
     fn drop(&mut self) {
         match self.kind {
@@ -364,6 +380,35 @@ mod tests {
         }
     }
 
+    /// Ends the test process if the test that armed it runs past a minute:
+    /// a broken protocol hangs (a holder spinning for a hold that never
+    /// ends) more often than it fails, and a hang must not stall the suite.
+    struct Watchdog(std::sync::Arc<AtomicBool>);
+
+    impl Watchdog {
+        fn arm(test: &'static str) -> Self {
+            let done = std::sync::Arc::new(AtomicBool::new(false));
+            let watched = std::sync::Arc::clone(&done);
+            std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                while !watched.load(Ordering::Relaxed) {
+                    if start.elapsed() > std::time::Duration::from_secs(60) {
+                        eprintln!("{test}: still running after a minute: a hold never ended");
+                        std::process::abort();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            });
+            Self(done)
+        }
+    }
+
+    impl Drop for Watchdog {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Whether the owner's side of the protocol runs here; the tests of
     /// owned slots say so when it does not (a sandbox without membarrier),
     /// and then check the shared slots the process falls back to.
@@ -380,6 +425,7 @@ mod tests {
     /// thread 2 holds by `try_hold` (turning an owned slot shared); every
     /// hold that succeeded is counted exactly once.
     fn race(slot: &CacheSlot<Checked>, share: bool, flushers: usize) {
+        let _watchdog = Watchdog::arm("race");
         const HOLDS: u64 = 50_000;
         const OTHER_ROUNDS: u64 = 1_000;
         let start = Barrier::new(1 + flushers + usize::from(share));
@@ -429,7 +475,11 @@ mod tests {
                 .map(|other| other.join().expect("another holder"))
                 .sum()
         });
-        let value = slot.try_hold(3).or_else(|| slot.try_hold(1)).expect("free at the end");
+        if share {
+            // Turned shared by thread 2, not by the final hold below.
+            assert_eq!(slot.owner.load(Ordering::Relaxed), SHARED);
+        }
+        let value = slot.try_hold(3).expect("free at the end");
         assert_eq!(value.count, WRITES * (HOLDS + others));
     }
 
@@ -450,7 +500,6 @@ mod tests {
         let slot = CacheSlot::new(Box::<Checked>::default(), ());
         drop(slot.try_hold(1));
         race(&slot, true, 1);
-        assert_eq!(slot.owner.load(Ordering::Relaxed), SHARED);
     }
 
     /// Raises its flag when dropped, panicking or not.
@@ -470,10 +519,11 @@ mod tests {
         if !owners_here() {
             return;
         }
+        let _watchdog = Watchdog::arm("turning_shared_races_with_the_owner");
         for _ in 0..200 {
             let slot = CacheSlot::new(Box::<Checked>::default(), ());
             drop(slot.try_hold(1).expect("the first hold claims the slot"));
-            let stop = AtomicBool::new(false);
+            let (stop, holding) = (AtomicBool::new(false), AtomicBool::new(false));
             let owner_holds = std::thread::scope(|scope| {
                 let owner = scope.spawn(|| {
                     let mut held = 0u64;
@@ -481,10 +531,15 @@ mod tests {
                         if let Some(mut value) = slot.try_hold(1) {
                             visit(&mut value, 1);
                             held += 1;
+                            holding.store(true, Ordering::Relaxed);
                         }
                     }
                     held
                 });
+                // The turn starts once the owner is holding in its loop.
+                while !holding.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
                 // Stops the owner even when the visit below fails, so the
                 // scope can end.
                 let stopper = StopOnDrop(&stop);
@@ -526,16 +581,21 @@ mod tests {
         if !owners_here() {
             return;
         }
+        let _watchdog = Watchdog::arm("waits_for_the_owner");
         let slot = CacheSlot::new(Box::<Checked>::default(), ());
         let held = slot.try_hold(1).expect("the first hold claims the slot");
         assert_eq!(slot.owner.load(Ordering::Relaxed), 1);
-        let done = AtomicBool::new(false);
+        let (started, done) = (Barrier::new(2), AtomicBool::new(false));
         std::thread::scope(|scope| {
             let waiter = scope.spawn(|| {
+                started.wait();
                 let got = other(&slot);
                 done.store(true, Ordering::SeqCst);
                 got
             });
+            // The waiter is running; give it time to get past the owner if
+            // it wrongly could.
+            started.wait();
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!done.load(Ordering::SeqCst), "held while the owner held it");
             drop(held);

@@ -6,9 +6,10 @@
 //! the thread owns its slot: [`CacheSlot`]), which no other thread holds
 //! unless it shares the slot or the pool flushes the caches (a miss that
 //! must grow, `empty_cache`, sleep, a snapshot, the drop). Order: the
-//! pool's state, then a cache; a cache is never held while the state's
-//! lock is taken. The statistics read each cache's counts without holding
-//! it.
+//! pool's state, then a cache; no thread takes the state's lock while
+//! holding a cache. The statistics read each cache's counts without
+//! holding it (a snapshot of counts read one after another, exact when
+//! no thread allocates meanwhile).
 //!
 //! **Counting.** Each cache counts the bytes handed out and given back
 //! through it. The peaks need the sum of all caches at every moment, which
@@ -342,8 +343,7 @@ impl ThreadCaches {
         if self.bypassed() {
             return None;
         }
-        let counts = held.shared();
-        let cache: &mut Cache = &mut held;
+        let (cache, counts) = held.parts();
         let (block, tracks) = cache.blocks.pop((arena, size))?;
         counts.handed_out(size);
         if tracks.is_empty() {
@@ -368,8 +368,7 @@ impl ThreadCaches {
         if self.bypassed() {
             return Err((node, tracks));
         }
-        let counts = held.shared();
-        let cache: &mut Cache = &mut held;
+        let (cache, counts) = held.parts();
         let (arena, len) = (node.arena, node.block.len());
         counts.given_back(len);
         if tracks.is_empty() {
@@ -413,7 +412,8 @@ impl ThreadCaches {
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
     pub(super) fn handed_out(&self, cache: &mut Held<'_>, size: usize, active: isize) {
-        cache.shared().handed_out(size);
+        let (cache, counts) = cache.parts();
+        counts.handed_out(size);
         self.allocated.rise(&mut cache.allocated_headroom, size);
         self.active
             .change(&mut cache.active_headroom, active, self.headroom_cap);
@@ -422,7 +422,8 @@ impl ThreadCaches {
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
     pub(super) fn given_back(&self, cache: &mut Held<'_>, len: usize, active: isize) {
-        cache.shared().given_back(len);
+        let (cache, counts) = cache.parts();
+        counts.given_back(len);
         self.allocated
             .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
         self.active
@@ -483,10 +484,11 @@ impl ThreadCaches {
 
 /// Empties the held cache through `sink`; returns the busy bytes moved.
 fn flush(cache: &mut Held<'_>, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+    let (cache, counts) = cache.parts();
     for (node, tracks) in cache.blocks.drain() {
         sink(node, tracks);
     }
-    let busy = cache.shared().busy();
-    cache.shared().set_busy(0);
+    let busy = counts.busy();
+    counts.set_busy(0);
     busy
 }
