@@ -10,7 +10,7 @@ use super::stats::PoolStats;
 use super::thread_cache::{CacheTotals, ThreadCaches};
 use crate::Device;
 use crate::error::{Error, Result};
-use crate::stream::{Ordered, Recycle, Tracks};
+use crate::stream::{Ordered, Tracks};
 use crate::vmm::{Granularity, PhysicalMemProp, SegmentBlock};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -179,16 +179,13 @@ impl DevicePool {
         // The hit, inlined into the caller: a small size of the default
         // tag that this thread's cache holds.
         let shared = &*self.shared;
-        if let Some(size) = shared.small_size(bytes)
-            && let Some((node, tracks)) = shared.caches.take(0, size)
-        {
-            return Ok(Ordered::recycled(
-                PoolBlock::from_node(node),
-                tracks,
-                Recycle::Owner(PoolBlock::recycle),
-            ));
+        match shared.small_size(bytes) {
+            Some(size) => match shared.caches.take(0, size) {
+                Some((node, tracks)) => Ok(PoolBlock::ordered(node, tracks)),
+                None => self.placed(0, SMALL, size),
+            },
+            None => self.alloc_in(None, bytes),
         }
-        self.alloc_in(None, bytes)
     }
 
     /// [`DevicePool::alloc`] for memory tagged `tag` (for example
@@ -233,31 +230,29 @@ impl DevicePool {
                 arena
             }
         };
-        // The hit: only this thread's cache is locked, and the block comes
+        // The hit: only this thread's cache is held, and the block comes
         // with its hold on the pool (no shared count is touched).
-        let hit = if class == SMALL {
-            shared.caches.take(arena, size)
-        } else {
-            None
-        };
-        let (node, tracks) = match hit {
-            Some(found) => found,
-            None => {
-                let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
-                let node = Box::new(BlockNode {
-                    block,
-                    pool: Arc::clone(shared),
-                    arena,
-                    class,
-                });
-                (node, tracks)
-            }
-        };
-        Ok(Ordered::recycled(
-            PoolBlock::from_node(node),
-            tracks,
-            Recycle::Owner(PoolBlock::recycle),
-        ))
+        if class == SMALL
+            && let Some((node, tracks)) = shared.caches.take(arena, size)
+        {
+            return Ok(PoolBlock::ordered(node, tracks));
+        }
+        self.placed(arena, class, size)
+    }
+
+    /// A block of `size` bytes placed from `class` of `arena`'s free lists
+    /// (a miss of the thread cache, or a large block).
+    #[inline(never)]
+    fn placed(&self, arena: usize, class: usize, size: usize) -> Result<Ordered<PoolBlock>> {
+        let shared = &self.shared;
+        let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
+        let node = Box::new(BlockNode {
+            block,
+            pool: Arc::clone(shared),
+            arena,
+            class,
+        });
+        Ok(PoolBlock::ordered(node, tracks))
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -488,7 +483,7 @@ impl Shared {
     /// thread caches may serve).
     #[inline]
     fn small_size(&self, bytes: usize) -> Option<usize> {
-        self.rounded(bytes).filter(|&size| size <= self.config.small_limit)
+        self.rounded(bytes).filter(|&size| self.class_of(size) == SMALL)
     }
 
     /// Moves every thread cache's blocks back into the free lists

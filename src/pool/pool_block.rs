@@ -4,7 +4,7 @@
 use super::device_pool::Shared;
 use crate::Device;
 use crate::memory::{DeviceStorage, DeviceStorageMut};
-use crate::stream::Tracks;
+use crate::stream::{Ordered, Recycle, Tracks};
 use crate::vmm::SegmentBlock;
 use std::ffi::c_void;
 use std::fmt;
@@ -47,6 +47,13 @@ impl PoolBlock {
         }
     }
 
+    /// The block owning `node`, in the `Ordered` owner a pool hands out
+    /// (its drop sends the block back to the pool with `tracks`).
+    #[inline]
+    pub(super) fn ordered(node: Box<BlockNode>, tracks: Tracks) -> Ordered<Self> {
+        Ordered::recycled(Self::from_node(node), tracks, Recycle::Owner(Self::recycle))
+    }
+
     /// What the block owns, without giving it back.
     #[inline]
     pub(super) fn into_node(self) -> Box<BlockNode> {
@@ -73,7 +80,7 @@ impl PoolBlock {
     /// Where a dropped `Ordered<PoolBlock>` sends its block: back to the
     /// cache, with the uses that may still be queued on it.
     #[inline]
-    pub(super) fn recycle(block: PoolBlock, tracks: Tracks) {
+    fn recycle(block: PoolBlock, tracks: Tracks) {
         let node = block.into_node();
         let pool = Arc::as_ptr(&node.pool);
         // SAFETY: `node` holds the pool, and `give_back` keeps it until its
