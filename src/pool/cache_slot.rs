@@ -443,11 +443,18 @@ mod tests {
             let sharer = share.then(|| {
                 scope.spawn(|| {
                     start.wait();
-                    let mut held = 0u64;
-                    for _ in 0..OTHER_ROUNDS {
+                    // Goes on past its rounds until it has held once: a
+                    // flusher may hold the slot through all of them (it
+                    // sleeps in a system call while holding), and the
+                    // turn to shared is the first hold.
+                    let (mut held, mut rounds) = (0u64, 0u64);
+                    while rounds < OTHER_ROUNDS || held == 0 {
+                        rounds += 1;
                         if let Some(mut value) = slot.try_hold(2) {
                             visit(&mut value, 2);
                             held += 1;
+                        } else {
+                            std::hint::spin_loop();
                         }
                     }
                     held
