@@ -21,14 +21,14 @@
 //! the kernel offers no `membarrier` (the slots are shared from the
 //! start).
 
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
-use std::ptr::NonNull;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence};
 
 /// `owner` of a slot no thread owns yet.
 const UNOWNED: usize = 0;
-/// `owner` of a slot that every holder swaps the pointer out of.
+/// `owner` of a slot that every holder takes by a swap of `taken`.
 const SHARED: usize = usize::MAX;
 
 /// A value (a thread cache) on cache lines of its own, with who may hold
@@ -37,8 +37,9 @@ const SHARED: usize = usize::MAX;
 /// neither 0 nor `usize::MAX`.
 #[repr(align(128))]
 pub(super) struct CacheSlot<T, S = ()> {
-    /// The value, boxed for the slot's life.
-    value: NonNull<T>,
+    /// The value, in the slot itself: a hit reaches it without loading a
+    /// pointer first (a hit is a chain of dependent loads).
+    value: UnsafeCell<T>,
     /// Set while a holder other than the owner has the value: what keeps
     /// those holders apart.
     taken: AtomicBool,
@@ -63,6 +64,17 @@ enum HoldKind {
     Taken,
     /// A hold by `taken` that announced itself in `foreign`.
     Announced,
+}
+
+/// The owner's hold in [`CacheSlot::with_held`]: lets go when dropped,
+/// also while unwinding.
+struct OwnerHold<'a>(&'a AtomicBool);
+
+impl Drop for OwnerHold<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 /// Exclusive access to a slot's value until dropped.
@@ -124,13 +136,13 @@ fn back_off(spins: &mut u32) {
 impl<T, S> CacheSlot<T, S> {
     /// A slot holding `value` and `shared`: unowned, or shared from the
     /// start when the kernel offers no barrier for the owner's side.
-    pub(super) fn new(value: Box<T>, shared: S) -> Self {
+    pub(super) fn new(value: T, shared: S) -> Self {
         Self::with_owner(value, shared, if barriers_available() { UNOWNED } else { SHARED })
     }
 
-    fn with_owner(value: Box<T>, shared: S, owner: usize) -> Self {
+    fn with_owner(value: T, shared: S, owner: usize) -> Self {
         Self {
-            value: NonNull::from(Box::leak(value)),
+            value: UnsafeCell::new(value),
             taken: AtomicBool::new(false),
             owner: AtomicUsize::new(owner),
             in_use: AtomicBool::new(false),
@@ -143,6 +155,49 @@ impl<T, S> CacheSlot<T, S> {
     #[inline]
     pub(super) fn shared(&self) -> &S {
         &self.shared
+    }
+
+    /// Runs `work` on the value (and the shared part) held by `thread`, with
+    /// `input`; gives `input` back, without running `work`, when someone
+    /// else holds it. What a pool hit calls: the owner's hold is inlined
+    /// and let go by a plain store, every other kind of hold is out of
+    /// line ([`CacheSlot::try_hold`]).
+    #[inline(always)]
+    pub(super) fn with_held<I, R>(
+        &self,
+        thread: usize,
+        input: I,
+        work: impl FnOnce(&mut T, &S, I) -> R,
+    ) -> Result<R, I> {
+        if self.owner.load(Ordering::Relaxed) != thread {
+            return self.with_held_slowly(thread, input, work);
+        }
+        debug_assert!(!self.in_use.load(Ordering::Relaxed), "a cache hold nested");
+        // As in `try_hold_owned`: the store, the compiler's fence, then the
+        // checks; another holder's barrier does the rest.
+        self.in_use.store(true, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        let owner_hold = OwnerHold(&self.in_use);
+        if self.foreign.load(Ordering::Acquire) != 0 || self.owner.load(Ordering::Relaxed) != thread {
+            return Err(input);
+        }
+        // SAFETY: held by the owner, as in `try_hold_owned`, until
+        // `owner_hold` drops after `work` (or while it unwinds).
+        let value = unsafe { &mut *self.value.get() };
+        let result = work(value, &self.shared, input);
+        drop(owner_hold);
+        Ok(result)
+    }
+
+    /// [`CacheSlot::with_held`] by any other hold than the owner's.
+    #[cold]
+    #[inline(never)]
+    fn with_held_slowly<I, R>(&self, thread: usize, input: I, work: impl FnOnce(&mut T, &S, I) -> R) -> Result<R, I> {
+        let Some(mut held) = self.try_hold(thread) else {
+            return Err(input);
+        };
+        let (value, shared) = held.parts();
+        Ok(work(value, shared, input))
     }
 
     /// The value held by `thread`, unless someone else holds it (a miss
@@ -281,14 +336,6 @@ pub(super) fn hold_all<T, S>(slots: &[CacheSlot<T, S>]) -> Vec<SlotHold<'_, T, S
     held
 }
 
-impl<T, S> Drop for CacheSlot<T, S> {
-    fn drop(&mut self) {
-        // SAFETY: the pointer came from `Box::leak` in `with_owner`, and
-        // with `&mut self` no one holds it.
-        drop(unsafe { Box::from_raw(self.value.as_ptr()) });
-    }
-}
-
 impl<T, S> SlotHold<'_, T, S> {
     /// The held value and the slot's part that anyone may read, for as
     /// long as the hold lasts.
@@ -306,9 +353,9 @@ impl<T, S> std::ops::Deref for SlotHold<'_, T, S> {
     fn deref(&self) -> &T {
         // SAFETY: this holder is the only one until it lets go in `drop`:
         // other holders find `taken` set, the owner finds `foreign` raised
-        // (or, raised too late, is waited for); the box lives as long as
+        // (or, raised too late, is waited for); the value lives as long as
         // the slot.
-        unsafe { self.slot.value.as_ref() }
+        unsafe { &*self.slot.value.get() }
     }
 }
 
@@ -316,7 +363,7 @@ impl<T, S> std::ops::DerefMut for SlotHold<'_, T, S> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`; `&mut self` makes this access exclusive.
-        unsafe { &mut *self.slot.value.as_ptr() }
+        unsafe { &mut *self.slot.value.get() }
     }
 }
 
@@ -493,18 +540,18 @@ mod tests {
     #[test]
     fn an_owned_slot_is_held_by_one_holder_at_a_time() {
         owners_here();
-        race(&CacheSlot::new(Box::<Checked>::default(), ()), false, 1);
+        race(&CacheSlot::new(Checked::default(), ()), false, 1);
     }
 
     #[test]
     fn two_flushes_and_the_owner_hold_one_at_a_time() {
         owners_here();
-        race(&CacheSlot::new(Box::<Checked>::default(), ()), false, 2);
+        race(&CacheSlot::new(Checked::default(), ()), false, 2);
     }
 
     #[test]
     fn a_slot_met_by_a_second_thread_turns_shared_and_stays_exclusive() {
-        let slot = CacheSlot::new(Box::<Checked>::default(), ());
+        let slot = CacheSlot::new(Checked::default(), ());
         drop(slot.try_hold(1));
         race(&slot, true, 1);
     }
@@ -528,7 +575,7 @@ mod tests {
         }
         let _watchdog = Watchdog::arm("turning_shared_races_with_the_owner");
         for _ in 0..200 {
-            let slot = CacheSlot::new(Box::<Checked>::default(), ());
+            let slot = CacheSlot::new(Checked::default(), ());
             drop(slot.try_hold(1).expect("the first hold claims the slot"));
             let (stop, holding) = (AtomicBool::new(false), AtomicBool::new(false));
             let owner_holds = std::thread::scope(|scope| {
@@ -564,14 +611,14 @@ mod tests {
 
     #[test]
     fn a_shared_slot_without_barriers_is_held_by_swaps() {
-        let slot = CacheSlot::with_owner(Box::<Checked>::default(), (), SHARED);
+        let slot = CacheSlot::with_owner(Checked::default(), (), SHARED);
         race(&slot, true, 1);
         assert_eq!(slot.owner.load(Ordering::Relaxed), SHARED);
     }
 
     #[test]
     fn the_owner_lets_go_while_another_holder_has_the_value() {
-        let slot = CacheSlot::new(Box::<Checked>::default(), ());
+        let slot = CacheSlot::new(Checked::default(), ());
         drop(slot.try_hold(1));
         let flush = hold_all(std::slice::from_ref(&slot));
         assert!(slot.try_hold(1).is_none(), "the owner held a flushed slot");
@@ -589,7 +636,7 @@ mod tests {
             return;
         }
         let _watchdog = Watchdog::arm("waits_for_the_owner");
-        let slot = CacheSlot::new(Box::<Checked>::default(), ());
+        let slot = CacheSlot::new(Checked::default(), ());
         let held = slot.try_hold(1).expect("the first hold claims the slot");
         assert_eq!(slot.owner.load(Ordering::Relaxed), 1);
         let (started, done) = (Barrier::new(2), AtomicBool::new(false));

@@ -29,7 +29,7 @@ use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// Hashes the arena indexes and block sizes that key the whole-block
 /// caches. They are numbers the pool made itself (no adversary picks
@@ -63,75 +63,118 @@ impl Hasher for SizeHasher {
 /// A cached block with the uses that may still be queued on it.
 type Cached = (Box<BlockNode>, Tracks);
 
-/// Whole blocks by arena and size. The stack used last is found without
-/// hashing (a loop allocating and freeing one size never hashes).
-#[derive(Default)]
-struct Blocks {
+/// No key: what [`Blocks::hot_key`] is before the first block (no block
+/// has size 0).
+const NO_KEY: (usize, usize) = (usize::MAX, 0);
+
+/// Whole blocks by arena and size. The stack used last (the *hot* one)
+/// lives in the cache itself, so a loop allocating and freeing one size
+/// reaches its blocks with one comparison: no index, no hash.
+struct Blocks<V> {
+    /// The key of `hot`, or [`NO_KEY`].
+    hot_key: (usize, usize),
+    /// The hot key's blocks.
+    hot: Vec<V>,
+    /// Where the hot key is in `stacks`, which holds an empty stack for it
+    /// meanwhile (`usize::MAX` before the first key).
+    hot_place: usize,
     /// `((arena, size), blocks)`, in the order the keys were first seen.
-    stacks: Vec<((usize, usize), Vec<Cached>)>,
+    stacks: Vec<((usize, usize), Vec<V>)>,
     /// Where each key is in `stacks`.
     index: HashMap<(usize, usize), usize, BuildHasherDefault<SizeHasher>>,
-    /// The place in `stacks` of the key used last.
-    last: usize,
 }
 
-impl Blocks {
-    /// The place of `key` in `stacks`, if it has one.
-    #[inline]
-    fn find(&mut self, key: (usize, usize)) -> Option<usize> {
-        if self.stacks.get(self.last).is_some_and(|(known, _)| *known == key) {
-            return Some(self.last);
+impl<V> Default for Blocks<V> {
+    fn default() -> Self {
+        Self {
+            hot_key: NO_KEY,
+            hot: Vec::new(),
+            hot_place: usize::MAX,
+            stacks: Vec::new(),
+            index: HashMap::default(),
         }
-        self.find_other(key)
     }
+}
 
-    /// [`Blocks::find`] for another key than the last.
-    fn find_other(&mut self, key: (usize, usize)) -> Option<usize> {
-        let place = *self.index.get(&key)?;
-        self.last = place;
-        Some(place)
+impl<V> Blocks<V> {
+    #[inline]
+    fn pop(&mut self, key: (usize, usize)) -> Option<V> {
+        if key != self.hot_key && !self.heat(key) {
+            return None;
+        }
+        self.hot.pop()
     }
 
     #[inline]
-    fn pop(&mut self, key: (usize, usize)) -> Option<Cached> {
-        let place = self.find(key)?;
-        self.stacks[place].1.pop()
+    fn push(&mut self, key: (usize, usize), value: V) {
+        if key != self.hot_key {
+            self.heat_or_add(key);
+        }
+        self.hot.push(value);
     }
 
-    #[inline]
-    fn push(&mut self, key: (usize, usize), cached: Cached) {
-        let place = match self.find(key) {
-            Some(place) => place,
-            None => self.add(key),
-        };
-        self.stacks[place].1.push(cached);
-    }
-
-    /// A stack for a key seen for the first time.
+    /// Makes the stack of `key` the hot one; `false` (nothing changed)
+    /// for a key never seen.
     #[cold]
-    fn add(&mut self, key: (usize, usize)) -> usize {
-        self.stacks.push((key, Vec::new()));
-        let place = self.stacks.len() - 1;
-        self.index.insert(key, place);
-        self.last = place;
-        place
+    #[inline(never)]
+    fn heat(&mut self, key: (usize, usize)) -> bool {
+        let Some(&place) = self.index.get(&key) else {
+            return false;
+        };
+        self.heat_place(key, place);
+        true
+    }
+
+    /// [`Blocks::heat`], adding a stack for a key seen for the first time.
+    #[cold]
+    #[inline(never)]
+    fn heat_or_add(&mut self, key: (usize, usize)) {
+        let place = match self.index.get(&key) {
+            Some(&place) => place,
+            None => {
+                self.stacks.push((key, Vec::new()));
+                self.index.insert(key, self.stacks.len() - 1);
+                self.stacks.len() - 1
+            }
+        };
+        self.heat_place(key, place);
+    }
+
+    /// Puts the hot stack back in its place, and takes the one at `place`
+    /// (of `key`) out.
+    fn heat_place(&mut self, key: (usize, usize), place: usize) {
+        if place >= self.stacks.len() {
+            return; // never: `index` only names places in `stacks`
+        }
+        if let Some((_, parked)) = self.stacks.get_mut(self.hot_place) {
+            std::mem::swap(parked, &mut self.hot);
+        }
+        std::mem::swap(&mut self.stacks[place].1, &mut self.hot);
+        self.hot_key = key;
+        self.hot_place = place;
     }
 
     /// Every cached block, taken out (the keys stay known).
-    fn drain(&mut self) -> impl Iterator<Item = Cached> + '_ {
-        self.stacks.iter_mut().flat_map(|(_, blocks)| blocks.drain(..))
+    fn drain(&mut self) -> impl Iterator<Item = V> + '_ {
+        self.hot
+            .drain(..)
+            .chain(self.stacks.iter_mut().flat_map(|(_, blocks)| blocks.drain(..)))
     }
 }
+
+/// A reason to bypass the caches: a tag is asleep (blocks go through the
+/// pool's state, which knows the tag sleeps).
+const ASLEEP: u8 = 1;
+/// A reason to bypass the caches for good: the pool's last handle is gone
+/// (a cached block holds the pool, so nothing may stay).
+const CLOSED: u8 = 2;
 
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
     caches: Box<[CacheSlot<Cache, CacheCounts>]>,
-    /// Set while a tag is asleep: blocks then go through the pool's state,
-    /// which knows the tag sleeps.
-    bypass: AtomicBool,
-    /// Set once the pool's last handle is gone: the caches are bypassed
-    /// for good (a cached block holds the pool, so nothing may stay).
-    closed: AtomicBool,
+    /// Why blocks go through the pool's state instead ([`ASLEEP`],
+    /// [`CLOSED`]): one load tells a hit whether it may use a cache.
+    bypass: AtomicU8,
     allocated: SharedTotal,
     active: SharedTotal,
     /// The most headroom a cache keeps.
@@ -144,7 +187,7 @@ pub(super) type Held<'a> = SlotHold<'a, Cache, CacheCounts>;
 /// One thread's cache.
 #[derive(Default)]
 pub(super) struct Cache {
-    blocks: Blocks,
+    blocks: Blocks<Cached>,
     allocated_headroom: usize,
     active_headroom: usize,
 }
@@ -303,10 +346,9 @@ impl ThreadCaches {
             .next_power_of_two();
         Self {
             caches: (0..count)
-                .map(|_| CacheSlot::new(Box::default(), CacheCounts::default()))
+                .map(|_| CacheSlot::new(Cache::default(), CacheCounts::default()))
                 .collect(),
-            bypass: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
+            bypass: AtomicU8::new(0),
             allocated: SharedTotal::default(),
             active: SharedTotal::default(),
             headroom_cap,
@@ -327,61 +369,57 @@ impl ThreadCaches {
         slot.hold(token)
     }
 
-    /// The calling thread's cache, unless someone else holds it.
-    #[inline]
-    fn try_mine(&self) -> Option<Held<'_>> {
-        let (slot, token) = self.my_slot();
-        slot.try_hold(token)
-    }
-
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
     /// handed out; `None` on a miss or while the caches are bypassed.
     #[inline]
     pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
+        let (slot, token) = self.my_slot();
         // Held by a flush (or a thread sharing the slot): a miss.
-        let mut held = self.try_mine()?;
-        if self.bypassed() {
-            return None;
-        }
-        let (cache, counts) = held.parts();
-        let (block, tracks) = cache.blocks.pop((arena, size))?;
-        counts.handed_out(size);
-        if tracks.is_empty() {
-            // Idle bytes become live: both totals rise.
-            self.both_rise(cache, size);
-        } else {
-            // Busy bytes become live: the active ones stay as they were.
-            counts.set_busy(counts.busy() - size);
-            self.allocated.rise(&mut cache.allocated_headroom, size);
-        }
-        Some((block, tracks))
+        slot.with_held(token, (), move |cache, counts, ()| {
+            if self.bypassed() {
+                return None;
+            }
+            let (block, tracks) = cache.blocks.pop((arena, size))?;
+            counts.handed_out(size);
+            if tracks.is_empty() {
+                // Idle bytes become live: both totals rise.
+                self.both_rise(cache, size);
+            } else {
+                // Busy bytes become live: the active ones stay as they were.
+                counts.set_busy(counts.busy() - size);
+                self.allocated.rise(&mut cache.allocated_headroom, size);
+            }
+            Some((block, tracks))
+        })
+        .ok()
+        .flatten()
     }
 
     /// Keeps a freed block whole for the next request of its size, counted
     /// as given back; gives it back to the caller while the caches are
-    /// bypassed.
+    /// bypassed or another holds this thread's cache.
     #[inline]
     pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
-        let Some(mut held) = self.try_mine() else {
-            return Err((node, tracks));
-        };
-        if self.bypassed() {
-            return Err((node, tracks));
-        }
-        let (cache, counts) = held.parts();
-        let (arena, len) = (node.arena, node.block.len());
-        counts.given_back(len);
-        if tracks.is_empty() {
-            // Live bytes become idle: both totals fall.
-            self.both_fall(cache, len);
-        } else {
-            // Live bytes stay active while their work may be queued.
-            counts.set_busy(counts.busy() + len);
-            self.allocated
-                .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
-        }
-        cache.blocks.push((arena, len), (node, tracks));
-        Ok(())
+        let (slot, token) = self.my_slot();
+        slot.with_held(token, (node, tracks), move |cache, counts, (node, tracks)| {
+            if self.bypassed() {
+                return Err((node, tracks));
+            }
+            let (arena, len) = (node.arena, node.block.len());
+            counts.given_back(len);
+            if tracks.is_empty() {
+                // Live bytes become idle: both totals fall.
+                self.both_fall(cache, len);
+            } else {
+                // Live bytes stay active while their work may be queued.
+                counts.set_busy(counts.busy() + len);
+                self.allocated
+                    .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
+            }
+            cache.blocks.push((arena, len), (node, tracks));
+            Ok(())
+        })
+        .and_then(|kept| kept)
     }
 
     /// The allocated and the active bytes both rose by `by` (a hit of an
@@ -438,12 +476,16 @@ impl ThreadCaches {
 
     /// Sets whether the caches are bypassed (while a tag sleeps).
     pub(super) fn set_bypass(&self, bypass: bool) {
-        self.bypass.store(bypass, Ordering::Relaxed);
+        if bypass {
+            self.bypass.fetch_or(ASLEEP, Ordering::Relaxed);
+        } else {
+            self.bypass.fetch_and(!ASLEEP, Ordering::Relaxed);
+        }
     }
 
     /// Bypasses the caches for good (the pool's last handle is gone).
     pub(super) fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.bypass.fetch_or(CLOSED, Ordering::Relaxed);
     }
 
     /// Whether blocks go through the pool's state instead. Read while
@@ -451,7 +493,7 @@ impl ThreadCaches {
     /// (holding each in turn) leaves no block in them.
     #[inline]
     fn bypassed(&self) -> bool {
-        self.bypass.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
+        self.bypass.load(Ordering::Relaxed) != 0
     }
 
     /// Empties the calling thread's cache through `sink`; returns the busy
@@ -491,4 +533,35 @@ fn flush(cache: &mut Held<'_>, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) ->
     let busy = counts.busy();
     counts.set_busy(0);
     busy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Blocks;
+
+    /// Stacks survive turns of which key is hot: every block comes back
+    /// from its own key, last in first out, and a drain finds the rest.
+    #[test]
+    fn blocks_keep_each_key_apart_across_turns() {
+        let mut blocks = Blocks::default();
+        assert_eq!(blocks.pop((0, 512)), None, "an unseen key is a miss");
+        blocks.push((0, 512), 1);
+        blocks.push((0, 512), 2);
+        blocks.push((1, 512), 10);
+        blocks.push((0, 1024), 20);
+        assert_eq!(blocks.pop((0, 512)), Some(2));
+        blocks.push((1, 512), 11);
+        assert_eq!(blocks.pop((0, 1024)), Some(20));
+        assert_eq!(blocks.pop((0, 1024)), None, "a known key, emptied");
+        assert_eq!(blocks.pop((1, 512)), Some(11));
+        assert_eq!(blocks.pop((7, 7)), None, "an unseen key leaves the hot one");
+        assert_eq!(blocks.pop((1, 512)), Some(10));
+        blocks.push((0, 1024), 21);
+        let mut rest: Vec<i32> = blocks.drain().collect();
+        rest.sort_unstable();
+        assert_eq!(rest, [1, 21]);
+        assert_eq!(blocks.pop((0, 512)), None, "drained");
+        blocks.push((0, 512), 3);
+        assert_eq!(blocks.pop((0, 512)), Some(3), "keys stay known after a drain");
+    }
 }

@@ -60,11 +60,14 @@ pub(crate) use tracks::{Settled, Tracks};
 ///
 /// **Guide:** [Concepts: owned forms](crate::guide::concepts).
 pub struct Ordered<S> {
+    // The fields are dropped by hand, by `Drop` or `into_inner`: a pool's
+    // recycling drop then ends in its call to the pool, with no drop glue
+    // after it.
     storage: ManuallyDrop<S>,
-    tracks: Mutex<Tracks>,
+    tracks: ManuallyDrop<Mutex<Tracks>>,
     /// Where the owner and its uses go when this value is dropped, instead
     /// of waiting for them (a pool's stream-ordered free).
-    recycle: Option<Recycle<S>>,
+    recycle: ManuallyDrop<Option<Recycle<S>>>,
 }
 
 /// Takes an owner with the uses that may still be queued on it: a plain
@@ -118,8 +121,8 @@ impl<S> Ordered<S> {
     pub fn new(storage: S) -> Self {
         Self {
             storage: ManuallyDrop::new(storage),
-            tracks: Mutex::new(Tracks::default()),
-            recycle: None,
+            tracks: ManuallyDrop::new(Mutex::new(Tracks::default())),
+            recycle: ManuallyDrop::new(None),
         }
     }
 
@@ -131,8 +134,8 @@ impl<S> Ordered<S> {
     pub(crate) fn recycled(storage: S, tracks: Tracks, recycle: Recycle<S>) -> Self {
         Self {
             storage: ManuallyDrop::new(storage),
-            tracks: Mutex::new(tracks),
-            recycle: Some(recycle),
+            tracks: ManuallyDrop::new(Mutex::new(tracks)),
+            recycle: ManuallyDrop::new(Some(recycle)),
         }
     }
 
@@ -215,11 +218,16 @@ impl<S> Ordered<S> {
         let settled = self.tracks_mut().settle("Ordered::into_inner");
         match settled {
             Settled::Proven(reported) => {
-                // SAFETY: taken once; `self` is forgotten below, so `Drop`
-                // does not touch it again.
-                let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
-                drop(std::mem::take(self.tracks_mut()));
-                drop(self.recycle.take());
+                // SAFETY: each field is taken once; `self` is forgotten
+                // below, so `Drop` does not touch them again.
+                let (storage, tracks, recycle) = unsafe {
+                    (
+                        ManuallyDrop::take(&mut self.storage),
+                        ManuallyDrop::take(&mut self.tracks),
+                        ManuallyDrop::take(&mut self.recycle),
+                    )
+                };
+                drop((tracks, recycle));
                 std::mem::forget(self);
                 reported.map(|()| storage)
             }
@@ -304,11 +312,17 @@ impl<S> Drop for Ordered<S> {
     /// Inlined so that a pool's recycling drop costs one call.
     #[inline]
     fn drop(&mut self) {
-        match self.recycle.take() {
+        // SAFETY: taken once, here (`into_inner` forgets `self`).
+        match unsafe { ManuallyDrop::take(&mut self.recycle) } {
             Some(recycle) => {
-                // SAFETY: taken once, here; nothing uses it after.
-                let storage = unsafe { ManuallyDrop::take(&mut self.storage) };
-                let tracks = std::mem::take(self.tracks_mut());
+                // SAFETY: each taken once, here; nothing uses them after.
+                let (storage, tracks) = unsafe {
+                    (
+                        ManuallyDrop::take(&mut self.storage),
+                        ManuallyDrop::take(&mut self.tracks),
+                    )
+                };
+                let tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
                 recycle.call(storage, tracks);
             }
             None => self.drop_after_its_uses(),
@@ -335,6 +349,9 @@ impl<S> Ordered<S> {
             // Leaked: queued work may still use it.
             Settled::Unproven(_) => {}
         }
+        // SAFETY: dropped once (the drop's one call); nothing uses it
+        // after. (`recycle` is `None`: nothing to drop.)
+        unsafe { ManuallyDrop::drop(&mut self.tracks) };
     }
 }
 
