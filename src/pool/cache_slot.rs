@@ -467,7 +467,21 @@ mod tests {
         here
     }
 
-    /// Thread 1 holds through `try_hold` until it held `HOLDS` times,
+    /// One hold by `thread` for a visit: through `try_hold` on even
+    /// rounds, through `with_held` (the pool hit's way) on odd ones.
+    /// Whether it held.
+    fn owner_visit(slot: &CacheSlot<Checked>, thread: usize, round: u64) -> bool {
+        if round.is_multiple_of(2) {
+            slot.try_hold(thread)
+                .map(|mut value| visit(&mut value, thread))
+                .is_some()
+        } else {
+            slot.with_held(thread, (), |value, (), ()| visit(value, thread)).is_ok()
+        }
+    }
+
+    /// Thread 1 holds through `try_hold` and `with_held` until it held
+    /// `HOLDS` times,
     /// while `flushers` threads hold by `hold_all` and, with `share`,
     /// thread 2 holds by `try_hold` (turning an owned slot shared); every
     /// hold that succeeded is counted exactly once.
@@ -479,10 +493,10 @@ mod tests {
         let others: u64 = std::thread::scope(|scope| {
             scope.spawn(|| {
                 start.wait();
-                let mut held = 0u64;
+                let (mut held, mut round) = (0u64, 0u64);
                 while held < HOLDS {
-                    if let Some(mut value) = slot.try_hold(1) {
-                        visit(&mut value, 1);
+                    round += 1;
+                    if owner_visit(slot, 1, round) {
                         held += 1;
                     }
                 }
@@ -580,10 +594,10 @@ mod tests {
             let (stop, holding) = (AtomicBool::new(false), AtomicBool::new(false));
             let owner_holds = std::thread::scope(|scope| {
                 let owner = scope.spawn(|| {
-                    let mut held = 0u64;
+                    let (mut held, mut round) = (0u64, 0u64);
                     while !stop.load(Ordering::Relaxed) {
-                        if let Some(mut value) = slot.try_hold(1) {
-                            visit(&mut value, 1);
+                        round += 1;
+                        if owner_visit(&slot, 1, round) {
                             held += 1;
                             holding.store(true, Ordering::Relaxed);
                         }
@@ -622,6 +636,10 @@ mod tests {
         drop(slot.try_hold(1));
         let flush = hold_all(std::slice::from_ref(&slot));
         assert!(slot.try_hold(1).is_none(), "the owner held a flushed slot");
+        assert!(
+            slot.with_held(1, 7, |_, (), _| ()) == Err(7),
+            "the owner's hit held a flushed slot, or lost its input"
+        );
         drop(flush);
         assert!(slot.try_hold(1).is_some());
     }
