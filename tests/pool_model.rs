@@ -1,20 +1,27 @@
 //! The device pool against a reference model: random sequences of
-//! allocations and frees in two tags, `empty_cache`, sleep (one tag
-//! offloaded, the other discarded) and wake (one tag or all), on two
-//! streams. After every step: no two live blocks overlap, allocations from
-//! a sleeping tag are refused, and the statistics equal the model's; at the
-//! end every block still holds the byte it was filled with (on its stream,
-//! so the pool's ordering is exercised; offloaded blocks across their
-//! sleeps), and nothing is left on the device (software device). A second
-//! property runs two threads on two streams against one pool: they
-//! allocate, free each other's blocks, copy each other's blocks and empty
-//! the cache at once; no two live blocks ever overlap, and every block
-//! holds its bytes at the end.
+//! allocations and frees in two tags, `record_stream` (then a raw write on
+//! that stream), `empty_cache`, sleep (one tag offloaded, the other
+//! discarded) and wake (one tag or all), on two streams. After every step:
+//! no two live blocks overlap, allocations from a sleeping tag are refused,
+//! and the statistics equal the model's (allocated bytes and their peak,
+//! offloaded bytes, the counts of allocations and frees); at the end every
+//! block still holds the byte it was last written with (on its stream, so
+//! the pool's ordering is exercised; offloaded blocks across their sleeps),
+//! and nothing is left on the device (software device). A second property
+//! runs two threads on two streams against one pool: they allocate, free
+//! each other's blocks, copy each other's blocks, `record_stream` and
+//! write them, empty the cache, and sleep and wake the pool at once (a
+//! sleep with its wake excludes only the threads' *uses* of blocks, as a
+//! framework pauses its compute: allocations are refused meanwhile, frees
+//! and `empty_cache` go on); no two live blocks ever overlap, the
+//! statistics equal the counts, and every block holds its bytes at the
+//! end.
 
 mod common;
 
 use ascend::pool::{DevicePool, PoolBlock};
 use ascend::stream::{Ordered, Stream};
+use ascend::sys;
 use ascend::sys::soft;
 use common::software_only;
 use proptest::prelude::*;
@@ -32,6 +39,9 @@ enum Step {
     Sleep,
     /// Wake tag 0 or 1, or (2) every tag.
     Wake(usize),
+    /// `record_stream` the live block at this index (modulo the count) on
+    /// stream 0 or 1, then write it there by a raw call.
+    RecordStream(usize, usize),
 }
 
 /// Tag 0 is offloaded when the pool sleeps, tag 1 is not.
@@ -44,6 +54,7 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
         1 => Just(Step::EmptyCache),
         1 => Just(Step::Sleep),
         1 => (0usize..3).prop_map(Step::Wake),
+        2 => (any::<usize>(), 0usize..2).prop_map(|(index, stream)| Step::RecordStream(index, stream)),
     ];
     proptest::collection::vec(step, 1..40)
 }
@@ -54,6 +65,27 @@ struct Live {
     /// The byte every byte of the block holds; `None` once its tag slept
     /// without being offloaded.
     byte: Option<u8>,
+}
+
+/// Notes `stream` as a writer of `block` (`record_stream`), then sets
+/// every byte of it to `byte` there by a raw `aclrtMemsetAsync`, as an
+/// operator library's kernel would write it.
+fn write_raw(block: &Ordered<PoolBlock>, stream: &Arc<Stream>, byte: u8) {
+    block.record_stream(stream).unwrap();
+    let len = block.byte_len();
+    // SAFETY: the block is live and mapped for `len` bytes, and its tracks
+    // now hold `stream`, so its later uses and its free wait for this
+    // write.
+    let code = unsafe {
+        sys::aclrtMemsetAsync(
+            block.device_ptr().cast_mut(),
+            len,
+            i32::from(byte),
+            len,
+            stream.as_raw(),
+        )
+    };
+    assert_eq!(code, sys::ACL_SUCCESS);
 }
 
 /// One property at a time: live lists are process-wide.
@@ -89,6 +121,8 @@ fn run(steps: &[Step]) {
     let mut exists = [false; 2];
     // The highest sum of live blocks (one thread: the pool's peak is exact).
     let mut allocated_peak = 0;
+    // Blocks handed out and given back.
+    let (mut allocations, mut frees) = (0u64, 0u64);
     for step in steps {
         match *step {
             Step::Alloc(bytes, tag, stream) if asleep[tag] => {
@@ -99,6 +133,7 @@ fn run(steps: &[Step]) {
             Step::Alloc(bytes, tag, stream) => {
                 exists[tag] = true;
                 let block = pool.alloc_tagged(bytes, TAGS[tag]).unwrap();
+                allocations += 1;
                 assert!(block.byte_len() >= bytes && block.byte_len().is_multiple_of(512));
                 let byte = byte();
                 block.fill_bytes(byte, &streams[stream]).unwrap();
@@ -112,8 +147,19 @@ fn run(steps: &[Step]) {
             Step::Free(index) if !live.is_empty() => {
                 let index = index % live.len();
                 drop(live.swap_remove(index));
+                frees += 1;
             }
             Step::Free(_) => {}
+            Step::RecordStream(index, stream) if !live.is_empty() => {
+                let index = index % live.len();
+                // Using a block of a sleeping tag is outside the contract.
+                if !asleep[live[index].tag] {
+                    let byte = byte();
+                    write_raw(&live[index].block, &streams[stream], byte);
+                    live[index].byte = Some(byte);
+                }
+            }
+            Step::RecordStream(..) => {}
             Step::EmptyCache => pool.empty_cache().unwrap(),
             Step::Sleep => {
                 pool.sleep(&[TAGS[0]]).unwrap();
@@ -166,6 +212,8 @@ fn run(steps: &[Step]) {
         assert_eq!(stats.allocated_peak, allocated_peak);
         assert!(stats.active_peak >= stats.active);
         assert_eq!(stats.offloaded, offloaded);
+        assert_eq!((stats.allocations, stats.frees), (allocations, frees));
+        assert!(stats.reserved_peak >= stats.reserved);
         let snapshot = pool.snapshot();
         let mapped: usize = snapshot.segments.iter().map(|segment| segment.mapped).sum();
         assert_eq!(stats.reserved, mapped);
@@ -204,8 +252,13 @@ enum ThreadStep {
     /// Copy the shared live block at this index into a new block on this
     /// thread's stream (a cross-stream read of the other thread's block).
     Copy(usize),
+    /// `record_stream` the shared live block at this index on this
+    /// thread's stream, then write it there by a raw call.
+    RecordStream(usize),
     /// Give the cache back.
     EmptyCache,
+    /// Sleep (offloading the default tag), then wake.
+    SleepWake,
 }
 
 fn thread_steps() -> impl Strategy<Value = Vec<ThreadStep>> {
@@ -213,7 +266,9 @@ fn thread_steps() -> impl Strategy<Value = Vec<ThreadStep>> {
         4 => (1usize..300_000).prop_map(ThreadStep::Alloc),
         3 => any::<usize>().prop_map(ThreadStep::Free),
         2 => any::<usize>().prop_map(ThreadStep::Copy),
+        2 => any::<usize>().prop_map(ThreadStep::RecordStream),
         1 => Just(ThreadStep::EmptyCache),
+        1 => Just(ThreadStep::SleepWake),
     ];
     proptest::collection::vec(step, 1..30)
 }
@@ -230,8 +285,125 @@ fn assert_apart(live: &[Live], block: &Ordered<PoolBlock>) {
     }
 }
 
+/// What the two threads counted: blocks handed out and given back, and
+/// sleeps.
+#[derive(Default)]
+struct Counts {
+    allocations: std::sync::atomic::AtomicU64,
+    frees: std::sync::atomic::AtomicU64,
+    sleeps: std::sync::atomic::AtomicU64,
+}
+
+impl Counts {
+    fn add(counter: &std::sync::atomic::AtomicU64) {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn get(counter: &std::sync::atomic::AtomicU64) -> u64 {
+        counter.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The blocks both threads see, and what they may do with them at once.
+struct Shared<'a> {
+    pool: &'a DevicePool,
+    device: &'a ascend::Device,
+    live: std::sync::Mutex<Vec<Live>>,
+    /// Taken to use blocks (shared) and to sleep and wake the pool
+    /// (exclusive): a sleep excludes uses of blocks only.
+    uses: std::sync::RwLock<()>,
+    next_byte: std::sync::atomic::AtomicU8,
+    counts: Counts,
+}
+
+impl Shared<'_> {
+    fn byte(&self) -> u8 {
+        self.next_byte.fetch_add(1, std::sync::atomic::Ordering::Relaxed).max(1)
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Vec<Live>> {
+        self.live.lock().unwrap()
+    }
+
+    fn using(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        self.uses.read().unwrap()
+    }
+
+    /// One step of thread `thread`, whose stream is `stream`.
+    fn step(&self, step: &ThreadStep, thread: usize, stream: &Arc<Stream>) {
+        match *step {
+            ThreadStep::Alloc(bytes) => {
+                // Not excluded by a sleep: refused while the pool sleeps.
+                let block = match self.pool.alloc(bytes) {
+                    Ok(block) => block,
+                    Err(ascend::Error::PoolAsleep { .. }) => return,
+                    Err(other) => panic!("unexpected: {other}"),
+                };
+                Counts::add(&self.counts.allocations);
+                let _using = self.using();
+                let byte = self.byte();
+                block.fill_bytes(byte, stream).unwrap();
+                let mut live = self.live();
+                assert_apart(&live, &block);
+                live.push(Live {
+                    block,
+                    tag: thread,
+                    byte: Some(byte),
+                });
+            }
+            ThreadStep::Free(index) => {
+                let mut live = self.live();
+                if !live.is_empty() {
+                    let index = index % live.len();
+                    let freed = live.swap_remove(index);
+                    drop(live);
+                    drop(freed);
+                    Counts::add(&self.counts.frees);
+                }
+            }
+            ThreadStep::Copy(index) => {
+                let _using = self.using();
+                let mut live = self.live();
+                if live.is_empty() {
+                    return;
+                }
+                let source = &live[index % live.len()];
+                let copy = self.pool.alloc(source.block.byte_len()).unwrap();
+                Counts::add(&self.counts.allocations);
+                copy.copy_from_device(&source.block, stream).unwrap();
+                let byte = source.byte;
+                assert_apart(&live, &copy);
+                live.push(Live {
+                    block: copy,
+                    tag: thread,
+                    byte,
+                });
+            }
+            ThreadStep::RecordStream(index) => {
+                let _using = self.using();
+                let mut live = self.live();
+                if live.is_empty() {
+                    return;
+                }
+                let index = index % live.len();
+                let byte = self.byte();
+                write_raw(&live[index].block, stream, byte);
+                live[index].byte = Some(byte);
+            }
+            ThreadStep::EmptyCache => self.pool.empty_cache().unwrap(),
+            ThreadStep::SleepWake => {
+                let _no_uses = self.uses.write().unwrap();
+                self.pool.sleep(&[DevicePool::DEFAULT_TAG]).unwrap();
+                Counts::add(&self.counts.sleeps);
+                self.pool.wake().unwrap();
+            }
+        }
+    }
+}
+
 /// Two threads on two streams allocate, free (each other's blocks too),
-/// copy each other's blocks and empty the cache on one pool at once.
+/// copy and write each other's blocks, empty the cache, and sleep and wake
+/// one pool at once.
 fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
     let _serial = serial();
     let device = common::device();
@@ -239,61 +411,38 @@ fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
     let config = common::pool::pool_config(granule, 16, granule, 64);
     let since = soft::sequence_now();
     let pool = DevicePool::new(&device, config).unwrap();
-    let live: std::sync::Mutex<Vec<Live>> = std::sync::Mutex::default();
-    let next_byte = std::sync::atomic::AtomicU8::new(1);
+    let shared = Shared {
+        pool: &pool,
+        device: &device,
+        live: std::sync::Mutex::default(),
+        uses: std::sync::RwLock::default(),
+        next_byte: std::sync::atomic::AtomicU8::new(1),
+        counts: Counts::default(),
+    };
     std::thread::scope(|scope| {
         for (thread, steps) in steps.iter().enumerate() {
-            let (pool, live, next_byte, device) = (&pool, &live, &next_byte, &device);
+            let shared = &shared;
             scope.spawn(move || {
-                let stream = Arc::new(Stream::new(device).unwrap());
+                let stream = Arc::new(Stream::new(shared.device).unwrap());
                 for step in steps {
-                    match *step {
-                        ThreadStep::Alloc(bytes) => {
-                            let block = pool.alloc(bytes).unwrap();
-                            let byte = next_byte.fetch_add(1, std::sync::atomic::Ordering::Relaxed).max(1);
-                            block.fill_bytes(byte, &stream).unwrap();
-                            let mut live = live.lock().unwrap();
-                            assert_apart(&live, &block);
-                            live.push(Live {
-                                block,
-                                tag: thread,
-                                byte: Some(byte),
-                            });
-                        }
-                        ThreadStep::Free(index) => {
-                            let mut live = live.lock().unwrap();
-                            if !live.is_empty() {
-                                let index = index % live.len();
-                                let freed = live.swap_remove(index);
-                                drop(live);
-                                drop(freed);
-                            }
-                        }
-                        ThreadStep::Copy(index) => {
-                            let mut live = live.lock().unwrap();
-                            if live.is_empty() {
-                                continue;
-                            }
-                            let source = &live[index % live.len()];
-                            let copy = pool.alloc(source.block.byte_len()).unwrap();
-                            copy.copy_from_device(&source.block, &stream).unwrap();
-                            let byte = source.byte;
-                            assert_apart(&live, &copy);
-                            live.push(Live {
-                                block: copy,
-                                tag: thread,
-                                byte,
-                            });
-                        }
-                        ThreadStep::EmptyCache => pool.empty_cache().unwrap(),
-                    }
+                    shared.step(step, thread, &stream);
                 }
             });
         }
     });
-    let live = live.into_inner().unwrap();
+    let live = shared.live.into_inner().unwrap();
     let stats = pool.stats();
     assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
+    let counts = &shared.counts;
+    assert_eq!(
+        (stats.allocations, stats.frees),
+        (Counts::get(&counts.allocations), Counts::get(&counts.frees))
+    );
+    assert_eq!(
+        (stats.sleeps, stats.wakes),
+        (Counts::get(&counts.sleeps), Counts::get(&counts.sleeps))
+    );
+    assert!(!pool.is_asleep(DevicePool::DEFAULT_TAG));
     let mapped: usize = pool.snapshot().segments.iter().map(|segment| segment.mapped).sum();
     assert_eq!(stats.reserved, mapped);
     let stream = Arc::new(Stream::new(&device).unwrap());
