@@ -286,6 +286,26 @@ fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
 }
 
 #[test]
+fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = common::pool::start();
+    let pool = PinnedPool::new(&device).with_round_threshold(64 << 10);
+    assert_eq!(pool.alloc(5000).unwrap().len(), 8192);
+    assert_eq!(pool.alloc(64 << 10).unwrap().len(), 64 << 10, "the threshold itself");
+    let above = pool.alloc(100_000).unwrap();
+    assert_eq!(above.len(), 100_000, "above the threshold: the size asked for");
+    let address = above.host_ptr();
+    drop(above);
+    let again = pool.alloc(100_000).unwrap();
+    assert_eq!(again.host_ptr(), address, "the same size is served from its bucket");
+    let other = pool.alloc(100_001).unwrap();
+    assert_eq!(other.len(), 100_001);
+    let stats = pool.stats();
+    assert_eq!((stats.hits, stats.misses), (1, 4), "only the second 100_000 bytes hit");
+    drop((again, other));
+}
+
+#[test]
 fn thread_caches_keep_exact_statistics_and_give_their_blocks_back() {
     let (_serial, device, granule) = common::pool::start();
     let since = soft::sequence_now();

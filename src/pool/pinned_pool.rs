@@ -16,8 +16,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 
 /// A caching pool of pinned host buffers (torch_npu's caching host
-/// allocator): requests are rounded up to a power of two, and a freed
-/// buffer waits in its size's bucket for the next request.
+/// allocator): requests up to a threshold are rounded up to a power of two
+/// ([`PinnedPool::DEFAULT_ROUND_THRESHOLD`], torch_npu's
+/// `pinned_max_round_threshold_mb`), larger ones are kept at their size,
+/// and a freed buffer waits in its size's bucket for the next request.
 ///
 /// A buffer is an [`Ordered`] owner, so the async copies that use it are
 /// ordered like any other; when it is dropped, it goes back to its bucket
@@ -50,6 +52,8 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
     shared: Arc<Shared>,
+    /// Requests up to this many bytes are rounded up to a power of two.
+    round_threshold: usize,
     /// Where a dropped buffer goes: its bucket, or (the pool gone) freed
     /// once its work is proven finished.
     recycle: Recycle<PinnedHostBuf<u8>>,
@@ -84,6 +88,12 @@ pub struct PinnedStats {
 }
 
 impl PinnedPool {
+    /// The default rounding threshold: 16 MiB. A power of two can waste
+    /// almost half of a buffer (torch users have pinned 32 GiB for a
+    /// 20.4 GiB request), which costs little below this size and too much
+    /// pinned memory above it.
+    pub const DEFAULT_ROUND_THRESHOLD: usize = 16 << 20;
+
     /// A pool for buffers used with `device`, allocated with the default
     /// [`HostMallocConfig`].
     pub fn new(device: &Device) -> Self {
@@ -107,19 +117,52 @@ impl PinnedPool {
                 },
             },
         ));
-        Self { shared, recycle }
+        Self {
+            shared,
+            round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
+            recycle,
+        }
     }
 
-    /// A buffer of at least `bytes` bytes (the next power of two).
+    /// The pool with requests up to `bytes` rounded up to a power of two
+    /// and larger ones kept at their size (`usize::MAX`: every request is
+    /// rounded, as torch_npu does by default; 0: none is).
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = PinnedPool::new(&device).with_round_threshold(1 << 20);
+    /// assert_eq!(pool.alloc(3000)?.len(), 4096);
+    /// assert_eq!(pool.alloc(1_500_000)?.len(), 1_500_000);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_round_threshold(mut self, bytes: usize) -> Self {
+        self.round_threshold = bytes;
+        self
+    }
+
+    /// The size of the buffer that serves a request of `bytes` bytes (at
+    /// least 1): the next power of two up to the threshold, `bytes` above
+    /// it; `None` when the power of two overflows.
+    fn bucket_size(&self, bytes: usize) -> Option<usize> {
+        let bytes = bytes.max(1);
+        if bytes > self.round_threshold {
+            return Some(bytes);
+        }
+        bytes.checked_next_power_of_two()
+    }
+
+    /// A buffer of at least `bytes` bytes: the next power of two up to the
+    /// pool's rounding threshold, exactly `bytes` above it.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when the size overflows; the runtime's
     /// code of the allocation.
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
-        let size = bytes
-            .max(1)
-            .checked_next_power_of_two()
+        let size = self
+            .bucket_size(bytes)
             .ok_or_else(|| Error::invalid("PinnedPool::alloc", format!("{bytes} bytes overflow")))?;
         let cached = {
             let mut state = self.shared.state();
@@ -230,6 +273,7 @@ impl fmt::Debug for PinnedPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PinnedPool")
             .field("device", &self.shared.device.id())
+            .field("round_threshold", &self.round_threshold)
             .field("stats", &self.stats())
             .finish()
     }
