@@ -306,6 +306,110 @@ fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
 }
 
 #[test]
+fn a_missing_malloc_host_with_cfg_falls_back_once_for_the_process() {
+    // Fault injection: the software device only. In a process of its own,
+    // as the fallback is latched for the process.
+    if on_software() {
+        common::run_child("child_pinned_fallback");
+    }
+}
+
+/// The child of `a_missing_malloc_host_with_cfg_falls_back_once_for_the_process`.
+#[test]
+#[ignore = "run in a child process by a_missing_malloc_host_with_cfg_falls_back_once_for_the_process"]
+fn child_pinned_fallback() {
+    use ascend::pool::PinnedPool;
+    let device = common::device();
+    let pool = PinnedPool::new(&device);
+    // An older CANN: the loader finds no aclrtMallocHostWithCfg.
+    soft::inject_missing_symbol("aclrtMallocHostWithCfg", 1).unwrap();
+    let mut first = pool.alloc(4096).unwrap();
+    assert_eq!(
+        first.get_mut().unwrap().to_vec(),
+        [0; 4096],
+        "zeroed, from aclrtMallocHost"
+    );
+    assert!(
+        soft::armed_faults().is_empty(),
+        "aclrtMallocHostWithCfg was tried first"
+    );
+    // Latched: the next new buffer does not try aclrtMallocHostWithCfg
+    // again (a fault armed on it stays armed), as torch_npu latches.
+    soft::inject_fault("aclrtMallocHostWithCfg", 1, ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR).unwrap();
+    let second = pool.alloc(1 << 20).unwrap();
+    assert_eq!(second.len(), 1 << 20);
+    assert_eq!(soft::armed_faults().len(), 1, "aclrtMallocHostWithCfg was tried again");
+    soft::clear_faults();
+    // The same on a pool made later in the process.
+    let later = PinnedPool::new(&device);
+    soft::inject_fault("aclrtMallocHostWithCfg", 1, ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR).unwrap();
+    drop(later.alloc(100).unwrap());
+    assert_eq!(
+        soft::armed_faults().len(),
+        1,
+        "a later pool tried aclrtMallocHostWithCfg"
+    );
+    soft::clear_faults();
+    assert_eq!(pool.stats().misses, 2);
+    drop((first, second));
+    println!("child child_pinned_fallback done");
+}
+
+/// What `PoolConfig::from_env` gives in a child process whose
+/// `ASCEND_ALLOC_CONF` is `conf` (unset for `None`), as the child prints it.
+fn config_from_env_in_a_child(conf: Option<&str>) -> String {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args([
+        "--exact",
+        "child_config_from_env",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    match conf {
+        Some(conf) => command.env(ascend::pool::ENV_ALLOC_CONF, conf),
+        None => command.env_remove(ascend::pool::ENV_ALLOC_CONF),
+    };
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The harness prints the test's name on the same line first.
+    let answer = stdout
+        .lines()
+        .find_map(|line| line.find("from_env: ").map(|at| &line[at..]));
+    answer.unwrap_or_else(|| panic!("no answer in {stdout}")).to_string()
+}
+
+#[test]
+fn the_pool_is_configured_from_its_environment_variable() {
+    assert_eq!(
+        config_from_env_in_a_child(Some("large_chunk_mb:40")),
+        "from_env: Ok(41943040)"
+    );
+    assert_eq!(
+        config_from_env_in_a_child(None),
+        "from_env: Ok(20971520)",
+        "unset: the default"
+    );
+    let refused = config_from_env_in_a_child(Some("max_split_size_mb:128"));
+    assert!(
+        refused.starts_with("from_env: Err(") && refused.contains("max_split_size_mb"),
+        "{refused}"
+    );
+}
+
+/// The child of `the_pool_is_configured_from_its_environment_variable`.
+#[test]
+#[ignore = "run in a child process by the_pool_is_configured_from_its_environment_variable"]
+fn child_config_from_env() {
+    let config = PoolConfig::from_env().map(|config| config.large_chunk);
+    println!(
+        "from_env: {}",
+        config.map_or_else(|error| format!("Err({error})"), |chunk| format!("Ok({chunk})"))
+    );
+}
+
+#[test]
 fn thread_caches_keep_exact_statistics_and_give_their_blocks_back() {
     let (_serial, device, granule) = common::pool::start();
     let since = soft::sequence_now();

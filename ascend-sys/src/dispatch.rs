@@ -83,9 +83,14 @@ pub(crate) fn no_backend<R: FailureValue>(api: &'static str, why: &str) -> R {
 
 /// The result of a call failed by an injected fault (software device).
 #[cold]
-pub(crate) fn injected_fault<R: FailureValue>(api: &'static str, code: aclError) -> R {
-    crate::error_msg::set(format!("{api}: injected fault (error {code})"));
-    R::injected(code)
+pub(crate) fn injected_fault<R: FailureValue>(api: &'static str, fault: crate::soft::Fault) -> R {
+    match fault {
+        crate::soft::Fault::Code(code) => {
+            crate::error_msg::set(format!("{api}: injected fault (error {code})"));
+            R::injected(code)
+        }
+        crate::soft::Fault::MissingSymbol => missing_symbol(api),
+    }
 }
 
 /// Declares the bound functions. For each entry it generates:

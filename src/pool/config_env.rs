@@ -94,6 +94,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_defaults_are_torch_npus() {
+        let config = PoolConfig::default();
+        assert_eq!(
+            (
+                config.rounding,
+                config.small_limit,
+                config.small_chunk,
+                config.large_chunk
+            ),
+            (512, 1 << 20, 2 << 20, 20 << 20),
+            "512 B rounding, 1 MiB small limit, 2 MiB and 20 MiB chunks"
+        );
+        let parsed = PoolConfig::parse(" , ").unwrap();
+        assert_eq!(
+            (parsed.rounding, parsed.small_chunk, parsed.large_reserve),
+            (config.rounding, config.small_chunk, config.large_reserve),
+            "no entries: the defaults"
+        );
+    }
+
+    #[test]
     fn entries_set_their_fields_and_bad_ones_are_named() {
         let config = PoolConfig::parse(" rounding_bytes:1024 , small_chunk_mb:4,small_limit_mb:2 ").unwrap();
         assert_eq!(

@@ -38,8 +38,8 @@ macro_rules! direct_functions {
         /// them).
         #[inline]
         pub unsafe fn $name($($arg: $ty),*) -> $ret {
-            if let Some(code) = crate::soft::take_fault(stringify!($name)) {
-                return crate::dispatch::injected_fault(stringify!($name), code);
+            if let Some(fault) = crate::soft::take_fault(stringify!($name)) {
+                return crate::dispatch::injected_fault(stringify!($name), fault);
             }
             // SAFETY: the software device implements this function with the
             // same contract; the caller upholds it.

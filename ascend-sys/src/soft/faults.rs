@@ -7,7 +7,7 @@
 //! needs.
 
 use super::config::ConfigError;
-use crate::types::aclError;
+use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -28,7 +28,28 @@ struct Armed {
     api: String,
     /// Calls of `api` still to let through before failing.
     skip: u64,
-    code: aclError,
+    fault: Fault,
+}
+
+/// How an armed fault fails its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// The call returns this code.
+    Code(aclError),
+    /// The call fails as it does when the loaded library does not export
+    /// the function: `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`, with the symbol
+    /// recorded for [`crate::missing_symbol`].
+    MissingSymbol,
+}
+
+impl Fault {
+    /// The code the failed call returns.
+    fn code(self) -> aclError {
+        match self {
+            Self::Code(code) => code,
+            Self::MissingSymbol => ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+        }
+    }
 }
 
 static ARMED: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
@@ -66,7 +87,34 @@ pub struct FaultError {
 pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
     validate(api, nth, code)?;
     read_env();
-    arm(api, nth, code);
+    arm(api, nth, Fault::Code(code));
+    Ok(())
+}
+
+/// Makes the `nth` call (1 = the next one) of `api` from now on fail as
+/// if the loaded library did not export `api` (an older CANN): it returns
+/// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` and [`crate::missing_symbol`] names
+/// `api`, exactly as the loader does for a missing symbol. For testing the
+/// fallbacks of code that must run on several CANN versions.
+///
+/// # Errors
+///
+/// [`FaultError`] when `nth` is 0 or `api` is not a bound AscendCL
+/// function name.
+///
+/// ```
+/// use ascend_sys::*;
+/// select_backend(BackendRequest::Software).unwrap();
+/// soft::inject_missing_symbol("aclrtGetDeviceCount", 1).unwrap();
+/// let mut count = 0;
+/// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+/// assert_eq!(missing_symbol(), Some("aclrtGetDeviceCount"));
+/// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
+/// ```
+pub fn inject_missing_symbol(api: &str, nth: u64) -> Result<(), FaultError> {
+    validate(api, nth, ACL_ERROR_RT_FEATURE_NOT_SUPPORT)?;
+    read_env();
+    arm(api, nth, Fault::MissingSymbol);
     Ok(())
 }
 
@@ -89,12 +137,12 @@ fn validate(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
 }
 
 /// Arms a checked fault (no environment read: `read_env` calls this).
-fn arm(api: &str, nth: u64, code: aclError) {
+fn arm(api: &str, nth: u64, fault: Fault) {
     let mut armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     armed.push(Armed {
         api: api.to_string(),
         skip: nth - 1,
-        code,
+        fault,
     });
     ANY.store(true, Ordering::Release);
 }
@@ -106,11 +154,15 @@ pub fn clear_faults() {
     ANY.store(false, Ordering::Release);
 }
 
-/// Faults armed and not yet fired, as `(api, calls left before it fires, code)`.
+/// Faults armed and not yet fired, as `(api, calls left before it fires,
+/// code)` (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for a missing symbol).
 pub fn armed_faults() -> Vec<(String, u64, aclError)> {
     read_env();
     let armed = ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    armed.iter().map(|a| (a.api.clone(), a.skip + 1, a.code)).collect()
+    armed
+        .iter()
+        .map(|a| (a.api.clone(), a.skip + 1, a.fault.code()))
+        .collect()
 }
 
 /// Reads [`ENV_FAULTS`] once: arms every entry, or none when one entry is
@@ -131,7 +183,7 @@ fn read_env() -> &'static Result<(), ConfigError> {
             reason: error.reason,
         })?;
         for (api, nth, code) in parsed {
-            arm(api, nth, code);
+            arm(api, nth, Fault::Code(code));
         }
         Ok(())
     })
@@ -167,7 +219,7 @@ pub(crate) fn env_problem() -> Option<ConfigError> {
 /// Called on every software-device call: the injected code if a fault for
 /// `api` fires now.
 #[inline]
-pub(crate) fn take(api: &str) -> Option<aclError> {
+pub(crate) fn take(api: &str) -> Option<Fault> {
     if !ANY.load(Ordering::Acquire) {
         return None;
     }
@@ -183,9 +235,9 @@ pub(crate) fn take(api: &str) -> Option<aclError> {
             fault.skip -= 1;
         }
     }
-    let code = fired.map(|index| armed.remove(index).code);
+    let fault = fired.map(|index| armed.remove(index).fault);
     if armed.is_empty() {
         ANY.store(false, Ordering::Release);
     }
-    code
+    fault
 }
