@@ -302,7 +302,15 @@ fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
     assert_eq!(other.len(), 100_001);
     let stats = pool.stats();
     assert_eq!((stats.hits, stats.misses), (1, 4), "only the second 100_000 bytes hit");
+    assert_eq!(stats.allocated_peak, 200_001, "the two 100 KB buffers at once");
+    assert_eq!(
+        stats.reserved_peak,
+        8192 + (64 << 10) + 200_001,
+        "and the two cached ones"
+    );
     drop((again, other));
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.allocated_peak), (0, 200_001), "a peak stays");
 }
 
 #[test]

@@ -79,8 +79,13 @@ pub struct PinnedStats {
     /// Bytes in buffers handed out (a buffer taken out of its `Ordered`
     /// with `into_inner` has left the pool and stays counted).
     pub allocated: usize,
+    /// The most bytes handed out at once.
+    pub allocated_peak: usize,
     /// Bytes in cached buffers.
     pub cached_bytes: usize,
+    /// The most pinned bytes the pool held at once (handed out and
+    /// cached): torch's peak reserved host memory.
+    pub reserved_peak: usize,
     /// Requests served from the cache.
     pub hits: u64,
     /// Requests that allocated.
@@ -170,21 +175,21 @@ impl PinnedPool {
             if found.is_some() {
                 state.stats.hits += 1;
                 state.stats.cached_bytes -= size;
+                state.stats.count_handed_out(size);
             } else {
                 state.stats.misses += 1;
             }
-            state.stats.allocated += size;
             found
         };
         let (buffer, tracks) = match cached {
             Some(found) => found,
-            None => match self.shared.fresh(size) {
-                Ok(buffer) => (buffer, Tracks::default()),
-                Err(error) => {
-                    self.shared.state().stats.allocated -= size;
-                    return Err(error);
-                }
-            },
+            None => {
+                // Counted once it exists: a failed allocation leaves the
+                // peaks alone.
+                let buffer = self.shared.fresh(size)?;
+                self.shared.state().stats.count_handed_out(size);
+                (buffer, Tracks::default())
+            }
         };
         Ok(Ordered::recycled(buffer, tracks, self.recycle.clone()))
     }
@@ -225,6 +230,16 @@ impl PinnedPool {
     /// The statistics now.
     pub fn stats(&self) -> PinnedStats {
         self.shared.state().stats
+    }
+}
+
+impl PinnedStats {
+    /// Counts `size` bytes handed out (from the cache or new), with the
+    /// peaks.
+    fn count_handed_out(&mut self, size: usize) {
+        self.allocated += size;
+        self.allocated_peak = self.allocated_peak.max(self.allocated);
+        self.reserved_peak = self.reserved_peak.max(self.allocated + self.cached_bytes);
     }
 }
 
