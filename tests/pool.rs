@@ -311,6 +311,13 @@ fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
     drop((again, other));
     let stats = pool.stats();
     assert_eq!((stats.allocated, stats.allocated_peak), (0, 200_001), "a peak stays");
+    // Too large to pin: the runtime's error, nothing counted but the miss.
+    assert!(pool.alloc(usize::MAX).is_err());
+    let after = pool.stats();
+    assert_eq!(
+        (after.allocated, after.reserved_peak, after.misses),
+        (0, stats.reserved_peak, 5)
+    );
 }
 
 #[test]

@@ -40,6 +40,12 @@ pub(crate) fn set(message: String) {
     let _ = MISSING.try_with(|slot| slot.set(None));
 }
 
+/// Forgets that this thread's most recent call lacked its symbol (a call
+/// that goes on to do its work).
+pub(crate) fn forget_missing_symbol() {
+    let _ = MISSING.try_with(|slot| slot.set(None));
+}
+
 /// Forgets this thread's recorded message.
 pub(crate) fn clear() {
     let _ = MISSING.try_with(|slot| slot.set(None));

@@ -163,8 +163,9 @@ impl PinnedPool {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the size overflows; the runtime's
-    /// code of the allocation.
+    /// [`Error::InvalidArgument`] when the power of two overflows (only
+    /// with a threshold above 2^63); the runtime's code of the allocation
+    /// (a request larger than the host can pin among them).
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
         let size = self
             .bucket_size(bytes)

@@ -55,6 +55,9 @@ impl Fault {
 static ARMED: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
 /// Fast path: whether any fault is armed (or the environment is unread).
 static ANY: AtomicBool = AtomicBool::new(true);
+/// Whether a missing symbol was ever injected: only then may a thread have
+/// one recorded for a call routed to the software device.
+static MISSING_EVER: AtomicBool = AtomicBool::new(false);
 static ENV_READ: OnceLock<Result<(), ConfigError>> = OnceLock::new();
 
 /// A fault specification that cannot be used.
@@ -110,12 +113,25 @@ pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultErro
 /// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
 /// assert_eq!(missing_symbol(), Some("aclrtGetDeviceCount"));
 /// assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
+/// assert_eq!(missing_symbol(), None, "a later call clears it");
 /// ```
 pub fn inject_missing_symbol(api: &str, nth: u64) -> Result<(), FaultError> {
     validate(api, nth, ACL_ERROR_RT_FEATURE_NOT_SUPPORT)?;
     read_env();
+    MISSING_EVER.store(true, Ordering::Relaxed);
     arm(api, nth, Fault::MissingSymbol);
     Ok(())
+}
+
+/// Forgets a missing symbol recorded on this thread by an earlier call, as
+/// the loader does before every call it passes on (a call that runs has
+/// its symbol). A load of one flag unless a missing symbol was ever
+/// injected.
+#[inline]
+pub(crate) fn forget_missing_symbol() {
+    if MISSING_EVER.load(Ordering::Relaxed) {
+        crate::error_msg::forget_missing_symbol();
+    }
 }
 
 /// Checks a fault specification.

@@ -218,17 +218,18 @@ impl<S> Ordered<S> {
         let settled = self.tracks_mut().settle("Ordered::into_inner");
         match settled {
             Settled::Proven(reported) => {
-                // SAFETY: each field is taken once; `self` is forgotten
-                // below, so `Drop` does not touch them again.
+                // Never dropped, even if dropping a field below unwinds.
+                let mut this = ManuallyDrop::new(self);
+                // SAFETY: each field is taken once, and `this` is never
+                // dropped, so `Drop` does not touch them again.
                 let (storage, tracks, recycle) = unsafe {
                     (
-                        ManuallyDrop::take(&mut self.storage),
-                        ManuallyDrop::take(&mut self.tracks),
-                        ManuallyDrop::take(&mut self.recycle),
+                        ManuallyDrop::take(&mut this.storage),
+                        ManuallyDrop::take(&mut this.tracks),
+                        ManuallyDrop::take(&mut this.recycle),
                     )
                 };
                 drop((tracks, recycle));
-                std::mem::forget(self);
                 reported.map(|()| storage)
             }
             Settled::Unproven(error) => {
@@ -336,8 +337,11 @@ impl<S> Ordered<S> {
     /// finished.
     #[inline(never)]
     fn drop_after_its_uses(&mut self) {
-        let settled = self.tracks_mut().settle("Ordered drop");
-        match settled {
+        // SAFETY: taken once (the drop's one call); nothing uses it after.
+        // A local from here, so it is dropped on every path, unwinding too.
+        let tracks = unsafe { ManuallyDrop::take(&mut self.tracks) };
+        let mut tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match tracks.settle("Ordered drop") {
             Settled::Proven(reported) => {
                 if let Err(error) = reported {
                     log::warn!("Ordered drop: {error}");
@@ -349,9 +353,7 @@ impl<S> Ordered<S> {
             // Leaked: queued work may still use it.
             Settled::Unproven(_) => {}
         }
-        // SAFETY: dropped once (the drop's one call); nothing uses it
-        // after. (`recycle` is `None`: nothing to drop.)
-        unsafe { ManuallyDrop::drop(&mut self.tracks) };
+        // `recycle` is `None`: nothing to drop.
     }
 }
 
