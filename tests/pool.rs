@@ -321,6 +321,31 @@ fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
 }
 
 #[test]
+fn pinned_buffers_over_the_cache_cap_are_freed_after_their_copies() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = common::pool::start();
+    let misuse = on_software().then(soft::MisuseWatch::start);
+    let pool = PinnedPool::new(&device).with_max_cached_size(64 << 10);
+    let held = stream(&device);
+    let source = Ordered::new(ascend::DeviceBuf::from_slice(&device, &vec![7u8; 1 << 20]).unwrap());
+    gated(&device, &held, || {
+        let buffer = pool.alloc(1 << 20).unwrap();
+        buffer.copy_from_device(&source, &held).unwrap();
+        drop(buffer); // over the cap: waits for the held-back copy, then frees
+    });
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.cached_bytes), (0, 0), "freed, not cached");
+    drop(pool.alloc(4096).unwrap());
+    assert_eq!(pool.stats().cached_bytes, 4096, "under the cap: cached");
+    drop(pool.alloc(1 << 20).unwrap());
+    let stats = pool.stats();
+    assert_eq!((stats.hits, stats.misses, stats.cached_bytes), (0, 3, 4096));
+    if let Some(misuse) = misuse {
+        assert_eq!(misuse.seen(), [], "a buffer freed under its queued copy");
+    }
+}
+
+#[test]
 fn a_missing_malloc_host_with_cfg_falls_back_once_for_the_process() {
     // Fault injection: the software device only. In a process of its own,
     // as the fallback is latched for the process.

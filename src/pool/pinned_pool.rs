@@ -7,7 +7,7 @@ use crate::memory::PinnedHostBuf;
 use crate::stream::{Ordered, Recycle, Settled, Tracks};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Set once `aclrtMallocHostWithCfg` was found missing: every later
@@ -62,6 +62,8 @@ pub struct PinnedPool {
 struct Shared {
     device: Device,
     config: HostMallocConfig,
+    /// Buffers larger than this are freed when dropped instead of cached.
+    max_cached: AtomicUsize,
     state: Mutex<State>,
 }
 
@@ -110,6 +112,7 @@ impl PinnedPool {
         let shared = Arc::new(Shared {
             device: device.clone(),
             config,
+            max_cached: AtomicUsize::new(usize::MAX),
             state: Mutex::new(State::default()),
         });
         let pool = Arc::downgrade(&shared);
@@ -144,6 +147,26 @@ impl PinnedPool {
     #[must_use]
     pub fn with_round_threshold(mut self, bytes: usize) -> Self {
         self.round_threshold = bytes;
+        self
+    }
+
+    /// The pool with buffers larger than `bytes` freed when dropped
+    /// (once the copies that used them are proven finished) instead of
+    /// cached: torch_npu's `pinned_max_cached_size_mb`. By default every
+    /// buffer is cached.
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = PinnedPool::new(&device).with_max_cached_size(1 << 20);
+    /// drop(pool.alloc(4 << 20)?); // freed, not cached
+    /// drop(pool.alloc(4096)?); // cached
+    /// assert_eq!(pool.stats().cached_bytes, 4096);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_max_cached_size(self, bytes: usize) -> Self {
+        self.shared.max_cached.store(bytes, Ordering::Relaxed);
         self
     }
 
@@ -264,9 +287,20 @@ impl Shared {
         PinnedHostBuf::zeroed(&self.device, size)
     }
 
-    fn give_back(&self, buffer: PinnedHostBuf<u8>, tracks: Tracks) {
-        let mut state = self.state();
+    fn give_back(&self, buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
         let size = buffer.len();
+        if size > self.max_cached.load(Ordering::Relaxed) {
+            // Over the cap: freed as a plain `Ordered` drop frees it, once
+            // its copies are proven finished (leaked if they cannot be).
+            let settled = tracks.settle("PinnedPool buffer over the cache cap");
+            self.state().stats.allocated -= size;
+            match settled {
+                Settled::Proven(_) => drop(buffer),
+                Settled::Unproven(_) => std::mem::forget(buffer),
+            }
+            return;
+        }
+        let mut state = self.state();
         state.stats.allocated -= size;
         state.stats.cached_bytes += size;
         state.buckets.entry(size).or_default().push((buffer, tracks));
@@ -290,6 +324,7 @@ impl fmt::Debug for PinnedPool {
         f.debug_struct("PinnedPool")
             .field("device", &self.shared.device.id())
             .field("round_threshold", &self.round_threshold)
+            .field("max_cached", &self.shared.max_cached.load(Ordering::Relaxed))
             .field("stats", &self.stats())
             .finish()
     }
