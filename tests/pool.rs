@@ -346,6 +346,30 @@ fn pinned_buffers_over_the_cache_cap_are_freed_after_their_copies() {
 }
 
 #[test]
+fn the_pinned_pool_reads_its_keys_from_the_pools_configuration() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = common::pool::start();
+    let conf = "expandable_segments:True,large_chunk_mb:40,pinned_max_round_threshold_mb:1,pinned_max_cached_size_mb:2";
+    let pool = PinnedPool::from_conf(&device, conf).unwrap();
+    assert_eq!(pool.alloc(3000).unwrap().len(), 4096, "rounded up to the threshold");
+    assert_eq!(pool.alloc(1_500_000).unwrap().len(), 1_500_000, "kept above it");
+    drop(pool.alloc(3 << 20).unwrap());
+    assert_eq!(
+        pool.stats().cached_bytes,
+        4096 + 1_500_000,
+        "3 MiB is over the cache cap"
+    );
+    for bad in [
+        "pinned_max_round_threshold_mb:x",
+        "pinned_max_cached_size_mb",
+        "max_split_size_mb:1",
+    ] {
+        let error = PinnedPool::from_conf(&device, bad).unwrap_err().to_string();
+        assert!(error.contains(bad), "{error}");
+    }
+}
+
+#[test]
 fn a_missing_malloc_host_with_cfg_falls_back_once_for_the_process() {
     // Fault injection: the software device only. In a process of its own,
     // as the fallback is latched for the process.
@@ -395,8 +419,9 @@ fn child_pinned_fallback() {
     println!("child child_pinned_fallback done");
 }
 
-/// What `PoolConfig::from_env` gives in a child process whose
-/// `ASCEND_ALLOC_CONF` is `conf` (unset for `None`), as the child prints it.
+/// What `PoolConfig::from_env` and `PinnedPool::from_env` give in a child
+/// process whose `ASCEND_ALLOC_CONF` is `conf` (unset for `None`), as the
+/// child prints them.
 fn config_from_env_in_a_child(conf: Option<&str>) -> String {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
     command.args([
@@ -406,6 +431,9 @@ fn config_from_env_in_a_child(conf: Option<&str>) -> String {
         "--nocapture",
         "--test-threads=1",
     ]);
+    if on_software() {
+        command.env("ASCEND_BACKEND", "software");
+    }
     match conf {
         Some(conf) => command.env(ascend::pool::ENV_ALLOC_CONF, conf),
         None => command.env_remove(ascend::pool::ENV_ALLOC_CONF),
@@ -414,38 +442,48 @@ fn config_from_env_in_a_child(conf: Option<&str>) -> String {
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
     // The harness prints the test's name on the same line first.
-    let answer = stdout
-        .lines()
-        .find_map(|line| line.find("from_env: ").map(|at| &line[at..]));
-    answer.unwrap_or_else(|| panic!("no answer in {stdout}")).to_string()
+    let answer = |label: &str| {
+        let found = stdout.lines().find_map(|line| line.find(label).map(|at| &line[at..]));
+        found.unwrap_or_else(|| panic!("no {label} in {stdout}")).to_string()
+    };
+    format!("{} {}", answer("from_env: "), answer("pinned: "))
 }
 
 #[test]
-fn the_pool_is_configured_from_its_environment_variable() {
+fn the_pools_are_configured_from_their_environment_variable() {
     assert_eq!(
-        config_from_env_in_a_child(Some("large_chunk_mb:40")),
-        "from_env: Ok(41943040)"
+        config_from_env_in_a_child(Some("large_chunk_mb:40,pinned_max_round_threshold_mb:1")),
+        "from_env: Ok(41943040) pinned: Ok(1500000)"
     );
     assert_eq!(
         config_from_env_in_a_child(None),
-        "from_env: Ok(20971520)",
-        "unset: the default"
+        "from_env: Ok(20971520) pinned: Ok(2097152)",
+        "unset: the defaults"
     );
     let refused = config_from_env_in_a_child(Some("max_split_size_mb:128"));
     assert!(
-        refused.starts_with("from_env: Err(") && refused.contains("max_split_size_mb"),
+        refused.starts_with("from_env: Err(") && refused.contains("pinned: Err("),
         "{refused}"
     );
+    assert!(refused.contains("max_split_size_mb"), "{refused}");
 }
 
-/// The child of `the_pool_is_configured_from_its_environment_variable`.
+/// The child of `the_pools_are_configured_from_their_environment_variable`.
 #[test]
-#[ignore = "run in a child process by the_pool_is_configured_from_its_environment_variable"]
+#[ignore = "run in a child process by the_pools_are_configured_from_their_environment_variable"]
 fn child_config_from_env() {
     let config = PoolConfig::from_env().map(|config| config.large_chunk);
     println!(
         "from_env: {}",
         config.map_or_else(|error| format!("Err({error})"), |chunk| format!("Ok({chunk})"))
+    );
+    // The pinned pool reads the same variable: with a 1 MiB threshold, a
+    // request of 1.5 MB keeps its size (by default it is rounded to 2 MiB).
+    let pinned = ascend::pool::PinnedPool::from_env(&common::device())
+        .and_then(|pool| pool.alloc(1_500_000).map(|buffer| buffer.len()));
+    println!(
+        "pinned: {}",
+        pinned.map_or_else(|error| format!("Err({error})"), |len| format!("Ok({len})"))
     );
 }
 

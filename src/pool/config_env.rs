@@ -7,7 +7,11 @@ use crate::error::{Error, Result};
 /// The environment variable [`PoolConfig::from_env`] reads.
 pub const ENV_ALLOC_CONF: &str = "ASCEND_ALLOC_CONF";
 
-const MIB: usize = 1 << 20;
+pub(super) const MIB: usize = 1 << 20;
+
+/// The keys of the pinned pool ([`PinnedPool::from_conf`](super::PinnedPool::from_conf)),
+/// in MiB.
+pub(super) const PINNED_KEYS: [&str; 2] = ["pinned_max_round_threshold_mb", "pinned_max_cached_size_mb"];
 
 impl PoolConfig {
     /// Parses `key:value` pairs separated by commas over the defaults:
@@ -21,6 +25,7 @@ impl PoolConfig {
     /// | `large_chunk_mb` | MiB | [`large_chunk`](Self::large_chunk) |
     /// | `small_reserve_mb` | MiB | [`small_reserve`](Self::small_reserve) |
     /// | `large_reserve_mb` | MiB | [`large_reserve`](Self::large_reserve) |
+    /// | `pinned_max_round_threshold_mb`, `pinned_max_cached_size_mb` | MiB | checked and left to [`PinnedPool::from_env`](super::PinnedPool::from_env) |
     ///
     /// ```
     /// use ascend::pool::PoolConfig;
@@ -60,6 +65,13 @@ impl PoolConfig {
                 "large_chunk_mb" => Some((&mut config.large_chunk, mib)),
                 "small_reserve_mb" => Some((&mut config.small_reserve, mib)),
                 "large_reserve_mb" => Some((&mut config.large_reserve, mib)),
+                // The pinned pool's, read from the same text.
+                key if PINNED_KEYS.contains(&key) => {
+                    if mib.is_none() {
+                        return refuse("the size overflows");
+                    }
+                    continue;
+                }
                 _ => None,
             };
             match field {
@@ -127,10 +139,17 @@ mod tests {
             "small_chunk_mb:x",
             "expandable_segments:False",
             "max_split_size_mb:1",
+            "pinned_max_cached_size_mb:x",
         ] {
             let error = PoolConfig::parse(bad).unwrap_err().to_string();
             assert!(error.contains(bad.split(',').next().unwrap_or(bad)), "{error}");
         }
         assert!(PoolConfig::parse(&format!("large_reserve_mb:{}", usize::MAX)).is_err());
+        assert!(PoolConfig::parse(&format!("pinned_max_cached_size_mb:{}", usize::MAX)).is_err());
+        assert_eq!(
+            PoolConfig::parse("pinned_max_round_threshold_mb:64").unwrap(),
+            PoolConfig::default(),
+            "the pinned pool's keys are checked and left to it"
+        );
     }
 }

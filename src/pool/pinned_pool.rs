@@ -1,5 +1,7 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
+use super::PoolConfig;
+use super::config_env::{ENV_ALLOC_CONF, MIB};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -129,6 +131,55 @@ impl PinnedPool {
             shared,
             round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
             recycle,
+        }
+    }
+
+    /// A pool configured by `text`, the syntax of [`ENV_ALLOC_CONF`]: its
+    /// keys `pinned_max_round_threshold_mb` ([`PinnedPool::with_round_threshold`])
+    /// and `pinned_max_cached_size_mb` ([`PinnedPool::with_max_cached_size`]),
+    /// as torch_npu reads them from `PYTORCH_NPU_ALLOC_CONF`. The device
+    /// pool's keys are checked and left to [`PoolConfig::parse`].
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = PinnedPool::from_conf(&device, "large_chunk_mb:40,pinned_max_round_threshold_mb:1")?;
+    /// assert_eq!(pool.alloc(1_500_000)?.len(), 1_500_000); // above 1 MiB: not rounded
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`PoolConfig::parse`]: [`Error::InvalidArgument`] naming the
+    /// entry for an unknown key or a malformed entry or number.
+    pub fn from_conf(device: &Device, text: &str) -> Result<Self> {
+        PoolConfig::parse(text)?; // every entry checked, the device pool's too
+        let mut pool = Self::new(device);
+        for (key, value) in text.split(',').filter_map(|entry| entry.split_once(':')) {
+            let bytes = value.trim().parse::<usize>().ok().and_then(|mib| mib.checked_mul(MIB));
+            match (key.trim(), bytes) {
+                ("pinned_max_round_threshold_mb", Some(bytes)) => pool.round_threshold = bytes,
+                ("pinned_max_cached_size_mb", Some(bytes)) => pool = pool.with_max_cached_size(bytes),
+                _ => {}
+            }
+        }
+        Ok(pool)
+    }
+
+    /// [`PinnedPool::from_conf`] of [`ENV_ALLOC_CONF`], or
+    /// [`PinnedPool::new`] when it is unset.
+    ///
+    /// # Errors
+    ///
+    /// As [`PinnedPool::from_conf`], and for a value that is not UTF-8.
+    pub fn from_env(device: &Device) -> Result<Self> {
+        match std::env::var(ENV_ALLOC_CONF) {
+            Ok(text) => Self::from_conf(device, &text),
+            Err(std::env::VarError::NotPresent) => Ok(Self::new(device)),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(
+                "PinnedPool::from_env",
+                format!("{ENV_ALLOC_CONF} is not UTF-8"),
+            )),
         }
     }
 
