@@ -90,14 +90,23 @@ impl PoolConfig {
     ///
     /// As [`PoolConfig::parse`], and for a value that is not UTF-8.
     pub fn from_env() -> Result<Self> {
-        match std::env::var(ENV_ALLOC_CONF) {
-            Ok(text) => Self::parse(&text),
-            Err(std::env::VarError::NotPresent) => Ok(Self::default()),
-            Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(
-                "PoolConfig::from_env",
-                format!("{ENV_ALLOC_CONF} is not UTF-8"),
-            )),
+        match read_env("PoolConfig::from_env")? {
+            Some(text) => Self::parse(&text),
+            None => Ok(Self::default()),
         }
+    }
+}
+
+/// The text of [`ENV_ALLOC_CONF`], `None` when it is unset.
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`], naming `api`, for a value that is not UTF-8.
+pub(super) fn read_env(api: &'static str) -> Result<Option<String>> {
+    match std::env::var(ENV_ALLOC_CONF) {
+        Ok(text) => Ok(Some(text)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(api, format!("{ENV_ALLOC_CONF} is not UTF-8"))),
     }
 }
 

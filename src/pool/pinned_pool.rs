@@ -1,7 +1,7 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
 use super::PoolConfig;
-use super::config_env::{ENV_ALLOC_CONF, MIB};
+use super::config_env::{MIB, read_env};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -134,7 +134,7 @@ impl PinnedPool {
         }
     }
 
-    /// A pool configured by `text`, the syntax of [`ENV_ALLOC_CONF`]: its
+    /// A pool configured by `text`, the syntax of [`ENV_ALLOC_CONF`](super::ENV_ALLOC_CONF): its
     /// keys `pinned_max_round_threshold_mb` ([`PinnedPool::with_round_threshold`])
     /// and `pinned_max_cached_size_mb` ([`PinnedPool::with_max_cached_size`]),
     /// as torch_npu reads them from `PYTORCH_NPU_ALLOC_CONF`. The device
@@ -166,20 +166,16 @@ impl PinnedPool {
         Ok(pool)
     }
 
-    /// [`PinnedPool::from_conf`] of [`ENV_ALLOC_CONF`], or
+    /// [`PinnedPool::from_conf`] of [`ENV_ALLOC_CONF`](super::ENV_ALLOC_CONF), or
     /// [`PinnedPool::new`] when it is unset.
     ///
     /// # Errors
     ///
     /// As [`PinnedPool::from_conf`], and for a value that is not UTF-8.
     pub fn from_env(device: &Device) -> Result<Self> {
-        match std::env::var(ENV_ALLOC_CONF) {
-            Ok(text) => Self::from_conf(device, &text),
-            Err(std::env::VarError::NotPresent) => Ok(Self::new(device)),
-            Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(
-                "PinnedPool::from_env",
-                format!("{ENV_ALLOC_CONF} is not UTF-8"),
-            )),
+        match read_env("PinnedPool::from_env")? {
+            Some(text) => Self::from_conf(device, &text),
+            None => Ok(Self::new(device)),
         }
     }
 
