@@ -7,11 +7,26 @@ use crate::error::{Error, Result};
 /// The environment variable [`PoolConfig::from_env`] reads.
 pub const ENV_ALLOC_CONF: &str = "ASCEND_ALLOC_CONF";
 
-pub(super) const MIB: usize = 1 << 20;
+const MIB: usize = 1 << 20;
 
-/// The keys of the pinned pool ([`PinnedPool::from_conf`](super::PinnedPool::from_conf)),
-/// in MiB.
-pub(super) const PINNED_KEYS: [&str; 2] = ["pinned_max_round_threshold_mb", "pinned_max_cached_size_mb"];
+/// The pinned pool's settings in the same text
+/// ([`PinnedPool::from_conf`](super::PinnedPool::from_conf)), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PinnedSettings {
+    /// `pinned_max_round_threshold_mb`.
+    pub(super) round_threshold: usize,
+    /// `pinned_max_cached_size_mb`.
+    pub(super) max_cached: usize,
+}
+
+impl Default for PinnedSettings {
+    fn default() -> Self {
+        Self {
+            round_threshold: super::PinnedPool::DEFAULT_ROUND_THRESHOLD,
+            max_cached: usize::MAX,
+        }
+    }
+}
 
 impl PoolConfig {
     /// Parses `key:value` pairs separated by commas over the defaults:
@@ -25,7 +40,7 @@ impl PoolConfig {
     /// | `large_chunk_mb` | MiB | [`large_chunk`](Self::large_chunk) |
     /// | `small_reserve_mb` | MiB | [`small_reserve`](Self::small_reserve) |
     /// | `large_reserve_mb` | MiB | [`large_reserve`](Self::large_reserve) |
-    /// | `pinned_max_round_threshold_mb`, `pinned_max_cached_size_mb` | MiB | checked and left to [`PinnedPool::from_env`](super::PinnedPool::from_env) |
+    /// | `pinned_max_round_threshold_mb`, `pinned_max_cached_size_mb` | MiB | the pinned pool's ([`PinnedPool::from_conf`](super::PinnedPool::from_conf)): checked here |
     ///
     /// ```
     /// use ascend::pool::PoolConfig;
@@ -41,46 +56,7 @@ impl PoolConfig {
     /// malformed entry or number, or `expandable_segments:False`. The
     /// values are checked against each other when a pool is made.
     pub fn parse(text: &str) -> Result<Self> {
-        let mut config = Self::default();
-        for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
-            let refuse = |why: &str| Err(Error::invalid("PoolConfig::parse", format!("`{entry}`: {why}")));
-            let Some((key, value)) = entry.split_once(':') else {
-                return refuse("expected key:value");
-            };
-            let (key, value) = (key.trim(), value.trim());
-            if key == "expandable_segments" {
-                if value.eq_ignore_ascii_case("true") {
-                    continue;
-                }
-                return refuse("the pool always uses expandable segments");
-            }
-            let Ok(number) = value.parse::<usize>() else {
-                return refuse("the value is not a whole number");
-            };
-            let mib = number.checked_mul(MIB);
-            let field = match key {
-                "rounding_bytes" => Some((&mut config.rounding, Some(number))),
-                "small_limit_mb" => Some((&mut config.small_limit, mib)),
-                "small_chunk_mb" => Some((&mut config.small_chunk, mib)),
-                "large_chunk_mb" => Some((&mut config.large_chunk, mib)),
-                "small_reserve_mb" => Some((&mut config.small_reserve, mib)),
-                "large_reserve_mb" => Some((&mut config.large_reserve, mib)),
-                // The pinned pool's, read from the same text.
-                key if PINNED_KEYS.contains(&key) => {
-                    if mib.is_none() {
-                        return refuse("the size overflows");
-                    }
-                    continue;
-                }
-                _ => None,
-            };
-            match field {
-                Some((slot, Some(bytes))) => *slot = bytes,
-                Some((_, None)) => return refuse("the size overflows"),
-                None => return refuse("unknown key"),
-            }
-        }
-        Ok(config)
+        parse_both(text).map(|(config, _)| config)
     }
 
     /// [`PoolConfig::parse`] of [`ENV_ALLOC_CONF`], or the defaults when it
@@ -95,6 +71,51 @@ impl PoolConfig {
             None => Ok(Self::default()),
         }
     }
+}
+
+/// Both pools' settings in `text` (the syntax of [`PoolConfig::parse`]),
+/// over their defaults.
+///
+/// # Errors
+///
+/// As [`PoolConfig::parse`].
+pub(super) fn parse_both(text: &str) -> Result<(PoolConfig, PinnedSettings)> {
+    let (mut config, mut pinned) = (PoolConfig::default(), PinnedSettings::default());
+    for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        let refuse = |why: &str| Err(Error::invalid("PoolConfig::parse", format!("`{entry}`: {why}")));
+        let Some((key, value)) = entry.split_once(':') else {
+            return refuse("expected key:value");
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if key == "expandable_segments" {
+            if value.eq_ignore_ascii_case("true") {
+                continue;
+            }
+            return refuse("the pool always uses expandable segments");
+        }
+        let Ok(number) = value.parse::<usize>() else {
+            return refuse("the value is not a whole number");
+        };
+        let mib = number.checked_mul(MIB);
+        let field = match key {
+            "rounding_bytes" => Some((&mut config.rounding, Some(number))),
+            "small_limit_mb" => Some((&mut config.small_limit, mib)),
+            "small_chunk_mb" => Some((&mut config.small_chunk, mib)),
+            "large_chunk_mb" => Some((&mut config.large_chunk, mib)),
+            "small_reserve_mb" => Some((&mut config.small_reserve, mib)),
+            "large_reserve_mb" => Some((&mut config.large_reserve, mib)),
+            // The pinned pool's, in the same text.
+            "pinned_max_round_threshold_mb" => Some((&mut pinned.round_threshold, mib)),
+            "pinned_max_cached_size_mb" => Some((&mut pinned.max_cached, mib)),
+            _ => None,
+        };
+        match field {
+            Some((slot, Some(bytes))) => *slot = bytes,
+            Some((_, None)) => return refuse("the size overflows"),
+            None => return refuse("unknown key"),
+        }
+    }
+    Ok((config, pinned))
 }
 
 /// The text of [`ENV_ALLOC_CONF`], `None` when it is unset.
@@ -160,5 +181,14 @@ mod tests {
             PoolConfig::default(),
             "the pinned pool's keys are checked and left to it"
         );
+        let (_, pinned) = parse_both("pinned_max_round_threshold_mb:64, pinned_max_cached_size_mb:2").unwrap();
+        assert_eq!(
+            pinned,
+            PinnedSettings {
+                round_threshold: 64 << 20,
+                max_cached: 2 << 20
+            }
+        );
+        assert_eq!(parse_both("").unwrap().1, PinnedSettings::default());
     }
 }

@@ -1,7 +1,6 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
-use super::PoolConfig;
-use super::config_env::{MIB, read_env};
+use super::config_env::{parse_both, read_env};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -138,7 +137,7 @@ impl PinnedPool {
     /// keys `pinned_max_round_threshold_mb` ([`PinnedPool::with_round_threshold`])
     /// and `pinned_max_cached_size_mb` ([`PinnedPool::with_max_cached_size`]),
     /// as torch_npu reads them from `PYTORCH_NPU_ALLOC_CONF`. The device
-    /// pool's keys are checked and left to [`PoolConfig::parse`].
+    /// pool's keys are checked and left to [`PoolConfig::parse`](super::PoolConfig::parse).
     ///
     /// ```
     /// use ascend::pool::PinnedPool;
@@ -150,20 +149,14 @@ impl PinnedPool {
     ///
     /// # Errors
     ///
-    /// As [`PoolConfig::parse`]: [`Error::InvalidArgument`] naming the
+    /// As [`PoolConfig::parse`](super::PoolConfig::parse): [`Error::InvalidArgument`] naming the
     /// entry for an unknown key or a malformed entry or number.
     pub fn from_conf(device: &Device, text: &str) -> Result<Self> {
-        PoolConfig::parse(text)?; // every entry checked, the device pool's too
-        let mut pool = Self::new(device);
-        for (key, value) in text.split(',').filter_map(|entry| entry.split_once(':')) {
-            let bytes = value.trim().parse::<usize>().ok().and_then(|mib| mib.checked_mul(MIB));
-            match (key.trim(), bytes) {
-                ("pinned_max_round_threshold_mb", Some(bytes)) => pool.round_threshold = bytes,
-                ("pinned_max_cached_size_mb", Some(bytes)) => pool = pool.with_max_cached_size(bytes),
-                _ => {}
-            }
-        }
-        Ok(pool)
+        // Every entry is checked, the device pool's too.
+        let (_, pinned) = parse_both(text)?;
+        Ok(Self::new(device)
+            .with_round_threshold(pinned.round_threshold)
+            .with_max_cached_size(pinned.max_cached))
     }
 
     /// [`PinnedPool::from_conf`] of [`ENV_ALLOC_CONF`](super::ENV_ALLOC_CONF), or
