@@ -41,7 +41,6 @@ macro_rules! direct_functions {
             if let Some(fault) = crate::soft::take_fault(stringify!($name)) {
                 return crate::dispatch::injected_fault(stringify!($name), fault);
             }
-            crate::soft::forget_missing_symbol();
             // SAFETY: the software device implements this function with the
             // same contract; the caller upholds it.
             unsafe { crate::soft::entry::$name($($arg),*) }

@@ -8,7 +8,7 @@
 
 use super::config::ConfigError;
 use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclError};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Environment variable: faults armed when the software device starts, as
@@ -53,11 +53,14 @@ impl Fault {
 }
 
 static ARMED: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
-/// Fast path: whether any fault is armed (or the environment is unread).
-static ANY: AtomicBool = AtomicBool::new(true);
-/// Whether a missing symbol was ever injected: only then may a thread have
-/// one recorded for a call routed to the software device.
-static MISSING_EVER: AtomicBool = AtomicBool::new(false);
+/// The fast path of every call routed to the software device: 0 unless
+/// [`FAULTS_ARMED`] or [`MISSING_SEEN`].
+static FLAGS: AtomicU8 = AtomicU8::new(FAULTS_ARMED);
+/// A fault is armed (or the environment is unread).
+const FAULTS_ARMED: u8 = 1;
+/// A missing symbol was injected once: a thread may have one recorded,
+/// which its next call forgets, as the loader's calls do.
+const MISSING_SEEN: u8 = 2;
 static ENV_READ: OnceLock<Result<(), ConfigError>> = OnceLock::new();
 
 /// A fault specification that cannot be used.
@@ -118,20 +121,9 @@ pub fn inject_fault(api: &str, nth: u64, code: aclError) -> Result<(), FaultErro
 pub fn inject_missing_symbol(api: &str, nth: u64) -> Result<(), FaultError> {
     validate(api, nth, ACL_ERROR_RT_FEATURE_NOT_SUPPORT)?;
     read_env();
-    MISSING_EVER.store(true, Ordering::Relaxed);
+    FLAGS.fetch_or(MISSING_SEEN, Ordering::Release);
     arm(api, nth, Fault::MissingSymbol);
     Ok(())
-}
-
-/// Forgets a missing symbol recorded on this thread by an earlier call, as
-/// the loader does before every call it passes on (a call that runs has
-/// its symbol). A load of one flag unless a missing symbol was ever
-/// injected.
-#[inline]
-pub(crate) fn forget_missing_symbol() {
-    if MISSING_EVER.load(Ordering::Relaxed) {
-        crate::error_msg::forget_missing_symbol();
-    }
 }
 
 /// Checks a fault specification.
@@ -160,14 +152,14 @@ fn arm(api: &str, nth: u64, fault: Fault) {
         skip: nth - 1,
         fault,
     });
-    ANY.store(true, Ordering::Release);
+    FLAGS.fetch_or(FAULTS_ARMED, Ordering::Release);
 }
 
 /// Disarms every fault not yet fired.
 pub fn clear_faults() {
     read_env();
     ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
-    ANY.store(false, Ordering::Release);
+    FLAGS.fetch_and(!FAULTS_ARMED, Ordering::Release);
 }
 
 /// Faults armed and not yet fired, as `(api, calls left before it fires,
@@ -188,7 +180,7 @@ fn read_env() -> &'static Result<(), ConfigError> {
     ENV_READ.get_or_init(|| {
         let Ok(text) = std::env::var(ENV_FAULTS) else {
             if ARMED.lock().map(|armed| armed.is_empty()).unwrap_or(false) {
-                ANY.store(false, Ordering::Release);
+                FLAGS.fetch_and(!FAULTS_ARMED, Ordering::Release);
             }
             return Ok(());
         };
@@ -232,11 +224,26 @@ pub(crate) fn env_problem() -> Option<ConfigError> {
     read_env().as_ref().err().cloned()
 }
 
-/// Called on every software-device call: the injected code if a fault for
-/// `api` fires now.
+/// Called on every software-device call: the injected fault if one for
+/// `api` fires now. One load unless a fault is armed or a missing symbol
+/// was ever injected.
 #[inline]
 pub(crate) fn take(api: &str) -> Option<Fault> {
-    if !ANY.load(Ordering::Acquire) {
+    match FLAGS.load(Ordering::Acquire) {
+        0 => None,
+        flags => take_slowly(api, flags),
+    }
+}
+
+/// [`take`] when a flag is up.
+#[cold]
+fn take_slowly(api: &str, flags: u8) -> Option<Fault> {
+    if flags & MISSING_SEEN != 0 {
+        // A call that runs has its symbol (one failed by a missing-symbol
+        // fault records it again).
+        crate::error_msg::forget_missing_symbol();
+    }
+    if flags & FAULTS_ARMED == 0 {
         return None;
     }
     read_env();
@@ -253,7 +260,7 @@ pub(crate) fn take(api: &str) -> Option<Fault> {
     }
     let fault = fired.map(|index| armed.remove(index).fault);
     if armed.is_empty() {
-        ANY.store(false, Ordering::Release);
+        FLAGS.fetch_and(!FAULTS_ARMED, Ordering::Release);
     }
     fault
 }
