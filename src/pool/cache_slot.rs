@@ -172,17 +172,12 @@ impl<T, S> CacheSlot<T, S> {
         if self.owner.load(Ordering::Relaxed) != thread {
             return self.with_held_slowly(thread, input, work);
         }
-        debug_assert!(!self.in_use.load(Ordering::Relaxed), "a cache hold nested");
-        // As in `try_hold_owned`: the store, the compiler's fence, then the
-        // checks; another holder's barrier does the rest.
-        self.in_use.store(true, Ordering::Relaxed);
-        compiler_fence(Ordering::SeqCst);
-        let owner_hold = OwnerHold(&self.in_use);
-        if self.foreign.load(Ordering::Acquire) != 0 || self.owner.load(Ordering::Relaxed) != thread {
+        if !self.enter_owned(thread) {
             return Err(input);
         }
-        // SAFETY: held by the owner, as in `try_hold_owned`, until
-        // `owner_hold` drops after `work` (or while it unwinds).
+        let owner_hold = OwnerHold(&self.in_use);
+        // SAFETY: held by the owner (`enter_owned`) until `owner_hold`
+        // drops after `work` (or while it unwinds).
         let value = unsafe { &mut *self.value.get() };
         let result = work(value, &self.shared, input);
         drop(owner_hold);
@@ -230,6 +225,18 @@ impl<T, S> CacheSlot<T, S> {
     /// The owner's hold: no read-modify-write.
     #[inline]
     fn try_hold_owned(&self, thread: usize) -> Option<SlotHold<'_, T, S>> {
+        self.enter_owned(thread).then_some(SlotHold {
+            slot: self,
+            _not_send: PhantomData,
+            kind: HoldKind::Owner,
+        })
+    }
+
+    /// Raises `in_use` for `thread`, the owner: `true` when it holds the
+    /// slot (let go by lowering `in_use`), `false` (lowered again) when
+    /// another holder announced itself or the slot turned shared.
+    #[inline(always)]
+    fn enter_owned(&self, thread: usize) -> bool {
         // Holds are never nested on one thread.
         debug_assert!(!self.in_use.load(Ordering::Relaxed), "a cache hold nested");
         self.in_use.store(true, Ordering::Relaxed);
@@ -239,14 +246,10 @@ impl<T, S> CacheSlot<T, S> {
         // Still the owner: a slot turned shared after this thread looked is
         // left to the swaps.
         if self.foreign.load(Ordering::Acquire) == 0 && self.owner.load(Ordering::Relaxed) == thread {
-            return Some(SlotHold {
-                slot: self,
-                _not_send: PhantomData,
-                kind: HoldKind::Owner,
-            });
+            return true;
         }
         self.in_use.store(false, Ordering::Release);
-        None
+        false
     }
 
     /// A hold by a thread that does not own the slot: the first thread
