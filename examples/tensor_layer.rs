@@ -1,4 +1,4 @@
-//! A framework's tensor layer on the owned forms, with no `unsafe`:
+//! A framework's tensor layer on the owned forms, in safe code only:
 //!
 //! - `Tensor<T>` is `'static + Send + Sync`: its storage is a block of an
 //!   expandable segment, kept in an `Arc` and ordered across streams

@@ -305,16 +305,7 @@ mod tests {
     /// A fresh physical allocation of `size` bytes on device 0, mapped at a
     /// fresh reservation: `(handle, address)`.
     fn mapped(size: usize) -> (aclrtDrvMemHandle, usize) {
-        let prop = aclrtPhysicalMemProp {
-            handleType: ACL_MEM_HANDLE_TYPE_NONE,
-            allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
-            memAttr: ACL_MEM_HUGE,
-            location: aclrtMemLocation {
-                id: 0,
-                type_: ACL_MEM_LOCATION_TYPE_DEVICE,
-            },
-            reserve: 0,
-        };
+        let prop = crate::soft::vmm::test_prop(ACL_MEM_HUGE, ACL_MEM_LOCATION_TYPE_DEVICE);
         let (mut handle, mut base) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: valid out-pointers and property.
         unsafe {

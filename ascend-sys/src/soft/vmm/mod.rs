@@ -18,6 +18,8 @@ mod mapping;
 mod physical;
 mod physical_memory;
 mod prop_rules;
+#[cfg(test)]
+pub(crate) use prop_rules::tests::prop as test_prop;
 mod properties;
 mod query;
 mod reservation;

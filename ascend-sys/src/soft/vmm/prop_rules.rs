@@ -151,10 +151,12 @@ pub(crate) fn driver_kind(place: Place, pages: Pages, p2p: bool) -> SoftResult<K
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn prop(attr: aclrtMemAttr, type_: aclrtMemLocationType) -> aclrtPhysicalMemProp {
+    /// Pinned memory with `attr` at location 0 of `type_` (the software
+    /// device's unit tests share it).
+    pub(crate) fn prop(attr: aclrtMemAttr, type_: aclrtMemLocationType) -> aclrtPhysicalMemProp {
         aclrtPhysicalMemProp {
             handleType: ACL_MEM_HANDLE_TYPE_NONE,
             allocationType: ACL_MEM_ALLOCATION_TYPE_PINNED,
