@@ -3,22 +3,21 @@
 //!
 //! The order tests hold one stream back behind a gate (a wait for an
 //! `ACL_EVENT_SYNC` event that a helper thread records after
-//! [`GATE_DELAY`]) and queue the conflicting use on another stream: only
+//! `GATE_DELAY`) and queue the conflicting use on another stream: only
 //! the waits `Ordered` inserts keep the second use after the first. Fault
 //! injection and the lists of live objects are software-device only and
 //! process-wide, so the tests of this file run one at a time.
 
 mod common;
 
-use ascend::stream::{Event, EventFlags, Ordered, Stream};
+use ascend::stream::{Ordered, Stream};
 use ascend::sys::{self, soft};
 use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, SharedSegment, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
+use common::gate::gated;
 use common::{on_software, software_only};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
-const GATE_DELAY: Duration = Duration::from_millis(200);
 const LEN: usize = 1 << 14;
 const CODE: sys::aclError = sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
 
@@ -38,21 +37,6 @@ fn stream(device: &Device) -> Arc<Stream> {
 
 fn pattern(seed: u32) -> Vec<u32> {
     (0..LEN as u32).map(|index| index ^ seed).collect()
-}
-
-/// Runs `body` with `held` waiting for a gate that opens after
-/// [`GATE_DELAY`]: work queued on `held` inside `body` runs only then.
-fn gated<R>(device: &Device, held: &Stream, body: impl FnOnce() -> R) -> R {
-    let gate = Event::with_flags(device, EventFlags::SYNC).expect("an event");
-    let opener = Stream::new(device).expect("a stream");
-    held.wait_event(&gate).expect("hold the stream");
-    std::thread::scope(|threads| {
-        threads.spawn(|| {
-            std::thread::sleep(GATE_DELAY);
-            gate.record(&opener).expect("open the gate");
-        });
-        body()
-    })
 }
 
 #[test]

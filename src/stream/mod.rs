@@ -94,7 +94,7 @@ pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
-pub use ordered::Ordered;
+pub use ordered::{AsView, Ordered, OrderedMemory, OrderedView, OwnedView};
 pub(crate) use ordered::{Recycle, Settled, Tracks};
 pub use pending::Pending;
 pub use scope::AsyncScope;

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+pub mod gate;
 pub mod peer;
 pub mod pool;
 

@@ -1,19 +1,22 @@
-//! The asynchronous operations on [`Ordered`] buffers.
+//! The asynchronous copies and memsets of [`OrderedView`]s, and the
+//! [`Ordered`] methods that apply them to the whole memory.
 
 use super::Ordered;
 use super::tracks::Tracks;
-use crate::error::{Result, check};
+use super::view::{AsView, OrderedView};
+use crate::error::{Error, Result, check};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use crate::stream::Stream;
-use crate::stream::lengths::{byte_len, same_len};
+use crate::stream::lengths::same_bytes;
 use ascend_sys as sys;
 use bytemuck::Pod;
 use std::ffi::c_void;
+use std::ops::Range;
 use std::sync::{Arc, MutexGuard};
 
 /// The tracks of a write to `dst` and a read of `src`, locked in address
 /// order so that two threads copying both ways cannot deadlock. `None`
-/// for the source when it is the destination.
+/// for the source when it is the destination's owner.
 fn lock_pair<'a, D, S>(
     dst: &'a Ordered<D>,
     src: &'a Ordered<S>,
@@ -30,39 +33,368 @@ fn lock_pair<'a, D, S>(
     }
 }
 
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
 /// Orders a copy on `stream` after the conflicting uses of both sides,
-/// queues it with `queue`, and notes it.
+/// queues it with `queue`, and notes it. The two views may be of one
+/// owner when they do not overlap.
 fn ordered_copy<D, S>(
+    api: &'static str,
     stream: &Arc<Stream>,
-    dst: &Ordered<D>,
-    src: &Ordered<S>,
+    dst: OrderedView<'_, D>,
+    src: OrderedView<'_, S>,
     queue: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
-    let (mut dst_tracks, mut src_tracks) = lock_pair(dst, src);
-    dst_tracks.order(stream, true)?;
-    if let Some(src_tracks) = &src_tracks {
-        src_tracks.order(stream, false)?;
+    let (to, from) = (dst.range(), src.range());
+    let (mut dst_tracks, mut src_tracks) = lock_pair(dst.owner(), src.owner());
+    match &mut src_tracks {
+        Some(src_tracks) => {
+            dst_tracks.order(stream, &to, true)?;
+            src_tracks.order(stream, &from, false)?;
+            queue()?;
+            src_tracks.note(stream, from, false);
+        }
+        None => {
+            if overlaps(&to, &from) {
+                return Err(Error::invalid(
+                    api,
+                    format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
+                ));
+            }
+            dst_tracks.order(stream, &to, true)?;
+            dst_tracks.order(stream, &from, false)?;
+            queue()?;
+            dst_tracks.note(stream, from, false);
+        }
     }
-    queue()?;
-    dst_tracks.note(stream, true);
-    if let Some(src_tracks) = &mut src_tracks {
-        src_tracks.note(stream, false);
-    }
+    dst_tracks.note(stream, to, true);
     Ok(())
 }
 
-impl<D: DeviceStorageMut> Ordered<D> {
-    /// Queues on `stream` a copy of the pinned buffer `src` into this
-    /// device memory (`aclrtMemcpyAsync`, host to device), after the uses
-    /// of either on other streams that it conflicts with. The device side
-    /// is a [`DeviceBuf`](crate::DeviceBuf) or any owned
-    /// [`DeviceStorageMut`] (an owned mapping, a segment block, a
-    /// framework's own block).
+/// The element count of `bytes` bytes of `T` (a 2-D copy's side).
+fn elements_of<T>(bytes: usize) -> usize {
+    bytes / size_of::<T>().max(1)
+}
+
+/// `aclrtMemcpy2dAsync` on `stream`.
+///
+/// # Safety
+///
+/// Both sides hold the rows, and stay allocated and untouched by the host
+/// until the copy is proven finished.
+unsafe fn enqueue_2d(
+    stream: &Stream,
+    dst: *mut c_void,
+    src: *const c_void,
+    rows: crate::stream::copy2d::ByteRows,
+    kind: sys::aclrtMemcpyKind,
+) -> Result<()> {
+    stream.device().make_current()?;
+    // SAFETY: forwarded contract; the stream's handle is live.
+    check("aclrtMemcpy2dAsync", unsafe {
+        sys::aclrtMemcpy2dAsync(
+            dst,
+            rows.dst_pitch,
+            src,
+            rows.src_pitch,
+            rows.width,
+            rows.height,
+            kind,
+            stream.as_raw(),
+        )
+    })
+}
+
+impl<D: DeviceStorageMut> OrderedView<'_, D> {
+    /// The device address of the view, for writing (the owner holds the
+    /// storage exclusively: `DeviceStorageMut`).
+    fn device_ptr_for_write(&self) -> *mut c_void {
+        self.device_ptr().cast_mut()
+    }
+
+    /// Queues on `stream` a copy of the pinned memory `src` (a buffer or a
+    /// view of one) into this view (`aclrtMemcpyAsync`, host to device),
+    /// after the uses of overlapping bytes on other streams.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
-    /// byte lengths differ; the runtime's code (nothing is queued then).
+    /// [`Error::InvalidArgument`] when the byte lengths differ (take a
+    /// view of the longer side); the runtime's code (nothing is queued
+    /// then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let cache = Ordered::new(DeviceBuf::<u16>::zeroed(&device, 8)?);
+    /// let page = Ordered::new(PinnedHostBuf::from_slice(&device, &[7u16, 8, 9, 10])?);
+    /// cache.elements::<u16>(2..4)?.copy_from_host(page.slice(1..3)?, &stream)?;
+    /// assert_eq!(cache.view().to_vec::<u16>()?, [0, 0, 8, 9, 0, 0, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn copy_from_host<T: Pod>(&self, src: impl AsView<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
+        const API: &str = "Ordered::copy_from_host";
+        let src = src.as_view();
+        same_bytes(API, self.byte_len(), src.byte_len())?;
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        let (device, host, bytes) = (self.device_ptr_for_write(), src.host_ptr(), self.byte_len());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: both views hold `bytes` bytes; neither is released or
+            // touched by the host before its owner's tracks prove this copy
+            // finished, and the device side is owned by its `Ordered`
+            // (`DeviceStorageMut`).
+            unsafe { stream.enqueue_copy(device, host.cast_const().cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE) }
+        })
+    }
+
+    /// Queues on `stream` a copy of the device memory `src` (an owner or a
+    /// view; a view of this view's owner too, when the two do not overlap)
+    /// into this view (device to device).
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::copy_from_host`], and [`Error::InvalidArgument`]
+    /// when `src` overlaps this view.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4, 0, 0, 0, 0])?);
+    /// buf.bytes(4..)?.copy_from_device(buf.bytes(..4)?, &stream)?; // within one buffer
+    /// assert_eq!(buf.view().to_vec::<u8>()?, [1, 2, 3, 4, 1, 2, 3, 4]);
+    /// assert!(buf.bytes(2..6)?.copy_from_device(buf.bytes(..4)?, &stream).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
+        const API: &str = "Ordered::copy_from_device";
+        let src = src.as_view();
+        same_bytes(API, self.byte_len(), src.byte_len())?;
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        let (to, from, bytes) = (self.device_ptr_for_write(), src.device_ptr(), self.byte_len());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: as in `copy_from_host`.
+            unsafe { stream.enqueue_copy(to, from, bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
+        })
+    }
+
+    /// Queues on `stream` setting every byte of the view to `value`
+    /// (`aclrtMemsetAsync`).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code (nothing is queued then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u16>::zeroed(&device, 4)?);
+    /// buf.elements::<u16>(1..3)?.fill_bytes(0xFF, &stream)?;
+    /// assert_eq!(buf.view().to_vec::<u16>()?, [0, 0xFFFF, 0xFFFF, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
+        let bytes = self.byte_len();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let range = self.range();
+        let mut tracks = self.owner().tracks();
+        tracks.order(stream, &range, true)?;
+        stream.device().make_current()?;
+        // SAFETY: device memory of `bytes` bytes owned by the view's
+        // `Ordered`, not released before its tracks prove this memset
+        // finished.
+        check("aclrtMemsetAsync", unsafe {
+            sys::aclrtMemsetAsync(
+                self.device_ptr_for_write(),
+                bytes,
+                i32::from(value),
+                bytes,
+                stream.as_raw(),
+            )
+        })?;
+        tracks.note(stream, range, true);
+        Ok(())
+    }
+
+    /// Queues on `stream` a 2-D copy of the rows of `shape` (in elements
+    /// of `T`) from the pinned memory `src` into this view
+    /// (`aclrtMemcpy2dAsync`, host to device). The rows' whole extent on
+    /// each side is ordered as one range.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the shape does not fit either side;
+    /// the runtime's code (nothing is queued then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Copy2d, Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let image = Ordered::new(PinnedHostBuf::from_slice(&device, &(0..16u8).collect::<Vec<_>>())?);
+    /// let left = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 8)?);
+    /// left.view().copy_from_host_2d(&image, Copy2d::new(2, 4).with_src_pitch(4), &stream)?;
+    /// assert_eq!(left.view().to_vec::<u8>()?, [0, 1, 4, 5, 8, 9, 12, 13]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn copy_from_host_2d<T: Pod>(
+        &self,
+        src: impl AsView<PinnedHostBuf<T>>,
+        shape: super::super::Copy2d,
+        stream: &Arc<Stream>,
+    ) -> Result<()> {
+        const API: &str = "Ordered::copy_from_host_2d";
+        let src = src.as_view();
+        let Some(rows) = shape.checked_bytes::<T>(API, src.len(), elements_of::<T>(self.byte_len()))? else {
+            return Ok(());
+        };
+        let (device, host) = (self.device_ptr_for_write(), src.host_ptr());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: both sides hold the rows (`checked_bytes`); as in
+            // `copy_from_host`.
+            unsafe {
+                enqueue_2d(
+                    stream,
+                    device,
+                    host.cast_const().cast(),
+                    rows,
+                    sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                )
+            }
+        })
+    }
+
+    /// Queues on `stream` a 2-D copy of the rows of `shape` (in elements
+    /// of `T`) from the device memory `src` into this view
+    /// (`aclrtMemcpy2dAsync`, device to device).
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::copy_from_host_2d`], and
+    /// [`Error::InvalidArgument`] when `src` overlaps this view.
+    pub fn copy_from_device_2d<T: Pod, S: DeviceStorage>(
+        &self,
+        src: impl AsView<S>,
+        shape: super::super::Copy2d,
+        stream: &Arc<Stream>,
+    ) -> Result<()> {
+        const API: &str = "Ordered::copy_from_device_2d";
+        let src = src.as_view();
+        let Some(rows) =
+            shape.checked_bytes::<T>(API, elements_of::<T>(src.byte_len()), elements_of::<T>(self.byte_len()))?
+        else {
+            return Ok(());
+        };
+        let (to, from) = (self.device_ptr_for_write(), src.device_ptr());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: as in `copy_from_host_2d`.
+            unsafe { enqueue_2d(stream, to, from, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
+        })
+    }
+}
+
+impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
+    /// Queues on `stream` a copy of the device memory `src` into this
+    /// pinned view (device to host); read it with
+    /// [`OrderedView::with_host`] or [`Ordered::get_mut`], which wait for
+    /// the copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::copy_from_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let tensor = Ordered::new(DeviceBuf::from_slice(&device, &[1i32, 2, 3, 4])?);
+    /// let out = Ordered::new(PinnedHostBuf::<i32>::zeroed(&device, 2)?);
+    /// out.view().copy_from_device(tensor.elements::<i32>(2..)?, &stream)?;
+    /// assert_eq!(out.view().with_host(|values| values.to_vec())?, [3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
+        const API: &str = "Ordered::copy_from_device";
+        let src = src.as_view();
+        same_bytes(API, self.byte_len(), src.byte_len())?;
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        // The buffer's own pointer (not one derived from a shared slice):
+        // the device writes through it, and the host cannot read these
+        // bytes while the tracks hold them.
+        let (host, from, bytes) = (self.host_ptr(), src.device_ptr(), self.byte_len());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: as in `copy_from_host`.
+            unsafe { stream.enqueue_copy(host.cast(), from, bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
+        })
+    }
+
+    /// Queues on `stream` a 2-D copy of the rows of `shape` from the
+    /// device memory `src` into this pinned view (`aclrtMemcpy2dAsync`,
+    /// device to host).
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::copy_from_host_2d`].
+    pub fn copy_from_device_2d<S: DeviceStorage>(
+        &self,
+        src: impl AsView<S>,
+        shape: super::super::Copy2d,
+        stream: &Arc<Stream>,
+    ) -> Result<()> {
+        const API: &str = "Ordered::copy_from_device_2d";
+        let src = src.as_view();
+        let Some(rows) = shape.checked_bytes::<T>(API, elements_of::<T>(src.byte_len()), self.len())? else {
+            return Ok(());
+        };
+        let (host, from) = (self.host_ptr(), src.device_ptr());
+        ordered_copy(API, stream, *self, src, || {
+            // SAFETY: as in `copy_from_host_2d`.
+            unsafe { enqueue_2d(stream, host.cast(), from, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
+        })
+    }
+}
+
+impl<D: DeviceStorageMut> Ordered<D> {
+    /// Queues on `stream` a copy of the pinned memory `src` into the whole
+    /// device memory (`aclrtMemcpyAsync`, host to device): the
+    /// [`OrderedView::copy_from_host`] of [`Ordered::view`]. The device side
+    /// is a [`DeviceBuf`](crate::DeviceBuf) or any owned
+    /// [`DeviceStorageMut`] (an owned mapping, a segment block, a pool
+    /// block, a framework's own block).
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::copy_from_host`].
     ///
     /// # Examples
     ///
@@ -78,32 +410,17 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// assert_eq!(tensor.into_inner()?.to_vec()?, [2; 16]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    pub fn copy_from_host<T: Pod>(&self, src: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
-        let (to, from) = (self.storage(), src.storage());
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", from.len())?;
-        same_len("aclrtMemcpyAsync", to.byte_len(), bytes)?;
-        let device = to.device_ptr().cast_mut();
-        ordered_copy(stream, self, src, || {
-            // SAFETY: both hold `bytes` bytes; neither is released or touched
-            // by the host before its tracks prove this copy finished, and the
-            // device side is owned by this `Ordered` (`DeviceStorageMut`).
-            unsafe {
-                stream.enqueue_copy(
-                    device,
-                    from.raw_pointer().cast_const().cast(),
-                    bytes,
-                    sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                )
-            }
-        })
+    pub fn copy_from_host<T: Pod>(&self, src: impl AsView<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
+        self.view().copy_from_host(src, stream)
     }
 
-    /// Queues on `stream` a copy of the device memory `src` into this one
-    /// (device to device).
+    /// Queues on `stream` a copy of the device memory `src` into the whole
+    /// device memory (device to device): the
+    /// [`OrderedView::copy_from_device`] of [`Ordered::view`].
     ///
     /// # Errors
     ///
-    /// As [`Ordered::copy_from_host`].
+    /// As [`OrderedView::copy_from_device`].
     ///
     /// # Examples
     ///
@@ -119,19 +436,13 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// assert_eq!(b.into_inner()?.to_vec()?, [7; 8]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
-        let (to, from) = (self.storage(), src.storage());
-        let bytes = from.byte_len();
-        same_len("aclrtMemcpyAsync", to.byte_len(), bytes)?;
-        let device = to.device_ptr().cast_mut();
-        ordered_copy(stream, self, src, || {
-            // SAFETY: as in `copy_from_host`.
-            unsafe { stream.enqueue_copy(device, from.device_ptr(), bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
-        })
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
+        self.view().copy_from_device(src, stream)
     }
 
     /// Queues on `stream` setting every byte to `value`
-    /// (`aclrtMemsetAsync`).
+    /// (`aclrtMemsetAsync`): the [`OrderedView::fill_bytes`] of
+    /// [`Ordered::view`].
     ///
     /// # Errors
     ///
@@ -151,37 +462,20 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
-        let to = self.storage();
-        let bytes = to.byte_len();
-        let mut tracks = self.tracks();
-        tracks.order(stream, true)?;
-        if bytes > 0 {
-            stream.device().make_current()?;
-            // SAFETY: device memory of `bytes` bytes owned by this `Ordered`,
-            // not released before its tracks prove this memset finished.
-            check("aclrtMemsetAsync", unsafe {
-                sys::aclrtMemsetAsync(
-                    to.device_ptr().cast_mut(),
-                    bytes,
-                    i32::from(value),
-                    bytes,
-                    stream.as_raw(),
-                )
-            })?;
-        }
-        tracks.note(stream, true);
-        Ok(())
+        self.view().fill_bytes(value, stream)
     }
 }
 
 impl<T: Pod> Ordered<PinnedHostBuf<T>> {
-    /// Queues on `stream` a copy of the device memory `src` into this
-    /// pinned buffer (device to host); read it with [`Ordered::get_mut`],
-    /// which waits for the copy.
+    /// Queues on `stream` a copy of the device memory `src` into the whole
+    /// pinned buffer (device to host): the
+    /// [`OrderedView::copy_from_device`] of [`Ordered::view`]. Read it with
+    /// [`Ordered::get_mut`] or [`OrderedView::with_host`], which wait for
+    /// the copy.
     ///
     /// # Errors
     ///
-    /// As [`Ordered::copy_from_host`].
+    /// As [`OrderedView::copy_from_host`].
     ///
     /// # Examples
     ///
@@ -197,17 +491,7 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     /// assert_eq!(&out.get_mut()?[..], [4; 8]); // `get_mut` waits for the copy
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    pub fn copy_from_device<S: DeviceStorage>(&self, src: &Ordered<S>, stream: &Arc<Stream>) -> Result<()> {
-        let (to, from) = (self.storage(), src.storage());
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", to.len())?;
-        same_len("aclrtMemcpyAsync", bytes, from.byte_len())?;
-        // The buffer's own pointer (not one derived from a shared slice):
-        // the device writes through it, and the host cannot read the buffer
-        // while the tracks hold it (`get_mut` waits first).
-        let host = to.raw_pointer().cast::<c_void>();
-        ordered_copy(stream, self, src, || {
-            // SAFETY: as in `copy_from_host`.
-            unsafe { stream.enqueue_copy(host, from.device_ptr(), bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
-        })
+    pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
+        self.view().copy_from_device(src, stream)
     }
 }

@@ -2,13 +2,16 @@
 //! with no scope.
 
 mod copies;
+mod host_access;
 mod tracks;
+mod view;
 
 use crate::error::Result;
 use std::fmt;
 use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 pub(crate) use tracks::{Settled, Tracks};
+pub use view::{AsView, OrderedMemory, OrderedView, OwnedView};
 
 /// An owner of memory whose asynchronous uses on any stream are ordered at
 /// run time: device memory (a [`DeviceBuf`](crate::DeviceBuf), an
@@ -30,8 +33,23 @@ pub(crate) use tracks::{Settled, Tracks};
 /// - work queued on another stream first waits for the conflicting uses (an
 ///   event recorded on their stream, waited for by the new one); a
 ///   single-stream program never creates an event;
-/// - host access ([`Ordered::get_mut`]), taking the owner back
-///   ([`Ordered::into_inner`]) and dropping it wait for every use first.
+/// - host access ([`Ordered::get_mut`], [`Ordered::wait`], and the host
+///   reads and writes of a view), taking the owner back
+///   ([`Ordered::into_inner`]) and dropping it wait for the uses they
+///   conflict with first.
+///
+/// Work on part of the memory goes through a view ([`Ordered::bytes`],
+/// [`Ordered::elements`], [`Ordered::slice`]; [`OrderedView`] says what
+/// the tracking per range costs): work on disjoint views never waits for
+/// each other, on any stream or thread.
+///
+/// `Ordered<S>` is not itself a [`DeviceStorage`](crate::memory::DeviceStorage):
+/// that trait promises that nothing writes the memory while it is borrowed
+/// shared, and an `Ordered` is written through `&self` by the work it
+/// queues. Its views take the storage's place: every copy and memset, and
+/// host reads and writes ([`OrderedView::read_to_host`],
+/// [`OrderedView::write_from_host`], [`OrderedView::with_host`]), which
+/// wait for the conflicting work first.
 ///
 /// Failure model: as everywhere in this crate, memory is never released
 /// while work that uses it may be queued. When waiting cannot prove that a
@@ -273,10 +291,7 @@ impl<S: crate::memory::DeviceStorage> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn record_stream(&self, stream: &std::sync::Arc<crate::stream::Stream>) -> Result<()> {
-        let mut tracks = self.tracks();
-        tracks.order(stream, true)?;
-        tracks.add_writer(stream);
-        Ok(())
+        self.view().record_stream(stream)
     }
 
     /// The device address of the memory (for identification; the bytes
@@ -323,7 +338,10 @@ impl<S> Drop for Ordered<S> {
                         ManuallyDrop::take(&mut self.tracks),
                     )
                 };
-                let tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+                // The pool cuts and joins its blocks: ranges within this
+                // one mean nothing there.
+                tracks.widen();
                 recycle.call(storage, tracks);
             }
             None => self.drop_after_its_uses(),

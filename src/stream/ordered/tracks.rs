@@ -1,10 +1,22 @@
-//! [`Tracks`]: the streams whose queued work may still use one owner's
-//! memory, and the waits that order a new use after them.
+//! [`Tracks`]: the uses of one owner's memory that may still be queued,
+//! per byte range and stream, and the waits that order a new use after
+//! them.
 
 use super::super::completion::Completion;
 use crate::error::{Error, Result};
 use crate::stream::{Event, EventFlags, Stream};
+use std::ops::Range;
 use std::sync::Arc;
+
+/// Every byte of the memory: the range of a use of the whole owner, and of
+/// every use once the owner goes back to a pool ([`Tracks::widen`]).
+pub(crate) const WHOLE: Range<usize> = 0..usize::MAX;
+
+/// Above this many noted uses, the uses of each stream and kind are
+/// joined into the range that covers them all ([`Tracks::coarsen`]): a
+/// larger range only adds waits, so the bound costs precision, never
+/// soundness.
+const MOST_USES: usize = 32;
 
 /// What [`Tracks::settle`] proved.
 pub(crate) enum Settled {
@@ -14,29 +26,48 @@ pub(crate) enum Settled {
     Unproven(Error),
 }
 
-/// The streams whose writes and reads of one owner's memory may still be
-/// queued. Work on one stream runs in order, so only uses on *other*
-/// streams need a wait. After a write there is one writer and no reader;
-/// memory put together from several owners' (a pool coalescing free
-/// blocks) may have several writers.
+/// The uses of one owner's memory whose work may still be queued: for
+/// each, the byte range, the stream and whether it writes. Work on one
+/// stream runs in order, so only uses on *other* streams need a wait, and
+/// only those whose ranges overlap the new use's: a write waits for every
+/// overlapping use, a read for the overlapping writes.
+///
+/// A write replaces the uses of its bytes (each was waited for or is on
+/// its own stream, so waiting for the write covers them); a read is added.
+/// Uses of one stream and kind that touch are joined, so a run of
+/// appends on one stream stays one use.
 ///
 /// Memory with no use noted (the common case: a pool hit, a buffer used
 /// synchronously) holds one null pointer, so moving and dropping it costs
 /// almost nothing.
 #[derive(Default, Clone)]
 pub(crate) struct Tracks {
-    /// `None` when no use is noted.
-    lists: Option<Box<Lists>>,
+    /// `None` when no use was noted since the last settle.
+    uses: Option<Box<Uses>>,
 }
 
+/// The noted uses, behind one pointer.
 #[derive(Default, Clone)]
-struct Lists {
-    writers: Vec<Arc<Stream>>,
-    readers: Vec<Arc<Stream>>,
+struct Uses(Vec<Use>);
+
+#[derive(Clone)]
+struct Use {
+    range: Range<usize>,
+    stream: Arc<Stream>,
+    write: bool,
 }
 
 fn same(a: &Stream, b: &Stream) -> bool {
     a.as_raw() == b.as_raw()
+}
+
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+/// Whether `a` and `b` overlap or touch (their union is one range).
+fn touches(a: &Range<usize>, b: &Range<usize>) -> bool {
+    a.start <= b.end && b.start <= a.end
 }
 
 /// Makes `stream` wait for the work queued on `other` so far: an event
@@ -48,110 +79,333 @@ fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
     // The event may go now: the wait is for a record already issued.
 }
 
+impl Use {
+    /// Whether a use of `range` (a write if `write`) must come after this
+    /// one.
+    fn conflicts(&self, range: &Range<usize>, write: bool) -> bool {
+        (self.write || write) && overlaps(&self.range, range)
+    }
+}
+
 impl Tracks {
-    /// The noted uses, made if none was.
-    fn lists_mut(&mut self) -> &mut Lists {
-        self.lists.get_or_insert_with(Box::default)
+    fn uses(&self) -> &[Use] {
+        self.uses.as_deref().map_or(&[], |uses| &uses.0[..])
     }
 
-    /// Queues on `stream` the waits a use (a write if `write`) must follow:
-    /// the writers on other streams, and for a write every reader on
-    /// another stream.
-    pub(crate) fn order(&self, stream: &Stream, write: bool) -> Result<()> {
-        let Some(lists) = self.lists.as_deref() else {
+    /// The distinct streams of the noted uses for which `pick` holds.
+    fn streams_where(&self, mut pick: impl FnMut(&Use) -> bool) -> Vec<Arc<Stream>> {
+        let mut streams: Vec<Arc<Stream>> = Vec::new();
+        for used in self.uses() {
+            if pick(used) && !streams.iter().any(|known| same(known, &used.stream)) {
+                streams.push(Arc::clone(&used.stream));
+            }
+        }
+        streams
+    }
+
+    /// Queues on `stream` the waits a use of `range` (a write if `write`)
+    /// must follow: the overlapping writes on other streams, and for a
+    /// write every overlapping read on another stream. One wait per other
+    /// stream.
+    pub(crate) fn order(&self, stream: &Stream, range: &Range<usize>, write: bool) -> Result<()> {
+        if self.uses.is_none() {
             return Ok(());
-        };
-        let readers = if write { &lists.readers[..] } else { &[] };
-        for other in lists.writers.iter().chain(readers).filter(|other| !same(other, stream)) {
+        }
+        let others = self.streams_where(|used| !same(&used.stream, stream) && used.conflicts(range, write));
+        for other in &others {
             wait_for(stream, other)?;
         }
         Ok(())
     }
 
-    /// Notes a use queued on `stream`. A write is ordered after every use
-    /// before it, so it is the only one left to wait for.
-    pub(crate) fn note(&mut self, stream: &Arc<Stream>, write: bool) {
-        let lists = self.lists_mut();
+    /// Notes a use of `range` queued on `stream`, after [`Tracks::order`]
+    /// queued its waits.
+    pub(crate) fn note(&mut self, stream: &Arc<Stream>, range: Range<usize>, write: bool) {
+        let uses = &mut self.uses.get_or_insert_with(Box::default).0;
         if write {
-            lists.writers = vec![Arc::clone(stream)];
-            lists.readers.clear();
-        } else if !lists
-            .readers
+            cut_out(uses, &range);
+        } else if uses
             .iter()
-            .chain(&lists.writers)
-            .any(|known| same(known, stream))
+            .any(|used| same(&used.stream, stream) && used.range.start <= range.start && range.end <= used.range.end)
         {
-            lists.readers.push(Arc::clone(stream));
+            // A use on the same stream covers it: whoever waits for that
+            // stream waits for this read too.
+            return;
         }
+        add(
+            uses,
+            Use {
+                range,
+                stream: Arc::clone(stream),
+                write,
+            },
+        );
     }
 
-    /// Notes work queued on `stream` outside this crate that may write the
-    /// memory, without assuming it was ordered after the uses noted so far
-    /// (they all stay noted).
-    pub(crate) fn add_writer(&mut self, stream: &Arc<Stream>) {
-        let lists = self.lists_mut();
-        if !lists.writers.iter().any(|known| same(known, stream)) {
-            lists.writers.push(Arc::clone(stream));
-        }
+    /// Notes work queued on `stream` outside this crate that may write
+    /// `range`, without assuming it was ordered after the uses noted so
+    /// far (they all stay noted).
+    pub(crate) fn add_writer(&mut self, stream: &Arc<Stream>, range: Range<usize>) {
+        let uses = &mut self.uses.get_or_insert_with(Box::default).0;
+        add(
+            uses,
+            Use {
+                range,
+                stream: Arc::clone(stream),
+                write: true,
+            },
+        );
     }
 
     /// The tracks of memory made of this owner's and `other`'s: every use
     /// of either may still be queued.
     pub(crate) fn merge(mut self, other: Tracks) -> Tracks {
-        let Some(other) = other.lists else {
+        let Some(theirs) = other.uses else {
             return self;
         };
-        let Some(lists) = self.lists.as_deref_mut() else {
-            return Tracks { lists: Some(other) };
+        let Some(uses) = self.uses.as_deref_mut() else {
+            return Tracks { uses: Some(theirs) };
         };
-        for writer in other.writers {
-            if !lists.writers.iter().any(|known| same(known, &writer)) {
-                lists.writers.push(writer);
-            }
-        }
-        for reader in other.readers {
-            if !lists.readers.iter().any(|known| same(known, &reader)) {
-                lists.readers.push(reader);
-            }
+        for used in theirs.0 {
+            add(&mut uses.0, used);
         }
         self
     }
 
+    /// Makes every use cover the whole memory: the ranges of a pool's
+    /// block mean nothing once it is cut or joined with its neighbours.
+    #[inline]
+    pub(crate) fn widen(&mut self) {
+        if let Some(uses) = self.uses.as_deref_mut() {
+            widen_all(&mut uses.0);
+        }
+    }
+
     /// Whether any use is noted.
     pub(crate) fn is_empty(&self) -> bool {
-        self.lists
-            .as_deref()
-            .is_none_or(|lists| lists.writers.is_empty() && lists.readers.is_empty())
+        self.uses().is_empty()
     }
 
     /// Proves every noted use finished (the failure model of
     /// [`Stream::complete`] per stream). When all are proven the tracks are
     /// cleared; when one is not they stay, so the memory is never released.
     pub(crate) fn settle(&mut self, context: &str) -> Settled {
-        let Some(lists) = self.lists.as_deref() else {
+        if self.uses.is_none() {
             return Settled::Proven(Ok(()));
-        };
-        let mut reported = Ok(());
-        for stream in lists.writers.iter().chain(&lists.readers) {
-            match stream.complete() {
-                Completion::Finished(Ok(())) => {}
-                Completion::Finished(Err(error)) => {
-                    if reported.is_ok() {
-                        reported = Err(error);
-                    }
-                }
-                Completion::Unproven { first, later } => {
-                    log::error!(
-                        "{context}: the work queued on stream {:?} cannot be proven finished; the memory it uses is \
-                         kept: {}",
-                        stream.as_raw(),
-                        Completion::describe(&first, &later)
-                    );
-                    return Settled::Unproven(first);
-                }
+        }
+        let streams = self.streams_where(|_| true);
+        let settled = complete_all(context, &streams);
+        if let Settled::Proven(_) = settled {
+            *self = Self::default();
+        }
+        settled
+    }
+
+    /// Proves finished the uses a host access to `range` (a write if
+    /// `write`) must follow: every use of their streams is then over and is
+    /// forgotten. On an unproven stream nothing is forgotten.
+    pub(crate) fn settle_for(&mut self, context: &str, range: &Range<usize>, write: bool) -> Settled {
+        if self.uses.is_none() {
+            return Settled::Proven(Ok(()));
+        }
+        let streams = self.streams_where(|used| used.conflicts(range, write));
+        let settled = complete_all(context, &streams);
+        if let (Settled::Proven(_), Some(uses)) = (&settled, self.uses.as_deref_mut()) {
+            uses.0
+                .retain(|used| !streams.iter().any(|done| same(done, &used.stream)));
+            if uses.0.is_empty() {
+                *self = Self::default();
             }
         }
-        *self = Self::default();
-        Settled::Proven(reported)
+        settled
+    }
+}
+
+/// Synchronises each of `streams`.
+fn complete_all(context: &str, streams: &[Arc<Stream>]) -> Settled {
+    let mut reported = Ok(());
+    for stream in streams {
+        match stream.complete() {
+            Completion::Finished(Ok(())) => {}
+            Completion::Finished(Err(error)) => {
+                if reported.is_ok() {
+                    reported = Err(error);
+                }
+            }
+            Completion::Unproven { first, later } => {
+                log::error!(
+                    "{context}: the work queued on stream {:?} cannot be proven finished; the memory it uses is \
+                     kept: {}",
+                    stream.as_raw(),
+                    Completion::describe(&first, &later)
+                );
+                return Settled::Unproven(first);
+            }
+        }
+    }
+    Settled::Proven(reported)
+}
+
+/// Removes `range` from every use: a write of it is ordered after them.
+fn cut_out(uses: &mut Vec<Use>, range: &Range<usize>) {
+    let mut index = 0;
+    while index < uses.len() {
+        let used = &mut uses[index];
+        if !overlaps(&used.range, range) {
+            index += 1;
+            continue;
+        }
+        let (before, after) = (used.range.start < range.start, used.range.end > range.end);
+        match (before, after) {
+            (false, false) => {
+                uses.swap_remove(index);
+                continue;
+            }
+            (true, false) => used.range.end = range.start,
+            (false, true) => used.range.start = range.end,
+            (true, true) => {
+                let tail = Use {
+                    range: range.end..used.range.end,
+                    stream: Arc::clone(&used.stream),
+                    write: used.write,
+                };
+                used.range.end = range.start;
+                uses.push(tail);
+            }
+        }
+        index += 1;
+    }
+}
+
+/// Adds `new`, joined with a touching use of its stream and kind, or
+/// left out when one already covers it.
+fn add(uses: &mut Vec<Use>, new: Use) {
+    let joined = uses
+        .iter_mut()
+        .find(|used| used.write == new.write && same(&used.stream, &new.stream) && touches(&used.range, &new.range));
+    match joined {
+        Some(used) => {
+            used.range = used.range.start.min(new.range.start)..used.range.end.max(new.range.end);
+        }
+        None => uses.push(new),
+    }
+    if uses.len() > MOST_USES {
+        coarsen(uses);
+    }
+}
+
+/// Joins the uses of each stream and kind into one that covers them all.
+#[cold]
+fn coarsen(uses: &mut Vec<Use>) {
+    let mut joined: Vec<Use> = Vec::new();
+    for used in uses.drain(..) {
+        match joined
+            .iter_mut()
+            .find(|known| known.write == used.write && same(&known.stream, &used.stream))
+        {
+            Some(known) => known.range = known.range.start.min(used.range.start)..known.range.end.max(used.range.end),
+            None => joined.push(used),
+        }
+    }
+    *uses = joined;
+}
+
+/// Every use over the whole memory: one per stream, a write if the stream
+/// wrote any of it.
+#[cold]
+fn widen_all(uses: &mut Vec<Use>) {
+    let mut wide: Vec<Use> = Vec::new();
+    for used in uses.drain(..) {
+        match wide.iter_mut().find(|known| same(&known.stream, &used.stream)) {
+            Some(known) => known.write |= used.write,
+            None => wide.push(Use { range: WHOLE, ..used }),
+        }
+    }
+    *uses = wide;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Device;
+
+    fn streams(count: usize) -> Vec<Arc<Stream>> {
+        let device = Device::new(0).expect("a device");
+        (0..count)
+            .map(|_| Arc::new(Stream::new(&device).expect("a stream")))
+            .collect()
+    }
+
+    fn conflicting(tracks: &Tracks, range: Range<usize>, write: bool) -> Vec<*mut std::ffi::c_void> {
+        let mut raw: Vec<_> = tracks
+            .streams_where(|used| used.conflicts(&range, write))
+            .iter()
+            .map(|stream| stream.as_raw().cast())
+            .collect();
+        raw.sort();
+        raw
+    }
+
+    fn raw(streams: &[&Arc<Stream>]) -> Vec<*mut std::ffi::c_void> {
+        let mut raw: Vec<_> = streams.iter().map(|stream| stream.as_raw().cast()).collect();
+        raw.sort();
+        raw
+    }
+
+    #[test]
+    fn disjoint_writes_do_not_conflict_and_overlapping_ones_do() {
+        let s = streams(3);
+        let mut tracks = Tracks::default();
+        tracks.note(&s[0], 0..4096, true);
+        tracks.note(&s[1], 4096..8192, true);
+        assert_eq!(conflicting(&tracks, 8192..9000, true), raw(&[]));
+        assert_eq!(conflicting(&tracks, 0..10, true), raw(&[&s[0]]));
+        assert_eq!(conflicting(&tracks, 4000..5000, false), raw(&[&s[0], &s[1]]));
+    }
+
+    #[test]
+    fn a_write_replaces_the_uses_of_its_bytes_only() {
+        let s = streams(3);
+        let mut tracks = Tracks::default();
+        tracks.note(&s[0], 0..100, true);
+        tracks.note(&s[1], 0..100, false);
+        tracks.note(&s[2], 40..60, true);
+        // Bytes 0..40 and 60..100 keep the first write and the read.
+        assert_eq!(conflicting(&tracks, 0..10, true), raw(&[&s[0], &s[1]]));
+        assert_eq!(conflicting(&tracks, 90..100, false), raw(&[&s[0]]));
+        // Bytes 40..60: only the last write.
+        assert_eq!(conflicting(&tracks, 45..50, true), raw(&[&s[2]]));
+    }
+
+    #[test]
+    fn appends_on_one_stream_stay_one_use_and_many_uses_coarsen() {
+        let s = streams(2);
+        let mut tracks = Tracks::default();
+        for page in 0..100 {
+            tracks.note(&s[0], page * 16..(page + 1) * 16, true);
+        }
+        assert_eq!(tracks.uses().len(), 1);
+        assert_eq!(tracks.uses()[0].range, 0..1600);
+        for page in 0..100 {
+            tracks.note(&s[1], page * 64..page * 64 + 8, false);
+        }
+        assert!(tracks.uses().len() <= MOST_USES + 1);
+        // Coarsening only widens: every read noted still conflicts.
+        assert_eq!(conflicting(&tracks, 99 * 64..99 * 64 + 1, true), raw(&[&s[1]]));
+        assert_eq!(conflicting(&tracks, 10 * 64..10 * 64 + 1, true), raw(&[&s[0], &s[1]]));
+        assert_eq!(conflicting(&tracks, 10 * 64..10 * 64 + 1, false), raw(&[&s[0]]));
+    }
+
+    #[test]
+    fn widen_keeps_one_use_per_stream_over_everything() {
+        let s = streams(2);
+        let mut tracks = Tracks::default();
+        tracks.note(&s[0], 0..10, false);
+        tracks.note(&s[0], 20..30, true);
+        tracks.note(&s[1], 50..60, false);
+        tracks.widen();
+        assert_eq!(tracks.uses().len(), 2);
+        assert_eq!(conflicting(&tracks, 1000..1001, false), raw(&[&s[0]]));
+        assert_eq!(conflicting(&tracks, 1000..1001, true), raw(&[&s[0], &s[1]]));
     }
 }

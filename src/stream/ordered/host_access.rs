@@ -1,0 +1,229 @@
+//! Host access to a shared [`Ordered`] owner or a view of it, through
+//! `&self`: each waits for the queued work it conflicts with, then
+//! touches the bytes while the owner's lock keeps new work off them.
+
+use super::Ordered;
+use super::tracks::Settled;
+use super::view::OrderedView;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf, transfer};
+use crate::stream::lengths::same_bytes;
+use ascend_sys as sys;
+use bytemuck::Pod;
+
+/// What a settle proved, as a result: the first task error reported, or
+/// the error of work that cannot be proven finished.
+fn proven(settled: Settled) -> Result<()> {
+    match settled {
+        Settled::Proven(reported) => reported,
+        Settled::Unproven(error) => Err(error),
+    }
+}
+
+impl<S> Ordered<S> {
+    /// Blocks until every queued use of the memory has finished, through a
+    /// shared reference (an `Arc` held by several tensors or threads).
+    ///
+    /// # Errors
+    ///
+    /// The first error a queued task reported (the work is over). When the
+    /// work cannot be proven finished, that error; the uses stay noted, so
+    /// host access and the drop keep waiting for them (the drop leaks).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let shared = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?));
+    /// shared.fill_bytes(3, &stream)?;
+    /// shared.wait()?;
+    /// assert!(!shared.is_busy());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn wait(&self) -> Result<()> {
+        proven(self.tracks().settle("Ordered::wait"))
+    }
+}
+
+/// Fails unless `bytes` is a whole number of `T`s.
+fn whole_elements<T>(api: &'static str, bytes: usize) -> Result<usize> {
+    let size = size_of::<T>().max(1);
+    if bytes.is_multiple_of(size) {
+        Ok(bytes / size)
+    } else {
+        Err(Error::invalid(
+            api,
+            format!("{bytes} bytes are not a whole number of {size}-byte elements"),
+        ))
+    }
+}
+
+impl<S: DeviceStorage> OrderedView<'_, S> {
+    /// Copies the view's bytes into `dst`, synchronously
+    /// (`aclrtMemcpy`, device to host), after the queued writes of these
+    /// bytes have finished; reads queued on them may go on meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `dst` is not the view's length; a
+    /// queued task's error, or that of work that cannot be proven finished
+    /// (nothing is read then); the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let shared = Arc::new(Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?));
+    /// shared.elements::<u32>(1..2)?.fill_bytes(1, &stream)?;
+    /// let mut two = [9u32; 2];
+    /// shared.elements::<u32>(..2)?.read_to_host(&mut two)?;
+    /// assert_eq!(two, [0, 0x0101_0101]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn read_to_host<T: Pod>(&self, dst: &mut [T]) -> Result<()> {
+        const API: &str = "OrderedView::read_to_host";
+        same_bytes(API, size_of_val(dst), self.byte_len())?;
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        let mut tracks = self.owner().tracks();
+        proven(tracks.settle_for(API, &self.range(), false))?;
+        // While the lock is held, no new write of these bytes is queued.
+        transfer::copy(
+            self.owner().storage().device(),
+            dst.as_mut_ptr().cast(),
+            self.device_ptr(),
+            self.byte_len(),
+            sys::ACL_MEMCPY_DEVICE_TO_HOST,
+        )
+    }
+
+    /// The view's bytes as elements of `T`, read as
+    /// [`OrderedView::read_to_host`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::read_to_host`], and [`Error::InvalidArgument`]
+    /// when the view is not a whole number of `T`s.
+    pub fn to_vec<T: Pod>(&self) -> Result<Vec<T>> {
+        let len = whole_elements::<T>("OrderedView::to_vec", self.byte_len())?;
+        let mut values = vec![T::zeroed(); len];
+        self.read_to_host(&mut values)?;
+        Ok(values)
+    }
+}
+
+impl<D: DeviceStorageMut> OrderedView<'_, D> {
+    /// Copies `src` into the view, synchronously (`aclrtMemcpy`, host to
+    /// device), after every queued use of these bytes has finished.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::read_to_host`] (nothing is written on an error
+    /// before the copy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let shared = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 4)?));
+    /// shared.bytes(2..)?.write_from_host(&[5u8, 6])?;
+    /// assert_eq!(shared.view().to_vec::<u8>()?, [0, 0, 5, 6]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn write_from_host<T: Pod>(&self, src: &[T]) -> Result<()> {
+        const API: &str = "OrderedView::write_from_host";
+        same_bytes(API, self.byte_len(), size_of_val(src))?;
+        if self.byte_len() == 0 {
+            return Ok(());
+        }
+        let mut tracks = self.owner().tracks();
+        proven(tracks.settle_for(API, &self.range(), true))?;
+        // While the lock is held, no new use of these bytes is queued.
+        transfer::copy(
+            self.owner().storage().device(),
+            self.device_ptr().cast_mut(),
+            src.as_ptr().cast(),
+            self.byte_len(),
+            sys::ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    }
+}
+
+impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
+    /// Runs `read` on the view's elements, after the queued writes of them
+    /// (copies from the device) have finished. The owner's lock is held
+    /// meanwhile: no work is queued on the owner until `read` returns, and
+    /// `read` must not use the same owner (it would wait for itself).
+    ///
+    /// # Errors
+    ///
+    /// A queued task's error, or that of work that cannot be proven
+    /// finished (`read` is not run then).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[1u8, 2, 3, 4])?);
+    /// let sum = staging.slice(1..3)?.with_host(|values| values.iter().sum::<u8>())?;
+    /// assert_eq!(sum, 5);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn with_host<R>(&self, read: impl FnOnce(&[T]) -> R) -> Result<R> {
+        let mut tracks = self.owner().tracks();
+        proven(tracks.settle_for("OrderedView::with_host", &self.range(), false))?;
+        // SAFETY: the view's elements lie in the owner's pinned buffer
+        // (checked when the view was made, aligned as `T`s); no queued work
+        // writes them (the settle above) and none can be queued while the
+        // lock is held, and the host reaches them only under this lock or
+        // through `&mut Ordered`, which cannot exist beside `&self`.
+        let values = unsafe { std::slice::from_raw_parts(self.host_ptr().cast_const(), self.len()) };
+        Ok(read(values))
+    }
+
+    /// Runs `write` on the view's elements, after every queued use of them
+    /// has finished, with the owner's lock held as in
+    /// [`OrderedView::with_host`] (`write` must not use the same owner).
+    /// The way to refill one part of a shared staging buffer while copies
+    /// of its other parts are queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::with_host`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let staging = Arc::new(Ordered::new(PinnedHostBuf::<u16>::zeroed(&device, 4)?));
+    /// staging.slice(2..)?.with_host_mut(|values| values.fill(7))?;
+    /// assert_eq!(staging.view().with_host(|values| values.to_vec())?, [0, 0, 7, 7]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn with_host_mut<R>(&self, write: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        let mut tracks = self.owner().tracks();
+        proven(tracks.settle_for("OrderedView::with_host_mut", &self.range(), true))?;
+        // SAFETY: as in `with_host`, and no queued work reads the elements
+        // either (the settle waited for every use of them); other host
+        // access to them needs this lock, so this is the only reference.
+        let values = unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len()) };
+        Ok(write(values))
+    }
+}

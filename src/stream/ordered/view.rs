@@ -1,0 +1,518 @@
+//! [`OrderedView`] and [`OwnedView`]: byte or element ranges of an
+//! [`Ordered`] owner's memory, used on any stream like the whole.
+
+use super::Ordered;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceStorage, PinnedHostBuf};
+use bytemuck::Pod;
+use std::fmt;
+use std::ops::{Bound, Range, RangeBounds};
+use std::sync::Arc;
+
+mod sealed {
+    /// Keeps [`OrderedMemory`](super::OrderedMemory) to this crate's kinds.
+    pub trait Memory {}
+    /// Keeps [`AsView`](super::AsView) to this crate's types.
+    pub trait View {}
+}
+
+/// The memory an [`Ordered`] can order: device memory (every
+/// [`DeviceStorage`]) and pinned host memory ([`PinnedHostBuf`]). Sealed:
+/// it only names the two kinds the views work with.
+pub trait OrderedMemory: sealed::Memory {
+    /// The size of the memory in bytes.
+    fn memory_len(&self) -> usize;
+}
+
+impl<S: DeviceStorage> sealed::Memory for S {}
+
+impl<S: DeviceStorage> OrderedMemory for S {
+    fn memory_len(&self) -> usize {
+        self.byte_len()
+    }
+}
+
+impl<T: Pod> sealed::Memory for PinnedHostBuf<T> {}
+
+impl<T: Pod> OrderedMemory for PinnedHostBuf<T> {
+    fn memory_len(&self) -> usize {
+        // The allocation holds these bytes, so the product fits.
+        self.len() * size_of::<T>()
+    }
+}
+
+/// A range of an [`Ordered`] owner's memory: a sub-range of a tensor's
+/// storage, one page of a KV cache, the part of a staging buffer that a
+/// step fills. It is the source or destination of every stream-ordered
+/// copy and memset, on any stream, with the owner's guarantees: later
+/// uses of overlapping bytes, host access to them, and the owner's drop,
+/// free or reuse wait for the view's work.
+///
+/// Made by [`Ordered::view`] (the whole memory), [`Ordered::bytes`] (a
+/// byte range of device memory), [`Ordered::elements`] (an element range
+/// of device memory) and [`Ordered::slice`] (an element range of a
+/// pinned buffer), and by the same methods of a view (ranges within it).
+/// It borrows the owner; [`OwnedView`] holds it in an `Arc` instead.
+///
+/// **Tracking:** per range. The owner keeps, until a host wait proves
+/// them finished, one entry per (byte range, stream, read or write) of
+/// the work queued on it, with touching ranges of one stream and kind
+/// joined; each operation scans them (a few comparisons per entry) under
+/// the owner's one lock, which is held while the operation is queued, not
+/// while it runs. Work on disjoint ranges never waits for each other;
+/// overlapping work on two streams is ordered by an event. Above 32
+/// entries the entries of each stream and kind are joined into one range
+/// that covers them: more waiting, never less.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::stream::{Ordered, Stream};
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf};
+/// let device = Device::new(0)?;
+/// let stream = Arc::new(Stream::new(&device)?);
+/// let storage = Ordered::new(DeviceBuf::<f32>::zeroed(&device, 1024)?);
+/// let row = Ordered::new(PinnedHostBuf::from_slice(&device, &[1.5f32; 128])?);
+/// // Write elements 256..384 of the storage, and nothing else.
+/// storage.elements::<f32>(256..384)?.copy_from_host(&row, &stream)?;
+/// let all: Vec<f32> = storage.view().to_vec()?; // waits for the copy
+/// assert_eq!(all[255], 0.0);
+/// assert_eq!(&all[256..384], &[1.5; 128][..]);
+/// assert_eq!(all[384], 0.0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct OrderedView<'a, S> {
+    owner: &'a Ordered<S>,
+    /// Bytes from the start of the owner's memory.
+    start: usize,
+    /// Bytes.
+    len: usize,
+}
+
+impl<S> Clone for OrderedView<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for OrderedView<'_, S> {}
+
+/// `range` of a length `len` as `start..end`, or an argument error naming
+/// `api`.
+pub(crate) fn resolve(api: &'static str, range: impl RangeBounds<usize>, len: usize) -> Result<Range<usize>> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok(start..end),
+        _ => Err(Error::invalid(
+            api,
+            format!(
+                "range {:?}..{:?} is outside 0..{len}",
+                range.start_bound(),
+                range.end_bound()
+            ),
+        )),
+    }
+}
+
+/// `range` in elements of `T` as bytes, or an argument error naming `api`.
+fn element_bytes<T>(api: &'static str, range: Range<usize>) -> Result<Range<usize>> {
+    let size = size_of::<T>();
+    match (range.start.checked_mul(size), range.end.checked_mul(size)) {
+        (Some(start), Some(end)) => Ok(start..end),
+        _ => Err(Error::invalid(
+            api,
+            format!("elements {range:?} of {size} bytes overflow usize"),
+        )),
+    }
+}
+
+impl<'a, S> OrderedView<'a, S> {
+    /// The view of `start..start + len` (bytes, checked by the caller).
+    pub(super) fn new(owner: &'a Ordered<S>, start: usize, len: usize) -> Self {
+        Self { owner, start, len }
+    }
+
+    /// The owner whose memory this is a range of.
+    pub fn owner(&self) -> &'a Ordered<S> {
+        self.owner
+    }
+
+    /// Where the view starts, in bytes from the start of the owner's
+    /// memory.
+    pub fn byte_offset(&self) -> usize {
+        self.start
+    }
+
+    /// The size of the view in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.len
+    }
+
+    /// The view's bytes within the owner's memory.
+    pub(super) fn range(&self) -> Range<usize> {
+        self.start..self.start + self.len
+    }
+
+    /// The sub-view of `range`, in bytes from this view's start.
+    fn within(&self, range: Range<usize>) -> Self {
+        Self::new(self.owner, self.start + range.start, range.len())
+    }
+}
+
+impl<'a, S: DeviceStorage> OrderedView<'a, S> {
+    /// The view of `range`, in bytes from this view's start.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the view.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?);
+    /// let half = storage.bytes(32..)?;
+    /// let quarter = half.bytes(..16)?;
+    /// assert_eq!((quarter.byte_offset(), quarter.byte_len()), (32, 16));
+    /// assert!(half.bytes(..33).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        const API: &str = "OrderedView::bytes";
+        Ok(self.within(resolve(API, range, self.len)?))
+    }
+
+    /// The view of elements `range` of `T`, counted from this view's
+    /// start (which need not be a multiple of `size_of::<T>()`: device
+    /// addresses have no alignment rule here).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the view or
+    /// overflows.
+    pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        const API: &str = "OrderedView::elements";
+        let range = resolve(API, range, self.len / size_of::<T>().max(1))?;
+        Ok(self.within(element_bytes::<T>(API, range)?))
+    }
+
+    /// The device address of the view's first byte (for identification
+    /// and for [`OrderedView::record_stream`] work).
+    pub fn device_ptr(&self) -> *const std::ffi::c_void {
+        self.owner
+            .storage()
+            .device_ptr()
+            .cast::<u8>()
+            .wrapping_add(self.start)
+            .cast()
+    }
+
+    /// [`Ordered::record_stream`] for the view's bytes only: queues on
+    /// `stream` the waits for the uses of these bytes on other streams,
+    /// then notes `stream` as a possible writer of them, for work queued
+    /// by other means (a kernel writing this part of a tensor).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code of an event record or wait (nothing is noted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let (a, b) = (Arc::new(Stream::new(&device)?), Arc::new(Stream::new(&device)?));
+    /// let buf = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?);
+    /// buf.bytes(..32)?.fill_bytes(1, &a)?;
+    /// buf.bytes(32..)?.record_stream(&b)?; // no wait: other bytes
+    /// // ... a kernel on `b` writes buf.bytes(32..)?.device_ptr() ...
+    /// buf.wait()?; // both streams
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn record_stream(&self, stream: &Arc<crate::stream::Stream>) -> Result<()> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        let mut tracks = self.owner.tracks();
+        tracks.order(stream, &self.range(), true)?;
+        tracks.add_writer(stream, self.range());
+        Ok(())
+    }
+}
+
+impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
+    /// The view of elements `range`, counted from this view's start.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the view.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, 16)?);
+    /// let tail = staging.slice(8..)?.slice(4..)?;
+    /// assert_eq!((tail.len(), tail.byte_offset()), (4, 48));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        const API: &str = "OrderedView::slice";
+        let range = resolve(API, range, self.len())?;
+        Ok(self.within(element_bytes::<T>(API, range)?))
+    }
+
+    /// Elements in the view.
+    pub fn len(&self) -> usize {
+        self.len / size_of::<T>().max(1)
+    }
+
+    /// Whether the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The host address of the view's first element.
+    pub(super) fn host_ptr(&self) -> *mut T {
+        self.owner
+            .storage()
+            .raw_pointer()
+            .cast::<u8>()
+            .wrapping_add(self.start)
+            .cast()
+    }
+}
+
+impl<S: OrderedMemory> Ordered<S> {
+    /// The view of the whole memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::stream::Ordered;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::from_slice(&device, &[1u16, 2, 3])?);
+    /// assert_eq!(storage.view().byte_len(), 6);
+    /// assert_eq!(storage.view().to_vec::<u16>()?, [1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn view(&self) -> OrderedView<'_, S> {
+        OrderedView::new(self, 0, self.storage().memory_len())
+    }
+}
+
+impl<S: DeviceStorage> Ordered<S> {
+    /// The view of the bytes `range` of the device memory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let storage = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 8)?);
+    /// storage.bytes(2..4)?.fill_bytes(9, &stream)?;
+    /// assert_eq!(storage.view().to_vec::<u8>()?, [0, 0, 9, 9, 0, 0, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
+        self.view().bytes(range)
+    }
+
+    /// The view of elements `range` of `T` of the device memory (bytes
+    /// `range.start * size_of::<T>()..range.end * size_of::<T>()`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the memory
+    /// or overflows.
+    pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
+        self.view().elements::<T>(range)
+    }
+}
+
+impl<T: Pod> Ordered<PinnedHostBuf<T>> {
+    /// The view of elements `range` of the pinned buffer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when the range is not within the buffer.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, PinnedHostBuf<T>>> {
+        self.view().slice(range)
+    }
+}
+
+impl<S> fmt::Debug for OrderedView<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OrderedView")
+            .field("byte_offset", &self.start)
+            .field("byte_len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An [`OrderedView`] that holds its owner in an `Arc` instead of
+/// borrowing it: `'static`, `Send` and `Sync` when the memory is, for a
+/// framework's tensor that keeps a range of a shared storage. Use it
+/// through [`OwnedView::view`], or pass it wherever a view is taken.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::stream::{Ordered, OwnedView, Stream};
+/// use ascend::{Device, DeviceBuf};
+/// let device = Device::new(0)?;
+/// let stream = Arc::new(Stream::new(&device)?);
+/// let storage = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 16)?));
+/// let tail = OwnedView::whole(Arc::clone(&storage)).bytes(8..)?;
+/// std::thread::spawn(move || tail.view().fill_bytes(1, &stream)).join().unwrap()?;
+/// assert_eq!(storage.view().to_vec::<u8>()?, [[0; 8], [1; 8]].concat());
+/// # Ok::<(), ascend::Error>(())
+/// ```
+pub struct OwnedView<S> {
+    owner: Arc<Ordered<S>>,
+    start: usize,
+    len: usize,
+}
+
+impl<S> Clone for OwnedView<S> {
+    fn clone(&self) -> Self {
+        Self {
+            owner: Arc::clone(&self.owner),
+            start: self.start,
+            len: self.len,
+        }
+    }
+}
+
+impl<S: OrderedMemory> OwnedView<S> {
+    /// The view of the whole memory of `owner`.
+    pub fn whole(owner: Arc<Ordered<S>>) -> Self {
+        let len = owner.storage().memory_len();
+        Self { owner, start: 0, len }
+    }
+}
+
+impl<S> OwnedView<S> {
+    /// The borrowed view of the same range.
+    pub fn view(&self) -> OrderedView<'_, S> {
+        OrderedView::new(&self.owner, self.start, self.len)
+    }
+
+    /// The owner.
+    pub fn owner(&self) -> &Arc<Ordered<S>> {
+        &self.owner
+    }
+
+    /// The owned view of the range `view` (a view of this one's owner).
+    fn of(&self, view: OrderedView<'_, S>) -> Self {
+        Self {
+            owner: Arc::clone(&self.owner),
+            start: view.start,
+            len: view.len,
+        }
+    }
+}
+
+impl<S: DeviceStorage> OwnedView<S> {
+    /// [`OrderedView::bytes`], owned.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::bytes`].
+    pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        Ok(self.of(self.view().bytes(range)?))
+    }
+
+    /// [`OrderedView::elements`], owned.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::elements`].
+    pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        Ok(self.of(self.view().elements::<T>(range)?))
+    }
+}
+
+impl<T: Pod> OwnedView<PinnedHostBuf<T>> {
+    /// [`OrderedView::slice`], owned.
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::slice`].
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
+        Ok(self.of(self.view().slice(range)?))
+    }
+}
+
+impl<S> fmt::Debug for OwnedView<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedView")
+            .field("byte_offset", &self.start)
+            .field("byte_len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a stream-ordered operation takes as a source: an [`Ordered`]
+/// owner (its whole memory), an `Arc` of one, an [`OrderedView`] or an
+/// [`OwnedView`], or a reference to any of them. Sealed.
+pub trait AsView<S>: sealed::View {
+    /// The range this value stands for.
+    fn as_view(&self) -> OrderedView<'_, S>;
+}
+
+impl<S> sealed::View for Ordered<S> {}
+impl<S: OrderedMemory> AsView<S> for Ordered<S> {
+    fn as_view(&self) -> OrderedView<'_, S> {
+        self.view()
+    }
+}
+
+impl<S> sealed::View for Arc<Ordered<S>> {}
+impl<S: OrderedMemory> AsView<S> for Arc<Ordered<S>> {
+    fn as_view(&self) -> OrderedView<'_, S> {
+        self.view()
+    }
+}
+
+impl<S> sealed::View for OrderedView<'_, S> {}
+impl<S> AsView<S> for OrderedView<'_, S> {
+    fn as_view(&self) -> OrderedView<'_, S> {
+        *self
+    }
+}
+
+impl<S> sealed::View for OwnedView<S> {}
+impl<S> AsView<S> for OwnedView<S> {
+    fn as_view(&self) -> OrderedView<'_, S> {
+        self.view()
+    }
+}
+
+impl<A: sealed::View + ?Sized> sealed::View for &A {}
+impl<S, A: AsView<S> + ?Sized> AsView<S> for &A {
+    fn as_view(&self) -> OrderedView<'_, S> {
+        (**self).as_view()
+    }
+}
