@@ -571,3 +571,135 @@ fn hits_on_four_threads_race_flushes_and_statistics() {
     drop(pool);
     software_only(|| assert_eq!(soft::live_since(since), [], "the pool left runtime objects"));
 }
+
+/// Request sizes no pool can serve: `usize::MAX - k` for every `k` below
+/// 2^20, and the neighbours of the powers of two from 2^40 (above the test
+/// pools' reservations) to 2^63.
+fn huge_device_request() -> impl proptest::strategy::Strategy<Value = usize> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0usize..1 << 20).prop_map(|k| usize::MAX - k),
+        1 => (40u32..64, 0usize..3).prop_map(|(shift, side)| (1usize << shift) - 1 + side),
+    ]
+}
+
+/// Host request sizes no buffer can have: `usize::MAX - k` for every `k`
+/// below 2^20 and the neighbours of 2^63 (no smaller ones: they would be
+/// tried for real on the host).
+fn huge_host_request() -> impl proptest::strategy::Strategy<Value = usize> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0usize..1 << 20).prop_map(|k| usize::MAX - k),
+        1 => (0usize..3).prop_map(|side| (1usize << 63) - 1 + side),
+    ]
+}
+
+/// The error a device pool rounding to `rounding` gives for `bytes` that
+/// cannot fit: an argument error naming `api` when rounding overflows,
+/// the pool exhausted (at once, without a retry) otherwise.
+fn assert_refused(
+    outcome: ascend::Result<Ordered<ascend::pool::PoolBlock>>,
+    bytes: usize,
+    rounding: usize,
+    api: &str,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::prelude::*;
+    match (outcome, bytes.checked_add(rounding - 1)) {
+        (Err(Error::InvalidArgument { api: named, .. }), None) => prop_assert_eq!(named, api),
+        (Err(Error::PoolExhausted { requested, .. }), Some(_)) => {
+            prop_assert_eq!(requested, bytes.next_multiple_of(rounding));
+        }
+        (other, _) => prop_assert!(
+            false,
+            "{api}({bytes}) with rounding {rounding}: {:?}",
+            other.map(|_| ())
+        ),
+    }
+    Ok(())
+}
+
+#[test]
+fn requests_near_usize_max_are_refused_and_leave_the_pools_usable() {
+    use ascend::allocator::DeviceAllocator;
+    use proptest::test_runner::{Config, TestRunner};
+    let (_serial, device, granule) = common::pool::start();
+    let stream = stream(&device);
+    let mut exact = common::pool::pool_config(granule, 4, 2 * granule, 8);
+    exact.rounding = 1;
+    let pools = [
+        DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap(),
+        DevicePool::new(&device, exact).unwrap(),
+        DevicePool::new(&device, PoolConfig::default()).unwrap(),
+    ];
+    let allocators: Vec<_> = pools.iter().map(|pool| pool.stream_allocator(&stream)).collect();
+    // The requests of issue 25 first.
+    for (pool, bytes) in [(&pools[0], usize::MAX - 4095), (&pools[1], usize::MAX - 4)] {
+        let rounding = pool.config().rounding;
+        assert_refused(pool.alloc(bytes), bytes, rounding, "DevicePool::alloc").unwrap();
+        assert_refused(
+            pool.alloc_tagged(bytes, "t"),
+            bytes,
+            rounding,
+            "DevicePool::alloc_tagged",
+        )
+        .unwrap();
+    }
+    let cases = 256
+        * std::env::var("ASCEND_TEST_SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+    let config = Config {
+        failure_persistence: None,
+        ..Config::with_cases(cases)
+    };
+    TestRunner::new(config.clone())
+        .run(&huge_device_request(), |bytes| {
+            for (pool, allocator) in pools.iter().zip(&allocators) {
+                let rounding = pool.config().rounding;
+                let retries = pool.stats().retries;
+                assert_refused(pool.alloc(bytes), bytes, rounding, "DevicePool::alloc")?;
+                assert_refused(
+                    pool.alloc_tagged(bytes, "t"),
+                    bytes,
+                    rounding,
+                    "DevicePool::alloc_tagged",
+                )?;
+                proptest::prop_assert!(allocator.alloc(bytes).is_none());
+                proptest::prop_assert_eq!(pool.stats().retries, retries, "nothing to retry for");
+                // Still usable, in both size classes and the tag.
+                let small = pool.alloc(4000).unwrap();
+                let large = pool.alloc_tagged(2 * granule, "t").unwrap();
+                let block = allocator.alloc(granule).unwrap();
+                allocator.free(block);
+                drop((small, large));
+                proptest::prop_assert_eq!(pool.stats().allocated, 0);
+            }
+            Ok(())
+        })
+        .unwrap();
+    use ascend::pool::PinnedPool;
+    let pinned = [
+        (PinnedPool::new(&device), PinnedPool::DEFAULT_ROUND_THRESHOLD),
+        (PinnedPool::new(&device).with_round_threshold(usize::MAX), usize::MAX),
+    ];
+    TestRunner::new(config)
+        .run(&huge_host_request(), |bytes| {
+            for (pool, threshold) in &pinned {
+                // Rounded up to a power of two (up to the threshold) that
+                // overflows: an argument error; otherwise the runtime's.
+                let overflows = bytes <= *threshold && bytes.checked_next_power_of_two().is_none();
+                match pool.alloc(bytes) {
+                    Err(Error::InvalidArgument { api, .. }) if overflows => {
+                        proptest::prop_assert_eq!(api, "PinnedPool::alloc");
+                    }
+                    Err(Error::Acl { .. }) if !overflows => (),
+                    other => proptest::prop_assert!(false, "PinnedPool::alloc({bytes}): {:?}", other.map(|_| ())),
+                }
+                proptest::prop_assert_eq!(pool.alloc(3000).unwrap().len(), 4096);
+                proptest::prop_assert_eq!(pool.stats().allocated, 0);
+            }
+            Ok(())
+        })
+        .unwrap();
+}

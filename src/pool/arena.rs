@@ -67,12 +67,20 @@ impl Arena {
     /// (counting a free tail), and frees them into the cache.
     pub(super) fn grow(&mut self, class: usize, size: usize, stats: &mut PoolStats) -> std::result::Result<(), String> {
         let Class { segment, free, .. } = &mut self.classes[class];
-        let mapped = segment.size();
-        let tail = mapped - free.tail_start(mapped);
-        let more = (size - tail.min(size)).next_multiple_of(segment.chunk_size());
-        if mapped + more > segment.capacity() {
-            return Err(format!("the {}-byte reservation is full", segment.capacity()));
-        }
+        let (mapped, capacity) = (segment.size(), segment.capacity());
+        let tail = mapped.saturating_sub(free.tail_start(mapped));
+        // Checked: `size` may be near `usize::MAX`. The free tail counts,
+        // so a request fits when what it lacks fits in the unmapped rest.
+        let lacking = size.saturating_sub(tail);
+        let more = lacking
+            .checked_next_multiple_of(segment.chunk_size())
+            .filter(|&more| mapped.checked_add(more).is_some_and(|end| end <= capacity));
+        let Some(more) = more else {
+            return Err(format!(
+                "the {capacity}-byte reservation is full: {lacking} more bytes needed, {} unmapped",
+                capacity.saturating_sub(mapped)
+            ));
+        };
         let grown = segment.grow(more);
         // Whatever the outcome, the free list and the statistics follow what
         // is mapped now: a growth whose undo failed keeps chunks mapped,
@@ -98,7 +106,13 @@ impl Arena {
         for class in &mut self.classes {
             let chunk = class.segment.chunk_size();
             let mapped = class.segment.size();
-            let keep = class.segment.high_water().next_multiple_of(chunk);
+            // The high water is inside the mapped chunks: its rounding up
+            // cannot pass them (and keeps them all if it overflowed).
+            let keep = class
+                .segment
+                .high_water()
+                .checked_next_multiple_of(chunk)
+                .unwrap_or(mapped);
             if keep >= mapped {
                 continue;
             }

@@ -52,9 +52,10 @@ impl PoolConfig {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] naming the entry for an unknown key, a
-    /// malformed entry or number, or `expandable_segments:False`. The
-    /// values are checked against each other when a pool is made.
+    /// [`Error::InvalidArgument`] naming the entry for an unknown key
+    /// (whatever its value; the error lists the known keys), a malformed
+    /// entry or number, or `expandable_segments:False`. The values are
+    /// checked against each other when a pool is made.
     pub fn parse(text: &str) -> Result<Self> {
         parse_both(text).map(|(config, _)| config)
     }
@@ -87,7 +88,13 @@ pub(super) fn parse_both(text: &str) -> Result<(PoolConfig, PinnedSettings)> {
             return refuse("expected key:value");
         };
         let (key, value) = (key.trim(), value.trim());
-        if key == "expandable_segments" {
+        // The key first: a misspelt key is reported as such, whatever its
+        // value.
+        let Some(&(_, key)) = KEYS.iter().find(|(known, _)| *known == key) else {
+            let known: Vec<&str> = KEYS.iter().map(|(known, _)| *known).collect();
+            return refuse(&format!("unknown key `{key}` (the keys are {})", known.join(", ")));
+        };
+        if key == Key::ExpandableSegments {
             if value.eq_ignore_ascii_case("true") {
                 continue;
             }
@@ -97,26 +104,53 @@ pub(super) fn parse_both(text: &str) -> Result<(PoolConfig, PinnedSettings)> {
             return refuse("the value is not a whole number");
         };
         let mib = number.checked_mul(MIB);
-        let field = match key {
-            "rounding_bytes" => Some((&mut config.rounding, Some(number))),
-            "small_limit_mb" => Some((&mut config.small_limit, mib)),
-            "small_chunk_mb" => Some((&mut config.small_chunk, mib)),
-            "large_chunk_mb" => Some((&mut config.large_chunk, mib)),
-            "small_reserve_mb" => Some((&mut config.small_reserve, mib)),
-            "large_reserve_mb" => Some((&mut config.large_reserve, mib)),
+        let (slot, bytes) = match key {
+            Key::ExpandableSegments => continue, // handled above
+            Key::RoundingBytes => (&mut config.rounding, Some(number)),
+            Key::SmallLimitMb => (&mut config.small_limit, mib),
+            Key::SmallChunkMb => (&mut config.small_chunk, mib),
+            Key::LargeChunkMb => (&mut config.large_chunk, mib),
+            Key::SmallReserveMb => (&mut config.small_reserve, mib),
+            Key::LargeReserveMb => (&mut config.large_reserve, mib),
             // The pinned pool's, in the same text.
-            "pinned_max_round_threshold_mb" => Some((&mut pinned.round_threshold, mib)),
-            "pinned_max_cached_size_mb" => Some((&mut pinned.max_cached, mib)),
-            _ => None,
+            Key::PinnedMaxRoundThresholdMb => (&mut pinned.round_threshold, mib),
+            Key::PinnedMaxCachedSizeMb => (&mut pinned.max_cached, mib),
         };
-        match field {
-            Some((slot, Some(bytes))) => *slot = bytes,
-            Some((_, None)) => return refuse("the size overflows"),
-            None => return refuse("unknown key"),
+        match bytes {
+            Some(bytes) => *slot = bytes,
+            None => return refuse("the size overflows"),
         }
     }
     Ok((config, pinned))
 }
+
+/// A key of [`parse_both`]'s text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    ExpandableSegments,
+    RoundingBytes,
+    SmallLimitMb,
+    SmallChunkMb,
+    LargeChunkMb,
+    SmallReserveMb,
+    LargeReserveMb,
+    PinnedMaxRoundThresholdMb,
+    PinnedMaxCachedSizeMb,
+}
+
+/// Every key [`parse_both`] knows, as written, in the order of
+/// [`PoolConfig::parse`]'s table (an unknown key's error lists them).
+const KEYS: [(&str, Key); 9] = [
+    ("expandable_segments", Key::ExpandableSegments),
+    ("rounding_bytes", Key::RoundingBytes),
+    ("small_limit_mb", Key::SmallLimitMb),
+    ("small_chunk_mb", Key::SmallChunkMb),
+    ("large_chunk_mb", Key::LargeChunkMb),
+    ("small_reserve_mb", Key::SmallReserveMb),
+    ("large_reserve_mb", Key::LargeReserveMb),
+    ("pinned_max_round_threshold_mb", Key::PinnedMaxRoundThresholdMb),
+    ("pinned_max_cached_size_mb", Key::PinnedMaxCachedSizeMb),
+];
 
 /// The text of [`ENV_ALLOC_CONF`], `None` when it is unset.
 ///
@@ -190,5 +224,38 @@ mod tests {
             }
         );
         assert_eq!(parse_both("").unwrap().1, PinnedSettings::default());
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_known_ones_whatever_its_value() {
+        // A typo of `expandable_segments` with a value that is no number:
+        // the key is what is wrong, not the value.
+        for bad in [
+            "expandable_segment:True",
+            "max_split_size_mb:128",
+            "garbage_collection_threshold:0.8",
+        ] {
+            let error = PoolConfig::parse(bad).unwrap_err().to_string();
+            let key = bad.split(':').next().unwrap_or(bad);
+            assert!(error.contains("unknown key"), "{error}");
+            assert!(error.contains(key), "{error}");
+            assert!(!error.contains("whole number"), "{error}");
+            for known in [
+                "expandable_segments",
+                "rounding_bytes",
+                "small_limit_mb",
+                "small_chunk_mb",
+                "large_chunk_mb",
+                "small_reserve_mb",
+                "large_reserve_mb",
+                "pinned_max_round_threshold_mb",
+                "pinned_max_cached_size_mb",
+            ] {
+                assert!(error.contains(known), "{known} is not listed: {error}");
+            }
+        }
+        // A known key's bad value is still reported as a bad value.
+        let error = PoolConfig::parse("small_chunk_mb:True").unwrap_err().to_string();
+        assert!(error.contains("whole number") && !error.contains("unknown"), "{error}");
     }
 }

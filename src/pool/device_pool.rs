@@ -34,7 +34,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// **Out of memory.** When a segment cannot grow, the pool gives its cached
 /// chunks back ([`DevicePool::empty_cache`]) and tries once more; then it
 /// fails with [`Error::PoolExhausted`] naming the allocated, reserved and
-/// free bytes.
+/// free bytes. A request larger than its pool's whole reservation fails so
+/// at once.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -172,8 +173,10 @@ impl DevicePool {
     /// # Errors
     ///
     /// [`Error::PoolExhausted`] when the memory cannot be found even after
-    /// giving the cache back; [`Error::PoolAsleep`] while the tag is
-    /// asleep; [`Error::InvalidArgument`] when the request overflows.
+    /// giving the cache back, or at once for a request larger than its
+    /// pool's whole reservation; [`Error::PoolAsleep`] while the tag is
+    /// asleep; [`Error::InvalidArgument`] when rounding the request up
+    /// overflows `usize`.
     #[inline]
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
         // The hit, inlined into the caller: a small size of the default
@@ -217,9 +220,18 @@ impl DevicePool {
 
     fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
-        let size = shared
-            .rounded(bytes)
-            .ok_or_else(|| Error::invalid("DevicePool::alloc", format!("{bytes} bytes overflow")))?;
+        let size = shared.rounded(bytes).ok_or_else(|| {
+            let api = if tag.is_some() {
+                "DevicePool::alloc_tagged"
+            } else {
+                "DevicePool::alloc"
+            };
+            let rounding = shared.config.rounding;
+            Error::invalid(
+                api,
+                format!("{bytes} bytes overflow usize when rounded up to {rounding}"),
+            )
+        })?;
         let class = shared.class_of(size);
         let arena = match tag {
             None => 0,
@@ -547,6 +559,12 @@ impl Shared {
         size: usize,
         moved: &mut usize,
     ) -> Result<(usize, Tracks)> {
+        let capacity = state.arenas[arena].classes[class].segment.capacity();
+        if size > capacity {
+            // Larger than the whole reservation: nothing to flush, give back
+            // or retry for.
+            return Err(self.exhausted(state, size, format!("larger than the {capacity}-byte reservation")));
+        }
         let mut retried = false;
         let mut flushed = false;
         loop {
@@ -569,17 +587,19 @@ impl Shared {
                         log::warn!("DevicePool: emptying the cache for a retry: {error}");
                     }
                 }
-                Err(cause) => {
-                    let free = state.arenas.iter().map(Arena::free_bytes).sum();
-                    return Err(Error::PoolExhausted {
-                        requested: size,
-                        allocated: self.caches.totals().allocated,
-                        reserved: state.stats.reserved,
-                        free,
-                        cause,
-                    });
-                }
+                Err(cause) => return Err(self.exhausted(state, size, cause)),
             }
+        }
+    }
+
+    /// [`Error::PoolExhausted`] for a request of `size` bytes, with `cause`.
+    fn exhausted(&self, state: &State, size: usize, cause: String) -> Error {
+        Error::PoolExhausted {
+            requested: size,
+            allocated: self.caches.totals().allocated,
+            reserved: state.stats.reserved,
+            free: state.arenas.iter().map(Arena::free_bytes).sum(),
+            cause,
         }
     }
 }

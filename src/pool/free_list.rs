@@ -52,14 +52,14 @@ impl FreeList {
     /// uses are merged too: memory from several blocks waits for all).
     pub(super) fn insert(&mut self, mut offset: usize, mut len: usize, mut tracks: Tracks) {
         if let Some((&before, range)) = self.by_offset.range(..offset).next_back()
-            && before + range.len == offset
+            && before.checked_add(range.len) == Some(offset)
             && let Some(range) = self.remove(before)
         {
             offset = before;
             len += range.len;
             tracks = tracks.merge(range.tracks);
         }
-        if let Some(range) = self.remove(offset + len) {
+        if let Some(range) = offset.checked_add(len).and_then(|end| self.remove(end)) {
             len += range.len;
             tracks = tracks.merge(range.tracks);
         }
@@ -71,9 +71,12 @@ impl FreeList {
     pub(super) fn take_best_fit(&mut self, len: usize) -> Option<(usize, Tracks)> {
         let &(_, offset) = self.by_size.range((len, 0)..).next()?;
         let range = self.remove(offset)?;
-        if range.len > len {
+        // Inside the range, which ends in the segment: the sum fits.
+        if range.len > len
+            && let Some(rest) = offset.checked_add(len)
+        {
             self.put(
-                offset + len,
+                rest,
                 FreeRange {
                     len: range.len - len,
                     tracks: range.tracks.clone(),
@@ -108,7 +111,7 @@ impl FreeList {
             .by_offset
             .range(..cut)
             .next_back()
-            .filter(|(offset, range)| *offset + range.len > cut)
+            .filter(|(offset, range)| offset.checked_add(range.len).is_none_or(|end| end > cut))
             .map_or(cut, |(offset, _)| *offset);
         self.by_offset.range_mut(first..).map(|(_, range)| range)
     }
@@ -121,7 +124,7 @@ impl FreeList {
             self.remove(offset);
         }
         if let Some((&offset, range)) = self.by_offset.range(..cut).next_back()
-            && offset + range.len > cut
+            && offset.checked_add(range.len).is_none_or(|end| end > cut)
             && let Some(range) = self.remove(offset)
         {
             self.put(
@@ -138,7 +141,7 @@ impl FreeList {
     /// free tail of `[0, end)`), or `end` when the tail is not free.
     pub(super) fn tail_start(&self, end: usize) -> usize {
         match self.by_offset.range(..end).next_back() {
-            Some((&offset, range)) if offset + range.len == end => offset,
+            Some((&offset, range)) if offset.checked_add(range.len) == Some(end) => offset,
             _ => end,
         }
     }

@@ -230,9 +230,12 @@ impl PinnedPool {
     /// with a threshold above 2^63); the runtime's code of the allocation
     /// (a request larger than the host can pin among them).
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
-        let size = self
-            .bucket_size(bytes)
-            .ok_or_else(|| Error::invalid("PinnedPool::alloc", format!("{bytes} bytes overflow")))?;
+        let size = self.bucket_size(bytes).ok_or_else(|| {
+            Error::invalid(
+                "PinnedPool::alloc",
+                format!("{bytes} bytes overflow usize when rounded up to a power of two"),
+            )
+        })?;
         let cached = {
             let mut state = self.shared.state();
             let found = state.buckets.get_mut(&size).and_then(Vec::pop);

@@ -274,7 +274,7 @@ fn offload_arena(arena: &Arena, device: &Device, spares: &mut Spares) -> Result<
             match ranges.last_mut() {
                 // Neighbouring blocks are copied as one range.
                 Some((last_class, last_offset, last_len))
-                    if *last_class == class && *last_offset + *last_len == offset =>
+                    if *last_class == class && last_offset.checked_add(*last_len) == Some(offset) =>
                 {
                     *last_len += len;
                 }
@@ -282,7 +282,11 @@ fn offload_arena(arena: &Arena, device: &Device, spares: &mut Spares) -> Result<
             }
         }
     }
-    let total = ranges.iter().map(|&(_, _, len)| len).sum();
+    // Mapped bytes of one tag: the sum fits (checked all the same).
+    let total = ranges
+        .iter()
+        .try_fold(0usize, |total, &(_, _, len)| total.checked_add(len))
+        .ok_or_else(|| Error::invalid("DevicePool::sleep", "the live blocks of a tag overflow usize"))?;
     if total == 0 {
         return Ok(None);
     }
