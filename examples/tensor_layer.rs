@@ -9,6 +9,8 @@
 //! - a two-stream pipeline uploads batches through two pinned staging
 //!   buffers: the host refills one while the other is in flight, and the
 //!   "compute" stream is ordered after each upload by the tensors alone;
+//! - a tensor is a view of its storage: copies move its own elements
+//!   only, and two threads write two halves of one storage at once;
 //! - a tensor is used from two threads, and one allocated for sharing (in
 //!   `aclrtMalloc` memory, which IPC keys name) is shared with a child
 //!   process through a key that holds its share of the tensor.
@@ -17,9 +19,9 @@
 //!
 //! Run: `cargo run --example tensor_layer`
 
-use ascend::memory::{DeviceStorage, DeviceStorageMut};
+use ascend::memory::DeviceStorageMut;
 use ascend::share::{IpcImport, IpcKey, OwnedIpcExport, Pid, PidValidation};
-use ascend::stream::{Ordered, Stream};
+use ascend::stream::{Ordered, OrderedView, Stream};
 use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SegmentBlock, SharedSegment};
 use ascend::{Device, DeviceBuf, Error, PinnedHostBuf, Result};
 use bytemuck::Pod;
@@ -102,13 +104,16 @@ impl CachingAllocator {
 // ---- the tensor ---------------------------------------------------------
 
 /// A typed tensor whose storage (a block of the allocator's segment by
-/// default) is shared through an `Arc` and ordered across streams.
+/// default) is shared through an `Arc` and ordered across streams. A
+/// tensor is a range of its storage: narrowing one shares the storage,
+/// and every copy moves the tensor's own elements only (a view), never
+/// the whole block.
 struct Tensor<T, S = SegmentBlock> {
     storage: Arc<Ordered<S>>,
-    /// Elements in use (the block may be a little larger).
+    /// First element, within the storage.
+    offset: usize,
+    /// Elements.
     len: usize,
-    /// Bytes of the block.
-    bytes: usize,
     _elements: PhantomData<fn() -> T>,
 }
 
@@ -116,8 +121,8 @@ impl<T, S> Clone for Tensor<T, S> {
     fn clone(&self) -> Self {
         Self {
             storage: Arc::clone(&self.storage),
+            offset: self.offset,
             len: self.len,
-            bytes: self.bytes,
             _elements: PhantomData,
         }
     }
@@ -143,32 +148,48 @@ impl<T: Pod> Tensor<T, DeviceBuf<u8>> {
 impl<T: Pod, S: DeviceStorageMut> Tensor<T, S> {
     fn on(storage: S, len: usize) -> Self {
         Self {
-            bytes: storage.byte_len(),
             storage: Arc::new(Ordered::new(storage)),
+            offset: 0,
             len,
             _elements: PhantomData,
         }
     }
 
-    /// A pinned buffer of the block's byte size (blocks are rounded up to
-    /// whole 512-byte units; copies move whole blocks).
+    /// Elements `start..start + len` of this tensor, sharing its storage.
+    fn narrow(&self, start: usize, len: usize) -> Result<Self> {
+        if start.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(Error::InvalidArgument {
+                api: "Tensor::narrow",
+                reason: format!("{start}+{len} is outside the tensor's {} elements", self.len),
+            });
+        }
+        Ok(Self {
+            offset: self.offset + start,
+            len,
+            ..self.clone()
+        })
+    }
+
+    /// The tensor's elements in its storage.
+    fn view(&self) -> Result<OrderedView<'_, S>> {
+        self.storage.elements::<T>(self.offset..self.offset + self.len)
+    }
+
+    /// A pinned buffer of the tensor's length.
     fn staging(&self, device: &Device) -> Result<Ordered<PinnedHostBuf<T>>> {
-        Ok(Ordered::new(PinnedHostBuf::zeroed(
-            device,
-            self.bytes / size_of::<T>(),
-        )?))
+        Ok(Ordered::new(PinnedHostBuf::zeroed(device, self.len)?))
     }
 
     fn upload(&self, staging: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
-        self.storage.copy_from_host(staging, stream)
+        self.view()?.copy_from_host(staging, stream)
     }
 
     fn download(&self, out: &Ordered<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
-        out.copy_from_device(&self.storage, stream)
+        out.copy_from_device(self.view()?, stream)
     }
 
-    fn copy_from<O: DeviceStorage>(&self, other: &Tensor<T, O>, stream: &Arc<Stream>) -> Result<()> {
-        self.storage.copy_from_device(&other.storage, stream)
+    fn copy_from<O: DeviceStorageMut>(&self, other: &Tensor<T, O>, stream: &Arc<Stream>) -> Result<()> {
+        self.view()?.copy_from_device(other.view()?, stream)
     }
 }
 
@@ -191,7 +212,7 @@ fn round_trip<T: Pod + PartialEq + std::fmt::Debug>(
     tensor.upload(&staging, stream)?;
     let mut back = tensor.staging(device)?;
     tensor.download(&back, stream)?;
-    assert_eq!(back.get_mut()?[..len], data[..len], "{}", std::any::type_name::<T>());
+    assert_eq!(back.get_mut()?[..], data[..], "{}", std::any::type_name::<T>());
     Ok(len * size_of::<T>())
 }
 
@@ -224,7 +245,7 @@ fn pipeline(device: &Device, allocator: &CachingAllocator) -> Result<usize> {
         let mut out = output.staging(device)?;
         output.download(&out, &compute)?;
         let values = out.get_mut()?;
-        for (at, value) in values[..LEN].iter().enumerate() {
+        for (at, value) in values.iter().enumerate() {
             assert_eq!(*value, batch(index, at), "batch {index}, element {at}");
         }
         checked += LEN * size_of::<f32>();
@@ -258,6 +279,44 @@ fn two_threads(device: &Device, allocator: &CachingAllocator, stream: &Arc<Strea
         assert_eq!(read, data);
     }
     Ok(2 * data.len() * size_of::<i32>())
+}
+
+/// Two threads write the two halves of one tensor (narrow views of one
+/// storage) at once, each on its own stream: neither waits for the other,
+/// and neither update is lost.
+fn narrow_writers(device: &Device, allocator: &CachingAllocator) -> Result<usize> {
+    const HALF: usize = 20_000;
+    let tensor = Tensor::<u32>::new(allocator, 2 * HALF)?;
+    let writers: Vec<std::thread::JoinHandle<Result<()>>> = (0..2)
+        .map(|half| {
+            let (part, device) = (tensor.narrow(half * HALF, HALF)?, device.clone());
+            Ok(std::thread::spawn(move || -> Result<()> {
+                let own = Arc::new(Stream::new(&device)?);
+                let mut staging = part.staging(&device)?;
+                for round in 0..4u32 {
+                    let host = staging.get_mut()?;
+                    host.iter_mut()
+                        .enumerate()
+                        .for_each(|(at, v)| *v = (round << 24) | ((half as u32) << 20) | at as u32);
+                    part.upload(&staging, &own)?;
+                }
+                Ok(())
+            }))
+        })
+        .collect::<Result<_>>()?;
+    for writer in writers {
+        writer.join().map_err(|_| Error::InvalidArgument {
+            api: "narrow_writers",
+            reason: "a writer panicked".into(),
+        })??;
+    }
+    let mut out = tensor.staging(device)?;
+    tensor.download(&out, &Arc::new(Stream::new(device)?))?;
+    for (at, value) in out.get_mut()?.iter().enumerate() {
+        let (half, index) = (at / HALF, at % HALF);
+        assert_eq!(*value, (3 << 24) | ((half as u32) << 20) | index as u32, "element {at}");
+    }
+    Ok(2 * HALF * size_of::<u32>())
 }
 
 /// Shares a tensor with a child process (this example, re-run with
@@ -368,6 +427,8 @@ fn run() -> Result<()> {
     println!("two-stream pipeline, 8 batches through 2 pinned staging buffers: {piped} bytes checked");
     let threads = two_threads(&device, &allocator, &stream)?;
     println!("one tensor read from two threads on their own streams: {threads} bytes checked");
+    let narrow = narrow_writers(&device, &allocator)?;
+    println!("two halves of one tensor written from two threads at once (views): {narrow} bytes checked");
     let shared = child_process(&device, &stream)?;
     println!("a tensor shared with a child process and written back: {shared} bytes checked");
 
