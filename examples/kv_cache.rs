@@ -89,7 +89,7 @@ impl<'pool> KvCache<'pool> {
     /// Queues on `stream` the copy of one token's page from `staging` into
     /// the next page of the cache, growing it by a block when full.
     fn append(&mut self, staging: &Ordered<PinnedHostBuf<u8>>, stream: &Arc<Stream>) -> Result<()> {
-        if self.tokens % PAGES_PER_BLOCK == 0 {
+        if self.tokens.is_multiple_of(PAGES_PER_BLOCK) {
             let block = self.pool.alloc_tagged(PAGES_PER_BLOCK * PAGE_BYTES, "kv_cache")?;
             self.blocks.push(block);
         }

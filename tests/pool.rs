@@ -7,7 +7,7 @@
 
 mod common;
 
-use ascend::pool::{DevicePool, PoolConfig};
+use ascend::pool::{BlockState, DevicePool, PoolConfig};
 use ascend::stream::{Event, EventFlags, Ordered, Stream};
 use ascend::sys::soft;
 use ascend::{Device, Error, PinnedHostBuf};
@@ -122,6 +122,64 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
     if let Some(misuse) = misuse {
         assert_eq!(misuse.seen(), [], "memory unmapped under queued work");
     }
+}
+
+/// `PoolStats::active` (as its docs say): with nothing allocated it still
+/// counts the freed memory whose work the pool has not proven finished,
+/// coalesced ranges whole, until the pool proves it (`empty_cache` past the
+/// last live block, `sleep` everywhere); the caller's own synchronisation
+/// does not tell the pool.
+#[test]
+fn active_counts_freed_memory_until_the_pool_proves_its_work_finished() {
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let stream = stream(&device);
+    // Inference-style steps: activations written and read on the stream,
+    // freed at the end of each step.
+    for step in 0..3u8 {
+        let input = pool.alloc(8192).unwrap();
+        input.fill_bytes(step, &stream).unwrap();
+        let output = pool.alloc(8192).unwrap();
+        output.copy_from_device(&input, &stream).unwrap();
+        drop((input, output));
+    }
+    let stats = pool.stats();
+    assert_eq!(stats.allocated, 0);
+    assert_eq!(stats.reserved, granule);
+    // The freed blocks coalesced with the idle rest of the chunk: the whole
+    // range waits for their work, and is active.
+    let pending: usize = pool
+        .snapshot()
+        .segments
+        .iter()
+        .flat_map(|segment| &segment.blocks)
+        .filter(|block| block.state == BlockState::FreePending)
+        .map(|block| block.size)
+        .sum();
+    assert_eq!(pending, granule);
+    assert_eq!(pool.stats().active, granule);
+    // The caller's synchronisation is not the pool's proof.
+    stream.synchronize().unwrap();
+    assert_eq!(pool.stats().active, granule);
+    // `empty_cache` synchronises the streams that used the memory past the
+    // last live block, and unmaps it.
+    pool.empty_cache().unwrap();
+    let stats = pool.stats();
+    assert_eq!((stats.active, stats.reserved), (0, 0));
+
+    // A freed range below a live block is not past the last live block:
+    // `empty_cache` leaves it (and its work) alone; `sleep` proves all.
+    let freed = pool.alloc(8192).unwrap();
+    freed.fill_bytes(1, &stream).unwrap();
+    let live = pool.alloc(4096).unwrap();
+    drop(freed);
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().active, 4096 + 8192);
+    pool.sleep(&[DevicePool::DEFAULT_TAG]).unwrap();
+    pool.wake().unwrap();
+    assert_eq!(pool.stats().active, 4096);
+    drop(live);
+    assert_eq!(pool.stats().active, 0, "the live block's memory was idle");
 }
 
 #[test]

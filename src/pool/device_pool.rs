@@ -8,6 +8,7 @@ use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use super::thread_cache::{CacheTotals, ThreadCaches};
+use super::watch::Watch;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::stream::{Ordered, Tracks};
@@ -112,6 +113,10 @@ pub(super) struct State {
     pub(super) stats: PoolStats,
     /// Pinned buffers of earlier offloads, for the next sleep.
     spares: sleep::Spares,
+    /// The blocks handed out while a leak check of [`crate::testing`]
+    /// watches, by `(arena, class, offset)` (nothing without the feature
+    /// `testing`).
+    watch: Watch<(usize, usize, usize)>,
 }
 
 impl DevicePool {
@@ -139,7 +144,13 @@ impl DevicePool {
                 arenas: vec![default],
                 stats: PoolStats::default(),
                 spares: sleep::Spares::default(),
+                watch: Watch::default(),
             }),
+        });
+        #[cfg(feature = "testing")]
+        super::watch::register({
+            let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
+            weak
         });
         Ok(Self {
             handles: Arc::new(Handles(Arc::clone(&shared))),
@@ -356,7 +367,9 @@ impl DevicePool {
         // meanwhile); the caches' blocks go back to their segments.
         shared.caches.set_bypass(true);
         shared.flushed_in(&mut state, |state| {
-            let State { arenas, stats, spares } = &mut *state;
+            let State {
+                arenas, stats, spares, ..
+            } = &mut *state;
             let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
             // A failed sleep may have kept spares, or put a tag to sleep
             // that could not be mapped back.
@@ -390,7 +403,9 @@ impl DevicePool {
 
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
-        let State { arenas, stats, spares } = &mut *state;
+        let State {
+            arenas, stats, spares, ..
+        } = &mut *state;
         let woken = sleep::wake(arenas, tags, stats, spares);
         stats.offload_spare = spares.bytes();
         self.shared.caches.set_bypass(state.any_asleep());
@@ -539,6 +554,11 @@ impl Shared {
                 }
             }
         });
+        if let Ok((block, _)) = &placed {
+            let State { arenas, watch, .. } = &mut *state;
+            let tag = Some(arenas[arena].tag.as_str());
+            watch.handed_out((arena, class, block.offset()), block.address() as usize, size, tag);
+        }
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         let mut cache = self.caches.mine();
         match &placed {
@@ -621,6 +641,7 @@ impl State {
             class,
         } = node;
         let (offset, len) = (block.offset(), block.len());
+        self.watch.given_back(&(arena, class, offset));
         // The segment forgets the block before the free list offers it.
         drop(block);
         self.arenas[arena].classes[class].free.insert(offset, len, tracks);
@@ -725,5 +746,46 @@ impl Shared {
         self.caches.given_back(&mut self.caches.mine(), len, delta);
         drop(state);
         drop(hold); // last: it may be the last reference to `self`
+    }
+}
+
+#[cfg(feature = "testing")]
+impl super::watch::Watched for Shared {
+    fn kind(&self) -> crate::testing::PoolKind {
+        crate::testing::PoolKind::Device
+    }
+
+    fn device_id(&self) -> i32 {
+        self.device.id()
+    }
+
+    fn start_watch(&self) {
+        let mut state = self.state();
+        state.watch.start();
+        // Every block goes through the state from now on (the hit reads
+        // the flag it already reads for sleep); the cached ones go back to
+        // their free lists, as for a snapshot.
+        self.caches.set_watched(true);
+        self.flushed_in(&mut state, |_| ());
+    }
+
+    fn watched_now(&self) -> Vec<super::watch::WatchedBlock> {
+        self.state().watch.live()
+    }
+
+    fn end_watch(&self) -> Vec<super::watch::WatchedBlock> {
+        let mut state = self.state();
+        self.caches.set_watched(false);
+        state.watch.end()
+    }
+
+    fn held(&self, held: &mut super::watch::Held) {
+        let state = self.state();
+        for class in state.arenas.iter().flat_map(|arena| &arena.classes) {
+            held.device_ranges
+                .push((class.segment.base() as usize, class.segment.capacity()));
+            held.physical.extend(class.segment.physical_handles());
+        }
+        held.host.extend(state.spares.addresses());
     }
 }

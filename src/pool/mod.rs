@@ -34,6 +34,7 @@ mod snapshot;
 mod stats;
 mod stream_allocator;
 mod thread_cache;
+pub(crate) mod watch;
 
 pub use block_export::BlockExport;
 pub use config::PoolConfig;

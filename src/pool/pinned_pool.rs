@@ -1,6 +1,7 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
 use super::config_env::{parse_both, read_env};
+use super::watch::Watch;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -73,6 +74,9 @@ struct State {
     /// Cached buffers by size, each with the uses that may be queued.
     buckets: BTreeMap<usize, Vec<(PinnedHostBuf<u8>, Tracks)>>,
     stats: PinnedStats,
+    /// The buffers handed out while a leak check of [`crate::testing`]
+    /// watches, by address (nothing without the feature `testing`).
+    watch: Watch<usize>,
 }
 
 /// A [`PinnedPool`]'s statistics.
@@ -115,6 +119,11 @@ impl PinnedPool {
             config,
             max_cached: AtomicUsize::new(usize::MAX),
             state: Mutex::new(State::default()),
+        });
+        #[cfg(feature = "testing")]
+        super::watch::register({
+            let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
+            weak
         });
         let pool = Arc::downgrade(&shared);
         let recycle = Recycle::Shared(Arc::new(
@@ -239,7 +248,9 @@ impl PinnedPool {
         let cached = {
             let mut state = self.shared.state();
             let found = state.buckets.get_mut(&size).and_then(Vec::pop);
-            if found.is_some() {
+            if let Some((buffer, _)) = &found {
+                let address = buffer.as_ptr() as usize;
+                state.watch.handed_out(address, address, size, None);
                 state.stats.hits += 1;
                 state.stats.cached_bytes -= size;
                 state.stats.count_handed_out(size);
@@ -254,7 +265,11 @@ impl PinnedPool {
                 // Counted once it exists: a failed allocation leaves the
                 // peaks alone.
                 let buffer = self.shared.fresh(size)?;
-                self.shared.state().stats.count_handed_out(size);
+                let mut state = self.shared.state();
+                let address = buffer.as_ptr() as usize;
+                state.watch.handed_out(address, address, size, None);
+                state.stats.count_handed_out(size);
+                drop(state);
                 (buffer, Tracks::default())
             }
         };
@@ -336,7 +351,10 @@ impl Shared {
             // Over the cap: freed as a plain `Ordered` drop frees it, once
             // its copies are proven finished (leaked if they cannot be).
             let settled = tracks.settle("PinnedPool buffer over the cache cap");
-            self.state().stats.allocated -= size;
+            let mut state = self.state();
+            state.stats.allocated -= size;
+            state.watch.given_back(&(buffer.as_ptr() as usize));
+            drop(state);
             match settled {
                 Settled::Proven(_) => drop(buffer),
                 Settled::Unproven(_) => std::mem::forget(buffer),
@@ -345,6 +363,7 @@ impl Shared {
         }
         let mut state = self.state();
         state.stats.allocated -= size;
+        state.watch.given_back(&(buffer.as_ptr() as usize));
         state.stats.cached_bytes += size;
         state.buckets.entry(size).or_default().push((buffer, tracks));
     }
@@ -370,5 +389,34 @@ impl fmt::Debug for PinnedPool {
             .field("max_cached", &self.shared.max_cached.load(Ordering::Relaxed))
             .field("stats", &self.stats())
             .finish()
+    }
+}
+
+#[cfg(feature = "testing")]
+impl super::watch::Watched for Shared {
+    fn kind(&self) -> crate::testing::PoolKind {
+        crate::testing::PoolKind::Pinned
+    }
+
+    fn device_id(&self) -> i32 {
+        self.device.id()
+    }
+
+    fn start_watch(&self) {
+        self.state().watch.start();
+    }
+
+    fn watched_now(&self) -> Vec<super::watch::WatchedBlock> {
+        self.state().watch.live()
+    }
+
+    fn end_watch(&self) -> Vec<super::watch::WatchedBlock> {
+        self.state().watch.end()
+    }
+
+    fn held(&self, held: &mut super::watch::Held) {
+        let state = self.state();
+        let cached = state.buckets.values().flatten();
+        held.host.extend(cached.map(|(buffer, _)| buffer.as_ptr() as u64));
     }
 }

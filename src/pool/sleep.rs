@@ -52,6 +52,13 @@ impl Spares {
         self.0.iter().map(PinnedHostBuf::len).sum()
     }
 
+    /// The host addresses of the spares (for a leak check's list of what
+    /// the pool keeps).
+    #[cfg(feature = "testing")]
+    pub(super) fn addresses(&self) -> impl Iterator<Item = u64> + '_ {
+        self.0.iter().map(|host| host.as_ptr() as u64)
+    }
+
     /// Frees every spare.
     pub(super) fn clear(&mut self) {
         self.0.clear();

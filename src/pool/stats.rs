@@ -21,8 +21,29 @@ pub struct PoolStats {
     pub reserved: usize,
     /// The highest `reserved` has been.
     pub reserved_peak: usize,
-    /// Bytes in live blocks plus freed blocks whose work may still be
-    /// queued.
+    /// Bytes in live blocks plus freed (cached) memory whose former work
+    /// the pool has not proven finished — torch's active bytes, with the
+    /// pool's own notion of "finished":
+    ///
+    /// - A freed block keeps the streams that used it (its tracks), and the
+    ///   pool forgets them only when it proves that work finished by
+    ///   synchronising those streams itself: in
+    ///   [`empty_cache`](super::DevicePool::empty_cache) (for the memory
+    ///   past the last live block of each segment, which it unmaps),
+    ///   [`sleep`](super::DevicePool::sleep) (for all of it) and the pool's
+    ///   end. It does not query events, so a stream the caller synchronised,
+    ///   or whose work simply ended, still counts until then.
+    /// - A freed block coalesces with its free neighbours, and the merged
+    ///   range waits for all their work (the next block placed anywhere in
+    ///   it inherits it): its idle bytes count too. After an inference loop
+    ///   whose activations were used on a stream, `active` is therefore
+    ///   about the whole mapped memory the loop touched, with nothing
+    ///   allocated, until `empty_cache` or `sleep`.
+    ///
+    /// So `active - allocated` is the cached memory whose next use is
+    /// ordered after earlier work (the snapshot's
+    /// [`FreePending`](super::BlockState::FreePending) blocks, plus small
+    /// blocks cached whole with their work).
     pub active: usize,
     /// The highest `active` has been.
     pub active_peak: usize,

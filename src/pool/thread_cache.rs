@@ -169,11 +169,18 @@ const ASLEEP: u8 = 1;
 /// (a cached block holds the pool, so nothing may stay).
 const CLOSED: u8 = 2;
 
+/// A reason to bypass the caches: a leak check of [`crate::testing`]
+/// watches the pool (blocks go through the pool's state, which records
+/// them).
+#[cfg(feature = "testing")]
+const WATCHED: u8 = 4;
+
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
     caches: Box<[CacheSlot<Cache, CacheCounts>]>,
     /// Why blocks go through the pool's state instead ([`ASLEEP`],
-    /// [`CLOSED`]): one load tells a hit whether it may use a cache.
+    /// [`CLOSED`], and with the feature `testing` `WATCHED`): one load
+    /// tells a hit whether it may use a cache.
     bypass: AtomicU8,
     allocated: SharedTotal,
     active: SharedTotal,
@@ -480,6 +487,18 @@ impl ThreadCaches {
             self.bypass.fetch_or(ASLEEP, Ordering::Relaxed);
         } else {
             self.bypass.fetch_and(!ASLEEP, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets whether a leak check watches (the caches are bypassed
+    /// meanwhile). Like [`ThreadCaches::set_bypass`], flush every cache
+    /// after setting it.
+    #[cfg(feature = "testing")]
+    pub(super) fn set_watched(&self, watched: bool) {
+        if watched {
+            self.bypass.fetch_or(WATCHED, Ordering::Relaxed);
+        } else {
+            self.bypass.fetch_and(!WATCHED, Ordering::Relaxed);
         }
     }
 

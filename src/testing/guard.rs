@@ -1,7 +1,9 @@
 //! Running code on the software device and proving it left nothing behind:
 //! [`LeakCheck`] and [`on_software_device`].
 
-use ascend_sys::soft::{self, Live, LiveResource, Misuse, MisuseWatch};
+use super::pools::{PoolBlockLeak, PoolKind};
+use crate::pool::watch::{Held, PoolWatch};
+use ascend_sys::soft::{self, Live, LiveResource, Misuse, MisuseWatch, ResourceKind};
 use ascend_sys::{Backend, BackendRequest};
 use std::fmt;
 use std::sync::{Mutex, MutexGuard};
@@ -23,11 +25,27 @@ pub enum LeakCheckError {
     },
     /// Resources created while the check ran are still live at its end.
     /// Resources that existed before the check are never listed, whether
-    /// the checked code freed them or not.
+    /// the checked code freed them or not, and neither are those a pool
+    /// made before the check keeps as its cache (chunks mapped for cached
+    /// blocks, cached pinned buffers).
     Leaked {
         /// Each resource created since the start and still live (kind,
         /// address or handle, bytes, device), oldest first.
         leaked: Vec<LiveResource>,
+    },
+    /// Blocks a [`DevicePool`](crate::pool::DevicePool) or a
+    /// [`PinnedPool`](crate::pool::PinnedPool) handed out while the check
+    /// ran are still live at its end. A pool hit makes no runtime call, so
+    /// only the pool can tell (see [`PoolBlockLeak`]); blocks handed out
+    /// before the check are never listed.
+    PoolLeaked {
+        /// Each block, oldest first.
+        blocks: Vec<PoolBlockLeak>,
+        /// The runtime resources that leaked too, as in
+        /// [`LeakCheckError::Leaked`] (often the memory of those blocks, or
+        /// of a pool made during the check that they keep alive); may be
+        /// empty.
+        resources: Vec<LiveResource>,
     },
     /// The software device detected misuse while the check ran (e.g. a
     /// host buffer freed while queued copies still used it).
@@ -51,6 +69,47 @@ impl fmt::Display for LeakCheckError {
                 )?;
                 for resource in leaked {
                     write!(f, "\n  {resource}")?;
+                }
+                Ok(())
+            }
+            LeakCheckError::PoolLeaked { blocks, resources } => {
+                write!(
+                    f,
+                    "{} pool block(s) handed out during the check are still live",
+                    blocks.len()
+                )?;
+                let mut pools: Vec<(PoolKind, i32, usize, usize)> = Vec::new();
+                for block in blocks {
+                    match pools
+                        .iter_mut()
+                        .find(|(pool, device, _, _)| (*pool, *device) == (block.pool, block.device))
+                    {
+                        Some((_, _, count, bytes)) => {
+                            *count += 1;
+                            *bytes += block.bytes;
+                        }
+                        None => pools.push((block.pool, block.device, 1, block.bytes)),
+                    }
+                }
+                let pools: Vec<String> = pools
+                    .iter()
+                    .map(|(pool, device, count, bytes)| {
+                        format!("{count} block(s), {bytes} bytes, of the {pool} of device {device}")
+                    })
+                    .collect();
+                write!(f, " ({}):", pools.join("; "))?;
+                for block in blocks {
+                    write!(f, "\n  {block}")?;
+                }
+                if !resources.is_empty() {
+                    write!(
+                        f,
+                        "\nand {} runtime resource(s) created during the check:",
+                        resources.len()
+                    )?;
+                    for resource in resources {
+                        write!(f, "\n  {resource}")?;
+                    }
                 }
                 Ok(())
             }
@@ -80,6 +139,25 @@ impl std::error::Error for LeakCheckError {}
 /// own copy, so code that drains [`soft::take_misuse`] cannot hide it).
 /// Freeing a resource that existed before the check is not a failure.
 ///
+/// **Pools.** A hit of a [`DevicePool`](crate::pool::DevicePool) or a
+/// [`PinnedPool`](crate::pool::PinnedPool) makes no runtime call, so the
+/// pools report their blocks themselves: every pool is known to the check
+/// from its creation (with this feature only), and while a check runs each
+/// one records the blocks it hands out and forgets those given back. A
+/// block handed out during the check and still live at its end fails it
+/// ([`LeakCheckError::PoolLeaked`], naming the pool, its device, the
+/// block's tag, address and size), by identity as above: a block made
+/// before and freed inside cannot balance it, even when the pool gives the
+/// new block the same address. The pool's own cache is not a leak: the
+/// cached blocks, and the runtime resources a pool made before the check
+/// keeps for them (chunks mapped by its segments, cached pinned buffers,
+/// offload spares), even when they were created during the check. While a
+/// check runs, a `DevicePool` serves every block through its shared state
+/// instead of its per-thread caches (as while a tag sleeps; its cached
+/// blocks go back to the free lists at the start): the same blocks and
+/// statistics, at a lock per request, and a block may be placed at another
+/// address than without the check.
+///
 /// The software device is process-wide: a resource created by code running
 /// on another thread at the same time (another `#[test]` of the same file,
 /// which `cargo test` runs as a thread of the same process) and still live
@@ -106,6 +184,8 @@ pub struct LeakCheck {
     /// The first creation sequence number that belongs to the check.
     start: u64,
     misuse: MisuseWatch,
+    /// Every pool's record of its blocks, ended by `finish` or the drop.
+    pools: PoolWatch,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -137,10 +217,12 @@ impl LeakCheck {
         // The watch first: misuse recorded between the two is seen, never
         // missed.
         let misuse = MisuseWatch::start();
+        let pools = PoolWatch::start();
         Ok(Self {
             before: soft::live(),
             start: soft::sequence_now(),
             misuse,
+            pools,
             _serial: serial,
         })
     }
@@ -162,10 +244,18 @@ impl LeakCheck {
         self.start
     }
 
-    /// The resources created since the check started that are live now:
+    /// The resources created since the check started that are live now,
+    /// less those the pools made before the check keep as their cache:
     /// what [`LeakCheck::finish`] would report as leaked.
     pub fn leaked_now(&self) -> Vec<LiveResource> {
-        soft::live_since(self.start)
+        not_held(soft::live_since(self.start), &self.pools.found_now().held)
+    }
+
+    /// The pool blocks handed out since the check started that are live
+    /// now: what [`LeakCheck::finish`] would report as
+    /// [`LeakCheckError::PoolLeaked`].
+    pub fn leaked_blocks_now(&self) -> Vec<PoolBlockLeak> {
+        live_blocks(self.pools.found_now().blocks)
     }
 
     /// Misuse the software device detected since the check started, even
@@ -178,11 +268,22 @@ impl LeakCheck {
     ///
     /// # Errors
     ///
+    /// [`LeakCheckError::PoolLeaked`] when pool blocks handed out since
+    /// the start are still live, listing exactly those (and the runtime
+    /// resources that leaked too);
     /// [`LeakCheckError::Leaked`] when resources created since the start
     /// are still live, listing exactly those;
     /// [`LeakCheckError::Misuse`] when misuse was detected meanwhile.
-    pub fn finish(self) -> Result<(), LeakCheckError> {
-        let leaked = self.leaked_now();
+    pub fn finish(mut self) -> Result<(), LeakCheckError> {
+        let found = self.pools.finish();
+        let leaked = not_held(soft::live_since(self.start), &found.held);
+        let blocks = live_blocks(found.blocks);
+        if !blocks.is_empty() {
+            return Err(LeakCheckError::PoolLeaked {
+                blocks,
+                resources: leaked,
+            });
+        }
         if !leaked.is_empty() {
             return Err(LeakCheckError::Leaked { leaked });
         }
@@ -192,6 +293,37 @@ impl LeakCheck {
         }
         Ok(())
     }
+}
+
+/// `resources` less those a pool keeps as its cache (`held`).
+fn not_held(resources: Vec<LiveResource>, held: &Held) -> Vec<LiveResource> {
+    resources
+        .into_iter()
+        .filter(|resource| match resource.kind {
+            ResourceKind::PhysicalAllocation => !held.physical.contains(&resource.id),
+            ResourceKind::Reservation | ResourceKind::Mapping => !held.in_device_range(resource.id),
+            ResourceKind::HostMemory => !held.host.contains(&resource.id),
+            _ => true,
+        })
+        .collect()
+}
+
+/// `blocks` less the pinned buffers whose memory is gone: a buffer taken
+/// out of its `Ordered` (`into_inner`) leaves its pool for good, and its
+/// drop frees it without the pool's knowing.
+fn live_blocks(blocks: Vec<PoolBlockLeak>) -> Vec<PoolBlockLeak> {
+    if !blocks.iter().any(|block| block.pool == PoolKind::Pinned) {
+        return blocks;
+    }
+    let host: std::collections::HashSet<u64> = soft::live_since(0)
+        .into_iter()
+        .filter(|resource| resource.kind == ResourceKind::HostMemory)
+        .map(|resource| resource.id)
+        .collect();
+    blocks
+        .into_iter()
+        .filter(|block| block.pool != PoolKind::Pinned || host.contains(&block.address))
+        .collect()
 }
 
 impl fmt::Debug for LeakCheck {
@@ -206,7 +338,9 @@ impl fmt::Debug for LeakCheck {
 
 /// Runs `f` on the software device and asserts that it left nothing
 /// behind: no resource created while `f` ran is still live (compared by
-/// identity, see [`LeakCheck`]), and no misuse was detected meanwhile.
+/// identity, see [`LeakCheck`]), no block a pool handed out while `f` ran
+/// is still live (pools made before `f` included), and no misuse was
+/// detected meanwhile.
 /// Returns what `f` returned.
 ///
 /// It selects the software backend if nothing chose one yet, and runs

@@ -17,7 +17,10 @@
 //!   occurs; a driver interprets them against the code under test.
 //! - [`on_software_device`] / [`LeakCheck`]: run a closure on the software
 //!   device and assert that nothing it created is still live (by address
-//!   or handle, not by counts) and that no misuse was detected.
+//!   or handle, not by counts) — runtime resources, and blocks of
+//!   [`DevicePool`](crate::pool::DevicePool)s and
+//!   [`PinnedPool`](crate::pool::PinnedPool)s ([`PoolBlockLeak`]) — and
+//!   that no misuse was detected.
 //!
 //! The guide page [Testing your own code](crate::guide::testing) walks
 //! through testing a small allocator with these tools; its examples run as
@@ -26,10 +29,12 @@
 mod counts;
 mod guard;
 mod ops;
+mod pools;
 pub mod strategies;
 
 pub use counts::changed_counts;
 pub use guard::{LeakCheck, LeakCheckError, on_software_device};
 pub use ops::{Disposal, LifecycleOp, MapAccess, OpBounds, lifecycle_op, lifecycle_ops};
+pub use pools::{PoolBlockLeak, PoolKind};
 /// The `proptest` this module's strategies are built with.
 pub use proptest;

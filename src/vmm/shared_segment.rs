@@ -135,6 +135,18 @@ impl SharedSegment {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The handles of the physical memory the segment holds (mapped and
+    /// spare chunks), for a leak check's list of what a pool keeps.
+    #[cfg(feature = "testing")]
+    pub(crate) fn physical_handles(&self) -> Vec<u64> {
+        let inner = self.inner();
+        let mapped = (0..).map_while(|index| inner.segment.chunk_physical(index));
+        mapped
+            .chain(inner.segment.spare_physical())
+            .map(|physical| memory_key(physical) as u64)
+            .collect()
+    }
+
     /// The first address.
     pub fn base(&self) -> *mut c_void {
         self.base as *mut c_void
