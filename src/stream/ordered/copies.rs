@@ -2,6 +2,7 @@
 //! [`Ordered`] methods that apply them to the whole memory.
 
 use super::Ordered;
+use super::in_flight::InFlight;
 use super::tracks::Tracks;
 use super::view::{AsView, OrderedView};
 use crate::error::{Error, Result, check};
@@ -33,44 +34,88 @@ fn lock_pair<'a, D, S>(
     }
 }
 
+/// [`lock_pair`], once no use in flight on either side conflicts with the
+/// write of `to` and the read of `from`. A side is waited for alone, with
+/// the other unlocked, so a landing use (which locks one side) never waits
+/// for this thread.
+fn lock_pair_clear<'a, D, S>(
+    dst: &'a Ordered<D>,
+    to: &Range<usize>,
+    src: &'a Ordered<S>,
+    from: &Range<usize>,
+) -> (MutexGuard<'a, Tracks>, Option<MutexGuard<'a, Tracks>>) {
+    loop {
+        let (dst_tracks, src_tracks) = lock_pair(dst, src);
+        let same_owner = src_tracks.is_none();
+        let dst_blocked = |tracks: &Tracks| tracks.blocked(to, true) || (same_owner && tracks.blocked(from, false));
+        if dst_blocked(&dst_tracks) {
+            drop(src_tracks);
+            drop(dst.wait_landed(dst_tracks, dst_blocked));
+            continue;
+        }
+        match src_tracks {
+            Some(src_tracks) if src_tracks.blocked(from, false) => {
+                drop(dst_tracks);
+                drop(src.wait_landed(src_tracks, |tracks| tracks.blocked(from, false)));
+            }
+            src_tracks => return (dst_tracks, src_tracks),
+        }
+    }
+}
+
 fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
 }
 
 /// Orders a copy on `stream` after the conflicting uses of both sides,
-/// queues it with `queue`, and notes it. The two views may be of one
-/// owner when they do not overlap.
-fn ordered_copy<D, S>(
+/// queues it with `queue` outside the locks (its ranges in flight), and
+/// notes it. The two views may be of one owner when they do not overlap.
+fn ordered_copy<'a, D, S>(
     api: &'static str,
-    stream: &Arc<Stream>,
-    dst: OrderedView<'_, D>,
-    src: OrderedView<'_, S>,
+    stream: &'a Arc<Stream>,
+    dst: OrderedView<'a, D>,
+    src: OrderedView<'a, S>,
     queue: impl FnOnce() -> Result<()>,
 ) -> Result<()> {
     let (to, from) = (dst.range(), src.range());
-    let (mut dst_tracks, mut src_tracks) = lock_pair(dst.owner(), src.owner());
-    match &mut src_tracks {
-        Some(src_tracks) => {
-            dst_tracks.order(stream, &to, true)?;
-            src_tracks.order(stream, &from, false)?;
-            queue()?;
-            src_tracks.note(stream, from, false);
-        }
-        None => {
-            if overlaps(&to, &from) {
-                return Err(Error::invalid(
-                    api,
-                    format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
-                ));
+    let (dst_owner, src_owner) = (dst.owner(), src.owner());
+    let flights = {
+        let (mut dst_tracks, mut src_tracks) = lock_pair_clear(dst_owner, &to, src_owner, &from);
+        match &mut src_tracks {
+            Some(src_tracks) => {
+                dst_tracks.order(stream, &to, true)?;
+                src_tracks.order(stream, &from, false)?;
+                let read = InFlight::take_off(src_owner, src_tracks, from, false, Some(stream));
+                (
+                    InFlight::take_off(dst_owner, &mut dst_tracks, to, true, Some(stream)),
+                    read,
+                )
             }
-            dst_tracks.order(stream, &to, true)?;
-            dst_tracks.order(stream, &from, false)?;
-            queue()?;
-            dst_tracks.note(stream, from, false);
+            None => {
+                if overlaps(&to, &from) {
+                    return Err(Error::invalid(
+                        api,
+                        format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
+                    ));
+                }
+                dst_tracks.order(stream, &to, true)?;
+                dst_tracks.order(stream, &from, false)?;
+                let read = InFlight::take_off(dst_owner, &mut dst_tracks, from, false, Some(stream));
+                (
+                    InFlight::take_off(dst_owner, &mut dst_tracks, to, true, Some(stream)),
+                    read,
+                )
+            }
         }
+    };
+    // The locks are free: copies of other ranges are queued meanwhile.
+    let queued = queue();
+    if queued.is_err() {
+        let (write, read) = flights;
+        write.not_queued();
+        read.not_queued();
     }
-    dst_tracks.note(stream, to, true);
-    Ok(())
+    queued
 }
 
 /// The element count of `bytes` bytes of `T` (a 2-D copy's side).
@@ -218,23 +263,29 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
             return Ok(());
         }
         let range = self.range();
-        let mut tracks = self.owner().tracks();
-        tracks.order(stream, &range, true)?;
-        stream.device().make_current()?;
-        // SAFETY: device memory of `bytes` bytes owned by the view's
-        // `Ordered`, not released before its tracks prove this memset
-        // finished.
-        check("aclrtMemsetAsync", unsafe {
-            sys::aclrtMemsetAsync(
-                self.device_ptr_for_write(),
-                bytes,
-                i32::from(value),
-                bytes,
-                stream.as_raw(),
-            )
-        })?;
-        tracks.note(stream, range, true);
-        Ok(())
+        let flight = {
+            let mut tracks = self.owner().tracks_clear(&range, true);
+            tracks.order(stream, &range, true)?;
+            InFlight::take_off(self.owner(), &mut tracks, range, true, Some(stream))
+        };
+        let queued = stream.device().make_current().and_then(|()| {
+            // SAFETY: device memory of `bytes` bytes owned by the view's
+            // `Ordered`, not released before its tracks prove this memset
+            // finished (the flight notes it when it lands).
+            check("aclrtMemsetAsync", unsafe {
+                sys::aclrtMemsetAsync(
+                    self.device_ptr_for_write(),
+                    bytes,
+                    i32::from(value),
+                    bytes,
+                    stream.as_raw(),
+                )
+            })
+        });
+        if queued.is_err() {
+            flight.not_queued();
+        }
+        queued
     }
 
     /// Queues on `stream` a 2-D copy of the rows of `shape` (in elements

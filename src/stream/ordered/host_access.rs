@@ -1,9 +1,11 @@
 //! Host access to a shared [`Ordered`] owner or a view of it, through
 //! `&self`: each waits for the queued work it conflicts with, then
-//! touches the bytes while the owner's lock keeps new work off them.
+//! touches the bytes while its range is in flight, which keeps
+//! conflicting work off them and lets work on other bytes go on.
 
 use super::Ordered;
-use super::tracks::Settled;
+use super::in_flight::InFlight;
+use super::tracks::{Settled, WHOLE};
 use super::view::OrderedView;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf, transfer};
@@ -45,7 +47,21 @@ impl<S> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn wait(&self) -> Result<()> {
-        proven(self.tracks().settle("Ordered::wait"))
+        proven(self.tracks_clear(&WHOLE, true).settle("Ordered::wait"))
+    }
+}
+
+impl<'a, S> OrderedView<'a, S> {
+    /// Starts a host access to the view's bytes (a write if `write`): waits
+    /// for the conflicting uses in flight and proves the conflicting queued
+    /// work finished, then marks the access in flight until the returned
+    /// value is dropped, so that no conflicting use starts meanwhile while
+    /// uses of other bytes go on.
+    fn host_access(&self, api: &'static str, write: bool) -> Result<InFlight<'a>> {
+        let owner = self.owner();
+        let mut tracks = owner.tracks_clear(&self.range(), write);
+        proven(tracks.settle_for(api, &self.range(), write))?;
+        Ok(InFlight::take_off(owner, &mut tracks, self.range(), write, None))
     }
 }
 
@@ -94,9 +110,7 @@ impl<S: DeviceStorage> OrderedView<'_, S> {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        let mut tracks = self.owner().tracks();
-        proven(tracks.settle_for(API, &self.range(), false))?;
-        // While the lock is held, no new write of these bytes is queued.
+        let _reading = self.host_access(API, false)?;
         transfer::copy(
             self.owner().storage().device(),
             dst.as_mut_ptr().cast(),
@@ -148,9 +162,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         if self.byte_len() == 0 {
             return Ok(());
         }
-        let mut tracks = self.owner().tracks();
-        proven(tracks.settle_for(API, &self.range(), true))?;
-        // While the lock is held, no new use of these bytes is queued.
+        let _writing = self.host_access(API, true)?;
         transfer::copy(
             self.owner().storage().device(),
             self.device_ptr().cast_mut(),
@@ -163,9 +175,10 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
 
 impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// Runs `read` on the view's elements, after the queued writes of them
-    /// (copies from the device) have finished. The owner's lock is held
-    /// meanwhile: no work is queued on the owner until `read` returns, and
-    /// `read` must not use the same owner (it would wait for itself).
+    /// (copies from the device) have finished. Until `read` returns, a use
+    /// that writes these elements waits, while uses of other bytes (and
+    /// reads of these) go on; so `read` must not write these elements
+    /// through the same owner (it would wait for itself).
     ///
     /// # Errors
     ///
@@ -184,20 +197,21 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_host<R>(&self, read: impl FnOnce(&[T]) -> R) -> Result<R> {
-        let mut tracks = self.owner().tracks();
-        proven(tracks.settle_for("OrderedView::with_host", &self.range(), false))?;
+        let _reading = self.host_access("OrderedView::with_host", false)?;
         // SAFETY: the view's elements lie in the owner's pinned buffer
         // (checked when the view was made, aligned as `T`s); no queued work
-        // writes them (the settle above) and none can be queued while the
-        // lock is held, and the host reaches them only under this lock or
-        // through `&mut Ordered`, which cannot exist beside `&self`.
+        // writes them (settled by `host_access`) and none can be queued, nor
+        // a host write start, while this read is in flight; the host
+        // reaches them only through such accesses or through
+        // `&mut Ordered`, which cannot exist beside `&self`.
         let values = unsafe { std::slice::from_raw_parts(self.host_ptr().cast_const(), self.len()) };
         Ok(read(values))
     }
 
     /// Runs `write` on the view's elements, after every queued use of them
-    /// has finished, with the owner's lock held as in
-    /// [`OrderedView::with_host`] (`write` must not use the same owner).
+    /// has finished. Until `write` returns, every use of these elements
+    /// waits, while uses of other bytes go on (`write` must not use these
+    /// elements through the same owner: it would wait for itself).
     /// The way to refill one part of a shared staging buffer while copies
     /// of its other parts are queued.
     ///
@@ -218,11 +232,11 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_host_mut<R>(&self, write: impl FnOnce(&mut [T]) -> R) -> Result<R> {
-        let mut tracks = self.owner().tracks();
-        proven(tracks.settle_for("OrderedView::with_host_mut", &self.range(), true))?;
+        let _writing = self.host_access("OrderedView::with_host_mut", true)?;
         // SAFETY: as in `with_host`, and no queued work reads the elements
-        // either (the settle waited for every use of them); other host
-        // access to them needs this lock, so this is the only reference.
+        // either (`host_access` waited for every use of them), and no other
+        // use of them starts while this write is in flight: this is the
+        // only reference.
         let values = unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len()) };
         Ok(write(values))
     }

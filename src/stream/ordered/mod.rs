@@ -3,13 +3,14 @@
 
 mod copies;
 mod host_access;
+mod in_flight;
 mod tracks;
 mod view;
 
 use crate::error::Result;
 use std::fmt;
 use std::mem::ManuallyDrop;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 pub(crate) use tracks::{Settled, Tracks};
 pub use view::{AsView, OrderedMemory, OrderedView, OwnedView};
 
@@ -83,6 +84,8 @@ pub struct Ordered<S> {
     // after it.
     storage: ManuallyDrop<S>,
     tracks: ManuallyDrop<Mutex<Tracks>>,
+    /// Woken when a use in flight lands (`in_flight`).
+    landed: Condvar,
     /// Where the owner and its uses go when this value is dropped, instead
     /// of waiting for them (a pool's stream-ordered free).
     recycle: ManuallyDrop<Option<Recycle<S>>>,
@@ -140,6 +143,7 @@ impl<S> Ordered<S> {
         Self {
             storage: ManuallyDrop::new(storage),
             tracks: ManuallyDrop::new(Mutex::new(Tracks::default())),
+            landed: Condvar::new(),
             recycle: ManuallyDrop::new(None),
         }
     }
@@ -153,6 +157,7 @@ impl<S> Ordered<S> {
         Self {
             storage: ManuallyDrop::new(storage),
             tracks: ManuallyDrop::new(Mutex::new(tracks)),
+            landed: Condvar::new(),
             recycle: ManuallyDrop::new(Some(recycle)),
         }
     }

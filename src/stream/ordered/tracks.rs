@@ -46,9 +46,24 @@ pub(crate) struct Tracks {
     uses: Option<Box<Uses>>,
 }
 
-/// The noted uses, behind one pointer.
+/// The noted uses and those in flight, behind one pointer.
 #[derive(Default, Clone)]
-struct Uses(Vec<Use>);
+struct Uses {
+    /// Uses whose work may be queued.
+    noted: Vec<Use>,
+    /// Uses being queued, or host accesses under way, outside the lock
+    /// ([`InFlight`](super::in_flight::InFlight)): a conflicting use waits
+    /// until they end.
+    in_flight: Vec<InFlightUse>,
+    /// Threads waiting for an in-flight use to end.
+    waiters: usize,
+}
+
+#[derive(Clone)]
+struct InFlightUse {
+    range: Range<usize>,
+    write: bool,
+}
 
 #[derive(Clone)]
 struct Use {
@@ -89,7 +104,7 @@ impl Use {
 
 impl Tracks {
     fn uses(&self) -> &[Use] {
-        self.uses.as_deref().map_or(&[], |uses| &uses.0[..])
+        self.uses.as_deref().map_or(&[], |uses| &uses.noted[..])
     }
 
     /// The distinct streams of the noted uses for which `pick` holds.
@@ -121,7 +136,7 @@ impl Tracks {
     /// Notes a use of `range` queued on `stream`, after [`Tracks::order`]
     /// queued its waits.
     pub(crate) fn note(&mut self, stream: &Arc<Stream>, range: Range<usize>, write: bool) {
-        let uses = &mut self.uses.get_or_insert_with(Box::default).0;
+        let uses = &mut self.uses.get_or_insert_with(Box::default).noted;
         if write {
             cut_out(uses, &range);
         } else if uses
@@ -146,7 +161,7 @@ impl Tracks {
     /// `range`, without assuming it was ordered after the uses noted so
     /// far (they all stay noted).
     pub(crate) fn add_writer(&mut self, stream: &Arc<Stream>, range: Range<usize>) {
-        let uses = &mut self.uses.get_or_insert_with(Box::default).0;
+        let uses = &mut self.uses.get_or_insert_with(Box::default).noted;
         add(
             uses,
             Use {
@@ -166,8 +181,8 @@ impl Tracks {
         let Some(uses) = self.uses.as_deref_mut() else {
             return Tracks { uses: Some(theirs) };
         };
-        for used in theirs.0 {
-            add(&mut uses.0, used);
+        for used in theirs.noted {
+            add(&mut uses.noted, used);
         }
         self
     }
@@ -177,7 +192,7 @@ impl Tracks {
     #[inline]
     pub(crate) fn widen(&mut self) {
         if let Some(uses) = self.uses.as_deref_mut() {
-            widen_all(&mut uses.0);
+            widen_all(&mut uses.noted);
         }
     }
 
@@ -196,7 +211,7 @@ impl Tracks {
         let streams = self.streams_where(|_| true);
         let settled = complete_all(context, &streams);
         if let Settled::Proven(_) = settled {
-            *self = Self::default();
+            self.forget_noted();
         }
         settled
     }
@@ -211,13 +226,64 @@ impl Tracks {
         let streams = self.streams_where(|used| used.conflicts(range, write));
         let settled = complete_all(context, &streams);
         if let (Settled::Proven(_), Some(uses)) = (&settled, self.uses.as_deref_mut()) {
-            uses.0
+            uses.noted
                 .retain(|used| !streams.iter().any(|done| same(done, &used.stream)));
-            if uses.0.is_empty() {
-                *self = Self::default();
+            if uses.noted.is_empty() {
+                self.forget_noted();
             }
         }
         settled
+    }
+
+    /// Forgets every noted use (their work is over); what is in flight
+    /// stays.
+    fn forget_noted(&mut self) {
+        match self.uses.as_deref_mut() {
+            Some(uses) if !uses.in_flight.is_empty() || uses.waiters > 0 => uses.noted.clear(),
+            _ => *self = Self::default(),
+        }
+    }
+
+    /// Whether a use of `range` (a write if `write`) must wait for a use
+    /// in flight.
+    pub(crate) fn blocked(&self, range: &Range<usize>, write: bool) -> bool {
+        self.uses.as_deref().is_some_and(|uses| {
+            uses.in_flight
+                .iter()
+                .any(|flying| (flying.write || write) && overlaps(&flying.range, range))
+        })
+    }
+
+    /// Marks a use of `range` in flight.
+    pub(crate) fn take_off(&mut self, range: Range<usize>, write: bool) {
+        let uses = self.uses.get_or_insert_with(Box::default);
+        uses.in_flight.push(InFlightUse { range, write });
+    }
+
+    /// Ends a use in flight; whether a thread waits for one to end.
+    pub(crate) fn land(&mut self, range: &Range<usize>, write: bool) -> bool {
+        let Some(uses) = self.uses.as_deref_mut() else {
+            return false;
+        };
+        if let Some(index) = uses
+            .in_flight
+            .iter()
+            .position(|flying| flying.write == write && flying.range == *range)
+        {
+            uses.in_flight.swap_remove(index);
+        }
+        uses.waiters > 0
+    }
+
+    /// Counts a thread that waits (`true`) or stopped waiting (`false`)
+    /// for a use in flight to end.
+    pub(crate) fn count_waiter(&mut self, waiting: bool) {
+        let uses = self.uses.get_or_insert_with(Box::default);
+        if waiting {
+            uses.waiters += 1;
+        } else {
+            uses.waiters = uses.waiters.saturating_sub(1);
+        }
     }
 }
 

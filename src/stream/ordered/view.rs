@@ -57,9 +57,12 @@ impl<T: Pod> OrderedMemory for PinnedHostBuf<T> {
 /// **Tracking:** per range. The owner keeps, until a host wait proves
 /// them finished, one entry per (byte range, stream, read or write) of
 /// the work queued on it, with touching ranges of one stream and kind
-/// joined; each operation scans them (a few comparisons per entry) under
-/// the owner's one lock, which is held while the operation is queued, not
-/// while it runs. Work on disjoint ranges never waits for each other;
+/// joined. Each operation scans them (a few comparisons per entry) under
+/// the owner's one lock to queue its waits, marks its range in flight,
+/// and queues its work (or does its host copy) with the lock released, so
+/// operations on disjoint ranges from several threads run at once; one
+/// whose range conflicts with an operation in flight waits for it to be
+/// queued first. Work on disjoint ranges never waits for each other;
 /// overlapping work on two streams is ordered by an event. Above 32
 /// entries the entries of each stream and kind are joined into one range
 /// that covers them: more waiting, never less.
@@ -245,7 +248,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
         if self.len == 0 {
             return Ok(());
         }
-        let mut tracks = self.owner.tracks();
+        let mut tracks = self.owner.tracks_clear(&self.range(), true);
         tracks.order(stream, &self.range(), true)?;
         tracks.add_writer(stream, self.range());
         Ok(())

@@ -1,0 +1,118 @@
+//! Views of `Ordered` storages (issue 25):
+//!
+//! - `view_write_4KiB`: a 4 KiB host-to-device copy plus a stream
+//!   synchronisation into a 4 KiB view in the middle of a 64 MiB storage,
+//!   against the same copy into a whole 4 KiB `Ordered` buffer. Goal
+//!   ≤ 1.2×: the cost is that of the view, not of the storage.
+//! - `disjoint_view_writes`: one thread, or two at once, each writing
+//!   `WRITES` views of 4 KiB of its own half of one shared storage: `host`
+//!   with synchronous copies (`OrderedView::write_from_host`), `queued`
+//!   with copies queued on its own stream from its own pinned buffer, then
+//!   a synchronisation. Reported per iteration, so throughput on two
+//!   threads ÷ one = 2 × (time for one) ÷ (time for two). Goal ≥ 1.6×.
+//!
+//! Run: `cargo bench -p ascend-benches --bench ordered_views`.
+
+mod common;
+
+use ascend::stream::{Ordered, Stream};
+use ascend::{Device, DeviceBuf, PinnedHostBuf};
+use common::{config, software_device};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SMALL: usize = 4096;
+const STORAGE: usize = 64 << 20;
+const PART: usize = 4 << 10;
+const WRITES: usize = 64;
+
+fn view_write(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let stream = Arc::new(Stream::new(&device).expect("stream"));
+    let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[3u8; SMALL]).expect("host"));
+    let whole = Ordered::new(DeviceBuf::<u8>::zeroed(&device, SMALL).expect("buffer"));
+    let storage = Ordered::new(DeviceBuf::<u8>::zeroed(&device, STORAGE).expect("storage"));
+    let mut group = c.benchmark_group("view_write_4KiB");
+    group.bench_function("whole_buffer", |b| {
+        b.iter(|| {
+            whole.copy_from_host(&staging, &stream).expect("copy");
+            stream.synchronize().expect("synchronize");
+        });
+    });
+    let middle = STORAGE / 2;
+    group.bench_function("view_of_64MiB", |b| {
+        b.iter(|| {
+            let view = storage.bytes(middle..middle + SMALL).expect("view");
+            view.copy_from_host(&staging, &stream).expect("copy");
+            stream.synchronize().expect("synchronize");
+        });
+    });
+    group.finish();
+}
+
+/// `threads` threads at once, each writing `WRITES` views of its own part
+/// of `storage` (on its own stream if `queued`, else from the host),
+/// `iterations` times; the time until all are done.
+fn on_threads(
+    threads: usize,
+    queued: bool,
+    iterations: u64,
+    storage: &Arc<Ordered<DeviceBuf<u8>>>,
+    device: &Device,
+) -> Duration {
+    let streams: Vec<Arc<Stream>> = (0..threads)
+        .map(|_| Arc::new(Stream::new(device).expect("stream")))
+        .collect();
+    let staging: Vec<_> = (0..threads)
+        .map(|_| Ordered::new(PinnedHostBuf::from_slice(device, &[5u8; PART]).expect("host")))
+        .collect();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for (thread, (stream, staging)) in streams.iter().zip(&staging).enumerate() {
+            let storage = Arc::clone(storage);
+            scope.spawn(move || {
+                let half = storage
+                    .bytes(thread * STORAGE / 2..(thread + 1) * STORAGE / 2)
+                    .expect("half");
+                let host = vec![7u8; PART];
+                for _ in 0..iterations {
+                    for write in 0..WRITES {
+                        let at = write * PART;
+                        let part = half.bytes(at..at + PART).expect("part");
+                        if queued {
+                            part.copy_from_host(staging, stream).expect("copy");
+                        } else {
+                            part.write_from_host(&host).expect("host write");
+                        }
+                    }
+                    if queued {
+                        stream.synchronize().expect("synchronize");
+                    }
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn disjoint_writes(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let storage = Arc::new(Ordered::new(
+        DeviceBuf::<u8>::zeroed(&device, STORAGE).expect("storage"),
+    ));
+    let mut group = c.benchmark_group("disjoint_view_writes");
+    for (kind, queued) in [("host", false), ("queued", true)] {
+        for threads in [1, 2] {
+            group.bench_with_input(BenchmarkId::new(kind, threads), &threads, |b, &threads| {
+                b.iter_custom(|iterations| on_threads(threads, queued, iterations, &storage, &device));
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group! { name = benches; config = config(); targets = view_write, disjoint_writes }
+criterion_main!(benches);
