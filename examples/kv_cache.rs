@@ -94,7 +94,7 @@ impl<'pool> KvCache<'pool> {
             self.blocks.push(block);
         }
         let page = self.pages(self.tokens..self.tokens + 1)?;
-        page.copy_from_host(staging.slice(..PAGE_BYTES)?, stream)?;
+        page.copy_from_host(staging, stream)?;
         self.tokens += 1;
         Ok(())
     }
@@ -141,7 +141,7 @@ fn run() -> Result<()> {
         let slot = &mut staging[token % 2];
         // Waits for this buffer's previous upload only; the other one may
         // still be in flight.
-        fill(&mut slot.get_mut()?[..PAGE_BYTES], token);
+        fill(slot.get_mut()?, token);
         cache.append(slot, &decode)?;
         if (token + 1) % READ_EVERY == 0 {
             let last = token + 1 - WINDOW..token + 1;

@@ -38,7 +38,7 @@ fn blocks_are_placed_best_fit_split_and_coalesced() {
     let (_serial, device, granule) = common::pool::start();
     let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
     let a = pool.alloc(1000).unwrap();
-    assert_eq!(a.byte_len(), 1024, "rounded to 512 bytes");
+    assert_eq!((a.byte_len(), a.capacity()), (1000, 1024), "rounded to 512 bytes");
     let b = pool.alloc(4096).unwrap();
     let c = pool.alloc(512).unwrap();
     // Split from one chunk, back to back.
@@ -323,8 +323,8 @@ fn a_cached_pinned_buffer_is_handed_out_only_behind_its_queued_copy() {
     let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 256) as u8).collect();
     let source = Ordered::new(ascend::DeviceBuf::from_slice(&device, &data).unwrap());
     let again = gated(&device, &held, || {
-        let buffer = pool.alloc(4000).unwrap();
-        assert_eq!(buffer.len(), 4096);
+        let buffer = pool.alloc(4096).unwrap();
+        assert_eq!(buffer.capacity(), 4096);
         buffer.copy_from_device(&source, &held).unwrap();
         let address = buffer.host_ptr();
         drop(buffer); // back to the cache with the held-back download
@@ -348,16 +348,26 @@ fn pinned_requests_round_to_a_power_of_two_up_to_the_threshold_only() {
     use ascend::pool::PinnedPool;
     let (_serial, device, _granule) = common::pool::start();
     let pool = PinnedPool::new(&device).with_round_threshold(64 << 10);
-    assert_eq!(pool.alloc(5000).unwrap().len(), 8192);
-    assert_eq!(pool.alloc(64 << 10).unwrap().len(), 64 << 10, "the threshold itself");
+    let rounded = pool.alloc(5000).unwrap();
+    assert_eq!(
+        (rounded.len(), rounded.capacity()),
+        (5000, 8192),
+        "the length is the request"
+    );
+    drop(rounded);
+    assert_eq!(
+        pool.alloc(64 << 10).unwrap().capacity(),
+        64 << 10,
+        "the threshold itself"
+    );
     let above = pool.alloc(100_000).unwrap();
-    assert_eq!(above.len(), 100_000, "above the threshold: the size asked for");
+    assert_eq!(above.capacity(), 100_000, "above the threshold: the size asked for");
     let address = above.host_ptr();
     drop(above);
     let again = pool.alloc(100_000).unwrap();
     assert_eq!(again.host_ptr(), address, "the same size is served from its bucket");
     let other = pool.alloc(100_001).unwrap();
-    assert_eq!(other.len(), 100_001);
+    assert_eq!((other.len(), other.capacity()), (100_001, 100_001));
     let stats = pool.stats();
     assert_eq!((stats.hits, stats.misses), (1, 4), "only the second 100_000 bytes hit");
     assert_eq!(stats.allocated_peak, 200_001, "the two 100 KB buffers at once");
@@ -409,8 +419,12 @@ fn the_pinned_pool_reads_its_keys_from_the_pools_configuration() {
     let (_serial, device, _granule) = common::pool::start();
     let conf = "expandable_segments:True,large_chunk_mb:40,pinned_max_round_threshold_mb:1,pinned_max_cached_size_mb:2";
     let pool = PinnedPool::from_conf(&device, conf).unwrap();
-    assert_eq!(pool.alloc(3000).unwrap().len(), 4096, "rounded up to the threshold");
-    assert_eq!(pool.alloc(1_500_000).unwrap().len(), 1_500_000, "kept above it");
+    assert_eq!(
+        pool.alloc(3000).unwrap().capacity(),
+        4096,
+        "rounded up to the threshold"
+    );
+    assert_eq!(pool.alloc(1_500_000).unwrap().capacity(), 1_500_000, "kept above it");
     drop(pool.alloc(3 << 20).unwrap());
     assert_eq!(
         pool.stats().cached_bytes,
@@ -538,7 +552,7 @@ fn child_config_from_env() {
     // The pinned pool reads the same variable: with a 1 MiB threshold, a
     // request of 1.5 MB keeps its size (by default it is rounded to 2 MiB).
     let pinned = ascend::pool::PinnedPool::from_env(&common::device())
-        .and_then(|pool| pool.alloc(1_500_000).map(|buffer| buffer.len()));
+        .and_then(|pool| pool.alloc(1_500_000).map(|buffer| buffer.capacity()));
     println!(
         "pinned: {}",
         pinned.map_or_else(|error| format!("Err({error})"), |len| format!("Ok({len})"))
@@ -754,10 +768,122 @@ fn requests_near_usize_max_are_refused_and_leave_the_pools_usable() {
                     Err(Error::Acl { .. }) if !overflows => (),
                     other => proptest::prop_assert!(false, "PinnedPool::alloc({bytes}): {:?}", other.map(|_| ())),
                 }
-                proptest::prop_assert_eq!(pool.alloc(3000).unwrap().len(), 4096);
+                proptest::prop_assert_eq!(pool.alloc(3000).unwrap().capacity(), 4096);
                 proptest::prop_assert_eq!(pool.stats().allocated, 0);
             }
             Ok(())
         })
         .unwrap();
+}
+
+/// 750 `u32`s: 3000 bytes, which the device pool rounds to 3072 (512-byte
+/// multiples) and the pinned pool to 4096 (a power of two).
+const ELEMENTS: usize = 750;
+
+#[test]
+fn same_length_pool_blocks_copy_whole_to_whole_whatever_each_pool_rounds_to() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let pinned = PinnedPool::new(&device);
+    let stream = stream(&device);
+    let bytes = ELEMENTS * size_of::<u32>();
+    let data: Vec<u32> = (0..ELEMENTS as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut staging = pinned.alloc(bytes).unwrap();
+    // The first `bytes`: the whole buffer now (its rounded size before).
+    staging.get_mut().unwrap()[..bytes].copy_from_slice(bytemuck::cast_slice(&data));
+    let block = pool.alloc(bytes).unwrap();
+    // Host to device, device to device, device to host: whole to whole
+    // (refused as a length mismatch while lengths were the rounded sizes).
+    block.copy_from_host(&staging, &stream).unwrap();
+    let other = pool.alloc(bytes).unwrap();
+    other.copy_from_device(&block, &stream).unwrap();
+    let mut back = pinned.alloc(bytes).unwrap();
+    back.copy_from_device(&other, &stream).unwrap();
+    assert_eq!(bytemuck::cast_slice::<u8, u32>(back.get_mut().unwrap()), data);
+    assert_eq!(other.view().to_vec::<u32>().unwrap(), data, "the view is the request");
+    assert_eq!(
+        (staging.len(), block.byte_len()),
+        (bytes, bytes),
+        "lengths are the requests"
+    );
+}
+
+#[test]
+fn copies_of_different_lengths_are_refused_and_written_with_a_view() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let pinned = PinnedPool::new(&device);
+    let stream = stream(&device);
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 13 % 251) as u8).collect();
+    let mut staging = pinned.alloc(3000).unwrap();
+    staging.get_mut().unwrap()[..3000].copy_from_slice(&data);
+    // 3072 bytes of capacity, like a 3000-byte block, but 3050 asked for:
+    // neither padded nor cut.
+    let wider = pool.alloc(3050).unwrap();
+    wider.fill_bytes(0xEE, &stream).unwrap();
+    let refused = wider.copy_from_host(&staging, &stream);
+    assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{refused:?}");
+    let mut narrow = pinned.alloc(2000).unwrap();
+    let refused = narrow.copy_from_device(&wider, &stream);
+    assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{refused:?}");
+    // Said explicitly, by a view of the shorter length.
+    wider.bytes(..3000).unwrap().copy_from_host(&staging, &stream).unwrap();
+    narrow
+        .copy_from_device(wider.bytes(1000..3000).unwrap(), &stream)
+        .unwrap();
+    let written = wider.view().to_vec::<u8>().unwrap();
+    assert_eq!((&written[..3000], &written[3000..]), (&data[..], &[0xEE; 50][..]));
+    assert_eq!(&narrow.get_mut().unwrap()[..], &data[1000..]);
+}
+
+#[test]
+fn lengths_are_requests_and_capacities_the_rounded_sizes() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let first = pool.alloc(3000).unwrap();
+    assert_eq!((first.byte_len(), first.capacity()), (3000, 3072));
+    let address = first.device_ptr();
+    drop(first);
+    // A cache hit of the same rounded size takes the new request's length.
+    let again = pool.alloc(2600).unwrap();
+    assert_eq!(again.device_ptr(), address, "a hit");
+    assert_eq!((again.byte_len(), again.capacity()), (2600, 3072));
+    assert_eq!(again.view().byte_len(), 2600);
+    assert!(again.bytes(..2601).is_err(), "the view ends at the request");
+    assert_eq!(pool.stats().allocated, 3072, "the statistics count capacities");
+    let block = again.into_inner().unwrap();
+    assert_eq!((block.len(), block.capacity()), (2600, 3072));
+    drop(block);
+    let empty = pool.alloc(0).unwrap();
+    assert_eq!((empty.byte_len(), empty.capacity()), (0, 512));
+    drop(empty);
+    // A large block (its own path) too.
+    let large = pool.alloc((100 << 10) + 1).unwrap();
+    assert_eq!(
+        (large.byte_len(), large.capacity()),
+        ((100 << 10) + 1, (100 << 10) + 512)
+    );
+    drop(large);
+
+    let pinned = PinnedPool::new(&device);
+    let staging = pinned.alloc(3000).unwrap();
+    assert_eq!((staging.len(), staging.capacity()), (3000, 4096));
+    let stats = pinned.stats();
+    assert_eq!((stats.allocated, stats.requested), (4096, 3000));
+    let address = staging.host_ptr();
+    drop(staging);
+    let mut again = pinned.alloc(2500).unwrap();
+    assert_eq!(again.host_ptr(), address, "a hit");
+    assert_eq!(
+        (again.len(), again.capacity(), again.get_mut().unwrap().len()),
+        (2500, 4096, 2500)
+    );
+    let stats = pinned.stats();
+    assert_eq!((stats.allocated, stats.requested, stats.hits), (4096, 2500, 1));
+    drop(again);
+    let stats = pinned.stats();
+    assert_eq!((stats.allocated, stats.requested, stats.cached_bytes), (0, 0, 4096));
 }

@@ -134,7 +134,7 @@ fn run(steps: &[Step]) {
                 exists[tag] = true;
                 let block = pool.alloc_tagged(bytes, TAGS[tag]).unwrap();
                 allocations += 1;
-                assert!(block.byte_len() >= bytes && block.byte_len().is_multiple_of(512));
+                assert!(block.byte_len() == bytes && block.capacity() >= bytes && block.capacity().is_multiple_of(512));
                 let byte = byte();
                 block.fill_bytes(byte, &streams[stream]).unwrap();
                 live.push(Live {
@@ -142,7 +142,7 @@ fn run(steps: &[Step]) {
                     tag,
                     byte: Some(byte),
                 });
-                allocated_peak = allocated_peak.max(live.iter().map(|l| l.block.byte_len()).sum());
+                allocated_peak = allocated_peak.max(live.iter().map(|l| l.block.capacity()).sum());
             }
             Step::Free(index) if !live.is_empty() => {
                 let index = index % live.len();
@@ -164,7 +164,7 @@ fn run(steps: &[Step]) {
             Step::Sleep => {
                 pool.sleep(&[TAGS[0]]).unwrap();
                 if exists[0] && !asleep[0] {
-                    offloaded = live.iter().filter(|l| l.tag == 0).map(|l| l.block.byte_len()).sum();
+                    offloaded = live.iter().filter(|l| l.tag == 0).map(|l| l.block.capacity()).sum();
                 }
                 if exists[1] && !asleep[1] {
                     live.iter_mut().filter(|l| l.tag == 1).for_each(|l| l.byte = None);
@@ -200,7 +200,7 @@ fn run(steps: &[Step]) {
         // No overlap.
         let mut ranges: Vec<(usize, usize)> = live
             .iter()
-            .map(|l| (l.block.device_ptr() as usize, l.block.byte_len()))
+            .map(|l| (l.block.device_ptr() as usize, l.block.capacity()))
             .collect();
         ranges.sort_unstable();
         for pair in ranges.windows(2) {
@@ -208,7 +208,7 @@ fn run(steps: &[Step]) {
         }
         // The statistics are the model's.
         let stats = pool.stats();
-        assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
+        assert_eq!(stats.allocated, live.iter().map(|l| l.block.capacity()).sum::<usize>());
         assert_eq!(stats.allocated_peak, allocated_peak);
         assert!(stats.active_peak >= stats.active);
         assert_eq!(stats.offloaded, offloaded);
@@ -275,9 +275,9 @@ fn thread_steps() -> impl Strategy<Value = Vec<ThreadStep>> {
 
 /// Asserts that `block` overlaps none of `live`.
 fn assert_apart(live: &[Live], block: &Ordered<PoolBlock>) {
-    let (start, len) = (block.device_ptr() as usize, block.byte_len());
+    let (start, len) = (block.device_ptr() as usize, block.capacity());
     for other in live {
-        let (other_start, other_len) = (other.block.device_ptr() as usize, other.block.byte_len());
+        let (other_start, other_len) = (other.block.device_ptr() as usize, other.block.capacity());
         assert!(
             start + len <= other_start || other_start + other_len <= start,
             "blocks overlap: {start:#x}+{len} and {other_start:#x}+{other_len}"
@@ -432,7 +432,7 @@ fn run_two_threads(steps: [Vec<ThreadStep>; 2]) {
     });
     let live = shared.live.into_inner().unwrap();
     let stats = pool.stats();
-    assert_eq!(stats.allocated, live.iter().map(|l| l.block.byte_len()).sum::<usize>());
+    assert_eq!(stats.allocated, live.iter().map(|l| l.block.capacity()).sum::<usize>());
     let counts = &shared.counts;
     assert_eq!(
         (stats.allocations, stats.frees),

@@ -33,6 +33,10 @@ const HOST_ALIGN: usize = 64;
 pub struct PinnedHostBuf<T: Pod> {
     pointer: NonNull<T>,
     len: usize,
+    /// Elements allocated at `pointer`, at least `len` (more only for a
+    /// [`PinnedPool`](crate::pool::PinnedPool)'s buffer, whose bucket is
+    /// larger than the request).
+    capacity: usize,
     /// Whether `pointer` came from `aclrtMallocHost` (not for empty buffers).
     allocated: bool,
 }
@@ -119,6 +123,7 @@ impl<T: Pod> PinnedHostBuf<T> {
             return Ok(Self {
                 pointer: NonNull::dangling(),
                 len,
+                capacity: len,
                 allocated: false,
             });
         }
@@ -136,6 +141,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         Ok(Self {
             pointer,
             len,
+            capacity: len,
             allocated: true,
         })
     }
@@ -148,6 +154,23 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// Whether the buffer has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Number of elements allocated: the length, except for a
+    /// [`PinnedPool`](crate::pool::PinnedPool)'s buffer, whose capacity is
+    /// its bucket's size (the request rounded up) while its length is the
+    /// request. Only the length is reachable as a slice and by copies.
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = PinnedPool::new(&device);
+    /// let staging = pool.alloc(3000)?.into_inner()?;
+    /// assert_eq!((staging.len(), staging.capacity()), (3000, 4096));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// The first element's address, without reading the elements (also on
@@ -259,6 +282,22 @@ impl<T: Pod> PinnedHostBuf<T> {
     pub(crate) fn raw_pointer(&self) -> *mut T {
         self.pointer.as_ptr()
     }
+
+    /// Sets the length to `len` elements, at most the capacity (`false`,
+    /// and nothing changed, beyond it).
+    ///
+    /// # Safety
+    ///
+    /// The first `len` elements must be initialised (a zeroed buffer's
+    /// are, up to its capacity), or the buffer must be treated as
+    /// uninitialised (see [`PinnedHostBuf::uninit`]).
+    pub(crate) unsafe fn set_len(&mut self, len: usize) -> bool {
+        if len > self.capacity {
+            return false;
+        }
+        self.len = len;
+        true
+    }
 }
 
 impl<T: Pod> Deref for PinnedHostBuf<T> {
@@ -329,6 +368,7 @@ impl<T: Pod> PinnedHostBuf<T> {
             return Ok(Self {
                 pointer: NonNull::dangling(),
                 len,
+                capacity: len,
                 allocated: false,
             });
         }
@@ -360,6 +400,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         Ok(Self {
             pointer,
             len,
+            capacity: len,
             allocated: true,
         })
     }

@@ -46,13 +46,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// let device = Device::new(0)?;
 /// let pool = DevicePool::new(&device, PoolConfig::default())?;
 /// let stream = Arc::new(Stream::new(&device)?);
-/// let first = pool.alloc(4000)?; // rounded to 4096, in the small pool
+/// let first = pool.alloc(4000)?; // 4000 bytes, in a 4096-byte block
+/// assert_eq!((first.byte_len(), first.capacity()), (4000, 4096));
 /// first.fill_bytes(1, &stream)?;
 /// let address = first.device_ptr();
 /// drop(first); // cached, with its queued memset
 /// let again = pool.alloc(4096)?; // the same memory, ordered after it
 /// assert_eq!(again.device_ptr(), address);
-/// assert_eq!(pool.stats().allocated, 4096);
+/// assert_eq!(pool.stats().allocated, 4096); // capacities are counted
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///
@@ -176,10 +177,12 @@ impl DevicePool {
         &self.shared.device
     }
 
-    /// A block of at least `bytes` bytes (rounded up to the configured
-    /// rounding), tagged [`DevicePool::DEFAULT_TAG`], as an [`Ordered`]
-    /// owner: share it in an `Arc`, use it on any stream; dropping it
-    /// caches its memory with its queued uses.
+    /// A block of `bytes` bytes, tagged [`DevicePool::DEFAULT_TAG`], as an
+    /// [`Ordered`] owner: share it in an `Arc`, use it on any stream;
+    /// dropping it caches its memory with its queued uses. Its length
+    /// ([`Ordered::byte_len`], [`Ordered::view`]) is `bytes`; its capacity
+    /// ([`PoolBlock::capacity`]), the range it holds and the statistics
+    /// count, is `bytes` rounded up to the configured rounding.
     ///
     /// # Errors
     ///
@@ -195,8 +198,8 @@ impl DevicePool {
         let shared = &*self.shared;
         match shared.small_size(bytes) {
             Some(size) => match shared.caches.take(0, size) {
-                Some((node, tracks)) => Ok(PoolBlock::ordered(node, tracks)),
-                None => self.placed(0, SMALL, size),
+                Some((node, tracks)) => Ok(PoolBlock::ordered(node, bytes, tracks)),
+                None => self.placed(0, SMALL, size, bytes),
             },
             None => self.alloc_in(None, bytes),
         }
@@ -258,15 +261,16 @@ impl DevicePool {
         if class == SMALL
             && let Some((node, tracks)) = shared.caches.take(arena, size)
         {
-            return Ok(PoolBlock::ordered(node, tracks));
+            return Ok(PoolBlock::ordered(node, bytes, tracks));
         }
-        self.placed(arena, class, size)
+        self.placed(arena, class, size, bytes)
     }
 
     /// A block of `size` bytes placed from `class` of `arena`'s free lists
-    /// (a miss of the thread cache, or a large block).
+    /// (a miss of the thread cache, or a large block), of length `bytes`
+    /// (at most `size`).
     #[inline(never)]
-    fn placed(&self, arena: usize, class: usize, size: usize) -> Result<Ordered<PoolBlock>> {
+    fn placed(&self, arena: usize, class: usize, size: usize, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
         let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
         let node = Box::new(BlockNode {
@@ -274,8 +278,9 @@ impl DevicePool {
             pool: Arc::clone(shared),
             arena,
             class,
+            len: bytes,
         });
-        Ok(PoolBlock::ordered(node, tracks))
+        Ok(PoolBlock::ordered(node, bytes, tracks))
     }
 
     /// Gives the cached chunks past the last live block of each segment
@@ -639,6 +644,7 @@ impl State {
             pool,
             arena,
             class,
+            len: _,
         } = node;
         let (offset, len) = (block.offset(), block.len());
         self.watch.given_back(&(arena, class, offset));

@@ -19,6 +19,12 @@
 //! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
 //! buffer goes back with the copies that may still use it, and its next
 //! owner's host access waits for them.
+//!
+//! In both pools, as with `Vec`, a block's length is the request and its
+//! capacity is the rounded size ([`PoolBlock::capacity`],
+//! [`PinnedHostBuf::capacity`](crate::PinnedHostBuf::capacity)): a pinned
+//! buffer and a device block of the same request copy whole to whole,
+//! whatever each pool rounds to. The statistics count capacities.
 
 mod arena;
 mod block_export;

@@ -22,6 +22,9 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// ([`PinnedPool::DEFAULT_ROUND_THRESHOLD`], torch_npu's
 /// `pinned_max_round_threshold_mb`), larger ones are kept at their size,
 /// and a freed buffer waits in its size's bucket for the next request.
+/// A buffer's length is the request, its
+/// [`capacity`](PinnedHostBuf::capacity) its bucket's size (as with `Vec`):
+/// the slice, the views and the copies cover the request only.
 ///
 /// A buffer is an [`Ordered`] owner, so the async copies that use it are
 /// ordered like any other; when it is dropped, it goes back to its bucket
@@ -39,7 +42,8 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// use ascend::Device;
 /// let device = Device::new(0)?;
 /// let pool = PinnedPool::new(&device);
-/// let mut staging = pool.alloc(3000)?; // a 4096-byte buffer
+/// let mut staging = pool.alloc(3000)?; // 3000 bytes of a 4096-byte buffer
+/// assert_eq!((staging.len(), staging.capacity()), (3000, 4096));
 /// staging.get_mut()?[..4].copy_from_slice(&[1, 2, 3, 4]);
 /// drop(staging);
 /// let again = pool.alloc(4000)?; // the same buffer, from the cache
@@ -83,9 +87,13 @@ struct State {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PinnedStats {
-    /// Bytes in buffers handed out (a buffer taken out of its `Ordered`
-    /// with `into_inner` has left the pool and stays counted).
+    /// Bytes in buffers handed out, by capacity (their buckets' sizes; a
+    /// buffer taken out of its `Ordered` with `into_inner` has left the
+    /// pool and stays counted).
     pub allocated: usize,
+    /// Bytes requested by the buffers handed out (their lengths; at most
+    /// `allocated`): torch's requested bytes.
+    pub requested: usize,
     /// The most bytes handed out at once.
     pub allocated_peak: usize,
     /// Bytes in cached buffers.
@@ -152,7 +160,7 @@ impl PinnedPool {
     /// use ascend::pool::PinnedPool;
     /// let device = ascend::Device::new(0)?;
     /// let pool = PinnedPool::from_conf(&device, "large_chunk_mb:40,pinned_max_round_threshold_mb:1")?;
-    /// assert_eq!(pool.alloc(1_500_000)?.len(), 1_500_000); // above 1 MiB: not rounded
+    /// assert_eq!(pool.alloc(1_500_000)?.capacity(), 1_500_000); // above 1 MiB: not rounded
     /// # Ok::<(), ascend::Error>(())
     /// ```
     ///
@@ -189,8 +197,8 @@ impl PinnedPool {
     /// use ascend::pool::PinnedPool;
     /// let device = ascend::Device::new(0)?;
     /// let pool = PinnedPool::new(&device).with_round_threshold(1 << 20);
-    /// assert_eq!(pool.alloc(3000)?.len(), 4096);
-    /// assert_eq!(pool.alloc(1_500_000)?.len(), 1_500_000);
+    /// assert_eq!(pool.alloc(3000)?.capacity(), 4096);
+    /// assert_eq!(pool.alloc(1_500_000)?.capacity(), 1_500_000);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[must_use]
@@ -230,8 +238,9 @@ impl PinnedPool {
         bytes.checked_next_power_of_two()
     }
 
-    /// A buffer of at least `bytes` bytes: the next power of two up to the
-    /// pool's rounding threshold, exactly `bytes` above it.
+    /// A buffer of `bytes` bytes (its length), in an allocation of the next
+    /// power of two up to the pool's rounding threshold and of exactly
+    /// `bytes` above it (its capacity, which the statistics count).
     ///
     /// # Errors
     ///
@@ -253,13 +262,13 @@ impl PinnedPool {
                 state.watch.handed_out(address, address, size, None);
                 state.stats.hits += 1;
                 state.stats.cached_bytes -= size;
-                state.stats.count_handed_out(size);
+                state.stats.count_handed_out(size, bytes);
             } else {
                 state.stats.misses += 1;
             }
             found
         };
-        let (buffer, tracks) = match cached {
+        let (mut buffer, tracks) = match cached {
             Some(found) => found,
             None => {
                 // Counted once it exists: a failed allocation leaves the
@@ -268,11 +277,16 @@ impl PinnedPool {
                 let mut state = self.shared.state();
                 let address = buffer.as_ptr() as usize;
                 state.watch.handed_out(address, address, size, None);
-                state.stats.count_handed_out(size);
+                state.stats.count_handed_out(size, bytes);
                 drop(state);
                 (buffer, Tracks::default())
             }
         };
+        // SAFETY: the pool's buffers are zeroed when allocated, so all
+        // their elements up to the capacity are initialised.
+        let fits = unsafe { buffer.set_len(bytes) };
+        // Never false: the bucket's size is at least `bytes`.
+        debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
         Ok(Ordered::recycled(buffer, tracks, self.recycle.clone()))
     }
 
@@ -290,7 +304,7 @@ impl PinnedPool {
         for (buffer, mut tracks) in cached.into_values().flatten() {
             match tracks.settle("PinnedPool::empty_cache") {
                 Settled::Proven(_) => {
-                    let size = buffer.len();
+                    let size = buffer.capacity();
                     if let Err(error) = buffer.free() {
                         first.get_or_insert(error);
                     }
@@ -304,7 +318,11 @@ impl PinnedPool {
         }
         let mut state = self.shared.state();
         for (buffer, tracks) in kept {
-            state.buckets.entry(buffer.len()).or_default().push((buffer, tracks));
+            state
+                .buckets
+                .entry(buffer.capacity())
+                .or_default()
+                .push((buffer, tracks));
         }
         first.map_or(Ok(()), Err)
     }
@@ -316,10 +334,11 @@ impl PinnedPool {
 }
 
 impl PinnedStats {
-    /// Counts `size` bytes handed out (from the cache or new), with the
-    /// peaks.
-    fn count_handed_out(&mut self, size: usize) {
+    /// Counts a buffer of `size` bytes handed out (from the cache or new)
+    /// for a request of `bytes`, with the peaks.
+    fn count_handed_out(&mut self, size: usize, bytes: usize) {
         self.allocated += size;
+        self.requested += bytes;
         self.allocated_peak = self.allocated_peak.max(self.allocated);
         self.reserved_peak = self.reserved_peak.max(self.allocated + self.cached_bytes);
     }
@@ -346,7 +365,7 @@ impl Shared {
     }
 
     fn give_back(&self, buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
-        let size = buffer.len();
+        let (size, bytes) = (buffer.capacity(), buffer.len());
         if size > self.max_cached.load(Ordering::Relaxed) {
             // Over the cap: freed as a plain `Ordered` drop frees it, once
             // its copies are proven finished (leaked if they cannot be).
@@ -354,6 +373,7 @@ impl Shared {
             let mut state = self.state();
             state.stats.allocated -= size;
             state.watch.given_back(&(buffer.as_ptr() as usize));
+            state.stats.requested = state.stats.requested.saturating_sub(bytes);
             drop(state);
             match settled {
                 Settled::Proven(_) => drop(buffer),
@@ -364,6 +384,7 @@ impl Shared {
         let mut state = self.state();
         state.stats.allocated -= size;
         state.watch.given_back(&(buffer.as_ptr() as usize));
+        state.stats.requested = state.stats.requested.saturating_sub(bytes);
         state.stats.cached_bytes += size;
         state.buckets.entry(size).or_default().push((buffer, tracks));
     }

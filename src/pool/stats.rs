@@ -13,7 +13,11 @@
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {
-    /// Bytes in live blocks.
+    /// Bytes in live blocks, by capacity: each block's request rounded
+    /// up ([`PoolBlock::capacity`](super::PoolBlock::capacity)), as
+    /// torch's `allocated_bytes` counts them. (torch's `requested_bytes`,
+    /// the sum of the blocks' lengths, is not kept: it would add a count
+    /// to every pool hit and free.)
     pub allocated: usize,
     /// The highest `allocated` has been.
     pub allocated_peak: usize,

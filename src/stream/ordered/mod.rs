@@ -322,6 +322,14 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
         self.storage.is_empty()
     }
 
+    /// Elements allocated for the pinned buffer
+    /// ([`PinnedHostBuf::capacity`](crate::PinnedHostBuf::capacity): a
+    /// pinned pool's bucket size; the views and copies cover
+    /// [`Ordered::len`] only).
+    pub fn capacity(&self) -> usize {
+        self.storage.capacity()
+    }
+
     /// The host address of the buffer (for identification; the host reads
     /// it through [`Ordered::get_mut`], which waits for queued copies).
     pub fn host_ptr(&self) -> *const T {
