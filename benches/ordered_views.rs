@@ -8,8 +8,11 @@
 //!   `WRITES` views of 4 KiB of its own half of one shared storage: `host`
 //!   with synchronous copies (`OrderedView::write_from_host`), `queued`
 //!   with copies queued on its own stream from its own pinned buffer, then
-//!   a synchronisation. Reported per iteration, so throughput on two
-//!   threads ÷ one = 2 × (time for one) ÷ (time for two). Goal ≥ 1.6×.
+//!   a synchronisation; `raw`, for the software device's own limit, the
+//!   same synchronous copies as raw `aclrtMemcpy` calls into the halves of
+//!   one `aclrtMalloc` allocation. Reported per iteration, so throughput
+//!   on two threads ÷ one = 2 × (time for one) ÷ (time for two). Goal
+//!   ≥ 1.6×.
 //!
 //! Run: `cargo bench -p ascend-benches --bench ordered_views`.
 
@@ -19,6 +22,7 @@ use ascend::stream::{Ordered, Stream};
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 use common::{config, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -97,6 +101,42 @@ fn on_threads(
     start.elapsed()
 }
 
+/// [`on_threads`] with raw synchronous `aclrtMemcpy` calls into the
+/// halves of one allocation at `device`.
+fn raw_on_threads(threads: usize, iterations: u64, device: usize) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            scope.spawn(move || {
+                // SAFETY: no pointer arguments.
+                common::ok(unsafe { ascend::sys::aclrtSetDevice(0) }, "aclrtSetDevice");
+                let host = vec![7u8; PART];
+                for _ in 0..iterations {
+                    for write in 0..WRITES {
+                        let at = device + thread * STORAGE / 2 + write * PART;
+                        // SAFETY: `at..at + PART` lies in this thread's half
+                        // of a live allocation of `STORAGE` bytes; `host`
+                        // holds `PART` bytes.
+                        common::ok(
+                            unsafe {
+                                ascend::sys::aclrtMemcpy(
+                                    at as *mut c_void,
+                                    PART,
+                                    host.as_ptr().cast(),
+                                    PART,
+                                    ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                                )
+                            },
+                            "aclrtMemcpy",
+                        );
+                    }
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
 fn disjoint_writes(c: &mut Criterion) {
     software_device();
     let device = Device::new(0).expect("device");
@@ -110,6 +150,12 @@ fn disjoint_writes(c: &mut Criterion) {
                 b.iter_custom(|iterations| on_threads(threads, queued, iterations, &storage, &device));
             });
         }
+    }
+    let raw = common::device_buffer(STORAGE) as usize;
+    for threads in [1, 2] {
+        group.bench_with_input(BenchmarkId::new("raw", threads), &threads, |b, &threads| {
+            b.iter_custom(|iterations| raw_on_threads(threads, iterations, raw));
+        });
     }
     group.finish();
 }

@@ -3,7 +3,7 @@
 //!
 //! | Page | What it covers |
 //! |---|---|
-//! | [`concepts`] | memory kinds, devices and threads, the failure model, the VMM lifecycle in types, owned forms, errors and destructors |
+//! | [`concepts`] | memory kinds, devices and threads, the failure model, the VMM lifecycle in types, owned forms, `Ordered` and its views, errors and destructors |
 //! | [`acl_to_rust`] | every bound AscendCL function and the safe item that calls it |
 //! | [`backend_selection`] | real library or software device, the search order, missing symbols and libraries |
 //! | [`software_device`] | what the software device emulates, how, and how to configure and inspect it |
