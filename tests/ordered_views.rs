@@ -11,7 +11,7 @@ mod common;
 
 use ascend::pool::{DevicePool, PoolConfig};
 use ascend::stream::{Copy2d, Ordered, OwnedView, Stream};
-use ascend::sys::soft;
+use ascend::sys::{self, soft};
 use ascend::{Device, DeviceBuf, Error, PinnedHostBuf};
 use common::gate::{GATE_DELAY, gated};
 use common::on_software;
@@ -337,4 +337,76 @@ fn bad_ranges_and_lengths_are_typed_errors() {
         &storage.view().to_vec::<u32>().unwrap()[..9],
         [1, 1, 1, 1, 1, 1, 1, 1, 0]
     );
+}
+
+#[test]
+fn a_host_write_in_flight_holds_back_conflicting_work_only() {
+    let (_serial, device) = start();
+    let stream = stream(&device);
+    const HOLD: std::time::Duration = GATE_DELAY;
+    let data = pattern(8, 64);
+    let tensor = Ordered::new(DeviceBuf::from_slice(&device, &data).unwrap());
+    let pinned = Arc::new(Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, 128).unwrap()));
+    let started = std::sync::Barrier::new(2);
+    std::thread::scope(|threads| {
+        let (writer, started) = (Arc::clone(&pinned), &started);
+        threads.spawn(move || {
+            writer
+                .slice(..64)
+                .unwrap()
+                .with_host_mut(|values| {
+                    started.wait();
+                    std::thread::sleep(HOLD);
+                    // Written last: a copy into these elements that did
+                    // not wait would land before this and be overwritten.
+                    values.fill(1);
+                })
+                .unwrap();
+        });
+        started.wait();
+        // Other elements: not held back by the host write.
+        let queued = Instant::now();
+        pinned.slice(64..).unwrap().copy_from_device(&tensor, &stream).unwrap();
+        stream.synchronize().unwrap();
+        assert!(
+            queued.elapsed() < HOLD / 2,
+            "a copy of other elements waited {:?}",
+            queued.elapsed()
+        );
+        // The same elements: queued only once the host write is over.
+        pinned.slice(..64).unwrap().copy_from_device(&tensor, &stream).unwrap();
+    });
+    let all = pinned.view().with_host(|values| values.to_vec()).unwrap();
+    assert_eq!(&all[..64], &data[..], "the copy came after the host write");
+    assert_eq!(&all[64..], &data[..]);
+}
+
+/// Software device only: fault injection.
+#[test]
+fn a_refused_view_copy_queues_nothing_and_leaves_the_range_usable() {
+    let (_serial, device) = start();
+    if !on_software() {
+        return;
+    }
+    soft::clear_faults();
+    let (first, second) = (stream(&device), stream(&device));
+    let storage = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 64).unwrap());
+    let page = staging(&device, &[5; 16]);
+    storage.elements::<u32>(..16).unwrap().fill_bytes(1, &first).unwrap();
+    for (api, stream) in [("aclrtStreamWaitEvent", &second), ("aclrtMemcpyAsync", &first)] {
+        soft::inject_fault(api, 1, sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR).unwrap();
+        let refused = storage.elements::<u32>(8..24).unwrap().copy_from_host(&page, stream);
+        assert!(refused.is_err(), "{api} refused");
+        soft::clear_faults();
+    }
+    // Not left in flight: the same bytes take the next copy at once.
+    storage
+        .elements::<u32>(8..24)
+        .unwrap()
+        .copy_from_host(&page, &second)
+        .unwrap();
+    let all = storage.view().to_vec::<u32>().unwrap();
+    assert_eq!(&all[..8], [0x0101_0101; 8]);
+    assert_eq!(&all[8..24], [5; 16]);
+    assert_eq!(&all[24..], [0; 40]);
 }

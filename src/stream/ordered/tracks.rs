@@ -220,10 +220,10 @@ impl Tracks {
     /// `write`) must follow: every use of their streams is then over and is
     /// forgotten. On an unproven stream nothing is forgotten.
     pub(crate) fn settle_for(&mut self, context: &str, range: &Range<usize>, write: bool) -> Settled {
-        if self.uses.is_none() {
+        let streams = self.streams_where(|used| used.conflicts(range, write));
+        if streams.is_empty() {
             return Settled::Proven(Ok(()));
         }
-        let streams = self.streams_where(|used| used.conflicts(range, write));
         let settled = complete_all(context, &streams);
         if let (Settled::Proven(_), Some(uses)) = (&settled, self.uses.as_deref_mut()) {
             uses.noted
