@@ -2,37 +2,18 @@
 //! [`AsyncScope`](super::AsyncScope) holds exclusively until it ends, as
 //! copyable handles for several transfers.
 
+use super::lengths::checked_range;
 use super::sides::sealed::{DeviceRead, DeviceWrite, HostRead, HostWrite};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use bytemuck::Pod;
 use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 
 /// `range` of `len` elements, checked: `(start, length)`.
 fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
-    let start = match range.start_bound() {
-        Bound::Included(&start) => Some(start),
-        Bound::Excluded(&start) => start.checked_add(1),
-        Bound::Unbounded => Some(0),
-    };
-    let end = match range.end_bound() {
-        Bound::Included(&end) => end.checked_add(1),
-        Bound::Excluded(&end) => Some(end),
-        Bound::Unbounded => Some(len),
-    };
-    match (start, end) {
-        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end - start)),
-        _ => Err(Error::invalid(
-            api,
-            format!(
-                "range {:?}..{:?} is out of bounds for {len} elements",
-                range.start_bound(),
-                range.end_bound()
-            ),
-        )),
-    }
+    checked_range(api, len, "elements", range).map(|range| (range.start, range.len()))
 }
 
 /// Device memory held exclusively by a scope until it ends

@@ -1,6 +1,7 @@
 //! Length checks shared by the stream transfers.
 
 use crate::error::{Error, Result};
+use std::ops::{Bound, Range, RangeBounds};
 
 /// Fails unless the destination and source hold the same number of
 /// elements.
@@ -35,4 +36,35 @@ pub(crate) fn byte_len<T>(api: &'static str, len: usize) -> Result<usize> {
             format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
         )
     })
+}
+
+/// `range` within `0..len` (counted in `unit`s, for the message) as
+/// `start..end`, or an argument error naming `api`.
+pub(crate) fn checked_range(
+    api: &'static str,
+    len: usize,
+    unit: &str,
+    range: impl RangeBounds<usize>,
+) -> Result<Range<usize>> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok(start..end),
+        _ => Err(Error::invalid(
+            api,
+            format!(
+                "range {:?}..{:?} is out of bounds for {len} {unit}",
+                range.start_bound(),
+                range.end_bound()
+            ),
+        )),
+    }
 }

@@ -360,21 +360,9 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         rows: ByteRows,
         kind: sys::aclrtMemcpyKind,
     ) -> Result<()> {
-        self.stream.device().make_current()?;
         // SAFETY: both sides hold the rows (checked by `Copy2d::checked_bytes`)
         // and are borrowed for `'scope`, as in `memcpy`.
-        check("aclrtMemcpy2dAsync", unsafe {
-            sys::aclrtMemcpy2dAsync(
-                dst,
-                rows.dst_pitch,
-                src,
-                rows.src_pitch,
-                rows.width,
-                rows.height,
-                kind,
-                self.stream.as_raw(),
-            )
-        })
+        unsafe { self.stream.enqueue_copy_2d(dst, src, rows, kind) }
     }
 }
 

@@ -285,6 +285,38 @@ impl Stream {
             sys::aclrtMemcpyAsync(dst, bytes, src, bytes, kind, self.as_raw())
         })
     }
+
+    /// `aclrtMemcpy2dAsync` of `rows` on this stream, with its device
+    /// current.
+    ///
+    /// # Safety
+    ///
+    /// `src` and `dst` must hold the rows (checked by
+    /// `Copy2d::checked_bytes`) of the memory `kind` names, and stay
+    /// allocated and untouched by the host until the stream has been
+    /// synchronised.
+    pub(crate) unsafe fn enqueue_copy_2d(
+        &self,
+        dst: *mut c_void,
+        src: *const c_void,
+        rows: crate::stream::copy2d::ByteRows,
+        kind: sys::aclrtMemcpyKind,
+    ) -> Result<()> {
+        self.device.make_current()?;
+        // SAFETY: forwarded contract; the handle is live.
+        check("aclrtMemcpy2dAsync", unsafe {
+            sys::aclrtMemcpy2dAsync(
+                dst,
+                rows.dst_pitch,
+                src,
+                rows.src_pitch,
+                rows.width,
+                rows.height,
+                kind,
+                self.as_raw(),
+            )
+        })
+    }
 }
 
 impl fmt::Debug for Stream {

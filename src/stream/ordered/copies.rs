@@ -123,32 +123,33 @@ fn elements_of<T>(bytes: usize) -> usize {
     bytes / size_of::<T>().max(1)
 }
 
-/// `aclrtMemcpy2dAsync` on `stream`.
+/// A copy of `src` into `dst` of equal byte lengths, their addresses
+/// `to` and `from`, queued on `stream` in order (`aclrtMemcpyAsync` of
+/// `kind`).
 ///
 /// # Safety
 ///
-/// Both sides hold the rows, and stay allocated and untouched by the host
-/// until the copy is proven finished.
-unsafe fn enqueue_2d(
-    stream: &Stream,
-    dst: *mut c_void,
-    src: *const c_void,
-    rows: crate::stream::copy2d::ByteRows,
+/// `to` and `from` are the addresses of `dst` and `src` (device or pinned
+/// host memory as `kind` says), and `dst` may be written: its owner holds
+/// it exclusively (`DeviceStorageMut`, or a pinned buffer).
+unsafe fn copy_1d<D, S>(
+    api: &'static str,
+    stream: &Arc<Stream>,
+    (dst, to): (OrderedView<'_, D>, *mut c_void),
+    (src, from): (OrderedView<'_, S>, *const c_void),
     kind: sys::aclrtMemcpyKind,
 ) -> Result<()> {
-    stream.device().make_current()?;
-    // SAFETY: forwarded contract; the stream's handle is live.
-    check("aclrtMemcpy2dAsync", unsafe {
-        sys::aclrtMemcpy2dAsync(
-            dst,
-            rows.dst_pitch,
-            src,
-            rows.src_pitch,
-            rows.width,
-            rows.height,
-            kind,
-            stream.as_raw(),
-        )
+    let bytes = dst.byte_len();
+    same_bytes(api, bytes, src.byte_len())?;
+    if bytes == 0 {
+        return Ok(());
+    }
+    ordered_copy(api, stream, dst, src, || {
+        // SAFETY: both views hold `bytes` bytes; neither is released or
+        // touched by the host before its owner's tracks prove this copy
+        // finished, and the destination may be written (the caller's
+        // contract).
+        unsafe { stream.enqueue_copy(to, from, bytes, kind) }
     })
 }
 
@@ -184,20 +185,18 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_host<T: Pod>(&self, src: impl AsView<PinnedHostBuf<T>>, stream: &Arc<Stream>) -> Result<()> {
-        const API: &str = "Ordered::copy_from_host";
         let src = src.as_view();
-        same_bytes(API, self.byte_len(), src.byte_len())?;
-        if self.byte_len() == 0 {
-            return Ok(());
+        // SAFETY: the views' own addresses; the device side is owned by its
+        // `Ordered` (`DeviceStorageMut`).
+        unsafe {
+            copy_1d(
+                "Ordered::copy_from_host",
+                stream,
+                (*self, self.device_ptr_for_write()),
+                (src, src.host_ptr().cast_const().cast()),
+                sys::ACL_MEMCPY_HOST_TO_DEVICE,
+            )
         }
-        let (device, host, bytes) = (self.device_ptr_for_write(), src.host_ptr(), self.byte_len());
-        ordered_copy(API, stream, *self, src, || {
-            // SAFETY: both views hold `bytes` bytes; neither is released or
-            // touched by the host before its owner's tracks prove this copy
-            // finished, and the device side is owned by its `Ordered`
-            // (`DeviceStorageMut`).
-            unsafe { stream.enqueue_copy(device, host.cast_const().cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE) }
-        })
     }
 
     /// Queues on `stream` a copy of the device memory `src` (an owner or a
@@ -224,17 +223,17 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
-        const API: &str = "Ordered::copy_from_device";
         let src = src.as_view();
-        same_bytes(API, self.byte_len(), src.byte_len())?;
-        if self.byte_len() == 0 {
-            return Ok(());
+        // SAFETY: as in `copy_from_host`.
+        unsafe {
+            copy_1d(
+                "Ordered::copy_from_device",
+                stream,
+                (*self, self.device_ptr_for_write()),
+                (src, src.device_ptr()),
+                sys::ACL_MEMCPY_DEVICE_TO_DEVICE,
+            )
         }
-        let (to, from, bytes) = (self.device_ptr_for_write(), src.device_ptr(), self.byte_len());
-        ordered_copy(API, stream, *self, src, || {
-            // SAFETY: as in `copy_from_host`.
-            unsafe { stream.enqueue_copy(to, from, bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
-        })
     }
 
     /// Queues on `stream` setting every byte of the view to `value`
@@ -327,15 +326,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         ordered_copy(API, stream, *self, src, || {
             // SAFETY: both sides hold the rows (`checked_bytes`); as in
             // `copy_from_host`.
-            unsafe {
-                enqueue_2d(
-                    stream,
-                    device,
-                    host.cast_const().cast(),
-                    rows,
-                    sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                )
-            }
+            unsafe { stream.enqueue_copy_2d(device, host.cast_const().cast(), rows, sys::ACL_MEMCPY_HOST_TO_DEVICE) }
         })
     }
 
@@ -363,7 +354,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         let (to, from) = (self.device_ptr_for_write(), src.device_ptr());
         ordered_copy(API, stream, *self, src, || {
             // SAFETY: as in `copy_from_host_2d`.
-            unsafe { enqueue_2d(stream, to, from, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
+            unsafe { stream.enqueue_copy_2d(to, from, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
         })
     }
 }
@@ -393,20 +384,19 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_device<S: DeviceStorage>(&self, src: impl AsView<S>, stream: &Arc<Stream>) -> Result<()> {
-        const API: &str = "Ordered::copy_from_device";
         let src = src.as_view();
-        same_bytes(API, self.byte_len(), src.byte_len())?;
-        if self.byte_len() == 0 {
-            return Ok(());
+        // SAFETY: the buffer's own pointer (not one derived from a shared
+        // slice): the device writes through it, and the host cannot touch
+        // these bytes while the tracks hold them.
+        unsafe {
+            copy_1d(
+                "Ordered::copy_from_device",
+                stream,
+                (*self, self.host_ptr().cast()),
+                (src, src.device_ptr()),
+                sys::ACL_MEMCPY_DEVICE_TO_HOST,
+            )
         }
-        // The buffer's own pointer (not one derived from a shared slice):
-        // the device writes through it, and the host cannot read these
-        // bytes while the tracks hold them.
-        let (host, from, bytes) = (self.host_ptr(), src.device_ptr(), self.byte_len());
-        ordered_copy(API, stream, *self, src, || {
-            // SAFETY: as in `copy_from_host`.
-            unsafe { stream.enqueue_copy(host.cast(), from, bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
-        })
     }
 
     /// Queues on `stream` a 2-D copy of the rows of `shape` from the
@@ -430,7 +420,7 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
         let (host, from) = (self.host_ptr(), src.device_ptr());
         ordered_copy(API, stream, *self, src, || {
             // SAFETY: as in `copy_from_host_2d`.
-            unsafe { enqueue_2d(stream, host.cast(), from, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
+            unsafe { stream.enqueue_copy_2d(host.cast(), from, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
         })
     }
 }

@@ -4,9 +4,10 @@
 use super::Ordered;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, PinnedHostBuf};
+use crate::stream::lengths::checked_range;
 use bytemuck::Pod;
 use std::fmt;
-use std::ops::{Bound, Range, RangeBounds};
+use std::ops::{Range, RangeBounds};
 use std::sync::Arc;
 
 mod sealed {
@@ -99,32 +100,6 @@ impl<S> Clone for OrderedView<'_, S> {
 
 impl<S> Copy for OrderedView<'_, S> {}
 
-/// `range` of a length `len` as `start..end`, or an argument error naming
-/// `api`.
-pub(crate) fn resolve(api: &'static str, range: impl RangeBounds<usize>, len: usize) -> Result<Range<usize>> {
-    let start = match range.start_bound() {
-        Bound::Included(&start) => Some(start),
-        Bound::Excluded(&start) => start.checked_add(1),
-        Bound::Unbounded => Some(0),
-    };
-    let end = match range.end_bound() {
-        Bound::Included(&end) => end.checked_add(1),
-        Bound::Excluded(&end) => Some(end),
-        Bound::Unbounded => Some(len),
-    };
-    match (start, end) {
-        (Some(start), Some(end)) if start <= end && end <= len => Ok(start..end),
-        _ => Err(Error::invalid(
-            api,
-            format!(
-                "range {:?}..{:?} is outside 0..{len}",
-                range.start_bound(),
-                range.end_bound()
-            ),
-        )),
-    }
-}
-
 /// `range` in elements of `T` as bytes, or an argument error naming `api`.
 fn element_bytes<T>(api: &'static str, range: Range<usize>) -> Result<Range<usize>> {
     let size = size_of::<T>();
@@ -192,7 +167,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         const API: &str = "OrderedView::bytes";
-        Ok(self.within(resolve(API, range, self.len)?))
+        Ok(self.within(checked_range(API, self.len, "bytes", range)?))
     }
 
     /// The view of elements `range` of `T`, counted from this view's
@@ -205,7 +180,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// overflows.
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         const API: &str = "OrderedView::elements";
-        let range = resolve(API, range, self.len / size_of::<T>().max(1))?;
+        let range = checked_range(API, self.len / size_of::<T>().max(1), "elements", range)?;
         Ok(self.within(element_bytes::<T>(API, range)?))
     }
 
@@ -275,7 +250,7 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         const API: &str = "OrderedView::slice";
-        let range = resolve(API, range, self.len())?;
+        let range = checked_range(API, self.len(), "elements", range)?;
         Ok(self.within(element_bytes::<T>(API, range)?))
     }
 
