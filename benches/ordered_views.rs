@@ -5,7 +5,8 @@
 //!   against the same copy into a whole 4 KiB `Ordered` buffer. Goal
 //!   ≤ 1.2×: the cost is that of the view, not of the storage.
 //! - `disjoint_view_writes`: one thread, or two at once, each writing
-//!   `WRITES` views of 4 KiB of its own half of one shared storage: `host`
+//!   `WRITES` views of 4 KiB or 64 KiB of its own half of one shared
+//!   storage: `host`
 //!   with synchronous copies (`OrderedView::write_from_host`), `queued`
 //!   with copies queued on its own stream from its own pinned buffer, then
 //!   a synchronisation; `raw`, for the software device's own limit, the
@@ -28,7 +29,6 @@ use std::time::{Duration, Instant};
 
 const SMALL: usize = 4096;
 const STORAGE: usize = 64 << 20;
-const PART: usize = 4 << 10;
 const WRITES: usize = 64;
 
 fn view_write(c: &mut Criterion) {
@@ -56,11 +56,11 @@ fn view_write(c: &mut Criterion) {
     group.finish();
 }
 
-/// `threads` threads at once, each writing `WRITES` views of its own part
+/// `threads` threads at once, each writing `WRITES` views of `part` bytes of its own half
 /// of `storage` (on its own stream if `queued`, else from the host),
 /// `iterations` times; the time until all are done.
 fn on_threads(
-    threads: usize,
+    (threads, part): (usize, usize),
     queued: bool,
     iterations: u64,
     storage: &Arc<Ordered<DeviceBuf<u8>>>,
@@ -70,7 +70,7 @@ fn on_threads(
         .map(|_| Arc::new(Stream::new(device).expect("stream")))
         .collect();
     let staging: Vec<_> = (0..threads)
-        .map(|_| Ordered::new(PinnedHostBuf::from_slice(device, &[5u8; PART]).expect("host")))
+        .map(|_| Ordered::new(PinnedHostBuf::from_slice(device, &vec![5u8; part]).expect("host")))
         .collect();
     let start = Instant::now();
     std::thread::scope(|scope| {
@@ -80,15 +80,15 @@ fn on_threads(
                 let half = storage
                     .bytes(thread * STORAGE / 2..(thread + 1) * STORAGE / 2)
                     .expect("half");
-                let host = vec![7u8; PART];
+                let host = vec![7u8; part];
                 for _ in 0..iterations {
                     for write in 0..WRITES {
-                        let at = write * PART;
-                        let part = half.bytes(at..at + PART).expect("part");
+                        let at = write * part;
+                        let view = half.bytes(at..at + part).expect("part");
                         if queued {
-                            part.copy_from_host(staging, stream).expect("copy");
+                            view.copy_from_host(staging, stream).expect("copy");
                         } else {
-                            part.write_from_host(&host).expect("host write");
+                            view.write_from_host(&host).expect("host write");
                         }
                     }
                     if queued {
@@ -103,27 +103,27 @@ fn on_threads(
 
 /// [`on_threads`] with raw synchronous `aclrtMemcpy` calls into the
 /// halves of one allocation at `device`.
-fn raw_on_threads(threads: usize, iterations: u64, device: usize) -> Duration {
+fn raw_on_threads((threads, part): (usize, usize), iterations: u64, device: usize) -> Duration {
     let start = Instant::now();
     std::thread::scope(|scope| {
         for thread in 0..threads {
             scope.spawn(move || {
                 // SAFETY: no pointer arguments.
                 common::ok(unsafe { ascend::sys::aclrtSetDevice(0) }, "aclrtSetDevice");
-                let host = vec![7u8; PART];
+                let host = vec![7u8; part];
                 for _ in 0..iterations {
                     for write in 0..WRITES {
-                        let at = device + thread * STORAGE / 2 + write * PART;
-                        // SAFETY: `at..at + PART` lies in this thread's half
+                        let at = device + thread * STORAGE / 2 + write * part;
+                        // SAFETY: `at..at + part` lies in this thread's half
                         // of a live allocation of `STORAGE` bytes; `host`
-                        // holds `PART` bytes.
+                        // holds `part` bytes.
                         common::ok(
                             unsafe {
                                 ascend::sys::aclrtMemcpy(
                                     at as *mut c_void,
-                                    PART,
+                                    part,
                                     host.as_ptr().cast(),
-                                    PART,
+                                    part,
                                     ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE,
                                 )
                             },
@@ -144,18 +144,20 @@ fn disjoint_writes(c: &mut Criterion) {
         DeviceBuf::<u8>::zeroed(&device, STORAGE).expect("storage"),
     ));
     let mut group = c.benchmark_group("disjoint_view_writes");
-    for (kind, queued) in [("host", false), ("queued", true)] {
+    let raw = common::device_buffer(STORAGE) as usize;
+    for part in [4 << 10, 64 << 10] {
         for threads in [1, 2] {
-            group.bench_with_input(BenchmarkId::new(kind, threads), &threads, |b, &threads| {
-                b.iter_custom(|iterations| on_threads(threads, queued, iterations, &storage, &device));
+            let input = (threads, part);
+            let id = |kind: &str| BenchmarkId::new(format!("{kind}_{}KiB", part >> 10), threads);
+            for (kind, queued) in [("host", false), ("queued", true)] {
+                group.bench_with_input(id(kind), &input, |b, &input| {
+                    b.iter_custom(|iterations| on_threads(input, queued, iterations, &storage, &device));
+                });
+            }
+            group.bench_with_input(id("raw"), &input, |b, &input| {
+                b.iter_custom(|iterations| raw_on_threads(input, iterations, raw));
             });
         }
-    }
-    let raw = common::device_buffer(STORAGE) as usize;
-    for threads in [1, 2] {
-        group.bench_with_input(BenchmarkId::new("raw", threads), &threads, |b, &threads| {
-            b.iter_custom(|iterations| raw_on_threads(threads, iterations, raw));
-        });
     }
     group.finish();
 }

@@ -96,7 +96,7 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `range` is out of bounds.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, len) = sub_range("ScopedDevice::slice", self.len, range)?;
         Ok(Self {
@@ -133,7 +133,7 @@ impl<'scope, T: Pod> ScopedHost<'scope, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when `range` is out of bounds.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `range` is out of bounds.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, len) = sub_range("ScopedHost::slice", self.len, range)?;
         Ok(Self {
