@@ -743,7 +743,10 @@ impl Shared {
     /// `node` may hold the last reference to `self`: it is kept to the
     /// end.
     #[inline(never)]
-    fn give_back_to_state(&self, node: BlockNode, tracks: Tracks) {
+    fn give_back_to_state(&self, node: BlockNode, mut tracks: Tracks) {
+        // The free list cuts and joins blocks: ranges within this one mean
+        // nothing there.
+        tracks.widen();
         let len = node.block.len();
         let mut state = self.state();
         let before = state.busy();

@@ -134,15 +134,20 @@ impl PinnedPool {
             weak
         });
         let pool = Arc::downgrade(&shared);
-        let recycle = Recycle::Shared(Arc::new(
+        let recycle = Recycle::shared(
             move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| match pool.upgrade() {
-                Some(shared) => shared.give_back(buffer, tracks),
+                Some(shared) => {
+                    // The buffer goes back whole, for any request of its
+                    // bucket: its uses cover all of it from here.
+                    tracks.widen();
+                    shared.give_back(buffer, tracks);
+                }
                 None => match tracks.settle("PinnedPool buffer after its pool") {
                     Settled::Proven(_) => drop(buffer),
                     Settled::Unproven(_) => std::mem::forget(buffer),
                 },
             },
-        ));
+        );
         Self {
             shared,
             round_threshold: Self::DEFAULT_ROUND_THRESHOLD,

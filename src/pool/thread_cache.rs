@@ -408,7 +408,7 @@ impl ThreadCaches {
     #[inline]
     pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
         let (slot, token) = self.my_slot();
-        slot.with_held(token, (node, tracks), move |cache, counts, (node, tracks)| {
+        slot.with_held(token, (node, tracks), move |cache, counts, (node, mut tracks)| {
             if self.bypassed() {
                 return Err((node, tracks));
             }
@@ -418,6 +418,10 @@ impl ThreadCaches {
                 // Live bytes become idle: both totals fall.
                 self.both_fall(cache, len);
             } else {
+                // The cached block may be handed out whole or joined with
+                // its neighbours: its uses cover all of it from here. Off
+                // the common path, where there is nothing to widen.
+                tracks.widen();
                 // Live bytes stay active while their work may be queued.
                 counts.set_busy(counts.busy() + len);
                 self.allocated

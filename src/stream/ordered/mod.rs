@@ -95,12 +95,23 @@ pub struct Ordered<S> {
 /// function when the owner knows where it goes (a pool block holds its
 /// pool), so that a pool hit costs no reference count for it; a shared
 /// closure otherwise.
+///
+/// The tracks it gets have the ranges of this owner's uses. A recycler
+/// that keeps them with memory it may cut, join or hand out again widens
+/// them first ([`Tracks::widen`]), where it already tells busy memory
+/// from idle: the pool hit's drop then costs no test for it.
 pub(crate) enum Recycle<S> {
     /// A function of the owner alone.
     Owner(fn(S, Tracks)),
-    /// A closure shared by the owners of one pool.
-    Shared(std::sync::Arc<dyn Fn(S, Tracks) + Send + Sync>),
+    /// A closure shared by the owners of one pool ([`Recycle::shared`]).
+    Shared(std::sync::Arc<SharedRecycle<S>>),
 }
+
+/// A shared recycling closure, boxed so that [`Recycle::Shared`] is one
+/// thin pointer: `Recycle` is then two words, and so is its `Option` in
+/// every [`Ordered`] (a fat `Arc<dyn Fn>` made every owner a word larger,
+/// one more word to move for each value a pool hands out).
+pub(crate) struct SharedRecycle<S>(Box<dyn Fn(S, Tracks) + Send + Sync>);
 
 impl<S> Clone for Recycle<S> {
     fn clone(&self) -> Self {
@@ -112,11 +123,16 @@ impl<S> Clone for Recycle<S> {
 }
 
 impl<S> Recycle<S> {
+    /// `closure`, shared by every owner that clones this.
+    pub(crate) fn shared(closure: impl Fn(S, Tracks) + Send + Sync + 'static) -> Self {
+        Self::Shared(std::sync::Arc::new(SharedRecycle(Box::new(closure))))
+    }
+
     #[inline]
     fn call(self, storage: S, tracks: Tracks) {
         match self {
             Self::Owner(function) => function(storage, tracks),
-            Self::Shared(closure) => closure(storage, tracks),
+            Self::Shared(closure) => (closure.0)(storage, tracks),
         }
     }
 }
@@ -351,10 +367,9 @@ impl<S> Drop for Ordered<S> {
                         ManuallyDrop::take(&mut self.tracks),
                     )
                 };
-                let mut tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
-                // The pool cuts and joins its blocks: ranges within this
-                // one mean nothing there.
-                tracks.widen();
+                let tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+                // The ranges are this owner's: the recycler widens them
+                // where it keeps busy memory (see `Recycle`).
                 recycle.call(storage, tracks);
             }
             None => self.drop_after_its_uses(),

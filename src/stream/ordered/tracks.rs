@@ -103,6 +103,7 @@ impl Use {
 }
 
 impl Tracks {
+    #[inline]
     fn uses(&self) -> &[Use] {
         self.uses.as_deref().map_or(&[], |uses| &uses.noted[..])
     }
@@ -196,7 +197,9 @@ impl Tracks {
         }
     }
 
-    /// Whether any use is noted.
+    /// Whether any use is noted. Inlined: the pool's cache asks on every
+    /// hit and every free, and a call there costs more than the test.
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.uses().is_empty()
     }
