@@ -410,3 +410,26 @@ fn a_refused_view_copy_queues_nothing_and_leaves_the_range_usable() {
     assert_eq!(&all[8..24], [5; 16]);
     assert_eq!(&all[24..], [0; 40]);
 }
+
+#[test]
+fn a_pool_joins_freed_blocks_with_their_views_work_over_the_whole_range() {
+    let (_serial, device) = start();
+    let (held, other) = (stream(&device), stream(&device));
+    let pool = DevicePool::new(&device, PoolConfig::default()).unwrap();
+    let first = pool.alloc(4096).unwrap();
+    let second = pool.alloc(4096).unwrap();
+    let start_at = first.device_ptr() as usize;
+    assert_eq!(second.device_ptr() as usize, start_at + 4096, "neighbours");
+    let out = Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 256).unwrap());
+    gated(&device, &held, || {
+        // The first bytes of the second block, written held back.
+        second.bytes(..256).unwrap().fill_bytes(0xAB, &held).unwrap();
+        drop((first, second));
+        // Both come back joined: the write is now at bytes 4096.. of it.
+        let joined = pool.alloc(8192).unwrap();
+        assert_eq!(joined.device_ptr() as usize, start_at, "the two blocks joined");
+        out.copy_from_device(joined.bytes(4096..4096 + 256).unwrap(), &other)
+            .unwrap();
+    });
+    assert_eq!(out.view().with_host(|bytes| bytes.to_vec()).unwrap(), [0xAB; 256]);
+}
