@@ -487,10 +487,15 @@ impl ThreadCaches {
 
     /// Sets whether the caches are bypassed (while a tag sleeps).
     pub(super) fn set_bypass(&self, bypass: bool) {
-        if bypass {
-            self.bypass.fetch_or(ASLEEP, Ordering::Relaxed);
+        self.set_reason(ASLEEP, bypass);
+    }
+
+    /// Sets or clears one reason (a flag) to bypass the caches.
+    fn set_reason(&self, reason: u8, on: bool) {
+        if on {
+            self.bypass.fetch_or(reason, Ordering::Relaxed);
         } else {
-            self.bypass.fetch_and(!ASLEEP, Ordering::Relaxed);
+            self.bypass.fetch_and(!reason, Ordering::Relaxed);
         }
     }
 
@@ -499,11 +504,7 @@ impl ThreadCaches {
     /// after setting it.
     #[cfg(feature = "testing")]
     pub(super) fn set_watched(&self, watched: bool) {
-        if watched {
-            self.bypass.fetch_or(WATCHED, Ordering::Relaxed);
-        } else {
-            self.bypass.fetch_and(!WATCHED, Ordering::Relaxed);
-        }
+        self.set_reason(WATCHED, watched);
     }
 
     /// Bypasses the caches for good (the pool's last handle is gone).

@@ -79,6 +79,14 @@ fn ordered_copy<'a, D, S>(
 ) -> Result<()> {
     let (to, from) = (dst.range(), src.range());
     let (dst_owner, src_owner) = (dst.owner(), src.owner());
+    // Refused before any lock or wait: the runtime's copies do not overlap.
+    let same_owner = std::ptr::eq(&*dst_owner.tracks, &*src_owner.tracks);
+    if same_owner && overlaps(&to, &from) {
+        return Err(Error::invalid(
+            api,
+            format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
+        ));
+    }
     let flights = {
         let (mut dst_tracks, mut src_tracks) = lock_pair_clear(dst_owner, &to, src_owner, &from);
         match &mut src_tracks {
@@ -92,12 +100,6 @@ fn ordered_copy<'a, D, S>(
                 )
             }
             None => {
-                if overlaps(&to, &from) {
-                    return Err(Error::invalid(
-                        api,
-                        format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
-                    ));
-                }
                 dst_tracks.order(stream, &to, true)?;
                 dst_tracks.order(stream, &from, false)?;
                 let read = InFlight::take_off(dst_owner, &mut dst_tracks, from, false, Some(stream));

@@ -2,9 +2,9 @@
 //! [`Ordered`] owner's memory, used on any stream like the whole.
 
 use super::Ordered;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::{DeviceStorage, PinnedHostBuf};
-use crate::stream::lengths::checked_range;
+use crate::stream::lengths::{byte_len, checked_range};
 use bytemuck::Pod;
 use std::fmt;
 use std::ops::{Range, RangeBounds};
@@ -102,14 +102,7 @@ impl<S> Copy for OrderedView<'_, S> {}
 
 /// `range` in elements of `T` as bytes, or an argument error naming `api`.
 fn element_bytes<T>(api: &'static str, range: Range<usize>) -> Result<Range<usize>> {
-    let size = size_of::<T>();
-    match (range.start.checked_mul(size), range.end.checked_mul(size)) {
-        (Some(start), Some(end)) => Ok(start..end),
-        _ => Err(Error::invalid(
-            api,
-            format!("elements {range:?} of {size} bytes overflow usize"),
-        )),
-    }
+    Ok(byte_len::<T>(api, range.start)?..byte_len::<T>(api, range.end)?)
 }
 
 impl<'a, S> OrderedView<'a, S> {
@@ -150,7 +143,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the view.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the view.
     ///
     /// # Examples
     ///
@@ -176,7 +169,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the view or
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the view or
     /// overflows.
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         const API: &str = "OrderedView::elements";
@@ -235,7 +228,7 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the view.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the view.
     ///
     /// # Examples
     ///
@@ -299,7 +292,7 @@ impl<S: DeviceStorage> Ordered<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the memory.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the memory.
     ///
     /// # Examples
     ///
@@ -323,7 +316,7 @@ impl<S: DeviceStorage> Ordered<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the memory
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the memory
     /// or overflows.
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
         self.view().elements::<T>(range)
@@ -335,7 +328,7 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] when the range is not within the buffer.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the buffer.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, PinnedHostBuf<T>>> {
         self.view().slice(range)
     }
