@@ -11,7 +11,9 @@
 //!   with copies queued on its own stream from its own pinned buffer, then
 //!   a synchronisation; `raw`, for the software device's own limit, the
 //!   same synchronous copies as raw `aclrtMemcpy` calls into the halves of
-//!   one `aclrtMalloc` allocation. Reported per iteration, so throughput
+//!   one `aclrtMalloc` allocation, and `raw_queued` the queued copies as
+//!   raw `aclrtMemcpyAsync` calls, each thread on its own raw stream from
+//!   its own `aclrtMallocHost` buffer. Reported per iteration, so throughput
 //!   on two threads ÷ one = 2 × (time for one) ÷ (time for two). Goal
 //!   ≥ 1.6×.
 //!
@@ -137,6 +139,60 @@ fn raw_on_threads((threads, part): (usize, usize), iterations: u64, device: usiz
     start.elapsed()
 }
 
+/// [`on_threads`] queued, with raw `aclrtMemcpyAsync` calls on a raw
+/// stream per thread into the halves of one allocation at `device`.
+fn raw_queued_on_threads((threads, part): (usize, usize), iterations: u64, device: usize) -> Duration {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            scope.spawn(move || {
+                // SAFETY: no pointer arguments.
+                common::ok(unsafe { ascend::sys::aclrtSetDevice(0) }, "aclrtSetDevice");
+                let host = common::host_buffer(part);
+                let mut stream: ascend::sys::aclrtStream = std::ptr::null_mut();
+                // SAFETY: `stream` is a valid out-pointer.
+                common::ok(
+                    unsafe { ascend::sys::aclrtCreateStream(&mut stream) },
+                    "aclrtCreateStream",
+                );
+                for _ in 0..iterations {
+                    for write in 0..WRITES {
+                        let at = device + thread * STORAGE / 2 + write * part;
+                        // SAFETY: `at..at + part` lies in this thread's half
+                        // of a live allocation; `host` holds `part` pinned
+                        // bytes that outlive the synchronisation below.
+                        common::ok(
+                            unsafe {
+                                ascend::sys::aclrtMemcpyAsync(
+                                    at as *mut c_void,
+                                    part,
+                                    host,
+                                    part,
+                                    ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE,
+                                    stream,
+                                )
+                            },
+                            "aclrtMemcpyAsync",
+                        );
+                    }
+                    // SAFETY: a live stream.
+                    common::ok(
+                        unsafe { ascend::sys::aclrtSynchronizeStream(stream) },
+                        "aclrtSynchronizeStream",
+                    );
+                }
+                // SAFETY: the stream's work is over; the buffer is unused
+                // from here.
+                unsafe {
+                    common::ok(ascend::sys::aclrtDestroyStream(stream), "aclrtDestroyStream");
+                    common::ok(ascend::sys::aclrtFreeHost(host), "aclrtFreeHost");
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
 fn disjoint_writes(c: &mut Criterion) {
     software_device();
     let device = Device::new(0).expect("device");
@@ -156,6 +212,9 @@ fn disjoint_writes(c: &mut Criterion) {
             }
             group.bench_with_input(id("raw"), &input, |b, &input| {
                 b.iter_custom(|iterations| raw_on_threads(input, iterations, raw));
+            });
+            group.bench_with_input(id("raw_queued"), &input, |b, &input| {
+                b.iter_custom(|iterations| raw_queued_on_threads(input, iterations, raw));
             });
         }
     }

@@ -292,7 +292,7 @@ impl PinnedPool {
         let fits = unsafe { buffer.set_len(bytes) };
         // Never false: the bucket's size is at least `bytes`.
         debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
-        Ok(Ordered::recycled(buffer, tracks, self.recycle.clone()))
+        Ok(Ordered::recycled(buffer, bytes, tracks, self.recycle.clone()))
     }
 
     /// Frees the cached buffers whose work is proven finished (each

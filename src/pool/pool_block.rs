@@ -74,7 +74,7 @@ impl PoolBlock {
         );
         // Not bounded here (off the hit path): `PoolBlock::len` bounds it.
         node.len = len;
-        Ordered::recycled(Self::from_node(node), tracks, Recycle::Owner(Self::recycle))
+        Ordered::recycled(Self::from_node(node), len, tracks, Recycle::Owner(Self::recycle))
     }
 
     /// What the block owns, without giving it back.

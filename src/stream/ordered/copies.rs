@@ -3,7 +3,7 @@
 
 use super::Ordered;
 use super::in_flight::InFlight;
-use super::tracks::Tracks;
+use super::lanes::{Lanes, Locked};
 use super::view::{AsView, OrderedView};
 use crate::error::{Error, Result, check};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
@@ -13,52 +13,49 @@ use ascend_sys as sys;
 use bytemuck::Pod;
 use std::ffi::c_void;
 use std::ops::Range;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 
-/// The tracks of a write to `dst` and a read of `src`, locked in address
-/// order so that two threads copying both ways cannot deadlock. `None`
-/// for the source when it is the destination's owner.
-fn lock_pair<'a, D, S>(
-    dst: &'a Ordered<D>,
-    src: &'a Ordered<S>,
-) -> (MutexGuard<'a, Tracks>, Option<MutexGuard<'a, Tracks>>) {
-    let (dst_at, src_at) = (&dst.tracks as *const _ as usize, &src.tracks as *const _ as usize);
-    if dst_at == src_at {
-        (dst.tracks(), None)
-    } else if dst_at < src_at {
-        let first = dst.tracks();
-        (first, Some(src.tracks()))
-    } else {
-        let second = src.tracks();
-        (dst.tracks(), Some(second))
-    }
-}
-
-/// [`lock_pair`], once no use in flight on either side conflicts with the
-/// write of `to` and the read of `from`. A side is waited for alone, with
-/// the other unlocked, so a landing use (which locks one side) never waits
-/// for this thread.
+/// The lanes of a write of `to` in `dst` and a read of `from` in `src`,
+/// locked (two owners in address order, so that two threads copying both
+/// ways cannot deadlock) once no use in flight on either side conflicts
+/// with them. `None` for the source when it is the destination's owner. A
+/// lane is waited for alone, with every other unlocked, so a landing use
+/// (which locks one lane at a time) never waits for this thread.
 fn lock_pair_clear<'a, D, S>(
     dst: &'a Ordered<D>,
     to: &Range<usize>,
     src: &'a Ordered<S>,
     from: &Range<usize>,
-) -> (MutexGuard<'a, Tracks>, Option<MutexGuard<'a, Tracks>>) {
+) -> (Locked<'a>, Option<Locked<'a>>) {
+    let (dst_lanes, src_lanes): (&Lanes, &Lanes) = (&dst.lanes, &src.lanes);
+    let same_owner = std::ptr::eq(dst_lanes, src_lanes);
+    let dst_uses: &[(&Range<usize>, bool)] = if same_owner {
+        &[(to, true), (from, false)]
+    } else {
+        &[(to, true)]
+    };
+    let src_uses: &[(&Range<usize>, bool)] = &[(from, false)];
     loop {
-        let (dst_tracks, src_tracks) = lock_pair(dst, src);
-        let same_owner = src_tracks.is_none();
-        let dst_blocked = |tracks: &Tracks| tracks.blocked(to, true) || (same_owner && tracks.blocked(from, false));
-        if dst_blocked(&dst_tracks) {
-            drop(src_tracks);
-            drop(dst.wait_landed(dst_tracks, dst_blocked));
+        let (dst_locked, src_locked) = if same_owner {
+            (Locked::lock(dst_lanes, dst_uses), None)
+        } else if (dst_lanes as *const Lanes) < (src_lanes as *const Lanes) {
+            let first = Locked::lock(dst_lanes, dst_uses);
+            (first, Some(Locked::lock(src_lanes, src_uses)))
+        } else {
+            let second = Locked::lock(src_lanes, src_uses);
+            (Locked::lock(dst_lanes, dst_uses), Some(second))
+        };
+        if let Some(index) = dst_locked.blocked(dst_uses) {
+            drop((dst_locked, src_locked));
+            dst_lanes.wait_for_lane(index, dst_uses);
             continue;
         }
-        match src_tracks {
-            Some(src_tracks) if src_tracks.blocked(from, false) => {
-                drop(dst_tracks);
-                drop(src.wait_landed(src_tracks, |tracks| tracks.blocked(from, false)));
+        match src_locked.as_ref().and_then(|locked| locked.blocked(src_uses)) {
+            Some(index) => {
+                drop((dst_locked, src_locked));
+                src_lanes.wait_for_lane(index, src_uses);
             }
-            src_tracks => return (dst_tracks, src_tracks),
+            None => return (dst_locked, src_locked),
         }
     }
 }
@@ -80,7 +77,7 @@ fn ordered_copy<'a, D, S>(
     let (to, from) = (dst.range(), src.range());
     let (dst_owner, src_owner) = (dst.owner(), src.owner());
     // Refused before any lock or wait: the runtime's copies do not overlap.
-    let same_owner = std::ptr::eq(&*dst_owner.tracks, &*src_owner.tracks);
+    let same_owner = std::ptr::eq::<Lanes>(&*dst_owner.lanes, &*src_owner.lanes);
     if same_owner && overlaps(&to, &from) {
         return Err(Error::invalid(
             api,
@@ -88,27 +85,12 @@ fn ordered_copy<'a, D, S>(
         ));
     }
     let flights = {
-        let (mut dst_tracks, mut src_tracks) = lock_pair_clear(dst_owner, &to, src_owner, &from);
-        match &mut src_tracks {
-            Some(src_tracks) => {
-                dst_tracks.order(stream, &to, true)?;
-                src_tracks.order(stream, &from, false)?;
-                let read = InFlight::take_off(src_owner, src_tracks, from, false, Some(stream));
-                (
-                    InFlight::take_off(dst_owner, &mut dst_tracks, to, true, Some(stream)),
-                    read,
-                )
-            }
-            None => {
-                dst_tracks.order(stream, &to, true)?;
-                dst_tracks.order(stream, &from, false)?;
-                let read = InFlight::take_off(dst_owner, &mut dst_tracks, from, false, Some(stream));
-                (
-                    InFlight::take_off(dst_owner, &mut dst_tracks, to, true, Some(stream)),
-                    read,
-                )
-            }
-        }
+        let (mut dst_locked, mut src_locked) = lock_pair_clear(dst_owner, &to, src_owner, &from);
+        dst_locked.order(stream, &to, true)?;
+        let src_side = src_locked.as_mut().unwrap_or(&mut dst_locked);
+        src_side.order(stream, &from, false)?;
+        let read = InFlight::take_off(src_side, from, false, Some(stream));
+        (InFlight::take_off(&mut dst_locked, to, true, Some(stream)), read)
     };
     // The locks are free: copies of other ranges are queued meanwhile.
     let queued = queue();
@@ -265,9 +247,9 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         }
         let range = self.range();
         let flight = {
-            let mut tracks = self.owner().tracks_clear(&range, true);
-            tracks.order(stream, &range, true)?;
-            InFlight::take_off(self.owner(), &mut tracks, range, true, Some(stream))
+            let mut locked = self.owner().tracks_clear(&range, true);
+            locked.order(stream, &range, true)?;
+            InFlight::take_off(&mut locked, range, true, Some(stream))
         };
         let queued = stream.device().make_current().and_then(|()| {
             // SAFETY: device memory of `bytes` bytes owned by the view's

@@ -59,9 +59,9 @@ impl<'a, S> OrderedView<'a, S> {
     /// uses of other bytes go on.
     fn host_access(&self, api: &'static str, write: bool) -> Result<InFlight<'a>> {
         let owner = self.owner();
-        let mut tracks = owner.tracks_clear(&self.range(), write);
-        proven(tracks.settle_for(api, &self.range(), write))?;
-        Ok(InFlight::take_off(owner, &mut tracks, self.range(), write, None))
+        let mut locked = owner.tracks_clear(&self.range(), write);
+        proven(locked.settle_for(api, &self.range(), write))?;
+        Ok(InFlight::take_off(&mut locked, self.range(), write, None))
     }
 }
 

@@ -4,13 +4,14 @@
 mod copies;
 mod host_access;
 mod in_flight;
+mod lanes;
 mod tracks;
 mod view;
 
 use crate::error::Result;
+use lanes::Lanes;
 use std::fmt;
 use std::mem::ManuallyDrop;
-use std::sync::{Condvar, Mutex, MutexGuard};
 pub(crate) use tracks::{Settled, Tracks};
 pub use view::{AsView, OrderedMemory, OrderedView, OwnedView};
 
@@ -83,9 +84,8 @@ pub struct Ordered<S> {
     // recycling drop then ends in its call to the pool, with no drop glue
     // after it.
     storage: ManuallyDrop<S>,
-    tracks: ManuallyDrop<Mutex<Tracks>>,
-    /// Woken when a use in flight lands (`in_flight`).
-    landed: Condvar,
+    /// The uses that may be queued, per range of the memory.
+    lanes: ManuallyDrop<Lanes>,
     /// Where the owner and its uses go when this value is dropped, instead
     /// of waiting for them (a pool's stream-ordered free).
     recycle: ManuallyDrop<Option<Recycle<S>>>,
@@ -155,37 +155,29 @@ impl<S> Ordered<S> {
     /// assert_eq!(buf.to_vec()?, [1; 64]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    pub fn new(storage: S) -> Self {
+    pub fn new(storage: S) -> Self
+    where
+        S: OrderedMemory,
+    {
+        let len = storage.memory_len();
         Self {
             storage: ManuallyDrop::new(storage),
-            tracks: ManuallyDrop::new(Mutex::new(Tracks::default())),
-            landed: Condvar::new(),
+            lanes: ManuallyDrop::new(Lanes::new(len, Tracks::default())),
             recycle: ManuallyDrop::new(None),
         }
     }
 
-    /// Wraps `storage` that queued work may still use as `tracks` say;
-    /// dropping the value hands both to `recycle` without waiting (the
-    /// caller keeps them apart from the host and from release until the
-    /// uses are proven finished).
+    /// Wraps `storage` of `len` bytes that queued work may still use as
+    /// `tracks` say; dropping the value hands both to `recycle` without
+    /// waiting (the caller keeps them apart from the host and from release
+    /// until the uses are proven finished).
     #[inline]
-    pub(crate) fn recycled(storage: S, tracks: Tracks, recycle: Recycle<S>) -> Self {
+    pub(crate) fn recycled(storage: S, len: usize, tracks: Tracks, recycle: Recycle<S>) -> Self {
         Self {
             storage: ManuallyDrop::new(storage),
-            tracks: ManuallyDrop::new(Mutex::new(tracks)),
-            landed: Condvar::new(),
+            lanes: ManuallyDrop::new(Lanes::new(len, tracks)),
             recycle: ManuallyDrop::new(Some(recycle)),
         }
-    }
-
-    fn tracks(&self) -> MutexGuard<'_, Tracks> {
-        self.tracks.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The tracks through `&mut self`: no lock taken.
-    #[inline]
-    fn tracks_mut(&mut self) -> &mut Tracks {
-        self.tracks.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(crate) fn storage(&self) -> &S {
@@ -194,7 +186,7 @@ impl<S> Ordered<S> {
 
     /// Whether queued work may still use the memory.
     pub fn is_busy(&self) -> bool {
-        !self.tracks().is_empty()
+        self.lanes.is_busy()
     }
 
     /// Waits for every queued use, then gives host access to the owner
@@ -224,7 +216,7 @@ impl<S> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn get_mut(&mut self) -> Result<&mut S> {
-        match self.tracks_mut().settle("Ordered::get_mut") {
+        match self.lanes.settle_mut("Ordered::get_mut") {
             Settled::Proven(reported) => reported?,
             Settled::Unproven(error) => return Err(error),
         }
@@ -254,21 +246,21 @@ impl<S> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn into_inner(mut self) -> Result<S> {
-        let settled = self.tracks_mut().settle("Ordered::into_inner");
+        let settled = self.lanes.settle_mut("Ordered::into_inner");
         match settled {
             Settled::Proven(reported) => {
                 // Never dropped, even if dropping a field below unwinds.
                 let mut this = ManuallyDrop::new(self);
                 // SAFETY: each field is taken once, and `this` is never
                 // dropped, so `Drop` does not touch them again.
-                let (storage, tracks, recycle) = unsafe {
+                let (storage, lanes, recycle) = unsafe {
                     (
                         ManuallyDrop::take(&mut this.storage),
-                        ManuallyDrop::take(&mut this.tracks),
+                        ManuallyDrop::take(&mut this.lanes),
                         ManuallyDrop::take(&mut this.recycle),
                     )
                 };
-                drop((tracks, recycle));
+                drop((lanes, recycle));
                 reported.map(|()| storage)
             }
             Settled::Unproven(error) => {
@@ -361,13 +353,13 @@ impl<S> Drop for Ordered<S> {
         match unsafe { ManuallyDrop::take(&mut self.recycle) } {
             Some(recycle) => {
                 // SAFETY: each taken once, here; nothing uses them after.
-                let (storage, tracks) = unsafe {
+                let (storage, lanes) = unsafe {
                     (
                         ManuallyDrop::take(&mut self.storage),
-                        ManuallyDrop::take(&mut self.tracks),
+                        ManuallyDrop::take(&mut self.lanes),
                     )
                 };
-                let tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let tracks = lanes.into_tracks();
                 // The ranges are this owner's: the recycler widens them
                 // where it keeps busy memory (see `Recycle`).
                 recycle.call(storage, tracks);
@@ -385,8 +377,8 @@ impl<S> Ordered<S> {
     fn drop_after_its_uses(&mut self) {
         // SAFETY: taken once (the drop's one call); nothing uses it after.
         // A local from here, so it is dropped on every path, unwinding too.
-        let tracks = unsafe { ManuallyDrop::take(&mut self.tracks) };
-        let mut tracks = tracks.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let lanes = unsafe { ManuallyDrop::take(&mut self.lanes) };
+        let mut tracks = lanes.into_tracks();
         match tracks.settle("Ordered drop") {
             Settled::Proven(reported) => {
                 if let Err(error) = reported {

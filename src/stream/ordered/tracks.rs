@@ -87,7 +87,7 @@ fn touches(a: &Range<usize>, b: &Range<usize>) -> bool {
 
 /// Makes `stream` wait for the work queued on `other` so far: an event
 /// recorded on `other` now covers every use queued there before.
-fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
+pub(crate) fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
     let event = Event::with_flags(other.device(), EventFlags::SYNC)?;
     event.record(other)?;
     stream.wait_event(&event)
@@ -108,30 +108,79 @@ impl Tracks {
         self.uses.as_deref().map_or(&[], |uses| &uses.noted[..])
     }
 
-    /// The distinct streams of the noted uses for which `pick` holds.
-    fn streams_where(&self, mut pick: impl FnMut(&Use) -> bool) -> Vec<Arc<Stream>> {
-        let mut streams: Vec<Arc<Stream>> = Vec::new();
+    /// Adds to `into` each stream of a noted use for which `pick` holds,
+    /// once.
+    fn streams_into(&self, into: &mut Vec<Arc<Stream>>, mut pick: impl FnMut(&Use) -> bool) {
         for used in self.uses() {
-            if pick(used) && !streams.iter().any(|known| same(known, &used.stream)) {
-                streams.push(Arc::clone(&used.stream));
+            if pick(used) && !into.iter().any(|known| same(known, &used.stream)) {
+                into.push(Arc::clone(&used.stream));
             }
         }
+    }
+
+    /// The distinct streams of the noted uses for which `pick` holds.
+    fn streams_where(&self, pick: impl FnMut(&Use) -> bool) -> Vec<Arc<Stream>> {
+        let mut streams = Vec::new();
+        self.streams_into(&mut streams, pick);
         streams
     }
 
-    /// Queues on `stream` the waits a use of `range` (a write if `write`)
-    /// must follow: the overlapping writes on other streams, and for a
-    /// write every overlapping read on another stream. One wait per other
+    /// Adds to `into` the streams a use of `range` (a write if `write`)
+    /// queued on `stream` must wait for: those of the overlapping writes on
+    /// other streams, and for a write of every overlapping use on another
     /// stream.
-    pub(crate) fn order(&self, stream: &Stream, range: &Range<usize>, write: bool) -> Result<()> {
-        if self.uses.is_none() {
-            return Ok(());
+    pub(crate) fn streams_to_wait_for(
+        &self,
+        stream: &Stream,
+        range: &Range<usize>,
+        write: bool,
+        into: &mut Vec<Arc<Stream>>,
+    ) {
+        if self.uses.is_some() {
+            self.streams_into(into, |used| !same(&used.stream, stream) && used.conflicts(range, write));
         }
-        let others = self.streams_where(|used| !same(&used.stream, stream) && used.conflicts(range, write));
-        for other in &others {
-            wait_for(stream, other)?;
+    }
+
+    /// Adds to `into` the streams of the uses a host access to `range` (a
+    /// write if `write`) must follow.
+    pub(crate) fn streams_in_conflict(&self, range: &Range<usize>, write: bool, into: &mut Vec<Arc<Stream>>) {
+        self.streams_into(into, |used| used.conflicts(range, write));
+    }
+
+    /// Adds to `into` the stream of every noted use.
+    pub(crate) fn all_streams(&self, into: &mut Vec<Arc<Stream>>) {
+        self.streams_into(into, |_| true);
+    }
+
+    /// Forgets the uses on `streams`, whose work is proven over.
+    pub(crate) fn forget_streams(&mut self, streams: &[Arc<Stream>]) {
+        if let Some(uses) = self.uses.as_deref_mut() {
+            uses.noted
+                .retain(|used| !streams.iter().any(|done| same(done, &used.stream)));
+            if uses.noted.is_empty() {
+                self.forget_noted();
+            }
         }
-        Ok(())
+    }
+
+    /// The noted uses of the bytes `bounds`, cut to them.
+    pub(crate) fn clipped(&self, bounds: &Range<usize>) -> Tracks {
+        let mut part = Tracks::default();
+        for used in self.uses() {
+            let range = used.range.start.max(bounds.start)..used.range.end.min(bounds.end);
+            if !range.is_empty() {
+                let uses = &mut part.uses.get_or_insert_with(Box::default).noted;
+                add(
+                    uses,
+                    Use {
+                        range,
+                        stream: Arc::clone(&used.stream),
+                        write: used.write,
+                    },
+                );
+            }
+        }
+        part
     }
 
     /// Notes a use of `range` queued on `stream`, after [`Tracks::order`]
@@ -219,28 +268,9 @@ impl Tracks {
         settled
     }
 
-    /// Proves finished the uses a host access to `range` (a write if
-    /// `write`) must follow: every use of their streams is then over and is
-    /// forgotten. On an unproven stream nothing is forgotten.
-    pub(crate) fn settle_for(&mut self, context: &str, range: &Range<usize>, write: bool) -> Settled {
-        let streams = self.streams_where(|used| used.conflicts(range, write));
-        if streams.is_empty() {
-            return Settled::Proven(Ok(()));
-        }
-        let settled = complete_all(context, &streams);
-        if let (Settled::Proven(_), Some(uses)) = (&settled, self.uses.as_deref_mut()) {
-            uses.noted
-                .retain(|used| !streams.iter().any(|done| same(done, &used.stream)));
-            if uses.noted.is_empty() {
-                self.forget_noted();
-            }
-        }
-        settled
-    }
-
     /// Forgets every noted use (their work is over); what is in flight
     /// stays.
-    fn forget_noted(&mut self) {
+    pub(crate) fn forget_noted(&mut self) {
         match self.uses.as_deref_mut() {
             Some(uses) if !uses.in_flight.is_empty() || uses.waiters > 0 => uses.noted.clear(),
             _ => *self = Self::default(),
@@ -291,7 +321,7 @@ impl Tracks {
 }
 
 /// Synchronises each of `streams`.
-fn complete_all(context: &str, streams: &[Arc<Stream>]) -> Settled {
+pub(crate) fn complete_all(context: &str, streams: &[Arc<Stream>]) -> Settled {
     let mut reported = Ok(());
     for stream in streams {
         match stream.complete() {

@@ -58,15 +58,18 @@ impl<T: Pod> OrderedMemory for PinnedHostBuf<T> {
 /// **Tracking:** per range. The owner keeps, until a host wait proves
 /// them finished, one entry per (byte range, stream, read or write) of
 /// the work queued on it, with touching ranges of one stream and kind
-/// joined. Each operation scans them (a few comparisons per entry) under
-/// the owner's one lock to queue its waits, marks its range in flight,
-/// and queues its work (or does its host copy) with the lock released, so
-/// operations on disjoint ranges from several threads run at once; one
-/// whose range conflicts with an operation in flight waits for it to be
-/// queued first. Work on disjoint ranges never waits for each other;
-/// overlapping work on two streams is ordered by an event. Above 32
-/// entries the entries of each stream and kind are joined into one range
-/// that covers them: more waiting, never less.
+/// joined. Memory of 2 MiB or more is tracked in lanes, each with its own
+/// lock: up to 16 lanes of a power of two bytes, at least 1 MiB (a 64 MiB
+/// storage has 16 lanes of 4 MiB). An operation locks the lanes its bytes
+/// touch (usually one), scans their entries (a few comparisons each) to
+/// queue its waits, marks its range in flight, and queues its work (or
+/// does its host copy) with the locks released. So operations on disjoint
+/// ranges from several threads run at once, and those in different lanes
+/// never share a lock; one whose range conflicts with an operation in
+/// flight waits for it to be queued first. Work on disjoint ranges never
+/// waits for each other; overlapping work on two streams is ordered by an
+/// event. Above 32 entries in a lane, the entries of each stream and kind
+/// are joined into one range that covers them: more waiting, never less.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -216,9 +219,9 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
         if self.len == 0 {
             return Ok(());
         }
-        let mut tracks = self.owner.tracks_clear(&self.range(), true);
-        tracks.order(stream, &self.range(), true)?;
-        tracks.add_writer(stream, self.range());
+        let mut locked = self.owner.tracks_clear(&self.range(), true);
+        locked.order(stream, &self.range(), true)?;
+        locked.add_writer(stream, &self.range());
         Ok(())
     }
 }
