@@ -10,29 +10,25 @@
 
 mod common;
 
-use ascend::stream::{Ordered, Stream};
+use ascend::stream::Ordered;
 use ascend::sys::{self, soft};
 use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, SharedSegment, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 use common::gate::gated;
 use common::{on_software, software_only};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 
 const LEN: usize = 1 << 14;
 const CODE: sys::aclError = sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
 
-static SERIAL: Mutex<()> = Mutex::new(());
+use common::shared_stream as stream;
 
 fn start() -> (MutexGuard<'static, ()>, Device) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (guard, device) = common::serial_device();
     if on_software() {
         soft::clear_faults();
     }
-    (guard, common::device())
-}
-
-fn stream(device: &Device) -> Arc<Stream> {
-    Arc::new(Stream::new(device).expect("a stream"))
+    (guard, device)
 }
 
 fn pattern(seed: u32) -> Vec<u32> {

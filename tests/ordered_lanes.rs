@@ -10,10 +10,10 @@
 mod common;
 
 use ascend::pool::{DevicePool, PoolConfig};
-use ascend::stream::{Ordered, Stream};
+use ascend::stream::Ordered;
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 use common::gate::{GATE_DELAY, gated};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Elements of `u32` in one MiB, a lane of the storages here.
@@ -21,16 +21,7 @@ const LANE: usize = (1 << 20) / 4;
 /// Four lanes.
 const LEN: usize = 4 * LANE;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> (MutexGuard<'static, ()>, Device) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    (guard, common::device())
-}
-
-fn stream(device: &Device) -> Arc<Stream> {
-    Arc::new(Stream::new(device).expect("a stream"))
-}
+use common::{serial_device as start, shared_stream as stream};
 
 fn pattern(seed: u32, len: usize) -> Vec<u32> {
     (0..len as u32).map(|index| index.wrapping_mul(7) ^ seed).collect()

@@ -10,29 +10,20 @@
 mod common;
 
 use ascend::pool::{DevicePool, PoolConfig};
-use ascend::stream::{Copy2d, Ordered, OwnedView, Stream};
+use ascend::stream::{Copy2d, Ordered, OwnedView};
 use ascend::sys::{self, soft};
 use ascend::{Device, DeviceBuf, Error, PinnedHostBuf};
 use common::gate::{GATE_DELAY, gated};
 use common::on_software;
 use std::ops::Bound;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Elements of the storages here.
 const LEN: usize = 1 << 14;
 const HALF: usize = LEN / 2;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> (MutexGuard<'static, ()>, Device) {
-    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    (guard, common::device())
-}
-
-fn stream(device: &Device) -> Arc<Stream> {
-    Arc::new(Stream::new(device).expect("a stream"))
-}
+use common::{serial_device as start, shared_stream as stream};
 
 fn pattern(seed: u32, len: usize) -> Vec<u32> {
     (0..len as u32).map(|index| index ^ seed).collect()

@@ -12,8 +12,25 @@ pub mod gate;
 pub mod peer;
 pub mod pool;
 
+use ascend::stream::Stream;
 use ascend::{Backend, Device};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Device 0, with the guard that keeps the tests of this binary that take
+/// it running one at a time (the misuse lists and the fault table are
+/// process-wide).
+pub fn serial_device() -> (MutexGuard<'static, ()>, Device) {
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    (guard, device())
+}
+
+/// A new stream on `device`, to share.
+pub fn shared_stream(device: &Device) -> Arc<Stream> {
+    Arc::new(Stream::new(device).expect("a stream"))
+}
 
 /// Device 0, made current on this thread.
 pub fn device() -> Device {
