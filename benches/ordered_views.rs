@@ -103,89 +103,65 @@ fn on_threads(
     start.elapsed()
 }
 
-/// [`on_threads`] with raw synchronous `aclrtMemcpy` calls into the
-/// halves of one allocation at `device`.
-fn raw_on_threads((threads, part): (usize, usize), iterations: u64, device: usize) -> Duration {
+/// [`on_threads`] with raw calls into the halves of one allocation at
+/// `device`: synchronous `aclrtMemcpy` from a host `Vec`, or if `queued`
+/// `aclrtMemcpyAsync` from an `aclrtMallocHost` buffer on a raw stream per
+/// thread, then a synchronisation.
+fn raw_on_threads((threads, part): (usize, usize), queued: bool, iterations: u64, device: usize) -> Duration {
     let start = Instant::now();
     std::thread::scope(|scope| {
         for thread in 0..threads {
             scope.spawn(move || {
                 // SAFETY: no pointer arguments.
                 common::ok(unsafe { ascend::sys::aclrtSetDevice(0) }, "aclrtSetDevice");
-                let host = vec![7u8; part];
+                let (host_vec, pinned) = (vec![7u8; part], queued.then(|| common::host_buffer(part)));
+                let host: *const c_void = pinned.map_or(host_vec.as_ptr().cast(), |pinned| pinned.cast_const());
+                let mut stream: ascend::sys::aclrtStream = std::ptr::null_mut();
+                if queued {
+                    // SAFETY: `stream` is a valid out-pointer.
+                    common::ok(
+                        unsafe { ascend::sys::aclrtCreateStream(&mut stream) },
+                        "aclrtCreateStream",
+                    );
+                }
                 for _ in 0..iterations {
                     for write in 0..WRITES {
-                        let at = device + thread * STORAGE / 2 + write * part;
+                        let at = (device + thread * STORAGE / 2 + write * part) as *mut c_void;
                         // SAFETY: `at..at + part` lies in this thread's half
                         // of a live allocation of `STORAGE` bytes; `host`
-                        // holds `part` bytes.
-                        common::ok(
-                            unsafe {
-                                ascend::sys::aclrtMemcpy(
-                                    at as *mut c_void,
-                                    part,
-                                    host.as_ptr().cast(),
-                                    part,
-                                    ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE,
-                                )
-                            },
-                            "aclrtMemcpy",
-                        );
-                    }
-                }
-            });
-        }
-    });
-    start.elapsed()
-}
-
-/// [`on_threads`] queued, with raw `aclrtMemcpyAsync` calls on a raw
-/// stream per thread into the halves of one allocation at `device`.
-fn raw_queued_on_threads((threads, part): (usize, usize), iterations: u64, device: usize) -> Duration {
-    let start = Instant::now();
-    std::thread::scope(|scope| {
-        for thread in 0..threads {
-            scope.spawn(move || {
-                // SAFETY: no pointer arguments.
-                common::ok(unsafe { ascend::sys::aclrtSetDevice(0) }, "aclrtSetDevice");
-                let host = common::host_buffer(part);
-                let mut stream: ascend::sys::aclrtStream = std::ptr::null_mut();
-                // SAFETY: `stream` is a valid out-pointer.
-                common::ok(
-                    unsafe { ascend::sys::aclrtCreateStream(&mut stream) },
-                    "aclrtCreateStream",
-                );
-                for _ in 0..iterations {
-                    for write in 0..WRITES {
-                        let at = device + thread * STORAGE / 2 + write * part;
-                        // SAFETY: `at..at + part` lies in this thread's half
-                        // of a live allocation; `host` holds `part` pinned
-                        // bytes that outlive the synchronisation below.
-                        common::ok(
-                            unsafe {
+                        // holds `part` bytes (pinned when queued) that
+                        // outlive the synchronisation below.
+                        let code = unsafe {
+                            if queued {
                                 ascend::sys::aclrtMemcpyAsync(
-                                    at as *mut c_void,
+                                    at,
                                     part,
                                     host,
                                     part,
                                     ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE,
                                     stream,
                                 )
-                            },
-                            "aclrtMemcpyAsync",
+                            } else {
+                                ascend::sys::aclrtMemcpy(at, part, host, part, ascend::sys::ACL_MEMCPY_HOST_TO_DEVICE)
+                            }
+                        };
+                        common::ok(code, "a raw copy");
+                    }
+                    if queued {
+                        // SAFETY: a live stream.
+                        common::ok(
+                            unsafe { ascend::sys::aclrtSynchronizeStream(stream) },
+                            "aclrtSynchronizeStream",
                         );
                     }
-                    // SAFETY: a live stream.
-                    common::ok(
-                        unsafe { ascend::sys::aclrtSynchronizeStream(stream) },
-                        "aclrtSynchronizeStream",
-                    );
                 }
-                // SAFETY: the stream's work is over; the buffer is unused
-                // from here.
-                unsafe {
-                    common::ok(ascend::sys::aclrtDestroyStream(stream), "aclrtDestroyStream");
-                    common::ok(ascend::sys::aclrtFreeHost(host), "aclrtFreeHost");
+                if let Some(pinned) = pinned {
+                    // SAFETY: the stream's work is over; the buffer is unused
+                    // from here.
+                    unsafe {
+                        common::ok(ascend::sys::aclrtDestroyStream(stream), "aclrtDestroyStream");
+                        common::ok(ascend::sys::aclrtFreeHost(pinned), "aclrtFreeHost");
+                    }
                 }
             });
         }
@@ -211,10 +187,10 @@ fn disjoint_writes(c: &mut Criterion) {
                 });
             }
             group.bench_with_input(id("raw"), &input, |b, &input| {
-                b.iter_custom(|iterations| raw_on_threads(input, iterations, raw));
+                b.iter_custom(|iterations| raw_on_threads(input, false, iterations, raw));
             });
             group.bench_with_input(id("raw_queued"), &input, |b, &input| {
-                b.iter_custom(|iterations| raw_queued_on_threads(input, iterations, raw));
+                b.iter_custom(|iterations| raw_on_threads(input, true, iterations, raw));
             });
         }
     }

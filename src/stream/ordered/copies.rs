@@ -28,34 +28,26 @@ fn lock_pair_clear<'a, D, S>(
     from: &Range<usize>,
 ) -> (Locked<'a>, Option<Locked<'a>>) {
     let (dst_lanes, src_lanes): (&Lanes, &Lanes) = (&dst.lanes, &src.lanes);
-    let same_owner = std::ptr::eq(dst_lanes, src_lanes);
-    let dst_uses: &[(&Range<usize>, bool)] = if same_owner {
-        &[(to, true), (from, false)]
-    } else {
-        &[(to, true)]
-    };
-    let src_uses: &[(&Range<usize>, bool)] = &[(from, false)];
+    if std::ptr::eq(dst_lanes, src_lanes) {
+        return (dst_lanes.lock_clear(&[(to, true), (from, false)]), None);
+    }
+    let (dst_uses, src_uses): (&[_], &[_]) = (&[(to, true)], &[(from, false)]);
     loop {
-        let (dst_locked, src_locked) = if same_owner {
-            (Locked::lock(dst_lanes, dst_uses), None)
-        } else if (dst_lanes as *const Lanes) < (src_lanes as *const Lanes) {
+        let (dst_locked, src_locked) = if (dst_lanes as *const Lanes) < (src_lanes as *const Lanes) {
             let first = Locked::lock(dst_lanes, dst_uses);
-            (first, Some(Locked::lock(src_lanes, src_uses)))
+            (first, Locked::lock(src_lanes, src_uses))
         } else {
             let second = Locked::lock(src_lanes, src_uses);
-            (Locked::lock(dst_lanes, dst_uses), Some(second))
+            (Locked::lock(dst_lanes, dst_uses), second)
         };
         if let Some(index) = dst_locked.blocked(dst_uses) {
             drop((dst_locked, src_locked));
             dst_lanes.wait_for_lane(index, dst_uses);
-            continue;
-        }
-        match src_locked.as_ref().and_then(|locked| locked.blocked(src_uses)) {
-            Some(index) => {
-                drop((dst_locked, src_locked));
-                src_lanes.wait_for_lane(index, src_uses);
-            }
-            None => return (dst_locked, src_locked),
+        } else if let Some(index) = src_locked.blocked(src_uses) {
+            drop((dst_locked, src_locked));
+            src_lanes.wait_for_lane(index, src_uses);
+        } else {
+            return (dst_locked, Some(src_locked));
         }
     }
 }
