@@ -97,6 +97,12 @@ pub struct BackendInfo {
     /// Every library path tried, in order (empty when the software device
     /// was requested explicitly).
     pub attempts: Vec<LibraryAttempt>,
+    /// Set when `auto` fell back to the software device on a host that looks
+    /// like an NPU host: what makes it look so (`ASCEND_HOME_PATH is set`,
+    /// `/dev/davinci0 exists`, ...). The fallback is then logged at `warn`,
+    /// once, and [`describe`](Self::describe) says it, because there it is
+    /// more likely a broken install than a machine without an NPU.
+    pub npu_host_signs: Vec<String>,
     library: Option<Library>,
 }
 
@@ -110,6 +116,14 @@ impl BackendInfo {
     /// AscendCL backend: software device (no ASCEND_BACKEND set; no AscendCL library found)
     ///   tried /usr/local/Ascend/cann/lib64/libascendcl.so (default install location): cannot open shared object file: No such file or directory
     ///   tried libascendcl.so (dynamic linker search): cannot open shared object file: No such file or directory
+    /// ```
+    ///
+    /// When `auto` fell back on a host that looks like an NPU host
+    /// ([`npu_host_signs`](Self::npu_host_signs)), a last line says so and
+    /// what to do:
+    ///
+    /// ```text
+    ///   WARNING: this host looks like an NPU host (ASCEND_HOME_PATH is set), but no AscendCL library opened: ...
     /// ```
     pub fn describe(&self) -> String {
         let asked = match self.requested_by {
@@ -126,8 +140,48 @@ impl BackendInfo {
             text.push_str("\n  tried ");
             text.push_str(&attempt.to_string());
         }
+        if let Some(warning) = self.fallback_warning() {
+            text.push_str("\n  WARNING: ");
+            text.push_str(&warning);
+        }
         text
     }
+
+    /// Why running on the software device here is probably a mistake, and
+    /// the fix; `None` unless `auto` fell back on an NPU-looking host.
+    fn fallback_warning(&self) -> Option<String> {
+        if self.backend != Backend::Software || self.npu_host_signs.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "this host looks like an NPU host ({}), but no AscendCL library opened, so every call runs on the \
+             software device, not the NPU. Set ASCEND_ACL_LIB to the libascendcl.so file (or source CANN's \
+             set_env.sh), and set ASCEND_BACKEND=hardware in production so that a missing library is an error.",
+            self.npu_host_signs.join(", ")
+        ))
+    }
+}
+
+/// What makes this host look like an NPU host: a CANN root variable set, or
+/// an NPU device node (`/dev/davinci*`).
+fn npu_host_signs(env: impl Fn(&str) -> Option<String>, dev: &std::path::Path) -> Vec<String> {
+    let mut signs: Vec<String> = ["ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"]
+        .into_iter()
+        .filter(|name| env(name).is_some_and(|value| !value.is_empty()))
+        .map(|name| format!("{name} is set"))
+        .collect();
+    let mut nodes: Vec<String> = std::fs::read_dir(dev)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name.starts_with("davinci"))
+        .collect();
+    nodes.sort();
+    if let Some(first) = nodes.first() {
+        signs.push(format!("{} exists", dev.join(first).display()));
+    }
+    signs
 }
 
 /// Why no backend could be used, or why a selection was refused.
@@ -298,6 +352,7 @@ fn announce() {
     static ANNOUNCED: OnceLock<()> = OnceLock::new();
     ANNOUNCED.get_or_init(|| match CHOSEN.get() {
         Some(Ok(info)) => match crate::soft::startup_problem().filter(|_| info.backend == Backend::Software) {
+            None if info.fallback_warning().is_some() => log::warn!("{}", info.describe()),
             None => log::info!("{}", info.describe()),
             Some(reason) => log::error!("{}\nthe software device cannot start: {reason}", info.describe()),
         },
@@ -312,6 +367,10 @@ fn choose(request: BackendRequest, requested_by: &'static str) -> Result<Backend
         requested: request,
         requested_by,
         library_path: None,
+        npu_host_signs: match request {
+            BackendRequest::Auto => npu_host_signs(|name| std::env::var(name).ok(), std::path::Path::new("/dev")),
+            _ => Vec::new(),
+        },
         attempts,
         library: None,
     };
@@ -330,6 +389,7 @@ fn choose(request: BackendRequest, requested_by: &'static str) -> Result<Backend
             requested: request,
             requested_by,
             library_path: Some(loaded.path),
+            npu_host_signs: Vec::new(),
             attempts,
             library: Some(loaded.library),
         }),
@@ -352,5 +412,33 @@ pub(crate) fn route() -> Route {
         RouteSlot::Software => Route::Software,
         RouteSlot::Hardware(library) => Route::Hardware(library),
         RouteSlot::Unavailable(why) => Route::Unavailable(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::npu_host_signs;
+    use std::path::Path;
+
+    #[test]
+    fn a_cann_root_variable_or_a_davinci_node_makes_an_npu_host() {
+        let dev = std::env::temp_dir().join(format!("ascend-sys-dev-{}", std::process::id()));
+        std::fs::create_dir_all(&dev).expect("temporary directory");
+        let none = |_: &str| None;
+        assert!(npu_host_signs(none, &dev).is_empty());
+        assert!(
+            npu_host_signs(|_| Some(String::new()), &dev).is_empty(),
+            "an empty variable is unset"
+        );
+
+        let home = |name: &str| (name == "ASCEND_HOME_PATH").then(|| "/usr/local/Ascend".to_string());
+        assert_eq!(npu_host_signs(home, &dev), ["ASCEND_HOME_PATH is set"]);
+
+        std::fs::write(dev.join("davinci3"), b"").expect("a device node stand-in");
+        std::fs::write(dev.join("davinci_manager"), b"").expect("a device node stand-in");
+        let signs = npu_host_signs(none, &dev);
+        assert_eq!(signs, [format!("{} exists", dev.join("davinci3").display())]);
+        std::fs::remove_dir_all(&dev).expect("cleanup");
+        assert!(npu_host_signs(none, Path::new("/nonexistent/dev")).is_empty());
     }
 }

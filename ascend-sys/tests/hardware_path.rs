@@ -420,6 +420,70 @@ fn child_auto_falls_back() {
 }
 
 #[test]
+fn auto_falling_back_on_an_npu_host_warns_once() {
+    let run = Child::new("child_auto_falls_back_on_npu_host")
+        .env("ASCEND_BACKEND", "auto")
+        .env("ASCEND_HOME_PATH", "/nonexistent/Ascend/cann")
+        .run();
+    run.assert_log(&[]);
+}
+
+/// A logger that keeps every record, for the fallback warning test.
+struct KeptLog(std::sync::Mutex<Vec<(log::Level, String)>>);
+
+impl log::Log for KeptLog {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        if record.target().starts_with("ascend_sys") {
+            let mut kept = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            kept.push((record.level(), record.args().to_string()));
+        }
+    }
+    fn flush(&self) {}
+}
+
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_auto_falls_back_on_npu_host() {
+    if !is_child("child_auto_falls_back_on_npu_host") {
+        return;
+    }
+    static KEPT: KeptLog = KeptLog(std::sync::Mutex::new(Vec::new()));
+    log::set_logger(&KEPT).expect("the only logger of this child");
+    log::set_max_level(log::LevelFilter::Trace);
+
+    let info = backend().expect("auto always has a backend");
+    assert_eq!(info.backend, Backend::Software);
+    assert_eq!(info.npu_host_signs, ["ASCEND_HOME_PATH is set"]);
+    let description = info.describe();
+    let warning = description.lines().last().unwrap_or_default();
+    assert!(
+        warning.contains("WARNING: this host looks like an NPU host (ASCEND_HOME_PATH is set)"),
+        "{description}"
+    );
+    assert!(
+        warning.contains("ASCEND_BACKEND=hardware") && warning.contains("ASCEND_ACL_LIB"),
+        "{description}"
+    );
+    let (rc, _) = device_count();
+    assert_eq!(rc, ACL_SUCCESS, "{:?}", recent_message());
+    let _ = backend();
+
+    let kept = KEPT.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let warnings: Vec<_> = kept.iter().filter(|(level, _)| *level == log::Level::Warn).collect();
+    assert_eq!(warnings.len(), 1, "one warning, once: {kept:?}");
+    assert_eq!(warnings[0].1, description, "the warning is the description");
+    assert!(
+        !kept
+            .iter()
+            .any(|(level, text)| *level != log::Level::Warn && text.starts_with("AscendCL backend")),
+        "the choice is logged once, at warn: {kept:?}"
+    );
+}
+
+#[test]
 fn auto_with_a_library_uses_it() {
     let run = Child::new("child_auto_uses_library")
         .env("ASCEND_BACKEND", "auto")
