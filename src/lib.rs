@@ -90,6 +90,36 @@ pub mod vmm;
 
 pub use ascend_sys as sys;
 pub use backend::{Backend, BackendInfo, backend, build_toolkit};
+/// `bytemuck`, re-exported: the element types of buffers and copies are
+/// [`bytemuck::Pod`] (plain bytes, any bit pattern valid). Your own element
+/// type derives it through this re-export, with no `bytemuck` dependency of
+/// your own; the `#[bytemuck(crate = ...)]` line tells the derive where it is:
+///
+/// ```
+/// use ascend::bytemuck::{Pod, Zeroable};
+/// use ascend::{Device, DeviceBuf};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+/// #[bytemuck(crate = "ascend::bytemuck")]
+/// #[repr(C)]
+/// struct Rgba {
+///     r: f32,
+///     g: f32,
+///     b: f32,
+///     a: f32,
+/// }
+///
+/// let device = Device::new(0)?;
+/// let pixels = [Rgba { r: 1.0, g: 0.5, b: 0.25, a: 1.0 }; 3];
+/// let on_device = DeviceBuf::from_slice(&device, &pixels)?;
+/// assert_eq!(on_device.to_vec()?, pixels);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
+/// A type that is not `Pod` (a `String`, a struct with padding, a
+/// reference) is refused at compile time with one error, "the trait bound
+/// `...: Pod` was not satisfied", at the call that needs it.
+pub use bytemuck;
 pub use device::{Device, MemoryUsage};
 pub use error::{Error, Result, check};
 pub use error_code::ErrorCode;

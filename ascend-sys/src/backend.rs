@@ -348,15 +348,19 @@ fn chosen() -> &'static Result<BackendInfo, BackendError> {
     chosen
 }
 
+/// Logs the choice once. A failure is logged at `debug` only: it reaches the
+/// program as an error already ([`backend`] returns it, and every call
+/// returns `ACL_ERROR_RT_NO_DEVICE` with the reason in
+/// `aclGetRecentErrMsg`), so a program that logs its errors shows it once.
 fn announce() {
     static ANNOUNCED: OnceLock<()> = OnceLock::new();
     ANNOUNCED.get_or_init(|| match CHOSEN.get() {
         Some(Ok(info)) => match crate::soft::startup_problem().filter(|_| info.backend == Backend::Software) {
             None if info.fallback_warning().is_some() => log::warn!("{}", info.describe()),
             None => log::info!("{}", info.describe()),
-            Some(reason) => log::error!("{}\nthe software device cannot start: {reason}", info.describe()),
+            Some(reason) => log::debug!("{}\nthe software device cannot start: {reason}", info.describe()),
         },
-        Some(Err(error)) => log::error!("AscendCL backend unavailable: {error}"),
+        Some(Err(error)) => log::debug!("AscendCL backend unavailable: {error}"),
         None => {}
     });
 }

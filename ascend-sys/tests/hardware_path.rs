@@ -484,6 +484,41 @@ fn child_auto_falls_back_on_npu_host() {
 }
 
 #[test]
+fn a_missing_library_is_reported_once() {
+    Child::new("child_missing_library_reported_once")
+        .env("ASCEND_BACKEND", "hardware")
+        .env("ASCEND_ACL_LIB", "/nonexistent/libascendcl.so")
+        .run();
+}
+
+#[test]
+#[ignore = "run by its parent test in a child process"]
+fn child_missing_library_reported_once() {
+    if !is_child("child_missing_library_reported_once") {
+        return;
+    }
+    static KEPT: KeptLog = KeptLog(std::sync::Mutex::new(Vec::new()));
+    log::set_logger(&KEPT).expect("the only logger of this child");
+    log::set_max_level(log::LevelFilter::Trace);
+
+    let error = backend().expect_err("no library, hardware required");
+    assert!(error.to_string().contains("/nonexistent/libascendcl.so"), "{error}");
+    let (rc, _) = device_count();
+    assert_eq!(rc, ACL_ERROR_RT_NO_DEVICE);
+    let message = recent_message().unwrap_or_default();
+    assert!(
+        message.contains("/nonexistent/libascendcl.so"),
+        "the call says why: {message}"
+    );
+
+    let kept = KEPT.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    assert!(
+        !kept.iter().any(|(level, _)| *level <= log::Level::Info),
+        "the failure reaches the program as an error, not also as a log line: {kept:?}"
+    );
+}
+
+#[test]
 fn auto_with_a_library_uses_it() {
     let run = Child::new("child_auto_uses_library")
         .env("ASCEND_BACKEND", "auto")

@@ -25,7 +25,7 @@ use std::ptr::NonNull;
 /// ```
 ///
 /// **Threads:** `AlignedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
-pub struct AlignedHostBuf<T: Pod> {
+pub struct AlignedHostBuf<T> {
     pointer: NonNull<T>,
     len: usize,
     /// The allocation's layout; `None` for an empty buffer (no allocation).
@@ -112,7 +112,7 @@ impl<T: Pod> DerefMut for AlignedHostBuf<T> {
     }
 }
 
-impl<T: Pod> Drop for AlignedHostBuf<T> {
+impl<T> Drop for AlignedHostBuf<T> {
     fn drop(&mut self) {
         if let Some(layout) = self.layout.take() {
             // SAFETY: allocated in `zeroed` with exactly this layout, freed

@@ -49,7 +49,7 @@ enum Kind {
 /// `Sync` when `T` is `Sync`, like the `&'a mut [T]` it holds.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
-pub struct HostRegistration<'a, T: Pod = u8> {
+pub struct HostRegistration<'a, T = u8> {
     host: NonNull<T>,
     len: usize,
     device: Device,
@@ -247,7 +247,10 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }
+}
 
+// Needs no `T: Pod`: the drop runs for any element type.
+impl<T> HostRegistration<'_, T> {
     fn release(&mut self) -> Result<()> {
         if !std::mem::take(&mut self.registered) {
             return Ok(());
@@ -261,7 +264,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     }
 }
 
-impl<T: Pod> Drop for HostRegistration<'_, T> {
+impl<T> Drop for HostRegistration<'_, T> {
     fn drop(&mut self) {
         if let Err(error) = self.release() {
             log::warn!("HostRegistration drop: {error}");

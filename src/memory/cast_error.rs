@@ -21,7 +21,7 @@ use std::fmt;
 /// assert_eq!(bytes.to_vec()?, [1, 2, 3]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
-pub struct CastError<T: Pod> {
+pub struct CastError<T> {
     pub(super) error: Error,
     pub(super) buffer: DeviceBuf<T>,
 }

@@ -37,7 +37,7 @@ use std::ptr::NonNull;
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts); the calls it
 /// makes are in [AscendCL → Rust](crate::guide::acl_to_rust).
-pub struct DeviceBuf<T: Pod> {
+pub struct DeviceBuf<T> {
     /// Device address; `None` for an empty buffer (nothing allocated).
     address: Option<NonNull<c_void>>,
     len: usize,
@@ -439,7 +439,10 @@ impl<T: Pod> DeviceBuf<T> {
         log::trace!("aclrtFreeWithDevSync: {:p}", address.as_ptr());
         Ok(())
     }
+}
 
+// Needs no `T: Pod`: the drop runs for any element type.
+impl<T> DeviceBuf<T> {
     fn release(&mut self) -> Result<()> {
         let Some(address) = self.address.take() else {
             return Ok(());
@@ -452,7 +455,7 @@ impl<T: Pod> DeviceBuf<T> {
     }
 }
 
-impl<T: Pod> Drop for DeviceBuf<T> {
+impl<T> Drop for DeviceBuf<T> {
     fn drop(&mut self) {
         if let Err(error) = self.release() {
             log::warn!("DeviceBuf drop: {error}");

@@ -30,7 +30,7 @@ const HOST_ALIGN: usize = 64;
 /// **Threads:** `PinnedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
-pub struct PinnedHostBuf<T: Pod> {
+pub struct PinnedHostBuf<T> {
     pointer: NonNull<T>,
     len: usize,
     /// Elements allocated at `pointer`, at least `len` (more only for a
@@ -260,7 +260,10 @@ impl<T: Pod> PinnedHostBuf<T> {
         log::trace!("aclrtFreeHostWithDevSync: {:p}", self.pointer);
         Ok(())
     }
+}
 
+// Needs no `T: Pod`: the drop runs for any element type.
+impl<T> PinnedHostBuf<T> {
     fn release(&mut self) -> Result<()> {
         if !std::mem::take(&mut self.allocated) {
             return Ok(());
@@ -316,7 +319,7 @@ impl<T: Pod> DerefMut for PinnedHostBuf<T> {
     }
 }
 
-impl<T: Pod> Drop for PinnedHostBuf<T> {
+impl<T> Drop for PinnedHostBuf<T> {
     fn drop(&mut self) {
         if let Err(error) = self.release() {
             log::warn!("PinnedHostBuf drop: {error}");

@@ -37,7 +37,7 @@ use std::ops::{Bound, RangeBounds};
 /// reads.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
-pub struct DeviceSlice<'a, T: Pod> {
+pub struct DeviceSlice<'a, T> {
     address: usize,
     len: usize,
     device: &'a Device,
@@ -50,7 +50,7 @@ pub struct DeviceSlice<'a, T: Pod> {
 /// the bytes it covers, and a `&DeviceSliceMut` only reads.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
-pub struct DeviceSliceMut<'a, T: Pod> {
+pub struct DeviceSliceMut<'a, T> {
     address: usize,
     len: usize,
     device: &'a Device,

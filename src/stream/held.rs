@@ -36,7 +36,7 @@ fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> R
 /// assert_eq!(out, [1, 1, 1, 1, 9, 9, 9, 9]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
-pub struct ScopedDevice<'scope, T: Pod> {
+pub struct ScopedDevice<'scope, T> {
     address: usize,
     len: usize,
     _scope: PhantomData<&'scope mut &'scope ()>,
@@ -47,7 +47,7 @@ pub struct ScopedDevice<'scope, T: Pod> {
 /// ([`AsyncScope::hold_host`](super::AsyncScope::hold_host)): a copyable
 /// handle that any number of the scope's transfers may read or write, in
 /// stream order. It cannot leave the scope.
-pub struct ScopedHost<'scope, T: Pod> {
+pub struct ScopedHost<'scope, T> {
     pointer: *mut T,
     len: usize,
     _scope: PhantomData<&'scope mut &'scope ()>,
