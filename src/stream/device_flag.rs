@@ -156,7 +156,8 @@ impl DeviceFlag {
     /// // SAFETY: the address holds the flag's 8 bytes while `flag` lives;
     /// // `value` is 8 bytes of host memory.
     /// let code = unsafe {
-    ///     ascend_sys::aclrtMemcpy(flag.as_raw(), 8, (&raw const value).cast(), 8, ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    ///     let src = (&raw const value).cast();
+    ///     ascend_sys::aclrtMemcpy(flag.as_raw(), 8, src, 8, ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE)
     /// };
     /// ascend::check("aclrtMemcpy", code)?;
     /// assert_eq!(flag.get()?, 7);

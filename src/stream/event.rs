@@ -359,7 +359,9 @@ impl Event {
     /// let stream = Stream::new(&device)?;
     /// let event = Event::new(&device)?;
     /// event.record(&stream)?;
+    /// let live = ascend_sys::soft::live().events; // the software device's count
     /// event.destroy()?; // the queued record completes harmlessly
+    /// assert_eq!(ascend_sys::soft::live().events, live - 1);
     /// stream.synchronize()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```

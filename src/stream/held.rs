@@ -52,7 +52,8 @@ pub struct ScopedDevice<'scope, T: Pod> {
 /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
 /// let device = Device::new(0)?;
 /// let stream = Stream::new(&device)?;
-/// let (first, second) = (DeviceBuf::from_slice(&device, &[1u8; 4])?, DeviceBuf::from_slice(&device, &[2u8; 4])?);
+/// let first = DeviceBuf::from_slice(&device, &[1u8; 4])?;
+/// let second = DeviceBuf::from_slice(&device, &[2u8; 4])?;
 /// let mut host = PinnedHostBuf::<u8>::zeroed(&device, 8)?;
 /// stream.scope(|s| {
 ///     let held = s.hold_host(&mut host); // written by two copies

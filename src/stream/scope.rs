@@ -255,7 +255,8 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let host = PinnedHostBuf::from_slice(&device, &[7i32; 8])?;
-    /// let (mut on_device, mut too_short) = (DeviceBuf::<i32>::zeroed(&device, 8)?, DeviceBuf::<i32>::zeroed(&device, 4)?);
+    /// let mut on_device = DeviceBuf::<i32>::zeroed(&device, 8)?;
+    /// let mut too_short = DeviceBuf::<i32>::zeroed(&device, 4)?;
     /// stream.scope(|s| {
     ///     s.copy_to_device(&host, &mut on_device)?;
     ///     let mismatch = s.copy_to_device(&host, &mut too_short); // 8 elements into 4
@@ -437,7 +438,8 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let image: Vec<u8> = (0..12).collect(); // 3 rows of 4
-    /// let (mut right_half, mut too_small) = (DeviceBuf::<u8>::zeroed(&device, 6)?, DeviceBuf::<u8>::zeroed(&device, 4)?);
+    /// let mut right_half = DeviceBuf::<u8>::zeroed(&device, 6)?;
+    /// let mut too_small = DeviceBuf::<u8>::zeroed(&device, 4)?;
     /// let shape = Copy2d::new(2, 3).with_src_pitch(4); // 3 rows of 2, rows 4 apart in the source
     /// stream.scope(|s| {
     ///     let refused = s.copy_to_device_2d(&image[2..], &mut too_small, shape); // needs 6

@@ -57,8 +57,13 @@ use sealed::{DeviceRead, DeviceWrite, HostRead, HostWrite};
 /// A helper that queues work on a scope names the sides by these traits:
 ///
 /// ```
-/// use ascend::{Device, DeviceBuf, PinnedHostBuf, Result, stream::{AsyncScope, DeviceDest, HostSource, Stream}};
-/// fn upload<'scope>(s: &AsyncScope<'scope, '_>, src: impl HostSource<'scope, f32>, dst: impl DeviceDest<'scope, f32>) -> Result<()> {
+/// use ascend::stream::{AsyncScope, DeviceDest, HostSource, Stream};
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, Result};
+/// fn upload<'scope>(
+///     s: &AsyncScope<'scope, '_>,
+///     src: impl HostSource<'scope, f32>,
+///     dst: impl DeviceDest<'scope, f32>,
+/// ) -> Result<()> {
 ///     s.copy_to_device(src, dst)
 /// }
 /// # let device = Device::new(0)?;
@@ -84,8 +89,13 @@ impl<'a, T: Pod, S: HostRead<'a, T>> HostSource<'a, T> for S {}
 /// [`ScopedHost`](super::ScopedHost). Sealed.
 ///
 /// ```
-/// use ascend::{Device, DeviceBuf, PinnedHostBuf, Result, stream::{AsyncScope, DeviceSource, HostDest, Stream}};
-/// fn download<'scope>(s: &AsyncScope<'scope, '_>, src: impl DeviceSource<'scope, u8>, dst: impl HostDest<'scope, u8>) -> Result<()> {
+/// use ascend::stream::{AsyncScope, DeviceSource, HostDest, Stream};
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, Result};
+/// fn download<'scope>(
+///     s: &AsyncScope<'scope, '_>,
+///     src: impl DeviceSource<'scope, u8>,
+///     dst: impl HostDest<'scope, u8>,
+/// ) -> Result<()> {
 ///     s.copy_to_host(src, dst)
 /// }
 /// # let device = Device::new(0)?;
@@ -113,7 +123,11 @@ impl<'a, T: Pod, D: HostWrite<'a, T>> HostDest<'a, T> for D {}
 ///
 /// ```
 /// use ascend::{Device, DeviceBuf, Result, stream::{AsyncScope, DeviceSource, ScopedDevice, Stream}};
-/// fn duplicate<'scope>(s: &AsyncScope<'scope, '_>, src: impl DeviceSource<'scope, i32> + Copy, dst: ScopedDevice<'scope, i32>) -> Result<()> {
+/// fn duplicate<'scope>(
+///     s: &AsyncScope<'scope, '_>,
+///     src: impl DeviceSource<'scope, i32> + Copy,
+///     dst: ScopedDevice<'scope, i32>,
+/// ) -> Result<()> {
 ///     let half = dst.len() / 2;
 ///     s.copy_on_device(src, dst.slice(..half)?)?;
 ///     s.copy_on_device(src, dst.slice(half..)?)

@@ -307,7 +307,8 @@ impl LeakCheck {
     /// let before = DeviceBuf::<u8>::zeroed(&device, 64)?; // older than the check
     /// let check = LeakCheck::start()?;
     /// let during = DeviceBuf::<u8>::zeroed(&device, 64)?;
-    /// let created: Vec<u64> = ascend_sys::soft::live_since(check.start_sequence()).iter().map(|r| r.id).collect();
+    /// let created = ascend_sys::soft::live_since(check.start_sequence());
+    /// let created: Vec<u64> = created.iter().map(|resource| resource.id).collect();
     /// assert_eq!(created, [during.as_raw() as u64]); // not `before`
     /// drop(during);
     /// check.finish()?;

@@ -42,7 +42,11 @@ pub enum Disposal {
 /// ```
 /// use ascend::testing::MapAccess;
 /// use ascend::vmm::{MappedRegion, PhysicalAlloc, PhysicalMemProp, VirtualRange};
-/// fn map<'a>(range: &'a VirtualRange, physical: &'a PhysicalAlloc, access: MapAccess) -> ascend::Result<MappedRegion<'a>> {
+/// fn map<'a>(
+///     range: &'a VirtualRange,
+///     physical: &'a PhysicalAlloc,
+///     access: MapAccess,
+/// ) -> ascend::Result<MappedRegion<'a>> {
 ///     match access {
 ///         MapAccess::ReadWrite => range.map(0, physical),
 ///         MapAccess::NoAccess => range.map_no_access(0, physical),
@@ -245,7 +249,8 @@ fn share_kind() -> impl Strategy<Value = ShareKind> + Clone {
 /// ```
 /// use ascend::testing::{LifecycleOp, OpBounds, lifecycle_op};
 /// use proptest::prelude::*;
-/// proptest!(ProptestConfig::with_cases(32), |(op in lifecycle_op(OpBounds { devices: 1, ..OpBounds::default() }))| {
+/// let one_device = OpBounds { devices: 1, ..OpBounds::default() };
+/// proptest!(ProptestConfig::with_cases(32), |(op in lifecycle_op(one_device))| {
 ///     if let LifecycleOp::Allocate { prop, granules } = op {
 ///         prop_assert!((1..=2).contains(&granules));
 ///         prop_assert!(prop.location() != ascend::vmm::MemLocation::Device(1)); // one device only

@@ -114,7 +114,8 @@ pub fn granule_multiple(granule: usize, max_granules: usize) -> impl Strategy<Va
 /// use ascend::vmm::{AccessDesc, MemLocation};
 /// use proptest::prelude::*;
 /// proptest!(ProptestConfig::with_cases(16), |(grant in access_desc(1))| {
-///     prop_assert!(grant == AccessDesc::read_write(MemLocation::Device(0)) || grant == AccessDesc::read_write(MemLocation::Host));
+///     let allowed = [MemLocation::Device(0), MemLocation::Host].map(AccessDesc::read_write);
+///     prop_assert!(allowed.contains(&grant));
 /// });
 /// ```
 pub fn access_desc(devices: u32) -> impl Strategy<Value = AccessDesc> + Clone {
