@@ -44,6 +44,22 @@ pub struct BorrowedStream<'a> {
 /// ([`Event::borrow_raw`]). It derefs to `&Event`; dropping it leaves the
 /// handle alone.
 ///
+/// ```
+/// use ascend::{Device, stream::{Event, Stream}};
+/// let device = Device::new(0)?;
+/// let (first, second) = (Stream::new(&device)?, Stream::new(&device)?);
+/// let library_event = Event::new(&device)?; // stands for a library's own event
+/// library_event.record(&first)?;
+/// // SAFETY: a live event of `device` until `library_event` is dropped, after `borrowed`.
+/// let borrowed = unsafe { Event::borrow_raw(library_event.as_raw(), &device) }?;
+/// second.wait_event(&borrowed)?; // used as an `&Event`
+/// second.synchronize()?;
+/// assert!(borrowed.query()?);
+/// drop(borrowed); // leaves the handle alone
+/// assert!(library_event.query()?);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `BorrowedEvent` is `Send` and `Sync`, like the `Event` it
 /// derefs to.
 pub struct BorrowedEvent<'a> {

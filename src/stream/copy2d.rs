@@ -47,6 +47,15 @@ pub(crate) struct ByteRows {
 
 impl Copy2d {
     /// `height` rows of `width` elements, packed on both sides.
+    ///
+    /// ```
+    /// use ascend::stream::Copy2d;
+    /// let shape = Copy2d::new(4, 2);
+    /// assert_eq!((shape.width(), shape.height()), (4, 2));
+    /// assert_eq!((shape.src_pitch(), shape.dst_pitch()), (4, 4)); // packed
+    /// assert_eq!(shape.src_extent()?, 8);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[must_use]
     pub const fn new(width: usize, height: usize) -> Self {
         Self {
@@ -58,6 +67,16 @@ impl Copy2d {
     }
 
     /// The same shape with the source's rows `pitch` elements apart.
+    ///
+    /// ```
+    /// use ascend::stream::Copy2d;
+    /// // The left 3 columns of a 2-row image 10 elements wide.
+    /// let shape = Copy2d::new(3, 2).with_src_pitch(10);
+    /// assert_eq!(shape.src_pitch(), 10);
+    /// assert_eq!(shape.src_extent()?, 13); // 10 + 3: the last row need not be whole
+    /// assert_eq!(shape.dst_extent()?, 6);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[must_use]
     pub const fn with_src_pitch(self, pitch: usize) -> Self {
         Self {
@@ -67,6 +86,17 @@ impl Copy2d {
     }
 
     /// The same shape with the destination's rows `pitch` elements apart.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Copy2d};
+    /// let device = Device::new(0)?;
+    /// let mut padded = DeviceBuf::<u8>::zeroed(&device, 8)?;
+    /// let shape = Copy2d::new(2, 3).with_dst_pitch(3); // rows 3 apart on the device
+    /// assert_eq!(shape.dst_extent()?, 8);
+    /// padded.as_mut_slice().copy_from_host_2d(&[1, 2, 3, 4, 5, 6], shape)?;
+    /// assert_eq!(padded.to_vec()?, [1, 2, 0, 3, 4, 0, 5, 6]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[must_use]
     pub const fn with_dst_pitch(self, pitch: usize) -> Self {
         Self {
@@ -76,26 +106,56 @@ impl Copy2d {
     }
 
     /// Elements per row.
+    ///
+    /// ```
+    /// assert_eq!(ascend::stream::Copy2d::new(5, 2).width(), 5);
+    /// ```
     pub const fn width(&self) -> usize {
         self.width
     }
 
     /// Number of rows.
+    ///
+    /// ```
+    /// assert_eq!(ascend::stream::Copy2d::new(5, 2).height(), 2);
+    /// ```
     pub const fn height(&self) -> usize {
         self.height
     }
 
     /// Distance between source rows, in elements.
+    ///
+    /// ```
+    /// use ascend::stream::Copy2d;
+    /// assert_eq!(Copy2d::new(5, 2).src_pitch(), 5); // packed by default
+    /// assert_eq!(Copy2d::new(5, 2).with_src_pitch(8).src_pitch(), 8);
+    /// ```
     pub const fn src_pitch(&self) -> usize {
         self.src_pitch
     }
 
     /// Distance between destination rows, in elements.
+    ///
+    /// ```
+    /// use ascend::stream::Copy2d;
+    /// let shape = Copy2d::new(5, 2).with_dst_pitch(16);
+    /// assert_eq!(shape.dst_pitch(), 16);
+    /// assert_eq!(shape.src_pitch(), 5); // the source side is unchanged
+    /// ```
     pub const fn dst_pitch(&self) -> usize {
         self.dst_pitch
     }
 
     /// Whether the copy moves nothing (no rows or no columns).
+    ///
+    /// ```
+    /// use ascend::stream::Copy2d;
+    /// assert!(Copy2d::new(0, 4).is_empty());
+    /// assert!(Copy2d::new(4, 0).is_empty());
+    /// assert!(!Copy2d::new(1, 1).is_empty());
+    /// assert_eq!(Copy2d::new(4, 0).src_extent()?, 0); // needs no memory at all
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub const fn is_empty(&self) -> bool {
         self.width == 0 || self.height == 0
     }
@@ -107,6 +167,18 @@ impl Copy2d {
     ///
     /// [`Error::InvalidArgument`] when `width > src_pitch` or the size
     /// overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Error, stream::Copy2d};
+    /// assert_eq!(Copy2d::new(2, 3).with_src_pitch(5).src_extent()?, 5 * 2 + 2);
+    /// let narrow = Copy2d::new(4, 3).with_src_pitch(3); // rows would overlap
+    /// assert!(matches!(narrow.src_extent(), Err(Error::InvalidArgument { .. })));
+    /// let huge = Copy2d::new(1, usize::MAX).with_src_pitch(2);
+    /// assert!(huge.src_extent().is_err()); // overflows usize
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn src_extent(&self) -> Result<usize> {
         self.extent("source", self.src_pitch)
     }
@@ -117,6 +189,18 @@ impl Copy2d {
     /// # Errors
     ///
     /// As [`Copy2d::src_extent`], for the destination.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Error, stream::Copy2d};
+    /// let shape = Copy2d::new(3, 4).with_dst_pitch(8);
+    /// assert_eq!(shape.dst_extent()?, 8 * 3 + 3);
+    /// assert_eq!(shape.src_extent()?, 12); // packed source
+    /// let narrow = Copy2d::new(3, 4).with_dst_pitch(2);
+    /// assert!(matches!(narrow.dst_extent(), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn dst_extent(&self) -> Result<usize> {
         self.extent("destination", self.dst_pitch)
     }

@@ -27,6 +27,19 @@ impl Stream {
     ///
     /// The runtime's code; `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` when a value
     /// wait held it past the limit. The handle is not used again either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 8)?;
+    /// stream.scope(|s| s.memset(&mut on_device, 5))?;
+    /// stream.destroy()?; // unlike a drop, a failure would be seen here
+    /// assert_eq!(on_device.to_vec()?, [5; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn destroy(mut self) -> Result<()> {
         self.release()
     }

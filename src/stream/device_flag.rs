@@ -12,6 +12,20 @@ use std::sync::Arc;
 /// How [`Stream::wait_value`](super::Stream::wait_value) compares the
 /// flag's word `w` with the value `v` it was given: the wait ends once the
 /// condition holds (the `ACL_STREAM_WAIT_VALUE_*` flags of `aclrtValueWait`).
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::stream::{DeviceFlag, Stream, ValueCondition};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let counter = DeviceFlag::new(&device, 0)?;
+/// let condition = ValueCondition::GreaterOrEqual;
+/// stream.wait_value(&counter, 2, condition)?;
+/// counter.set(5)?; // 5 >= 2: the wait ends
+/// stream.synchronize()?;
+/// assert!(condition.holds(counter.get()?, 2));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ValueCondition {
     /// `(w - v) as i64 >= 0`: a counter has reached `v`, also across a
@@ -27,6 +41,12 @@ pub enum ValueCondition {
 
 impl ValueCondition {
     /// The C flag.
+    ///
+    /// ```
+    /// use ascend::stream::ValueCondition;
+    /// assert_eq!(ValueCondition::Equal.raw(), ascend_sys::ACL_STREAM_WAIT_VALUE_EQ);
+    /// assert_ne!(ValueCondition::And.raw(), ValueCondition::Nor.raw());
+    /// ```
     pub fn raw(self) -> u32 {
         match self {
             ValueCondition::GreaterOrEqual => sys::ACL_STREAM_WAIT_VALUE_GEQ,
@@ -94,6 +114,20 @@ impl DeviceFlag {
     /// # Errors
     ///
     /// The runtime's code (e.g. out of device memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, stream::DeviceFlag};
+    /// let device = Device::new(0)?;
+    /// let flag = DeviceFlag::new(&device, 42)?;
+    /// assert_eq!(flag.get()?, 42);
+    /// let for_another_thread = Arc::clone(&flag); // shared, not copied
+    /// for_another_thread.set(43)?;
+    /// assert_eq!(flag.get()?, 43);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(device: &Device, initial: u64) -> Result<Arc<Self>> {
         Ok(Arc::new(Self {
             word: DeviceBuf::from_slice(device, &[initial])?,
@@ -101,11 +135,34 @@ impl DeviceFlag {
     }
 
     /// The device whose memory holds the word.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::DeviceFlag};
+    /// let flag = DeviceFlag::new(&Device::new(1)?, 0)?;
+    /// assert_eq!(flag.device().id(), 1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         self.word.device()
     }
 
     /// The word's device address, for `ascend-sys` calls.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::DeviceFlag};
+    /// let device = Device::new(0)?;
+    /// let flag = DeviceFlag::new(&device, 0)?;
+    /// let value = 7u64;
+    /// // SAFETY: the address holds the flag's 8 bytes while `flag` lives;
+    /// // `value` is 8 bytes of host memory.
+    /// let code = unsafe {
+    ///     let src = (&raw const value).cast();
+    ///     ascend_sys::aclrtMemcpy(flag.as_raw(), 8, src, 8, ascend_sys::ACL_MEMCPY_HOST_TO_DEVICE)
+    /// };
+    /// ascend::check("aclrtMemcpy", code)?;
+    /// assert_eq!(flag.get()?, 7);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.word.as_raw()
     }
@@ -115,6 +172,19 @@ impl DeviceFlag {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{DeviceFlag, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let flag = DeviceFlag::new(&device, 0)?;
+    /// stream.write_value(&flag, 9)?;
+    /// stream.synchronize()?; // `get` does not wait for the stream
+    /// assert_eq!(flag.get()?, 9);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn get(&self) -> Result<u64> {
         let mut word = [0u64];
         self.word.copy_to_host(&mut word)?;

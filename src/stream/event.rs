@@ -162,11 +162,30 @@ impl Event {
     }
 
     /// The device the event was created on.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::Event};
+    /// let event = Event::new(&Device::new(1)?)?;
+    /// assert_eq!(event.device().id(), 1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
 
     /// The raw handle, for `ascend-sys` calls. It must not be destroyed.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let (stream, event) = (Stream::new(&device)?, Event::new(&device)?);
+    /// // SAFETY: both handles are live while `stream` and `event` are.
+    /// let code = unsafe { ascend_sys::aclrtRecordEvent(event.as_raw(), stream.as_raw()) };
+    /// ascend::check("aclrtRecordEvent", code)?;
+    /// event.synchronize()?;
+    /// assert!(event.query()?); // the raw record is the event's latest
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtEvent {
         self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
     }
@@ -205,6 +224,23 @@ impl Event {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let done = Event::new(&device)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[6u8; 32])?;
+    /// let pending = stream.upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 32)?)?;
+    /// done.record(&stream)?;
+    /// done.synchronize()?; // the host waits for the upload, not for the whole stream
+    /// assert!(done.query()?);
+    /// let (_host, on_device) = pending.wait()?;
+    /// assert_eq!(on_device.to_vec()?, [6; 32]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.device.make_current()?;
         // SAFETY: the handle is live.
@@ -219,6 +255,20 @@ impl Event {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::new(&device)?;
+    /// assert!(!event.query()?); // never recorded
+    /// event.record(&stream)?;
+    /// stream.synchronize()?;
+    /// assert!(event.query()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn query(&self) -> Result<bool> {
         self.device.make_current()?;
         let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -237,6 +287,22 @@ impl Event {
     /// The runtime's code: either event never recorded, or a record not
     /// reached yet (`ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`; synchronise
     /// first).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let (start, end) = (Event::new(&device)?, Event::new(&device)?);
+    /// assert!(end.elapsed_ms_since(&start).is_err()); // neither recorded yet
+    /// start.record(&stream)?;
+    /// end.record(&stream)?;
+    /// end.synchronize()?;
+    /// assert!(end.elapsed_ms_since(&start)? >= 0.0);
+    /// assert!(start.elapsed_ms_since(&end)? <= 0.0); // reached first: not positive
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
         self.device.make_current()?;
         let mut millis = 0.0f32;
@@ -284,6 +350,21 @@ impl Event {
     /// # Errors
     ///
     /// The runtime's code; the handle is not used again either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::new(&device)?;
+    /// event.record(&stream)?;
+    /// let live = ascend_sys::soft::live().events; // the software device's count
+    /// event.destroy()?; // the queued record completes harmlessly
+    /// assert_eq!(ascend_sys::soft::live().events, live - 1);
+    /// stream.synchronize()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn destroy(mut self) -> Result<()> {
         self.release()
     }

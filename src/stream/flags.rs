@@ -98,6 +98,16 @@ impl StreamPriority {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] when `level` is above 7.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Error, stream::StreamPriority};
+    /// assert_eq!(StreamPriority::new(7)?, StreamPriority::LOWEST);
+    /// assert!(StreamPriority::new(1)? < StreamPriority::new(2)?); // ordered by level: 0 first
+    /// assert!(matches!(StreamPriority::new(9), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(level: u8) -> Result<Self> {
         if level > Self::LOWEST.0 {
             return Err(Error::invalid(
@@ -109,6 +119,13 @@ impl StreamPriority {
     }
 
     /// The level, 0 to 7.
+    ///
+    /// ```
+    /// use ascend::stream::StreamPriority;
+    /// assert_eq!(StreamPriority::HIGHEST.get(), 0);
+    /// assert_eq!(StreamPriority::new(5)?.get(), 5);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn get(self) -> u8 {
         self.0
     }

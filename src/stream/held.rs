@@ -47,6 +47,22 @@ pub struct ScopedDevice<'scope, T> {
 /// ([`AsyncScope::hold_host`](super::AsyncScope::hold_host)): a copyable
 /// handle that any number of the scope's transfers may read or write, in
 /// stream order. It cannot leave the scope.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let first = DeviceBuf::from_slice(&device, &[1u8; 4])?;
+/// let second = DeviceBuf::from_slice(&device, &[2u8; 4])?;
+/// let mut host = PinnedHostBuf::<u8>::zeroed(&device, 8)?;
+/// stream.scope(|s| {
+///     let held = s.hold_host(&mut host); // written by two copies
+///     s.copy_to_host(&first, held.slice(..4)?)?;
+///     s.copy_to_host(&second, held.slice(4..)?)
+/// })?;
+/// assert_eq!(&host[..], [1, 1, 1, 1, 2, 2, 2, 2]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub struct ScopedHost<'scope, T> {
     pointer: *mut T,
     len: usize,
@@ -78,16 +94,59 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// # use ascend::{Device, DeviceBuf, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u16>::zeroed(&device, 10)?;
+    /// stream.scope(|s| {
+    ///     let held = s.hold_device(&mut on_device);
+    ///     assert_eq!(held.len(), 10);
+    ///     assert_eq!(held.slice(2..5)?.len(), 3);
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no elements.
+    ///
+    /// ```
+    /// # use ascend::{Device, DeviceBuf, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u16>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     let held = s.hold_device(&mut on_device);
+    ///     assert!(!held.is_empty());
+    ///     assert!(held.slice(4..)?.is_empty()); // the empty tail is in bounds
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The device address (never dereference it on the host).
+    ///
+    /// ```
+    /// # use ascend::{Device, DeviceBuf, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 8)?;
+    /// let start = on_device.as_raw() as usize;
+    /// stream.scope(|s| {
+    ///     let held = s.hold_device(&mut on_device);
+    ///     assert_eq!(held.as_raw() as usize, start);
+    ///     assert_eq!(held.slice(2..)?.as_raw() as usize, start + 2 * 4); // 2 elements of 4 bytes in
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.address as *mut c_void
     }
@@ -97,6 +156,24 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `range` is out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     let held = s.hold_device(&mut on_device);
+    ///     s.memset(held.slice(..2)?, 1)?;
+    ///     s.memset(held.slice(2..)?, 2)?;
+    ///     assert!(matches!(held.slice(3..6), Err(Error::InvalidArgument { .. })));
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(on_device.to_vec()?, [1, 1, 2, 2]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, len) = sub_range("ScopedDevice::slice", self.len, range)?;
         Ok(Self {
@@ -120,11 +197,39 @@ impl<'scope, T: Pod> ScopedHost<'scope, T> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// # use ascend::{Device, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// let mut host = vec![0i64; 6];
+    /// stream.scope(|s| {
+    ///     let held = s.hold_host(&mut host);
+    ///     assert_eq!(held.len(), 6);
+    ///     assert_eq!(held.slice(1..)?.len(), 5);
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no elements.
+    ///
+    /// ```
+    /// # use ascend::{Device, stream::Stream};
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// let mut host = [0u8; 3];
+    /// stream.scope(|s| {
+    ///     let held = s.hold_host(&mut host);
+    ///     assert!(!held.is_empty());
+    ///     assert!(held.slice(..0)?.is_empty());
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -134,6 +239,24 @@ impl<'scope, T: Pod> ScopedHost<'scope, T> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `range` is out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[4u32, 5])?;
+    /// let mut host = [0u32; 4];
+    /// stream.scope(|s| {
+    ///     let held = s.hold_host(&mut host);
+    ///     s.copy_to_host(&on_device, held.slice(2..)?)?; // into the last two
+    ///     assert!(matches!(held.slice(..5), Err(Error::InvalidArgument { .. })));
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(host, [0, 0, 4, 5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         let (start, len) = sub_range("ScopedHost::slice", self.len, range)?;
         Ok(Self {

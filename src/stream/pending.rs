@@ -24,6 +24,21 @@ use std::fmt;
 ///
 /// **Threads:** `Pending` is `Send` when its buffers `B` are, and `Sync` when
 /// they are.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, Error, PinnedHostBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let host = PinnedHostBuf::from_slice(&device, &[1u32, 2, 3])?;
+/// let pending = stream.upload_owned(host, DeviceBuf::<u32>::zeroed(&device, 3)?)?;
+/// // The buffers are inside `pending` until the copy is proven finished.
+/// let (host, on_device) = pending.wait()?;
+/// assert_eq!(on_device.to_vec()?, &host[..]);
+/// // A length mismatch is refused before anything is queued.
+/// let short = DeviceBuf::<u32>::zeroed(&device, 2)?;
+/// assert!(matches!(stream.upload_owned(host, short), Err(Error::InvalidArgument { .. })));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[must_use = "dropping a Pending waits for the work and frees its buffers; call wait() to get them back"]
 pub struct Pending<'s, B> {
     stream: &'s Stream,
@@ -33,6 +48,18 @@ pub struct Pending<'s, B> {
 
 impl<'s, B> Pending<'s, B> {
     /// The stream the work is queued on.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[8u8; 4])?;
+    /// let pending = stream.download_owned(on_device, PinnedHostBuf::<u8>::zeroed(&device, 4)?)?;
+    /// assert_eq!(pending.stream().as_raw(), stream.as_raw());
+    /// let (_on_device, host) = pending.wait()?;
+    /// assert_eq!(&host[..], [8; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stream(&self) -> &'s Stream {
         self.stream
     }

@@ -37,6 +37,23 @@ use std::marker::PhantomData;
 /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and nothing
 /// queued on a mismatch.
 ///
+/// ```
+/// use ascend::{Device, DeviceBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let input = vec![1u32, 2, 3, 4];
+/// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 4)?;
+/// let mut output = vec![0u32; 4];
+/// // `s` is the `&AsyncScope`: each transfer borrows its buffers until `scope` returns.
+/// stream.scope(|s| {
+///     let held = s.hold_device(&mut on_device);
+///     s.copy_to_device(&input, held)?;
+///     s.copy_to_host(held, &mut output)
+/// })?;
+/// assert_eq!(output, input);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `AsyncScope` is `Send` and `Sync`: like `std::thread::Scope`,
 /// it is used by reference, from any thread of the scope.
 pub struct AsyncScope<'scope, 'env: 'scope> {
@@ -159,6 +176,18 @@ impl Stream {
 
 impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// The stream the work is queued on.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let device_id = stream.scope(|s| {
+    ///     assert_eq!(s.stream().as_raw(), stream.as_raw());
+    ///     Ok(s.stream().device().id())
+    /// })?;
+    /// assert_eq!(device_id, 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stream(&self) -> &'env Stream {
         self.stream
     }
@@ -167,6 +196,21 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// returns a copyable handle to it, for several transfers that write it
     /// (a destination named directly stays borrowed until the end too, so
     /// it can be named only once).
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 6)?;
+    /// stream.scope(|s| {
+    ///     let held = s.hold_device(&mut on_device); // copyable, named three times
+    ///     s.memset(held, 0xAA)?;
+    ///     s.copy_to_device(&[1u8, 2], held.slice(..2)?)?;
+    ///     s.memset(held.slice(4..)?, 0)
+    /// })?;
+    /// assert_eq!(on_device.to_vec()?, [1, 2, 0xAA, 0xAA, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn hold_device<T: Pod>(&self, buffer: impl DeviceDest<'scope, T>) -> ScopedDevice<'scope, T> {
         let (address, len) = buffer.device_write();
         ScopedDevice::new(address, len)
@@ -203,6 +247,25 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) on a length
     /// mismatch; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error, PinnedHostBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[7i32; 8])?;
+    /// let mut on_device = DeviceBuf::<i32>::zeroed(&device, 8)?;
+    /// let mut too_short = DeviceBuf::<i32>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     s.copy_to_device(&host, &mut on_device)?;
+    ///     let mismatch = s.copy_to_device(&host, &mut too_short); // 8 elements into 4
+    ///     assert!(matches!(mismatch, Err(Error::InvalidArgument { .. })));
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(on_device.to_vec()?, [7; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_device<T: Pod>(
         &self,
         src: impl HostSource<'scope, T>,
@@ -220,6 +283,19 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// As [`AsyncScope::copy_to_device`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[1.5f64, -2.0, 8.25])?;
+    /// let mut out = [0.0f64; 3]; // pageable host memory works too
+    /// stream.scope(|s| s.copy_to_host(&on_device, &mut out))?;
+    /// assert_eq!(out, [1.5, -2.0, 8.25]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_host<T: Pod>(&self, src: impl DeviceSource<'scope, T>, dst: impl HostDest<'scope, T>) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
         same_len("aclrtMemcpyAsync", dst_len, src_len)?;
@@ -234,6 +310,19 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// As [`AsyncScope::copy_to_device`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let src = DeviceBuf::from_slice(&device, &[1u16, 2, 3, 4])?;
+    /// let mut dst = DeviceBuf::<u16>::zeroed(&device, 2)?;
+    /// stream.scope(|s| s.copy_on_device(src.slice(2..)?, &mut dst))?; // the last two
+    /// assert_eq!(dst.to_vec()?, [3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_on_device<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,
@@ -251,6 +340,18 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
     /// size overflows; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 4)?;
+    /// stream.scope(|s| s.memset(on_device.slice_mut(1..3)?, 0xFF))?; // every byte
+    /// assert_eq!(on_device.to_vec()?, [0, u32::MAX, u32::MAX, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn memset<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
         let (dst, len) = dst.device_write();
         let bytes = byte_len::<T>("aclrtMemsetAsync", len)?;
@@ -271,6 +372,22 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let copied = Event::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 16)?;
+    /// stream.scope(|s| {
+    ///     s.copy_to_device(&[3u8; 16], &mut on_device)?;
+    ///     s.record(&copied) // reached once the copy has run
+    /// })?;
+    /// assert!(copied.query()?); // the scope synchronised the stream
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn record(&self, event: &'scope Event) -> Result<()> {
         event.record(self.stream)
     }
@@ -281,6 +398,27 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// As [`Stream::wait_event`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let (producer, consumer) = (Stream::new(&device)?, Stream::new(&device)?);
+    /// let written = Event::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let mut out = [0u8; 4];
+    /// producer.scope(|s| {
+    ///     s.memset(&mut on_device, 9)?;
+    ///     s.record(&written)
+    /// })?;
+    /// consumer.scope(|s| {
+    ///     s.wait_event(&written)?; // the read below runs after the memset
+    ///     s.copy_to_host(&on_device, &mut out)
+    /// })?;
+    /// assert_eq!(out, [9; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn wait_event(&self, event: &'scope Event) -> Result<()> {
         self.stream.wait_event(event)
     }
@@ -292,6 +430,25 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the
     /// shape does not fit either side; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error, stream::{Copy2d, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let image: Vec<u8> = (0..12).collect(); // 3 rows of 4
+    /// let mut right_half = DeviceBuf::<u8>::zeroed(&device, 6)?;
+    /// let mut too_small = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let shape = Copy2d::new(2, 3).with_src_pitch(4); // 3 rows of 2, rows 4 apart in the source
+    /// stream.scope(|s| {
+    ///     let refused = s.copy_to_device_2d(&image[2..], &mut too_small, shape); // needs 6
+    ///     assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
+    ///     s.copy_to_device_2d(&image[2..], &mut right_half, shape)
+    /// })?;
+    /// assert_eq!(right_half.to_vec()?, [2, 3, 6, 7, 10, 11]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_device_2d<T: Pod>(
         &self,
         src: impl HostSource<'scope, T>,
@@ -311,6 +468,19 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// As [`AsyncScope::copy_to_device_2d`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::{Copy2d, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let packed = DeviceBuf::from_slice(&device, &[1u32, 2, 3, 4, 5, 6])?; // 3 rows of 2
+    /// let mut padded = vec![0u32; 8]; // rows 3 apart
+    /// stream.scope(|s| s.copy_to_host_2d(&packed, &mut padded, Copy2d::new(2, 3).with_dst_pitch(3)))?;
+    /// assert_eq!(padded, [1, 2, 0, 3, 4, 0, 5, 6]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_to_host_2d<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,
@@ -330,6 +500,20 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// # Errors
     ///
     /// As [`AsyncScope::copy_to_device_2d`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::{Copy2d, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let matrix = DeviceBuf::from_slice(&device, &[1i8, 2, 3, 4, 5, 6, 7, 8, 9])?; // 3 x 3
+    /// let mut first_column = DeviceBuf::<i8>::zeroed(&device, 3)?;
+    /// let column = Copy2d::new(1, 3).with_src_pitch(3); // 3 rows of 1 element
+    /// stream.scope(|s| s.copy_on_device_2d(&matrix, &mut first_column, column))?;
+    /// assert_eq!(first_column.to_vec()?, [1, 4, 7]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_on_device_2d<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,

@@ -156,6 +156,17 @@ impl Stream {
     }
 
     /// The device the stream belongs to.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(1)?;
+    /// let stream = Stream::new(&device)?;
+    /// assert_eq!(stream.device().id(), 1);
+    /// // Buffers for the stream's work come from the same device.
+    /// let on_device = DeviceBuf::from_slice(stream.device(), &[2u8; 4])?;
+    /// assert_eq!(on_device.device().id(), stream.device().id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -163,6 +174,18 @@ impl Stream {
     /// The raw handle, for `ascend-sys` calls. It must not be destroyed, and
     /// work queued on it through raw calls is outside this crate's
     /// guarantees.
+    ///
+    /// ```
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let raw = stream.as_raw();
+    /// assert!(!raw.is_null());
+    /// // SAFETY: `raw` is live for as long as `stream`, and nothing is queued on it.
+    /// let code = unsafe { ascend_sys::aclrtSynchronizeStream(raw) };
+    /// ascend::check("aclrtSynchronizeStream", code)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtStream {
         self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
     }

@@ -5,6 +5,21 @@ use ascend_sys::soft::Live;
 /// `name: before -> after` for every field of [`Live`] that differs (a
 /// summary for reports; [`LeakCheck`](super::LeakCheck) itself compares
 /// identities).
+///
+/// ```
+/// use ascend::testing::changed_counts;
+/// use ascend::{Device, DeviceBuf};
+/// use ascend_sys::soft;
+/// let device = Device::new(0)?;
+/// let before = soft::live();
+/// let buf = DeviceBuf::<u8>::zeroed(&device, 64)?;
+/// let changes = changed_counts(&before, &soft::live());
+/// let allocations = before.device_allocations;
+/// assert!(changes.contains(&format!("device_allocations: {allocations} -> {}", allocations + 1)));
+/// drop(buf);
+/// assert_eq!(changed_counts(&before, &soft::live()), Vec::<String>::new());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
     let fields: [(&str, u64, u64); 18] = [
         (

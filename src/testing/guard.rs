@@ -14,6 +14,24 @@ use std::sync::{Mutex, MutexGuard};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Why a [`LeakCheck`] could not start or did not pass.
+///
+/// ```
+/// use ascend::testing::{LeakCheck, LeakCheckError};
+/// use ascend::{Device, DeviceBuf};
+/// use ascend_sys::soft::ResourceKind;
+/// let device = Device::new(0)?;
+/// let check = LeakCheck::start()?;
+/// let kept = DeviceBuf::<u8>::zeroed(&device, 256)?; // still live when the check ends
+/// match check.finish() {
+///     Err(LeakCheckError::Leaked { leaked }) => {
+///         assert_eq!(leaked.len(), 1);
+///         assert_eq!((leaked[0].kind, leaked[0].id), (ResourceKind::DeviceMemory, kept.as_raw() as u64));
+///     }
+///     other => panic!("expected the buffer to be reported, got {other:?}"),
+/// }
+/// drop(kept);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LeakCheckError {
@@ -197,6 +215,20 @@ impl LeakCheck {
     ///
     /// [`LeakCheckError::NotSoftware`] when the process runs on another
     /// backend (e.g. `ASCEND_BACKEND=hardware` was already acted on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?; // from here on, everything created is watched
+    /// let stream = Stream::new(&device)?;
+    /// assert_eq!(check.leaked_now().len(), 1); // the stream
+    /// stream.destroy()?;
+    /// check.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start() -> Result<Self, LeakCheckError> {
         match ascend_sys::select_backend(BackendRequest::Software) {
             Ok(info) if info.backend == Backend::Software => {}
@@ -229,17 +261,60 @@ impl LeakCheck {
 
     /// The counts when the check started (for information: the check
     /// itself compares identities, see [`LeakCheck::leaked_now`]).
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, stream::Event};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?;
+    /// let event = Event::new(&device)?;
+    /// assert_eq!(check.live_now().events, check.baseline().events + 1);
+    /// drop(event);
+    /// assert_eq!(check.live_now(), *check.baseline());
+    /// check.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn baseline(&self) -> &Live {
         &self.before
     }
 
     /// The counts now ([`soft::live`]).
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?;
+    /// let host = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+    /// let now = check.live_now();
+    /// assert_eq!(now.host_allocations, check.baseline().host_allocations + 1);
+    /// assert!(now.host_bytes >= check.baseline().host_bytes + 4096);
+    /// drop(host);
+    /// check.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn live_now(&self) -> Live {
         soft::live()
     }
 
     /// The creation sequence number the check started at: resources with
     /// a [`LiveResource::created`] at least this one belong to it.
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let before = DeviceBuf::<u8>::zeroed(&device, 64)?; // older than the check
+    /// let check = LeakCheck::start()?;
+    /// let during = DeviceBuf::<u8>::zeroed(&device, 64)?;
+    /// let created = ascend_sys::soft::live_since(check.start_sequence());
+    /// let created: Vec<u64> = created.iter().map(|resource| resource.id).collect();
+    /// assert_eq!(created, [during.as_raw() as u64]); // not `before`
+    /// drop(during);
+    /// check.finish()?;
+    /// # drop(before);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start_sequence(&self) -> u64 {
         self.start
     }
@@ -247,6 +322,22 @@ impl LeakCheck {
     /// The resources created since the check started that are live now,
     /// less those the pools made before the check keep as their cache:
     /// what [`LeakCheck::finish`] would report as leaked.
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 16)?;
+    /// let leaked = check.leaked_now();
+    /// assert_eq!(leaked.len(), 1);
+    /// assert_eq!(leaked[0].id, buf.as_raw() as u64); // by address
+    /// assert!(leaked[0].bytes >= 64); // as allocated (the runtime may pad)
+    /// drop(buf);
+    /// assert!(check.leaked_now().is_empty()); // freed before the end: no leak
+    /// check.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn leaked_now(&self) -> Vec<LiveResource> {
         not_held(soft::live_since(self.start), &self.pools.found_now().held)
     }
@@ -254,12 +345,43 @@ impl LeakCheck {
     /// The pool blocks handed out since the check started that are live
     /// now: what [`LeakCheck::finish`] would report as
     /// [`LeakCheckError::PoolLeaked`].
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// use ascend::testing::LeakCheck;
+    /// let pool = DevicePool::new(&ascend::Device::new(0)?, PoolConfig::default())?;
+    /// let check = LeakCheck::start()?;
+    /// let block = pool.alloc_tagged(1000, "activations")?;
+    /// let blocks = check.leaked_blocks_now();
+    /// assert_eq!(blocks.len(), 1);
+    /// assert_eq!(blocks[0].tag.as_deref(), Some("activations"));
+    /// drop(block); // back to the pool: no longer a leak
+    /// assert!(check.leaked_blocks_now().is_empty());
+    /// check.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn leaked_blocks_now(&self) -> Vec<PoolBlockLeak> {
         live_blocks(self.pools.found_now().blocks)
     }
 
     /// Misuse the software device detected since the check started, even
     /// if the global list ([`soft::misuse`]) was drained meanwhile.
+    ///
+    /// ```
+    /// use ascend::testing::LeakCheck;
+    /// use ascend::{Device, stream::{DeviceFlag, Stream, ValueCondition}};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?;
+    /// let stream = Stream::new(&device)?;
+    /// let never = DeviceFlag::new(&device, 0)?;
+    /// stream.wait_value(&never, 1, ValueCondition::Equal)?;
+    /// stream.destroy_force()?; // the queued wait is dropped: misuse on a real device
+    /// let misuse = check.new_misuse();
+    /// assert!(!misuse.is_empty());
+    /// assert_eq!(misuse[0].api, "aclrtDestroyStreamForce");
+    /// assert!(check.finish().is_err()); // the check fails on it
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new_misuse(&self) -> Vec<Misuse> {
         self.misuse.seen()
     }
@@ -274,6 +396,24 @@ impl LeakCheck {
     /// [`LeakCheckError::Leaked`] when resources created since the start
     /// are still live, listing exactly those;
     /// [`LeakCheckError::Misuse`] when misuse was detected meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::testing::{LeakCheck, LeakCheckError};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let check = LeakCheck::start()?;
+    /// let kept = DeviceBuf::<u8>::zeroed(&device, 128)?;
+    /// let Err(error) = check.finish() else {
+    ///     panic!("`kept` outlives the check: a leak");
+    /// };
+    /// assert!(matches!(error, LeakCheckError::Leaked { .. }));
+    /// assert!(error.to_string().starts_with("1 resource(s) created during the check are still live"));
+    /// drop(kept);
+    /// LeakCheck::start()?.finish()?; // a check with nothing created passes
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn finish(mut self) -> Result<(), LeakCheckError> {
         let found = self.pools.finish();
         let leaked = not_held(soft::live_since(self.start), &found.held);

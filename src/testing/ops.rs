@@ -11,6 +11,24 @@ use proptest::sample::Index;
 /// How an owner is disposed of: by `Drop` (best effort, errors logged) or
 /// by its explicit consuming method (`unmap`, `free`, `release`), whose
 /// `Result` the driver checks.
+///
+/// A driver applies it to whichever owner a step disposes of:
+///
+/// ```
+/// use ascend::testing::Disposal;
+/// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+/// fn free(physical: PhysicalAlloc, how: Disposal) -> ascend::Result<()> {
+///     match how {
+///         Disposal::Drop => Ok(drop(physical)), // errors are only logged
+///         Disposal::Explicit => physical.free(),  // errors are returned
+///     }
+/// }
+/// let prop = PhysicalMemProp::device(&ascend::Device::new(0)?);
+/// let granule = prop.round_up(1)?;
+/// free(PhysicalAlloc::new(&prop, granule)?, Disposal::Drop)?;
+/// free(PhysicalAlloc::new(&prop, granule)?, Disposal::Explicit)?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Disposal {
     /// Let it go out of scope.
@@ -20,6 +38,27 @@ pub enum Disposal {
 }
 
 /// How a mapping is made.
+///
+/// ```
+/// use ascend::testing::MapAccess;
+/// use ascend::vmm::{MappedRegion, PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// fn map<'a>(
+///     range: &'a VirtualRange,
+///     physical: &'a PhysicalAlloc,
+///     access: MapAccess,
+/// ) -> ascend::Result<MappedRegion<'a>> {
+///     match access {
+///         MapAccess::ReadWrite => range.map(0, physical),
+///         MapAccess::NoAccess => range.map_no_access(0, physical),
+///     }
+/// }
+/// let prop = PhysicalMemProp::device(&ascend::Device::new(0)?);
+/// let granule = prop.round_up(1)?;
+/// let (range, physical) = (VirtualRange::reserve(granule)?, PhysicalAlloc::new(&prop, granule)?);
+/// let mut region = map(&range, &physical, MapAccess::ReadWrite)?;
+/// region.as_mut_slice::<u8>()?.fill_bytes(7)?; // usable at once
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MapAccess {
     /// [`VirtualRange::map`](crate::vmm::VirtualRange::map): readable and
@@ -40,6 +79,24 @@ pub enum MapAccess {
 /// runtime refuses (overlapping mappings, mappings past a range's end, two
 /// devices in one range, a second export of a handle, touching a mapping
 /// before access is granted): a driver checks the exact error.
+///
+/// ```
+/// use ascend::testing::{LifecycleOp, OpBounds, lifecycle_ops};
+/// use proptest::strategy::{Strategy, ValueTree};
+/// use proptest::test_runner::TestRunner;
+/// let mut runner = TestRunner::deterministic();
+/// let ops = lifecycle_ops(OpBounds::default(), 200).new_tree(&mut runner).unwrap().current();
+/// let mut reserved = 0;
+/// for op in &ops {
+///     match op {
+///         LifecycleOp::Reserve { granules } => reserved += granules,
+///         LifecycleOp::Write { len, .. } | LifecycleOp::Read { len, .. } => assert!((1..=512).contains(len)),
+///         LifecycleOp::SetAccess { grants, .. } => assert!(!grants.is_empty()),
+///         _ => {} // a driver handles every step
+///     }
+/// }
+/// assert!(reserved > 0); // 200 steps always reserve something
+/// ```
 #[derive(Debug, Clone)]
 pub enum LifecycleOp {
     /// `VirtualRange::reserve` of `granules` granules.
@@ -133,6 +190,21 @@ pub enum LifecycleOp {
 }
 
 /// Bounds for [`lifecycle_ops`].
+///
+/// ```
+/// use ascend::testing::{LifecycleOp, OpBounds, lifecycle_ops};
+/// use proptest::strategy::{Strategy, ValueTree};
+/// use proptest::test_runner::TestRunner;
+/// let bounds = OpBounds { max_io: 16, max_range_granules: 2, ..OpBounds::default() };
+/// assert_eq!(bounds.devices, 2);
+/// let mut runner = TestRunner::deterministic();
+/// let ops = lifecycle_ops(bounds, 100).new_tree(&mut runner).unwrap().current();
+/// assert!(ops.iter().all(|op| match op {
+///     LifecycleOp::Reserve { granules } => *granules <= 2,
+///     LifecycleOp::Write { len, .. } | LifecycleOp::Read { len, .. } => *len <= 16,
+///     _ => true,
+/// }));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpBounds {
     /// Number of devices properties may name (`Device::count()`).
@@ -173,6 +245,18 @@ fn share_kind() -> impl Strategy<Value = ShareKind> + Clone {
 /// One [`LifecycleOp`] within `bounds`, weighted towards mapping, reading
 /// and writing (creation and disposal come often enough that lists stay
 /// short and every order of disposal appears).
+///
+/// ```
+/// use ascend::testing::{LifecycleOp, OpBounds, lifecycle_op};
+/// use proptest::prelude::*;
+/// let one_device = OpBounds { devices: 1, ..OpBounds::default() };
+/// proptest!(ProptestConfig::with_cases(32), |(op in lifecycle_op(one_device))| {
+///     if let LifecycleOp::Allocate { prop, granules } = op {
+///         prop_assert!((1..=2).contains(&granules));
+///         prop_assert!(prop.location() != ascend::vmm::MemLocation::Device(1)); // one device only
+///     }
+/// });
+/// ```
 pub fn lifecycle_op(bounds: OpBounds) -> impl Strategy<Value = LifecycleOp> {
     let io = 1..=bounds.max_io.max(1);
     prop_oneof![

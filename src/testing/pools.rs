@@ -3,6 +3,21 @@
 use std::fmt;
 
 /// Which kind of pool a [`PoolBlockLeak`] belongs to.
+///
+/// ```
+/// use ascend::pool::PinnedPool;
+/// use ascend::testing::{LeakCheck, LeakCheckError, PoolKind};
+/// let pool = PinnedPool::new(&ascend::Device::new(0)?);
+/// let check = LeakCheck::start()?;
+/// let staging = pool.alloc(512)?; // kept past the check
+/// let Err(LeakCheckError::PoolLeaked { blocks, .. }) = check.finish() else {
+///     panic!("expected a pool leak");
+/// };
+/// assert_eq!(blocks[0].pool, PoolKind::Pinned);
+/// assert_eq!(blocks[0].pool.to_string(), "PinnedPool");
+/// drop(staging);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PoolKind {
@@ -33,6 +48,23 @@ impl fmt::Display for PoolKind {
 /// handed out before the check are never listed, whether the checked code
 /// gave them back or not, and the pool's own cache (cached blocks, the
 /// chunks mapped for them) is not a leak.
+///
+/// ```
+/// use ascend::pool::{DevicePool, PoolConfig};
+/// use ascend::testing::{LeakCheck, LeakCheckError, PoolKind};
+/// let pool = DevicePool::new(&ascend::Device::new(0)?, PoolConfig::default())?;
+/// let check = LeakCheck::start()?;
+/// let block = pool.alloc_tagged(3000, "kv-cache")?;
+/// let Err(LeakCheckError::PoolLeaked { blocks, .. }) = check.finish() else {
+///     panic!("expected a pool leak");
+/// };
+/// let leak = &blocks[0];
+/// assert_eq!((leak.pool, leak.device, leak.tag.as_deref()), (PoolKind::Device, 0, Some("kv-cache")));
+/// assert!(leak.bytes >= 3000); // the block's size, rounded up by the pool
+/// assert_eq!(leak.address, block.device_ptr() as u64);
+/// drop(block);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolBlockLeak {

@@ -24,6 +24,15 @@ pub fn device_id(devices: u32) -> impl Strategy<Value = i32> + Clone {
 /// Where physical memory can live: one of the first `devices` devices, or
 /// the host. (`HostNuma` is left out: it needs a current device and a NUMA
 /// node, which test machines may not have.)
+///
+/// ```
+/// use ascend::testing::strategies::mem_location;
+/// use ascend::vmm::MemLocation;
+/// use proptest::prelude::*;
+/// proptest!(ProptestConfig::with_cases(32), |(location in mem_location(2))| {
+///     prop_assert!(matches!(location, MemLocation::Device(0 | 1) | MemLocation::Host));
+/// });
+/// ```
 pub fn mem_location(devices: u32) -> impl Strategy<Value = MemLocation> + Clone {
     prop_oneof![
         3 => device_id(devices).prop_map(MemLocation::Device),
@@ -35,6 +44,16 @@ pub fn mem_location(devices: u32) -> impl Strategy<Value = MemLocation> + Clone 
 /// served with the ordinary granularity: normal and huge pages, with or
 /// without peer reachability. 1 GiB pages ([`MemAttr::GIANT`]) are left out
 /// on purpose: every allocation would be a gibibyte.
+///
+/// ```
+/// use ascend::testing::strategies::mem_attr;
+/// use ascend::vmm::MemAttr;
+/// use proptest::prelude::*;
+/// proptest!(ProptestConfig::with_cases(16), |(attr in mem_attr())| {
+///     prop_assert_ne!(attr, MemAttr::GIANT);
+///     prop_assert!([MemAttr::NORMAL, MemAttr::HUGE, MemAttr::P2P_NORMAL, MemAttr::P2P_HUGE].contains(&attr));
+/// });
+/// ```
 pub fn mem_attr() -> impl Strategy<Value = MemAttr> + Clone {
     prop_oneof![
         Just(MemAttr::NORMAL),
@@ -72,6 +91,16 @@ pub fn physical_mem_prop(devices: u32) -> impl Strategy<Value = PhysicalMemProp>
 /// A size of 1 to `max_granules` whole granules (`granule` bytes each),
 /// shrinking towards one granule. Products that would overflow `usize` are
 /// never produced (the strategy only yields sizes that fit).
+///
+/// ```
+/// use ascend::testing::strategies::granule_multiple;
+/// use proptest::prelude::*;
+/// let granule = 2 << 20;
+/// proptest!(ProptestConfig::with_cases(16), |(size in granule_multiple(granule, 4))| {
+///     prop_assert_eq!(size % granule, 0);
+///     prop_assert!((granule..=4 * granule).contains(&size));
+/// });
+/// ```
 pub fn granule_multiple(granule: usize, max_granules: usize) -> impl Strategy<Value = usize> + Clone {
     let top = max_granules.max(1);
     (1..=top).prop_filter_map("the size overflows usize", move |count| count.checked_mul(granule))
@@ -79,6 +108,16 @@ pub fn granule_multiple(granule: usize, max_granules: usize) -> impl Strategy<Va
 
 /// One read-write access grant for a device below `devices` or for the
 /// host, the only kind `aclrtMemSetAccess` accepts today.
+///
+/// ```
+/// use ascend::testing::strategies::access_desc;
+/// use ascend::vmm::{AccessDesc, MemLocation};
+/// use proptest::prelude::*;
+/// proptest!(ProptestConfig::with_cases(16), |(grant in access_desc(1))| {
+///     let allowed = [MemLocation::Device(0), MemLocation::Host].map(AccessDesc::read_write);
+///     prop_assert!(allowed.contains(&grant));
+/// });
+/// ```
 pub fn access_desc(devices: u32) -> impl Strategy<Value = AccessDesc> + Clone {
     prop_oneof![
         3 => device_id(devices).prop_map(|id| AccessDesc::read_write(MemLocation::Device(id))),
@@ -89,6 +128,17 @@ pub fn access_desc(devices: u32) -> impl Strategy<Value = AccessDesc> + Clone {
 /// A non-empty list of up to `max` grants for distinct locations, as
 /// [`MappedRegion::set_access`](crate::vmm::MappedRegion::set_access)
 /// takes them.
+///
+/// ```
+/// use ascend::testing::strategies::access_descs;
+/// use proptest::prelude::*;
+/// proptest!(ProptestConfig::with_cases(32), |(grants in access_descs(2, 3))| {
+///     prop_assert!((1..=3).contains(&grants.len()));
+///     for (i, grant) in grants.iter().enumerate() {
+///         prop_assert!(grants[..i].iter().all(|earlier| earlier.location != grant.location)); // distinct
+///     }
+/// });
+/// ```
 pub fn access_descs(devices: u32, max: usize) -> impl Strategy<Value = Vec<AccessDesc>> + Clone {
     proptest::collection::vec(access_desc(devices), 1..=max.max(1)).prop_map(|mut grants| {
         let mut seen = Vec::with_capacity(grants.len());

@@ -314,6 +314,21 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     ///
     /// As [`OrderedView::copy_from_host_2d`], and
     /// [`Error::InvalidArgument`] when `src` overlaps this view.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Copy2d, Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let matrix = Ordered::new(DeviceBuf::from_slice(&device, &[1u32, 2, 3, 4, 5, 6])?); // 2 rows of 3
+    /// let corner = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// let shape = Copy2d::new(2, 2).with_src_pitch(3); // the left 2 columns
+    /// corner.view().copy_from_device_2d::<u32, _>(&matrix, shape, &stream)?;
+    /// assert_eq!(corner.view().to_vec::<u32>()?, [1, 2, 4, 5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device_2d<T: Pod, S: DeviceStorage>(
         &self,
         src: impl AsView<S>,
@@ -382,6 +397,20 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Errors
     ///
     /// As [`OrderedView::copy_from_host_2d`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::{Copy2d, Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let packed = Ordered::new(DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?); // 2 rows of 2
+    /// let padded = Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 6)?); // rows 4 apart
+    /// padded.view().copy_from_device_2d(&packed, Copy2d::new(2, 2).with_dst_pitch(4), &stream)?;
+    /// assert_eq!(padded.view().with_host(|rows| rows.to_vec())?, [1, 2, 0, 0, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn copy_from_device_2d<S: DeviceStorage>(
         &self,
         src: impl AsView<S>,

@@ -127,6 +127,21 @@ impl<S: DeviceStorage> OrderedView<'_, S> {
     ///
     /// As [`OrderedView::read_to_host`], and [`Error::InvalidArgument`]
     /// when the view is not a whole number of `T`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, Error, stream::{Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let storage = Ordered::new(DeviceBuf::<u16>::zeroed(&device, 3)?);
+    /// storage.fill_bytes(1, &stream)?;
+    /// assert_eq!(storage.view().to_vec::<u16>()?, [0x0101; 3]); // waits for the fill
+    /// assert_eq!(storage.view().to_vec::<u8>()?, [1; 6]); // any element type
+    /// assert!(matches!(storage.view().to_vec::<u32>(), Err(Error::InvalidArgument { .. }))); // 6 bytes
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_vec<T: Pod>(&self) -> Result<Vec<T>> {
         let len = whole_elements::<T>("OrderedView::to_vec", self.byte_len())?;
         let mut values = vec![T::zeroed(); len];

@@ -185,6 +185,20 @@ impl<S> Ordered<S> {
     }
 
     /// Whether queued work may still use the memory.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 32)?);
+    /// assert!(!buf.is_busy()); // nothing queued yet
+    /// buf.fill_bytes(7, &stream)?;
+    /// assert!(buf.is_busy()); // until a host wait proves the fill finished
+    /// buf.wait()?;
+    /// assert!(!buf.is_busy());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_busy(&self) -> bool {
         self.lanes.is_busy()
     }
@@ -309,11 +323,31 @@ impl<S: crate::memory::DeviceStorage> Ordered<S> {
 
     /// The device address of the memory (for identification; the bytes
     /// are reached only through the ordered operations).
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 8)?;
+    /// let address = buf.as_raw().cast_const();
+    /// let ordered = Ordered::new(buf);
+    /// assert_eq!(ordered.device_ptr(), address); // the same memory, not a copy
+    /// assert_eq!(ordered.elements::<u32>(2..)?.device_ptr(), address.wrapping_byte_add(8));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device_ptr(&self) -> *const std::ffi::c_void {
         self.storage.device_ptr()
     }
 
     /// The size of the memory in bytes.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let ordered = Ordered::new(DeviceBuf::<f64>::zeroed(&device, 10)?);
+    /// assert_eq!(ordered.byte_len(), 80);
+    /// assert_eq!(ordered.byte_len(), ordered.view().byte_len());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.storage.byte_len()
     }
@@ -321,11 +355,28 @@ impl<S: crate::memory::DeviceStorage> Ordered<S> {
 
 impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
     /// Elements of the pinned buffer.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::<u16>::zeroed(&device, 12)?);
+    /// assert_eq!(staging.len(), 12);
+    /// assert_eq!(staging.view().byte_len(), 24);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.storage.len()
     }
 
     /// Whether the pinned buffer is empty.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// assert!(Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 0)?).is_empty());
+    /// assert!(!Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 1)?).is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.storage.is_empty()
     }
@@ -334,12 +385,33 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
     /// ([`PinnedHostBuf::capacity`](crate::PinnedHostBuf::capacity): a
     /// pinned pool's bucket size; the views and copies cover
     /// [`Ordered::len`] only).
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let pool = PinnedPool::new(&ascend::Device::new(0)?);
+    /// let staging = pool.alloc(3000)?; // an `Ordered<PinnedHostBuf<u8>>`
+    /// assert_eq!((staging.len(), staging.capacity()), (3000, 4096));
+    /// assert_eq!(staging.view().byte_len(), 3000); // views cover the length
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.storage.capacity()
     }
 
     /// The host address of the buffer (for identification; the host reads
     /// it through [`Ordered::get_mut`], which waits for queued copies).
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let host = PinnedHostBuf::from_slice(&device, &[1u32, 2])?;
+    /// let address = host.as_ptr();
+    /// let mut staging = Ordered::new(host);
+    /// assert_eq!(staging.host_ptr(), address);
+    /// let through_get_mut = staging.get_mut()?.as_ptr();
+    /// assert_eq!(through_get_mut, staging.host_ptr());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn host_ptr(&self) -> *const T {
         self.storage.raw_pointer().cast_const()
     }

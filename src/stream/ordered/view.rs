@@ -20,8 +20,29 @@ mod sealed {
 /// The memory an [`Ordered`] can order: device memory (every
 /// [`DeviceStorage`]) and pinned host memory ([`PinnedHostBuf`]). Sealed:
 /// it only names the two kinds the views work with.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::{Ordered, OrderedMemory}};
+/// // A helper for both kinds names the bound `Ordered::new` asks for.
+/// fn ordered<S: OrderedMemory>(storage: S) -> Ordered<S> {
+///     Ordered::new(storage)
+/// }
+/// let device = Device::new(0)?;
+/// let on_device = ordered(DeviceBuf::<u16>::zeroed(&device, 4)?);
+/// let pinned = ordered(PinnedHostBuf::<u16>::zeroed(&device, 4)?);
+/// assert_eq!(on_device.view().byte_len(), pinned.view().byte_len());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub trait OrderedMemory: sealed::Memory {
     /// The size of the memory in bytes.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::OrderedMemory};
+    /// let device = Device::new(0)?;
+    /// assert_eq!(DeviceBuf::<u32>::zeroed(&device, 5)?.memory_len(), 20);
+    /// assert_eq!(PinnedHostBuf::<u32>::zeroed(&device, 5)?.memory_len(), 20);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn memory_len(&self) -> usize;
 }
 
@@ -115,17 +136,46 @@ impl<'a, S> OrderedView<'a, S> {
     }
 
     /// The owner whose memory this is a range of.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 16)?);
+    /// let page = storage.bytes(8..12)?;
+    /// assert!(std::ptr::eq(page.owner(), &storage));
+    /// assert_eq!(page.owner().byte_len(), 16); // the whole, not the page
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn owner(&self) -> &'a Ordered<S> {
         self.owner
     }
 
     /// Where the view starts, in bytes from the start of the owner's
     /// memory.
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 16)?);
+    /// assert_eq!(storage.elements::<u32>(4..)?.byte_offset(), 16);
+    /// // Offsets of sub-views count from the owner's start, not the view's.
+    /// assert_eq!(storage.bytes(16..)?.bytes(4..)?.byte_offset(), 20);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_offset(&self) -> usize {
         self.start
     }
 
     /// The size of the view in bytes.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::<u64>::zeroed(&device, 8)?);
+    /// assert_eq!(staging.view().byte_len(), 64);
+    /// assert_eq!(staging.slice(2..5)?.byte_len(), 24);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.len
     }
@@ -174,6 +224,18 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the view or
     /// overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::from_slice(&device, &[0u8, 1, 2, 3, 4, 5, 6, 7, 8])?);
+    /// let odd = storage.bytes(1..)?; // starts at byte 1
+    /// assert_eq!(odd.elements::<u16>(1..3)?.to_vec::<u8>()?, [3, 4, 5, 6]);
+    /// assert!(matches!(odd.elements::<u32>(..3), Err(Error::InvalidArgument { .. }))); // 8 bytes hold 2
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         const API: &str = "OrderedView::elements";
         let range = checked_range(API, self.len / size_of::<T>().max(1), "elements", range)?;
@@ -182,6 +244,15 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
 
     /// The device address of the view's first byte (for identification
     /// and for [`OrderedView::record_stream`] work).
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let storage = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64)?);
+    /// let page = storage.bytes(32..)?;
+    /// assert_eq!(page.device_ptr(), storage.device_ptr().wrapping_byte_add(32));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device_ptr(&self) -> *const std::ffi::c_void {
         self.owner
             .storage()
@@ -251,11 +322,29 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     }
 
     /// Elements in the view.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::<f32>::zeroed(&device, 10)?);
+    /// assert_eq!(staging.view().len(), 10);
+    /// assert_eq!(staging.slice(3..)?.len(), 7);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len / size_of::<T>().max(1)
     }
 
     /// Whether the view has no elements.
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, stream::Ordered};
+    /// let device = Device::new(0)?;
+    /// let staging = Ordered::new(PinnedHostBuf::<f32>::zeroed(&device, 4)?);
+    /// assert!(!staging.view().is_empty());
+    /// assert!(staging.slice(4..)?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -321,6 +410,22 @@ impl<S: DeviceStorage> Ordered<S> {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the memory
     /// or overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let storage = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// let middle = storage.elements::<u32>(1..3)?;
+    /// assert_eq!((middle.byte_offset(), middle.byte_len()), (4, 8));
+    /// middle.fill_bytes(0xFF, &stream)?;
+    /// assert_eq!(storage.view().to_vec::<u32>()?, [0, u32::MAX, u32::MAX, 0]);
+    /// assert!(storage.elements::<u32>(3..5).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
         self.view().elements::<T>(range)
     }
@@ -332,6 +437,21 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the range is not within the buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::{Ordered, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[1i16, 2, 3, 4, 5, 6])?);
+    /// let tensor = Ordered::new(DeviceBuf::<i16>::zeroed(&device, 2)?);
+    /// tensor.copy_from_host(staging.slice(4..)?, &stream)?; // the last two
+    /// assert_eq!(tensor.view().to_vec::<i16>()?, [5, 6]);
+    /// assert!(staging.slice(..7).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, PinnedHostBuf<T>>> {
         self.view().slice(range)
     }
@@ -381,6 +501,17 @@ impl<S> Clone for OwnedView<S> {
 
 impl<S: OrderedMemory> OwnedView<S> {
     /// The view of the whole memory of `owner`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 32)?));
+    /// let whole = OwnedView::whole(Arc::clone(&storage));
+    /// assert_eq!((whole.view().byte_offset(), whole.view().byte_len()), (0, 32));
+    /// assert_eq!(Arc::strong_count(&storage), 2); // the view holds the owner
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn whole(owner: Arc<Ordered<S>>) -> Self {
         let len = owner.storage().memory_len();
         Self { owner, start: 0, len }
@@ -389,11 +520,33 @@ impl<S: OrderedMemory> OwnedView<S> {
 
 impl<S> OwnedView<S> {
     /// The borrowed view of the same range.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?));
+    /// let tail = OwnedView::whole(storage).bytes(2..)?;
+    /// let borrowed = tail.view(); // for the methods of `OrderedView`
+    /// assert_eq!(borrowed.byte_offset(), 2);
+    /// assert_eq!(borrowed.to_vec::<u8>()?, [3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn view(&self) -> OrderedView<'_, S> {
         OrderedView::new(&self.owner, self.start, self.len)
     }
 
     /// The owner.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 8)?));
+    /// let page = OwnedView::whole(Arc::clone(&storage)).bytes(4..)?;
+    /// assert!(Arc::ptr_eq(page.owner(), &storage));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn owner(&self) -> &Arc<Ordered<S>> {
         &self.owner
     }
@@ -414,6 +567,21 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Errors
     ///
     /// As [`OrderedView::bytes`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, OwnedView, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 8)?));
+    /// let head: OwnedView<_> = OwnedView::whole(Arc::clone(&storage)).bytes(..3)?; // 'static
+    /// head.view().fill_bytes(1, &stream)?;
+    /// assert_eq!(storage.view().to_vec::<u8>()?, [1, 1, 1, 0, 0, 0, 0, 0]);
+    /// assert!(head.bytes(..4).is_err()); // within the view only
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         Ok(self.of(self.view().bytes(range)?))
     }
@@ -423,6 +591,20 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Errors
     ///
     /// As [`OrderedView::elements`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::from_slice(&device, &[10u32, 11, 12, 13])?));
+    /// let rows: Vec<OwnedView<_>> = (0..2)
+    ///     .map(|row| OwnedView::whole(Arc::clone(&storage)).elements::<u32>(row * 2..row * 2 + 2))
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(rows[1].view().to_vec::<u32>()?, [12, 13]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         Ok(self.of(self.view().elements::<T>(range)?))
     }
@@ -434,6 +616,19 @@ impl<T: Pod> OwnedView<PinnedHostBuf<T>> {
     /// # Errors
     ///
     /// As [`OrderedView::slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, PinnedHostBuf, stream::{Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let staging = Arc::new(Ordered::new(PinnedHostBuf::from_slice(&device, &[1u8, 2, 3, 4])?));
+    /// let back = OwnedView::whole(staging).slice(2..)?;
+    /// assert_eq!(back.view().with_host(|values| values.to_vec())?, [3, 4]);
+    /// assert!(back.slice(..3).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
         Ok(self.of(self.view().slice(range)?))
     }
@@ -451,8 +646,34 @@ impl<S> fmt::Debug for OwnedView<S> {
 /// What a stream-ordered operation takes as a source: an [`Ordered`]
 /// owner (its whole memory), an `Arc` of one, an [`OrderedView`] or an
 /// [`OwnedView`], or a reference to any of them. Sealed.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::{Ordered, OwnedView, Stream}};
+/// let device = Device::new(0)?;
+/// let stream = Arc::new(Stream::new(&device)?);
+/// let staging = Arc::new(Ordered::new(PinnedHostBuf::from_slice(&device, &[1u8, 2, 3, 4])?));
+/// let tensor = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 4)?);
+/// tensor.copy_from_host(&staging, &stream)?; // a reference to an `Arc<Ordered<_>>`
+/// tensor.bytes(..2)?.copy_from_host(staging.slice(2..)?, &stream)?; // an `OrderedView`
+/// tensor.bytes(2..)?.copy_from_host(OwnedView::whole(staging).slice(..2)?, &stream)?; // an `OwnedView`
+/// assert_eq!(tensor.view().to_vec::<u8>()?, [3, 4, 1, 2]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub trait AsView<S>: sealed::View {
     /// The range this value stands for.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::{Device, DeviceBuf, stream::{AsView, Ordered, OwnedView}};
+    /// let device = Device::new(0)?;
+    /// let storage = Arc::new(Ordered::new(DeviceBuf::<u8>::zeroed(&device, 16)?));
+    /// let page = OwnedView::whole(Arc::clone(&storage)).bytes(4..8)?;
+    /// let (whole, part) = (storage.as_view(), page.as_view());
+    /// assert_eq!((whole.byte_offset(), whole.byte_len()), (0, 16));
+    /// assert_eq!((part.byte_offset(), part.byte_len()), (4, 4));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn as_view(&self) -> OrderedView<'_, S>;
 }
 
