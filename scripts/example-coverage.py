@@ -46,14 +46,17 @@ def build_json(root, target_dir):
 def has_example(docs):
     if not docs:
         return False
+    inside = False
     for line in docs.splitlines():
         stripped = line.strip()
         if not stripped.startswith("```"):
             continue
+        if inside:  # the fence that closes a block
+            inside = False
+            continue
+        inside = True
         info = stripped[3:].strip()
         words = {w.strip() for w in info.split(",")} if info else {""}
-        if "ignore" in words or "text" in words:
-            continue
         if {w for w in words if not w.startswith("edition")} <= RUST_INFO:
             return True
     return False
