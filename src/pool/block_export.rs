@@ -41,8 +41,11 @@ use std::sync::Arc;
 /// export.allow_pids(&[Pid::from_raw(4242)?])?; // the importer's reported pid
 /// let line = export.descriptor(); // for ImportedChunks::import over there
 /// assert_eq!(line.split_whitespace().count(), 4 + 1); // one token: one chunk
-/// assert!(pool.sleep(&[]).is_err()); // a live export keeps the pool awake
-/// drop(export);
+/// let refused = pool.sleep(&[]); // a live export keeps the pool awake
+/// assert!(matches!(refused, Err(ascend::Error::InvalidArgument { .. })));
+/// drop(export); // once the importers are done
+/// pool.sleep(&[])?;
+/// # pool.wake()?;
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///

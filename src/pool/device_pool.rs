@@ -467,10 +467,12 @@ impl DevicePool {
     /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
     /// let block = pool.alloc_tagged(4096, "weights")?;
     /// block.view().write_from_host(&[3u8; 4096])?;
+    /// let address = block.device_ptr();
     /// pool.sleep(&["weights"])?; // offloaded to pinned host memory
-    /// pool.wake()?;
+    /// pool.wake()?; // new memory at the same addresses
     /// assert_eq!(pool.stats().wakes, 1);
-    /// assert_eq!(block.bytes(..4)?.to_vec::<u8>()?, [3; 4]); // restored, same address
+    /// assert_eq!(block.device_ptr(), address);
+    /// assert_eq!(block.bytes(..4)?.to_vec::<u8>()?, [3; 4]); // restored
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn wake(&self) -> Result<()> {

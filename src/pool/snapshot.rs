@@ -21,7 +21,7 @@ use std::fmt::Write;
 ///     match block.state {
 ///         BlockState::Allocated => assert_eq!(block.size, 4096),
 ///         BlockState::FreePending => pending += block.size, // may wait for the memset
-///         BlockState::Free | _ => {}
+///         _ => {} // BlockState::Free, and states added later
 ///     }
 /// }
 /// assert_eq!(pending, 20 << 20); // the large chunk, coalesced

@@ -193,7 +193,8 @@ impl<'a> ExportedHandle<'a> {
     /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
     /// # let device = ascend::Device::new(0)?;
     /// # let prop = PhysicalMemProp::device(&device);
-    /// # let (first, second) = (PhysicalAlloc::new(&prop, prop.round_up(1)?)?, PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// # let first = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// # let second = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
     /// assert_eq!(first.export(ShareKind::V1)?.validation(), PidValidation::Enforced);
     /// let open = second.export_with(ShareKind::V1, PidValidation::Disabled)?;
     /// assert_eq!(open.validation(), PidValidation::Disabled);
