@@ -173,8 +173,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// assert_eq!(imported.size(), token.size());
     /// let range = ascend::vmm::VirtualRange::reserve(imported.size())?; // room to map it all
     /// # Ok::<(), ascend::Error>(())
@@ -192,8 +192,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// use ascend::vmm::MemLocation;
     /// assert_eq!(imported.prop().location(), MemLocation::Device(device.id()));
     /// # Ok::<(), ascend::Error>(())
@@ -211,8 +211,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// // Checked by the import: a whole number of granules.
     /// assert!(imported.size().is_multiple_of(imported.granularity()));
     /// # Ok::<(), ascend::Error>(())
@@ -231,8 +231,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// assert_eq!(imported.device().id(), device.id());
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -249,8 +249,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// assert_eq!(imported.kind(), token.kind());
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -267,8 +267,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// use ascend::sys;
     /// let mut raw = sys::aclrtPhysicalMemProp::default();
     /// // SAFETY: a live handle (borrowed from `imported`) and a valid out-pointer.
@@ -298,8 +298,8 @@ impl ImportedAlloc {
     /// # use ascend::share::{ImportedAlloc, ShareableHandle};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
-    /// # let token: ShareableHandle = line.parse()?;
-    /// # let imported = ImportedAlloc::import(&token, &device)?;
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
     /// let range = ascend::vmm::VirtualRange::reserve(imported.size())?;
     /// range.map(0, &imported)?.unmap()?; // a mapping borrows the import: unmapped first
     /// imported.free()?;

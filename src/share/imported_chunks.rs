@@ -126,7 +126,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// use ascend::memory::DeviceStorage;
     /// assert_eq!(block.address().cast_const(), block.device_ptr());
     /// // The exporter's address is another: each process maps the chunks itself.
@@ -145,7 +145,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// let mut bytes = vec![0u8; block.len()]; // the exporter's block length
     /// block.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
     /// # Ok::<(), ascend::Error>(())
@@ -163,7 +163,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// assert!(!block.is_empty()); // a descriptor of 0 bytes is refused
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -180,7 +180,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// // One chunk per token in the descriptor: a block that straddles a
     /// // chunk boundary takes two, whatever its length.
     /// let tokens = descriptor.split_whitespace().count() - 4;
@@ -207,7 +207,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// let values: Vec<f32> = block.as_slice::<f32>()?.to_vec()?;
     /// assert_eq!(values.len() * 4, block.len());
     /// # Ok::<(), ascend::Error>(())
@@ -231,7 +231,7 @@ impl ImportedChunks {
     /// # use ascend::share::ImportedChunks;
     /// # let device = ascend::Device::new(0)?;
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
-    /// # let mut block = ImportedChunks::import(&descriptor, &device)?;
+    /// let mut block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// let mut view = block.as_mut_slice::<u8>()?;
     /// view.fill_bytes(0)?; // the exporter reads zeros
     /// # Ok::<(), ascend::Error>(())

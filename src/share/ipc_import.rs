@@ -133,8 +133,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// let address = import.as_raw(); // for an operator library's raw call
     /// assert!(!address.is_null());
     /// # Ok::<(), ascend::Error>(())
@@ -152,8 +152,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// assert_eq!(import.size(), key.size());
     /// let mut bytes = vec![0u8; import.size()];
     /// import.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
@@ -172,8 +172,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// assert_eq!(import.key(), &key);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -190,8 +190,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// assert_eq!(import.device().id(), device.id());
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -232,8 +232,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// let words: Vec<u32> = import.as_slice::<u32>()?.to_vec()?;
     /// assert_eq!(words.len() * 4, import.size());
     /// # Ok::<(), ascend::Error>(())
@@ -260,8 +260,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let mut import = IpcImport::open(&key, &device)?;
     /// let mut view = import.as_mut_slice::<u32>()?;
     /// view.copy_from_host(&vec![7u32; view.len()])?; // the exporter sees these bytes
     /// # Ok::<(), ascend::Error>(())
@@ -289,8 +289,8 @@ impl IpcImport {
     /// # use ascend::share::{IpcImport, IpcKey};
     /// # let device = ascend::Device::new(0)?;
     /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
-    /// # let key: IpcKey = line.parse()?;
-    /// # let mut import = IpcImport::open(&key, &device)?;
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
     /// import.close()?;
     /// let again = IpcImport::open(&key, &device)?; // closed: the key can be opened again
     /// # Ok::<(), ascend::Error>(())
