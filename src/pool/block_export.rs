@@ -30,6 +30,25 @@ use std::sync::Arc;
 /// you trust with that memory, or give shared blocks a tag of their own
 /// ([`DevicePool::alloc_tagged`]) and sizes that fill whole chunks.
 ///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::pool::{DevicePool, PoolConfig};
+/// use ascend::share::{Pid, ShareKind};
+/// # let device = ascend::Device::new(0)?;
+/// let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let kv = Arc::new(pool.alloc_tagged(1 << 20, "shared")?); // shared blocks: a tag of their own
+/// let export = pool.export_block(&kv, ShareKind::V2Default)?;
+/// export.allow_pids(&[Pid::from_raw(4242)?])?; // the importer's reported pid
+/// let line = export.descriptor(); // for ImportedChunks::import over there
+/// assert_eq!(line.split_whitespace().count(), 4 + 1); // one token: one chunk
+/// let refused = pool.sleep(&[]); // a live export keeps the pool awake
+/// assert!(matches!(refused, Err(ascend::Error::InvalidArgument { .. })));
+/// drop(export); // once the importers are done
+/// pool.sleep(&[])?;
+/// # pool.wake()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `BlockExport` is `Send` and `Sync`, and `'static`.
 pub struct BlockExport {
     block: Arc<Ordered<PoolBlock>>,
@@ -100,16 +119,61 @@ impl BlockExport {
     /// # Errors
     ///
     /// The runtime's code of the first chunk that refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ascend::share::{Pid, ShareKind};
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = Arc::new(pool.alloc(4096)?);
+    /// let export = pool.export_block(&block, ShareKind::V2Default)?;
+    /// let importer: Pid = "4242".parse()?; // as it reported `Pid::current()`
+    /// export.allow_pids(&[importer])?;
+    /// assert!(export.allow_pids(&[]).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         self.exports.iter().try_for_each(|export| export.allow_pids(pids))
     }
 
     /// The shared block.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ascend::share::ShareKind;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = Arc::new(pool.alloc(4096)?);
+    /// let export = pool.export_block(&block, ShareKind::V2Default)?;
+    /// drop(block); // the export keeps it: its range is not reused meanwhile
+    /// export.block().view().write_from_host(&[1u8; 4096])?; // what the importer reads
+    /// assert_eq!(export.block().byte_len(), 4096);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn block(&self) -> &Arc<Ordered<PoolBlock>> {
         &self.block
     }
 
     /// The chunks' exports, in address order.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ascend::share::ShareKind;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let first = Arc::new(pool.alloc(4096)?);
+    /// let second = Arc::new(pool.alloc(4096)?); // the same 2 MiB chunk
+    /// let a = pool.export_block(&first, ShareKind::V2Default)?;
+    /// let b = pool.export_block(&second, ShareKind::V2Default)?;
+    /// assert_eq!(a.chunk_exports().len(), 1);
+    /// assert!(Arc::ptr_eq(&a.chunk_exports()[0], &b.chunk_exports()[0])); // one export per chunk
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn chunk_exports(&self) -> &[Arc<OwnedExport>] {
         &self.exports
     }
@@ -120,6 +184,21 @@ impl BlockExport {
     /// size, the block's offset in its first chunk, its length in bytes and
     /// each chunk's [`ShareableHandle`](crate::share::ShareableHandle) in
     /// its text form.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ascend::share::ShareKind;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = Arc::new(pool.alloc(3000)?);
+    /// let export = pool.export_block(&block, ShareKind::V2Default)?;
+    /// let line = export.descriptor();
+    /// let words: Vec<&str> = line.split_whitespace().collect();
+    /// assert_eq!(words[..4], ["ascend-chunks-v1", "2097152", "0", "3000"]);
+    /// assert!(words[4].starts_with("v2:2097152:"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn descriptor(&self) -> String {
         crate::share::describe_chunks(self.chunk, self.offset, self.block.byte_len(), &self.exports)
     }

@@ -6,6 +6,19 @@ use crate::error::{Error, Result};
 /// defaults are torch_npu's: 512-byte rounding, a small pool for requests
 /// up to 1 MiB growing in 2 MiB chunks, a large pool growing in 20 MiB
 /// chunks.
+///
+/// Start from the defaults (or [`PoolConfig::parse`]) and change fields:
+///
+/// ```
+/// use ascend::pool::{DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// let mut config = PoolConfig::default();
+/// assert_eq!((config.rounding, config.small_limit), (512, 1 << 20));
+/// config.rounding = 4096; // page-sized blocks
+/// let pool = DevicePool::new(&device, config)?;
+/// assert_eq!(pool.alloc(100)?.capacity(), 4096);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolConfig {

@@ -66,6 +66,21 @@ impl PoolConfig {
     /// # Errors
     ///
     /// As [`PoolConfig::parse`], and for a value that is not UTF-8.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, ENV_ALLOC_CONF, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// // e.g. ASCEND_ALLOC_CONF=large_chunk_mb:40,large_reserve_mb:4000
+    /// let config = PoolConfig::from_env()?;
+    /// match std::env::var(ENV_ALLOC_CONF) {
+    ///     Ok(text) => assert_eq!(config, PoolConfig::parse(&text)?),
+    ///     Err(_) => assert_eq!(config, PoolConfig::default()),
+    /// }
+    /// let pool = DevicePool::new(&device, config)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_env() -> Result<Self> {
         match read_env("PoolConfig::from_env")? {
             Some(text) => Self::parse(&text),

@@ -132,6 +132,21 @@ impl DevicePool {
     ///
     /// [`Error::InvalidArgument`] for settings that do not fit each other
     /// or the VMM granularity; the runtime's code from the reservations.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// use ascend::{Device, Error};
+    /// let device = Device::new(0)?;
+    /// let mut config = PoolConfig::default();
+    /// config.large_chunk = 40 << 20; // fewer, larger chunks for big tensors
+    /// let pool = DevicePool::new(&device, config)?;
+    /// assert_eq!(pool.stats().reserved, 0); // addresses only, nothing mapped yet
+    /// config.rounding = 3000; // not a power of two
+    /// assert!(matches!(DevicePool::new(&device, config), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(device: &Device, config: PoolConfig) -> Result<Self> {
         let prop = PhysicalMemProp::device(device);
         config.check(prop.granularity(Granularity::Minimum)?)?;
@@ -168,11 +183,30 @@ impl DevicePool {
     }
 
     /// The pool's settings.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let rounding = pool.config().rounding; // 512 by default
+    /// assert_eq!(pool.alloc(rounding + 1)?.capacity(), 2 * rounding);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn config(&self) -> &PoolConfig {
         &self.shared.config
     }
 
     /// The device it allocates on.
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let stream = ascend::stream::Stream::new(pool.device())?; // a stream for its blocks
+    /// assert_eq!(pool.device().id(), device.id());
+    /// # drop(stream);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.shared.device
     }
@@ -191,6 +225,23 @@ impl DevicePool {
     /// pool's whole reservation; [`Error::PoolAsleep`] while the tag is
     /// asleep; [`Error::InvalidArgument`] when rounding the request up
     /// overflows `usize`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(1000)?;
+    /// assert_eq!((block.byte_len(), block.capacity()), (1000, 1024));
+    /// block.view().write_from_host(&[7u8; 1000])?; // host writes through the Ordered owner
+    /// assert_eq!(block.bytes(998..1000)?.to_vec::<u8>()?, [7, 7]);
+    /// // More than the pool reserves for large blocks (31.25 GiB by default):
+    /// let too_big = pool.alloc(64 << 30);
+    /// assert!(matches!(too_big, Err(Error::PoolExhausted { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[inline]
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
         // The hit, inlined into the caller: a small size of the default
@@ -297,6 +348,21 @@ impl DevicePool {
     /// when a chunk past the last live block is shared with another process
     /// (a [`BlockExport`](super::BlockExport) lives; that segment keeps its
     /// chunks); the runtime's code of an unmap (the segment is as before).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(4096)?;
+    /// assert_eq!(pool.stats().reserved, 2 << 20); // one small chunk mapped
+    /// drop(block); // cached: the chunk stays mapped
+    /// assert_eq!(pool.stats().reserved, 2 << 20);
+    /// pool.empty_cache()?;
+    /// assert_eq!(pool.stats().reserved, 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn empty_cache(&self) -> Result<()> {
         let mut state = self.shared.state();
         self.shared.flushed_in(&mut state, |state| {
@@ -392,6 +458,23 @@ impl DevicePool {
     /// The runtime's code of the first failed call; every tag it was to
     /// wake is still asleep, with its offloaded contents (transactional,
     /// like [`DevicePool::sleep`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc_tagged(4096, "weights")?;
+    /// block.view().write_from_host(&[3u8; 4096])?;
+    /// let address = block.device_ptr();
+    /// pool.sleep(&["weights"])?; // offloaded to pinned host memory
+    /// pool.wake()?; // new memory at the same addresses
+    /// assert_eq!(pool.stats().wakes, 1);
+    /// assert_eq!(block.device_ptr(), address);
+    /// assert_eq!(block.bytes(..4)?.to_vec::<u8>()?, [3; 4]); // restored
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn wake(&self) -> Result<()> {
         self.wake_where(None)
     }
@@ -402,6 +485,25 @@ impl DevicePool {
     /// # Errors
     ///
     /// As [`DevicePool::wake`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let weights = pool.alloc_tagged(4096, "weights")?;
+    /// let kv_cache = pool.alloc_tagged(4096, "kv_cache")?;
+    /// pool.sleep(&["weights"])?;
+    /// pool.wake_tags(&["weights"])?; // the weights first
+    /// assert!(!pool.is_asleep("weights") && pool.is_asleep("kv_cache"));
+    /// let refused = pool.alloc_tagged(4096, "kv_cache");
+    /// assert!(matches!(refused, Err(Error::PoolAsleep { tag }) if tag == "kv_cache"));
+    /// pool.wake_tags(&["kv_cache"])?; // later
+    /// # drop((weights, kv_cache));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn wake_tags(&self, tags: &[&str]) -> Result<()> {
         self.wake_where(Some(tags))
     }
@@ -418,6 +520,20 @@ impl DevicePool {
     }
 
     /// Whether `tag` is asleep (an unknown tag is not).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let scratch = pool.alloc(4096)?;
+    /// pool.sleep(&[])?; // nothing offloaded: the contents are discarded
+    /// assert!(pool.is_asleep(DevicePool::DEFAULT_TAG));
+    /// assert!(!pool.is_asleep("never-used"));
+    /// pool.wake()?;
+    /// assert!(!pool.is_asleep(DevicePool::DEFAULT_TAG));
+    /// # drop(scratch);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_asleep(&self, tag: &str) -> bool {
         self.shared
             .state()
@@ -428,6 +544,19 @@ impl DevicePool {
 
     /// The statistics now (see [`PoolStats`] for what the peaks count
     /// when several threads allocate).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let a = pool.alloc(1000)?;
+    /// let b = pool.alloc(3 << 20)?; // a large block
+    /// let stats = pool.stats();
+    /// assert_eq!((stats.allocated, stats.allocations), (1024 + (3 << 20), 2));
+    /// assert_eq!(stats.reserved, (2 << 20) + (20 << 20)); // a small and a large chunk
+    /// # drop((a, b));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stats(&self) -> PoolStats {
         let state = self.shared.state();
         state.stats_with(&self.shared.caches.totals())
@@ -436,6 +565,21 @@ impl DevicePool {
     /// The segments and their blocks now, with the statistics
     /// ([`PoolSnapshot::to_json`], [`PoolSnapshot::to_svg`]). Whole cached
     /// blocks are merged into the free ranges first.
+    ///
+    /// ```
+    /// use ascend::pool::BlockState;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(4096)?;
+    /// let snapshot = pool.snapshot();
+    /// let small = &snapshot.segments[0]; // the default tag's small pool
+    /// assert_eq!((small.tag.as_str(), small.pool), ("default", "small"));
+    /// assert_eq!(small.blocks[0].state, BlockState::Allocated);
+    /// assert_eq!(snapshot.stats.allocated, 4096);
+    /// # drop(block);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn snapshot(&self) -> PoolSnapshot {
         // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();

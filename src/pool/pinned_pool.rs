@@ -83,7 +83,20 @@ struct State {
     watch: Watch<usize>,
 }
 
-/// A [`PinnedPool`]'s statistics.
+/// A [`PinnedPool`]'s statistics, from [`PinnedPool::stats`].
+///
+/// ```
+/// use ascend::pool::{PinnedPool, PinnedStats};
+/// # let device = ascend::Device::new(0)?;
+/// let pool = PinnedPool::new(&device);
+/// assert_eq!(pool.stats(), PinnedStats::default());
+/// let buffer = pool.alloc(3000)?;
+/// let stats = pool.stats();
+/// assert_eq!((stats.allocated, stats.requested, stats.misses), (4096, 3000, 1));
+/// drop(buffer);
+/// assert_eq!((pool.stats().cached_bytes, pool.stats().reserved_peak), (4096, 4096));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PinnedStats {
@@ -116,11 +129,32 @@ impl PinnedPool {
 
     /// A pool for buffers used with `device`, allocated with the default
     /// [`HostMallocConfig`].
+    ///
+    /// ```
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let pool = PinnedPool::new(&device); // nothing allocated yet
+    /// assert_eq!(pool.stats().reserved_peak, 0);
+    /// let staging = pool.alloc(1 << 20)?;
+    /// assert_eq!(staging.len(), 1 << 20);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(device: &Device) -> Self {
         Self::with_config(device, HostMallocConfig::new())
     }
 
     /// A pool whose new buffers are allocated with `config`.
+    ///
+    /// ```
+    /// use ascend::host_register::HostMallocConfig;
+    /// use ascend::pool::PinnedPool;
+    /// let device = ascend::Device::new(0)?;
+    /// let config = HostMallocConfig::new().with_module_id(7); // the caller's module
+    /// let pool = PinnedPool::with_config(&device, config);
+    /// let buffer = pool.alloc(4096)?;
+    /// assert_eq!((buffer.capacity(), pool.stats().misses), (4096, 1));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn with_config(device: &Device, config: HostMallocConfig) -> Self {
         let shared = Arc::new(Shared {
             device: device.clone(),
@@ -187,6 +221,21 @@ impl PinnedPool {
     /// # Errors
     ///
     /// As [`PinnedPool::from_conf`], and for a value that is not UTF-8.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::pool::{ENV_ALLOC_CONF, PinnedPool};
+    /// let device = ascend::Device::new(0)?;
+    /// // e.g. ASCEND_ALLOC_CONF=pinned_max_round_threshold_mb:1 in the environment
+    /// let pool = PinnedPool::from_env(&device)?;
+    /// let like = match std::env::var(ENV_ALLOC_CONF) {
+    ///     Ok(text) => PinnedPool::from_conf(&device, &text)?,
+    ///     Err(_) => PinnedPool::new(&device),
+    /// };
+    /// assert_eq!(pool.alloc(3_000_000)?.capacity(), like.alloc(3_000_000)?.capacity());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_env(device: &Device) -> Result<Self> {
         match read_env("PinnedPool::from_env")? {
             Some(text) => Self::from_conf(device, &text),
@@ -252,6 +301,22 @@ impl PinnedPool {
     /// [`Error::InvalidArgument`] when the power of two overflows (only
     /// with a threshold above 2^63); the runtime's code of the allocation
     /// (a request larger than the host can pin among them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// # use ascend::pool::PinnedPool;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = PinnedPool::new(&device);
+    /// let mut staging = pool.alloc(1000)?;
+    /// assert_eq!((staging.len(), staging.capacity()), (1000, 1024));
+    /// staging.get_mut()?.fill(9); // host access: waits for the buffer's queued copies
+    /// let rounds_all = PinnedPool::new(&device).with_round_threshold(usize::MAX);
+    /// let overflow = rounds_all.alloc(usize::MAX); // no power of two that large
+    /// assert!(matches!(overflow, Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
         let size = self.bucket_size(bytes).ok_or_else(|| {
             Error::invalid(
@@ -302,6 +367,19 @@ impl PinnedPool {
     ///
     /// The first error: a synchronisation that could not prove the work
     /// finished (that buffer stays cached), or a failed free.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::pool::PinnedPool;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = PinnedPool::new(&device);
+    /// drop(pool.alloc(1 << 20)?);
+    /// assert_eq!(pool.stats().cached_bytes, 1 << 20);
+    /// pool.empty_cache()?; // the pinned memory goes back to the host
+    /// assert_eq!(pool.stats().cached_bytes, 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn empty_cache(&self) -> Result<()> {
         let cached = std::mem::take(&mut self.shared.state().buckets);
         let mut first = None;
@@ -333,6 +411,18 @@ impl PinnedPool {
     }
 
     /// The statistics now.
+    ///
+    /// ```
+    /// # use ascend::pool::PinnedPool;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = PinnedPool::new(&device);
+    /// drop(pool.alloc(4096)?);
+    /// let again = pool.alloc(3000)?; // the same 4096-byte bucket
+    /// let stats = pool.stats();
+    /// assert_eq!((stats.hits, stats.misses, stats.requested), (1, 1, 3000));
+    /// # drop(again);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stats(&self) -> PinnedStats {
         self.shared.state().stats
     }

@@ -25,6 +25,19 @@ use std::sync::Arc;
 /// requested; its capacity ([`PoolBlock::capacity`]) is the rounded size
 /// the pool placed and caches, which the pool's statistics count.
 ///
+/// ```
+/// use ascend::DeviceSliceMut;
+/// use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let mut block: PoolBlock = pool.alloc(4096)?.into_inner()?; // plain device storage
+/// DeviceSliceMut::<u32>::from_storage(&mut block)?.copy_from_host(&[5; 1024])?;
+/// assert_eq!(pool.stats().allocated, 4096);
+/// drop(block); // back to the pool's cache
+/// assert_eq!(pool.stats().allocated, 0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `PoolBlock` is `Send` and `Sync`.
 pub struct PoolBlock {
     /// Taken only by `into_node` and `drop`, each of which ends the block.
@@ -108,12 +121,33 @@ impl PoolBlock {
 
     /// Whether the length is zero (a request of 0 bytes; the block still
     /// holds a range of [`PoolBlock::capacity`] bytes).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let empty = pool.alloc(0)?.into_inner()?;
+    /// assert!(empty.is_empty());
+    /// assert_eq!(empty.capacity(), 512); // a range of one rounding unit all the same
+    /// assert!(!pool.alloc(1)?.into_inner()?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Capacity in bytes: the request rounded up to the pool's rounding,
     /// the range the block holds (and the bytes the statistics count).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(1000)?.into_inner()?;
+    /// assert_eq!((block.len(), block.capacity()), (1000, 1024));
+    /// assert_eq!(pool.stats().allocated, block.capacity()); // counted by capacity
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.node.block.len()
     }

@@ -4,7 +4,30 @@
 use super::stats::PoolStats;
 use std::fmt::Write;
 
-/// What one range of a segment holds.
+/// What one range of a segment holds ([`BlockSnapshot::state`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::pool::{BlockState, DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// # let stream = Arc::new(ascend::stream::Stream::new(&device)?);
+/// let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let used = pool.alloc(3 << 20)?; // a large block, freed to the segment's free list
+/// used.fill_bytes(0, &stream)?;
+/// drop(used);
+/// let kept = pool.alloc(4096)?;
+/// let mut pending = 0;
+/// for block in pool.snapshot().segments.iter().flat_map(|segment| &segment.blocks) {
+///     match block.state {
+///         BlockState::Allocated => assert_eq!(block.size, 4096),
+///         BlockState::FreePending => pending += block.size, // may wait for the memset
+///         _ => {} // BlockState::Free, and states added later
+///     }
+/// }
+/// assert_eq!(pending, 20 << 20); // the large chunk, coalesced
+/// # drop(kept);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BlockState {
@@ -34,7 +57,19 @@ impl BlockState {
     }
 }
 
-/// One range of a segment's mapped part.
+/// One range of a segment's mapped part ([`SegmentSnapshot::blocks`]).
+///
+/// ```
+/// # use ascend::pool::{BlockState, DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let block = pool.alloc(4096)?;
+/// let snapshot = pool.snapshot();
+/// let first = snapshot.segments[0].blocks[0]; // the small pool's first range
+/// assert_eq!((first.offset, first.size, first.state), (0, 4096, BlockState::Allocated));
+/// assert_eq!(snapshot.segments[0].base + first.offset, block.device_ptr() as usize);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockSnapshot {
@@ -46,7 +81,22 @@ pub struct BlockSnapshot {
     pub state: BlockState,
 }
 
-/// One of the pool's expandable segments.
+/// One of the pool's expandable segments ([`PoolSnapshot::segments`]).
+///
+/// ```
+/// # use ascend::pool::{DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let weights = pool.alloc_tagged(4096, "weights")?;
+/// let snapshot = pool.snapshot();
+/// let mapped: Vec<_> = snapshot.segments.iter().filter(|segment| segment.mapped > 0).collect();
+/// assert_eq!(mapped.len(), 1);
+/// let segment = mapped[0];
+/// assert_eq!((segment.tag.as_str(), segment.pool, segment.asleep), ("weights", "small", false));
+/// assert_eq!((segment.mapped, segment.chunk), (2 << 20, 2 << 20));
+/// # drop(weights);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SegmentSnapshot {
@@ -93,6 +143,19 @@ pub struct SegmentSnapshot {
 /// `base` is a hexadecimal string. [`PoolSnapshot::to_svg`] draws one bar
 /// per segment's mapped part, a rectangle per range coloured by state, with
 /// chunk boundaries marked.
+///
+/// ```
+/// # use ascend::pool::{DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// let block = pool.alloc(4096)?;
+/// let snapshot = pool.snapshot();
+/// assert_eq!(snapshot.device, device.id());
+/// assert_eq!(snapshot.stats.allocated, 4096);
+/// assert_eq!(snapshot.segments.len(), 2); // the default tag's small and large pools
+/// # drop(block);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolSnapshot {
@@ -107,6 +170,18 @@ pub struct PoolSnapshot {
 
 impl PoolSnapshot {
     /// The snapshot as the JSON document described on the type.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(4096)?;
+    /// let json = pool.snapshot().to_json(); // e.g. for a memory viewer
+    /// assert!(json.starts_with(r#"{"device":0,"stats":{"allocated":4096,"#));
+    /// assert!(json.contains(r#"{"offset":0,"size":4096,"state":"allocated"}"#));
+    /// # drop(block);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_json(&self) -> String {
         let s = &self.stats;
         let mut out = format!(
@@ -162,6 +237,17 @@ impl PoolSnapshot {
     /// An SVG segment map: a bar per segment (its mapped part), a rectangle
     /// per range coloured by state (red allocated, green free, orange free
     /// with pending work), chunk boundaries as thin lines.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = pool.alloc(4096)?;
+    /// let svg = pool.snapshot().to_svg(); // open it in a browser
+    /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    /// # drop(block);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_svg(&self) -> String {
         const WIDTH: f64 = 1000.0;
         const BAR: f64 = 40.0;

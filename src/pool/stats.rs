@@ -10,6 +10,26 @@
 /// therefore exact while one thread allocates and frees, and otherwise
 /// never below the true peak and above it by at most one large chunk per
 /// other thread: safe for sizing memory from a profiling run.
+///
+/// From [`DevicePool::stats`](super::DevicePool::stats), or a snapshot's
+/// [`stats`](super::PoolSnapshot::stats):
+///
+/// ```
+/// use ascend::pool::{DevicePool, PoolConfig};
+/// # let device = ascend::Device::new(0)?;
+/// # let stream = std::sync::Arc::new(ascend::stream::Stream::new(&device)?);
+/// let pool = DevicePool::new(&device, PoolConfig::default())?;
+/// for _step in 0..3 {
+///     let activations = pool.alloc(256 << 10)?;
+///     activations.fill_bytes(0, &stream)?;
+/// } // freed at the end of each step, cached with its memset
+/// let stats = pool.stats();
+/// assert_eq!((stats.allocations, stats.frees, stats.chunks_mapped), (3, 3, 1));
+/// assert_eq!((stats.allocated, stats.allocated_peak), (0, 256 << 10));
+/// assert_eq!(stats.reserved, 2 << 20); // one small chunk, cached
+/// assert_eq!(stats.active, 256 << 10); // cached, its memset not proven finished
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolStats {

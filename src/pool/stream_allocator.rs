@@ -54,6 +54,22 @@ pub struct PoolAllocator {
 impl DevicePool {
     /// This pool as the runtime's allocator for work on `stream` (see
     /// [`PoolAllocator`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::allocator::DeviceAllocator;
+    /// use ascend::stream::Stream;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let allocator = pool.stream_allocator(&stream); // register it for `stream`
+    /// let block = allocator.alloc(1000).expect("a block");
+    /// assert_eq!(block.size(), 1000);
+    /// assert_eq!(pool.stats().allocated, 1024); // from the pool's cache
+    /// allocator.free(block);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stream_allocator(&self, stream: &Arc<Stream>) -> Arc<PoolAllocator> {
         Arc::new(PoolAllocator {
             pool: self.handle(),
@@ -65,6 +81,21 @@ impl DevicePool {
 
 impl PoolAllocator {
     /// Blocks the runtime holds now.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use ascend::allocator::DeviceAllocator;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// # let stream = Arc::new(ascend::stream::Stream::new(&device)?);
+    /// let allocator = pool.stream_allocator(&stream);
+    /// let workspace = allocator.alloc(4096).expect("a block"); // as the runtime asks
+    /// assert_eq!(allocator.outstanding(), 1);
+    /// allocator.free(workspace);
+    /// assert_eq!(allocator.outstanding(), 0); // nothing leaks when it is dropped
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn outstanding(&self) -> usize {
         self.live.lock().map_or(0, |live| live.len())
     }

@@ -128,6 +128,20 @@ pub(super) fn export_raw(
 /// with [`ExportedHandle::allow_pids`]. Dropping this value ends the borrow
 /// only: the export itself lasts until the allocation is freed.
 ///
+/// ```
+/// use ascend::share::{Pid, ShareKind, ShareableHandle};
+/// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+/// # let device = ascend::Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+/// let export = physical.export(ShareKind::V1)?;
+/// export.allow_pids(&["4242".parse::<Pid>()?])?; // the pid the importer reported
+/// let line = export.token().to_string(); // one line for a pipe or a socket
+/// // The importer parses it back and calls `ImportedAlloc::import`.
+/// assert_eq!(line.parse::<ShareableHandle>()?, export.token());
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `ExportedHandle` is `Send` and `Sync`.
 #[must_use = "an export is useful only through its token"]
 pub struct ExportedHandle<'a> {
@@ -138,16 +152,54 @@ pub struct ExportedHandle<'a> {
 
 impl<'a> ExportedHandle<'a> {
     /// The value to send to importers.
+    ///
+    /// ```
+    /// use ascend::share::ShareKind;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export(ShareKind::V2Default)?;
+    /// let token = export.token();
+    /// assert_eq!((token.kind(), token.size()), (ShareKind::V2Default, physical.size()));
+    /// assert!(token.to_string().starts_with("v2:"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn token(&self) -> ShareableHandle {
         self.token
     }
 
     /// The exported allocation.
+    ///
+    /// ```
+    /// use ascend::share::ShareKind;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export(ShareKind::V1)?;
+    /// assert!(std::ptr::eq(export.physical(), &physical));
+    /// assert_eq!(export.physical().size(), export.token().size());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn physical(&self) -> &'a PhysicalAlloc {
         self.physical
     }
 
     /// Whether importers are checked against the whitelist.
+    ///
+    /// ```
+    /// use ascend::share::{PidValidation, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let first = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// # let second = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// assert_eq!(first.export(ShareKind::V1)?.validation(), PidValidation::Enforced);
+    /// let open = second.export_with(ShareKind::V1, PidValidation::Disabled)?;
+    /// assert_eq!(open.validation(), PidValidation::Disabled);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn validation(&self) -> PidValidation {
         self.validation
     }
@@ -164,6 +216,23 @@ impl<'a> ExportedHandle<'a> {
     /// (which has no whitelist; the runtime would answer
     /// `ACL_ERROR_RT_NO_PERMISSION`); the runtime's code (e.g. past its limit
     /// of pids).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::{Pid, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export(ShareKind::V2Default)?;
+    /// // Each importer's `Pid::current()`, as it reported it.
+    /// let importers = [Pid::from_raw(4242)?, Pid::from_raw(4243)?];
+    /// export.allow_pids(&importers)?;
+    /// assert!(matches!(export.allow_pids(&[]), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_raw(self.token, self.validation, self.physical.device(), pids)
     }

@@ -11,6 +11,22 @@ use std::str::FromStr;
 pub const FABRIC_HANDLE_LEN: usize = size_of::<sys::aclrtMemFabricHandle>();
 
 /// How physical memory is exported, and so how it is imported.
+///
+/// The exporter picks it ([`PhysicalAlloc::export`](crate::vmm::PhysicalAlloc::export));
+/// the importer reads it from the token it received
+/// ([`ShareableHandle::kind`]):
+///
+/// ```
+/// use ascend::share::{ShareKind, ShareableHandle};
+/// let token: ShareableHandle = "v2:2097152:0100000000000000".parse()?;
+/// let call = match token.kind() {
+///     ShareKind::V1 => "aclrtMemImportFromShareableHandle",
+///     ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemImportFromShareableHandleV2",
+///     _ => "a kind added later",
+/// };
+/// assert_eq!(call, "aclrtMemImportFromShareableHandleV2");
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ShareKind {
@@ -110,6 +126,19 @@ impl ShareableHandle {
     ///
     /// [`Error::InvalidArgument`] for [`ShareKind::V2Fabric`] (use
     /// [`ShareableHandle::from_fabric`]) or a size of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::{ShareKind, ShareableHandle};
+    /// let handle = ShareableHandle::from_u64(ShareKind::V2Default, 0xabcd, 2 << 20)?;
+    /// assert_eq!(handle.to_string(), "v2:2097152:cdab000000000000");
+    /// let fabric = ShareableHandle::from_u64(ShareKind::V2Fabric, 0xabcd, 2 << 20);
+    /// assert!(matches!(fabric, Err(Error::InvalidArgument { .. })));
+    /// assert!(ShareableHandle::from_u64(ShareKind::V1, 0xabcd, 0).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_u64(kind: ShareKind, handle: u64, size: usize) -> Result<Self> {
         let value = match kind {
             ShareKind::V1 => HandleValue::V1(handle),
@@ -129,6 +158,18 @@ impl ShareableHandle {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for a size of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::share::{FABRIC_HANDLE_LEN, ShareKind, ShareableHandle};
+    /// let data = [0x5a; FABRIC_HANDLE_LEN]; // as a C program received it
+    /// let handle = ShareableHandle::from_fabric(data, 2 << 20)?;
+    /// assert_eq!(handle.kind(), ShareKind::V2Fabric);
+    /// assert_eq!(handle.as_fabric(), Some(&data));
+    /// assert!(handle.to_string().starts_with("fabric:2097152:5a5a"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_fabric(data: [u8; FABRIC_HANDLE_LEN], size: usize) -> Result<Self> {
         Self::checked(HandleValue::V2Fabric(data), size, "ShareableHandle::from_fabric")
     }
@@ -145,6 +186,17 @@ impl ShareableHandle {
     }
 
     /// Which export made it.
+    ///
+    /// ```
+    /// use ascend::share::ShareKind;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export(ShareKind::V1)?;
+    /// assert_eq!(export.token().kind(), ShareKind::V1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn kind(&self) -> ShareKind {
         match self.value {
             HandleValue::V1(_) => ShareKind::V1,
@@ -154,11 +206,31 @@ impl ShareableHandle {
     }
 
     /// Size in bytes of the exported allocation.
+    ///
+    /// ```
+    /// use ascend::share::ShareKind;
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = PhysicalAlloc::new(&prop, 2 * prop.round_up(1)?)?;
+    /// let token = physical.export(ShareKind::V2Default)?.token();
+    /// assert_eq!(token.size(), physical.size()); // what the importer maps
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.size
     }
 
     /// The runtime's `u64` (V1 and V2 DEFAULT), for raw calls.
+    ///
+    /// ```
+    /// use ascend::share::{FABRIC_HANDLE_LEN, ShareKind, ShareableHandle};
+    /// let v1: ShareableHandle = "v1:2097152:3412000000000000".parse()?;
+    /// assert_eq!(v1.as_u64(), Some(0x1234)); // for aclrtMemImportFromShareableHandle
+    /// let fabric = ShareableHandle::from_fabric([0; FABRIC_HANDLE_LEN], 2 << 20)?;
+    /// assert_eq!(fabric.as_u64(), None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_u64(&self) -> Option<u64> {
         match self.value {
             HandleValue::V1(handle) | HandleValue::V2Default(handle) => Some(handle),
@@ -167,6 +239,21 @@ impl ShareableHandle {
     }
 
     /// The runtime's `aclrtMemFabricHandle` bytes (V2 FABRIC), for raw calls.
+    ///
+    /// ```
+    /// use ascend::share::{ShareKind, ShareableHandle};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let token = physical.export(ShareKind::V2Fabric)?.token();
+    /// let data = token.as_fabric().expect("a FABRIC export");
+    /// let raw = ascend::sys::aclrtMemFabricHandle { data: *data }; // for a C call
+    /// assert_eq!(raw.data.len(), 128);
+    /// let v1 = ShareableHandle::from_u64(ShareKind::V1, 1, token.size())?;
+    /// assert!(v1.as_fabric().is_none());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_fabric(&self) -> Option<&[u8; FABRIC_HANDLE_LEN]> {
         match &self.value {
             HandleValue::V2Fabric(data) => Some(data),
@@ -207,6 +294,17 @@ impl ShareableHandle {
     /// The binary form: one byte for the kind (1 V1, 2 V2 DEFAULT,
     /// 3 FABRIC), the size as a little-endian `u64`, then the runtime's
     /// handle (8 or 128 bytes).
+    ///
+    /// ```
+    /// use ascend::share::{ShareKind, ShareableHandle};
+    /// let handle = ShareableHandle::from_u64(ShareKind::V2Default, 0x1234, 4096)?;
+    /// let bytes = handle.to_bytes();
+    /// assert_eq!(bytes.len(), 1 + 8 + 8);
+    /// assert_eq!(bytes[0], 2); // V2 DEFAULT
+    /// assert_eq!(bytes[1..9], 4096u64.to_le_bytes());
+    /// assert_eq!(bytes[9..], 0x1234u64.to_le_bytes());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut bytes = vec![self.kind().tag()];
         bytes.extend_from_slice(&(self.size as u64).to_le_bytes());
@@ -219,6 +317,19 @@ impl ShareableHandle {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for bytes that are not that form.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::{ShareKind, ShareableHandle};
+    /// let sent = ShareableHandle::from_u64(ShareKind::V1, 0x1234, 4096)?.to_bytes();
+    /// let received = ShareableHandle::from_bytes(&sent)?;
+    /// assert_eq!((received.kind(), received.as_u64()), (ShareKind::V1, Some(0x1234)));
+    /// let cut = ShareableHandle::from_bytes(&sent[..12]); // a handle cut short
+    /// assert!(matches!(cut, Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         const API: &str = "ShareableHandle::from_bytes";
         let invalid = |reason: &str| Error::invalid(API, reason);

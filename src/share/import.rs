@@ -28,6 +28,27 @@ use std::ptr::NonNull;
 /// (a mapping's [`MappedRegion::physical`](crate::vmm::MappedRegion::physical)
 /// still offers `export`, which the runtime refuses for an import).
 ///
+/// The importing process, with the exporter's token (not run here: an
+/// import needs a second process, the exporter):
+///
+/// ```no_run
+/// use ascend::Device;
+/// use ascend::share::{ImportedAlloc, Pid, ShareableHandle};
+/// use ascend::vmm::VirtualRange;
+/// # let line = std::env::var("TOKEN").unwrap_or_default();
+/// let device = Device::new(0)?;
+/// println!("{}", Pid::current()?); // for the exporter's whitelist
+/// let token: ShareableHandle = line.parse()?; // the line it sent back
+/// let imported = ImportedAlloc::import(&token, &device)?;
+/// let range = VirtualRange::reserve(imported.size())?;
+/// let region = range.map(0, &imported)?;
+/// let words: Vec<u32> = region.as_slice::<u32>()?.to_vec()?; // the exporter's bytes
+/// assert_eq!(words.len() * 4, token.size());
+/// region.unmap()?;
+/// imported.free()?; // the memory lives on while the exporter holds it
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `ImportedAlloc` is `Send` and `Sync`.
 #[derive(Debug)]
 pub struct ImportedAlloc {
@@ -53,6 +74,24 @@ impl ImportedAlloc {
     /// picks are in [Choices where the runtime is silent](crate::guide::runtime_choices)).
     /// [`Error::InvalidArgument`] when the handle's size is not a multiple
     /// of the granularity the runtime reports (the import is freed again).
+    ///
+    /// # Examples
+    ///
+    /// The type's example shows an import in another process. In the
+    /// exporting process itself the runtime refuses it:
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::{ImportedAlloc, PidValidation, ShareKind};
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export_with(ShareKind::V2Default, PidValidation::Disabled)?;
+    /// let refused = ImportedAlloc::import(&export.token(), &device);
+    /// assert!(matches!(refused, Err(Error::Acl { .. }))); // import is for other processes
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn import(handle: &ShareableHandle, device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -126,32 +165,119 @@ impl ImportedAlloc {
     }
 
     /// Size in bytes (the exporter's, carried by the handle).
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// assert_eq!(imported.size(), token.size());
+    /// let range = ascend::vmm::VirtualRange::reserve(imported.size())?; // room to map it all
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.physical.size()
     }
 
     /// The properties the runtime reports for the import.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// use ascend::vmm::MemLocation;
+    /// assert_eq!(imported.prop().location(), MemLocation::Device(device.id()));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn prop(&self) -> &PhysicalMemProp {
         self.physical.prop()
     }
 
     /// The minimum granularity of its properties.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// // Checked by the import: a whole number of granules.
+    /// assert!(imported.size().is_multiple_of(imported.granularity()));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn granularity(&self) -> usize {
         self.physical.granularity()
     }
 
     /// The device it was imported onto, whose context copies into its
     /// mappings use.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// assert_eq!(imported.device().id(), device.id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         self.physical.device()
     }
 
     /// The kind of handle it was imported from.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// assert_eq!(imported.kind(), token.kind());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn kind(&self) -> ShareKind {
         self.kind
     }
 
     /// The raw handle, for `ascend-sys` calls. Do not free it.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// use ascend::sys;
+    /// let mut raw = sys::aclrtPhysicalMemProp::default();
+    /// // SAFETY: a live handle (borrowed from `imported`) and a valid out-pointer.
+    /// ascend::check("aclrtMemGetAllocationPropertiesFromHandle", unsafe {
+    ///     sys::aclrtMemGetAllocationPropertiesFromHandle(imported.as_raw(), &mut raw)
+    /// })?;
+    /// assert_eq!(ascend::vmm::PhysicalMemProp::from_raw(&raw)?, *imported.prop());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtDrvMemHandle {
         self.physical.as_raw()
     }
@@ -162,6 +288,23 @@ impl ImportedAlloc {
     /// # Errors
     ///
     /// The runtime's code from `aclrtFreePhysical`.
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{ImportedAlloc, ShareableHandle};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("TOKEN").unwrap_or_default(); // from the exporter
+    /// let token: ShareableHandle = line.parse()?; // the exporter's line
+    /// let imported = ImportedAlloc::import(&token, &device)?;
+    /// let range = ascend::vmm::VirtualRange::reserve(imported.size())?;
+    /// range.map(0, &imported)?.unmap()?; // a mapping borrows the import: unmapped first
+    /// imported.free()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn free(self) -> Result<()> {
         self.physical.free()
     }

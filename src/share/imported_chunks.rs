@@ -29,6 +29,25 @@ use std::sync::Arc;
 /// range (in that order). It is device storage like any other: copies,
 /// typed views, [`Ordered`](crate::stream::Ordered).
 ///
+/// The importing process, with the exporter's descriptor (not run here: an
+/// import needs a second process, the exporter):
+///
+/// ```no_run
+/// use ascend::Device;
+/// use ascend::share::{ImportedChunks, Pid};
+/// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default();
+/// let device = Device::new(0)?;
+/// println!("{}", Pid::current()?); // for the exporter's whitelist
+/// // `descriptor`: the line the exporter sent back (`BlockExport::descriptor`).
+/// let mut block = ImportedChunks::import(&descriptor, &device)?;
+/// let mut bytes = vec![0u8; block.len()];
+/// block.as_slice::<u8>()?.copy_to_host(&mut bytes)?; // the exporter's bytes
+/// bytes.iter_mut().for_each(|byte| *byte = !*byte);
+/// block.as_mut_slice::<u8>()?.copy_from_host(&bytes)?; // seen by the exporter
+/// drop(block); // unmaps, frees the imports, releases the range
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `ImportedChunks` is `Send` and `Sync`, and `'static`.
 pub struct ImportedChunks {
     /// Dropped first: the chunks' mappings, which hold the range.
@@ -53,6 +72,28 @@ impl ImportedChunks {
     /// whitelist, it is the exporter, the exporter freed the memory or
     /// exited), a reservation or a map. Whatever was imported or mapped
     /// before the failure is undone.
+    ///
+    /// # Examples
+    ///
+    /// The type's example imports in another process. What is refused:
+    /// a text that is no descriptor, and (by the runtime) an import in the
+    /// exporting process itself.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::Error;
+    /// use ascend::pool::{DevicePool, PoolConfig};
+    /// use ascend::share::{ImportedChunks, ShareKind};
+    /// # let device = ascend::Device::new(0)?;
+    /// let bad = ImportedChunks::import("ascend-chunks-v1 2097152 0 4096", &device);
+    /// assert!(matches!(bad, Err(Error::InvalidArgument { .. }))); // no token
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let block = Arc::new(pool.alloc(4096)?);
+    /// let export = pool.export_block(&block, ShareKind::V2Default)?;
+    /// let own = ImportedChunks::import(&export.descriptor(), &device);
+    /// assert!(matches!(own, Err(Error::Acl { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn import(descriptor: &str, device: &Device) -> Result<Self> {
         let ChunksDescriptor {
             chunk,
@@ -77,21 +118,75 @@ impl ImportedChunks {
     }
 
     /// The device address in this process.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// use ascend::memory::DeviceStorage;
+    /// assert_eq!(block.address().cast_const(), block.device_ptr());
+    /// // The exporter's address is another: each process maps the chunks itself.
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn address(&self) -> *mut c_void {
         self.range.base().wrapping_byte_add(self.offset)
     }
 
     /// Size in bytes.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// let mut bytes = vec![0u8; block.len()]; // the exporter's block length
+    /// block.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it is empty (never).
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// assert!(!block.is_empty()); // a descriptor of 0 bytes is refused
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Chunks mapped.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// // One chunk per token in the descriptor: a block that straddles a
+    /// // chunk boundary takes two, whatever its length.
+    /// let tokens = descriptor.split_whitespace().count() - 4;
+    /// assert_eq!(block.chunks(), tokens);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn chunks(&self) -> usize {
         self.mappings.len()
     }
@@ -102,6 +197,21 @@ impl ImportedChunks {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when the length is not a whole number of
     /// `T`s or the address is not aligned for `T`.
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// let values: Vec<f32> = block.as_slice::<f32>()?.to_vec()?;
+    /// assert_eq!(values.len() * 4, block.len());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         DeviceSlice::from_storage(self)
     }
@@ -111,6 +221,21 @@ impl ImportedChunks {
     /// # Errors
     ///
     /// As [`ImportedChunks::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import an export of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::ImportedChunks;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
+    /// let mut block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
+    /// let mut view = block.as_mut_slice::<u8>()?;
+    /// view.fill_bytes(0)?; // the exporter reads zeros
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         DeviceSliceMut::from_storage(self)
     }

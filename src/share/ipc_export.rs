@@ -61,6 +61,19 @@ impl<T: Pod> DeviceBuf<T> {
 /// [`IpcExport::close`]) destroys the key (`aclrtIpcMemClose`), after
 /// which no process can import it.
 ///
+/// ```
+/// use ascend::DeviceBuf;
+/// use ascend::share::{IpcKey, Pid};
+/// # let device = ascend::Device::new(0)?;
+/// let buf = DeviceBuf::from_slice(&device, &[1.5f32; 256])?;
+/// let export = buf.ipc_export()?;
+/// export.allow_pids(&[Pid::from_raw(4242)?])?; // the importer's reported pid
+/// let line = export.key().to_string(); // sent to the importer, for IpcImport::open
+/// assert_eq!(line.parse::<IpcKey>()?.size(), 1024);
+/// export.close()?; // once the importer reported it closed
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `IpcExport` is `Send` and `Sync`.
 #[must_use = "dropping the export destroys its key at once"]
 pub struct IpcExport<'a> {
@@ -98,6 +111,19 @@ impl<'a> IpcExport<'a> {
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::DeviceBuf;
+    /// use ascend::share::{IpcExport, PidValidation};
+    /// # let device = ascend::Device::new(0)?;
+    /// let shared = Arc::new(DeviceBuf::<u8>::zeroed(&device, 4096)?);
+    /// let export = IpcExport::with_validation(&shared, PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled); // no whitelist needed
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn with_validation<S: DeviceStorage + ?Sized>(storage: &'a S, validation: PidValidation) -> Result<Self> {
         let device = storage.device();
         Ok(IpcExport {
@@ -109,11 +135,29 @@ impl<'a> IpcExport<'a> {
     }
 
     /// The key to send to importers.
+    ///
+    /// ```
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u16>::zeroed(&device, 2048)?;
+    /// let export = buf.ipc_export()?;
+    /// let key = export.key();
+    /// assert_eq!(key.size(), 4096);
+    /// assert!(key.to_string().starts_with("ipc:4096:")); // one line, no spaces
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn key(&self) -> &IpcKey {
         &self.key
     }
 
     /// Whether importers are checked against the whitelist.
+    ///
+    /// ```
+    /// use ascend::share::PidValidation;
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u8>::zeroed(&device, 4096)?;
+    /// assert_eq!(buf.ipc_export()?.validation(), PidValidation::Enforced);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn validation(&self) -> PidValidation {
         self.validation
     }
@@ -125,6 +169,20 @@ impl<'a> IpcExport<'a> {
     ///
     /// [`Error::InvalidArgument`] for an empty list or an export made with
     /// [`PidValidation::Disabled`]; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::Pid;
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u8>::zeroed(&device, 4096)?;
+    /// let export = buf.ipc_export()?;
+    /// let importer: Pid = "4242".parse()?; // the line the importer sent
+    /// export.allow_pids(&[importer])?;
+    /// assert!(matches!(export.allow_pids(&[]), Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_key(&self.key, self.validation, self.device, pids)
     }
@@ -134,6 +192,18 @@ impl<'a> IpcExport<'a> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtIpcMemClose`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let device = ascend::Device::new(0)?;
+    /// let mut buf = ascend::DeviceBuf::<u8>::zeroed(&device, 4096)?;
+    /// let export = buf.ipc_export()?;
+    /// // ... the importers open the key, work, close and say so ...
+    /// export.close()?; // the key is destroyed; the buffer is free to change
+    /// buf.copy_from_host(&[1; 4096])?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }

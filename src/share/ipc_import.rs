@@ -28,6 +28,23 @@ fn with_open_keys<R>(body: impl FnOnce(&mut BTreeSet<CString>) -> R) -> R {
 /// dropping it (or [`IpcImport::close`]) closes the import
 /// (`aclrtIpcMemClose`). A process holds at most one open import of a key.
 ///
+/// The importing process, with the exporter's key (not run here: an import
+/// needs a second process, the exporter):
+///
+/// ```no_run
+/// use ascend::Device;
+/// use ascend::share::{IpcImport, IpcKey, Pid};
+/// # let line = std::env::var("IPC_KEY").unwrap_or_default();
+/// let device = Device::new(0)?;
+/// println!("{}", Pid::current()?); // for the exporter's whitelist
+/// let key: IpcKey = line.parse()?; // the line it sent back
+/// let mut import = IpcImport::open(&key, &device)?;
+/// let values: Vec<f32> = import.as_slice::<f32>()?.to_vec()?; // the exporter's bytes
+/// import.as_mut_slice::<f32>()?.copy_from_host(&vec![0.0; values.len()])?;
+/// import.close()?; // then tell the exporter, which closes its key after
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `IpcImport` is `Send` and `Sync`.
 pub struct IpcImport {
     address: NonNull<c_void>,
@@ -53,6 +70,22 @@ impl IpcImport {
     /// the runtime's code: this process is not on the key's whitelist, it
     /// is the exporter, or the key was destroyed or names no export (the
     /// codes the software device picks are in [Choices where the runtime is silent](crate::guide::runtime_choices)).
+    ///
+    /// # Examples
+    ///
+    /// The type's example opens a key in another process. In the exporting
+    /// process itself the runtime refuses it:
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::{IpcImport, PidValidation};
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u8>::zeroed(&device, 4096)?;
+    /// let export = buf.ipc_export_with(PidValidation::Disabled)?;
+    /// let refused = IpcImport::open(export.key(), &device);
+    /// assert!(matches!(refused, Err(Error::Acl { .. }))); // import is for other processes
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn open(key: &IpcKey, device: &Device) -> Result<Self> {
         const API: &str = "aclrtIpcMemImportByKey";
         let name = key.as_c_str();
@@ -92,21 +125,76 @@ impl IpcImport {
 
     /// The device address in this process (never dereference it on the
     /// host).
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// let address = import.as_raw(); // for an operator library's raw call
+    /// assert!(!address.is_null());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.address.as_ptr()
     }
 
     /// Size in bytes (the exporter's, carried by the key).
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// assert_eq!(import.size(), key.size());
+    /// let mut bytes = vec![0u8; import.size()];
+    /// import.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.key.size()
     }
 
     /// The key it was imported by.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// assert_eq!(import.key(), &key);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn key(&self) -> &IpcKey {
         &self.key
     }
 
     /// The device whose context its copies use.
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// assert_eq!(import.device().id(), device.id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -134,6 +222,22 @@ impl IpcImport {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s or the address is not aligned for `T`.
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// let words: Vec<u32> = import.as_slice::<u32>()?.to_vec()?;
+    /// assert_eq!(words.len() * 4, import.size());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = self.elements::<T>("IpcImport::as_slice")?;
         // SAFETY: the import holds `size` bytes at its address while `self`
@@ -146,6 +250,22 @@ impl IpcImport {
     /// # Errors
     ///
     /// As [`IpcImport::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let mut import = IpcImport::open(&key, &device)?;
+    /// let mut view = import.as_mut_slice::<u32>()?;
+    /// view.copy_from_host(&vec![7u32; view.len()])?; // the exporter sees these bytes
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = self.elements::<T>("IpcImport::as_mut_slice")?;
         // SAFETY: as in `as_slice`, and `&mut self` makes it unique among
@@ -159,6 +279,22 @@ impl IpcImport {
     ///
     /// The runtime's code from `aclrtIpcMemClose`; the key then stays
     /// marked open in this process.
+    ///
+    /// # Examples
+    ///
+    /// Not run here: an import needs a second process, the exporter (the
+    /// runtime refuses to import a key of the calling process).
+    ///
+    /// ```no_run
+    /// # use ascend::share::{IpcImport, IpcKey};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let line = std::env::var("IPC_KEY").unwrap_or_default(); // from the exporter
+    /// let key: IpcKey = line.parse()?; // the exporter's line
+    /// let import = IpcImport::open(&key, &device)?;
+    /// import.close()?;
+    /// let again = IpcImport::open(&key, &device)?; // closed: the key can be opened again
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }

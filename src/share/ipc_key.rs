@@ -43,6 +43,18 @@ impl IpcKey {
     ///
     /// [`Error::InvalidArgument`] for an empty key, a key longer than 64
     /// bytes, or a size of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::IpcKey;
+    /// let key = IpcKey::from_parts(c"key-from-c", 1 << 20)?;
+    /// assert_eq!((key.as_c_str(), key.size()), (c"key-from-c", 1 << 20));
+    /// assert!(matches!(IpcKey::from_parts(c"", 4096), Err(Error::InvalidArgument { .. })));
+    /// assert!(IpcKey::from_parts(c"key-from-c", 0).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_parts(key: &CStr, size: usize) -> Result<Self> {
         Self::checked(key.to_owned(), size, "IpcKey::from_parts")
     }
@@ -62,11 +74,28 @@ impl IpcKey {
     }
 
     /// The runtime's key, for raw calls.
+    ///
+    /// ```
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u8>::zeroed(&device, 4096)?;
+    /// let export = buf.ipc_export()?;
+    /// let key = export.key().as_c_str(); // NUL-terminated, for aclrtIpcMemImportByKey
+    /// assert!(!key.is_empty() && key.count_bytes() <= 64);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_c_str(&self) -> &CStr {
         &self.key
     }
 
     /// Size in bytes of the exported memory.
+    ///
+    /// ```
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::<u32>::zeroed(&device, 1000)?;
+    /// let export = buf.ipc_export()?;
+    /// assert_eq!(export.key().size(), 4000); // the importer's view covers this much
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.size
     }

@@ -110,16 +110,58 @@ impl OwnedExport {
     }
 
     /// The value to send to importers.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::{OwnedExport, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// let export = OwnedExport::new(Arc::clone(&physical), ShareKind::V1)?;
+    /// let token = export.token(); // a copy: the export stays where it is kept
+    /// assert_eq!((token.kind(), token.size()), (ShareKind::V1, physical.size()));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn token(&self) -> ShareableHandle {
         self.token
     }
 
     /// The exported memory.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::{OwnedExport, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// let export = OwnedExport::new(physical, ShareKind::V2Default)?;
+    /// // The export holds a share: map it in this process too.
+    /// let range = Arc::new(ascend::vmm::VirtualRange::reserve(export.token().size())?);
+    /// let mapping = ascend::vmm::OwnedMapping::new(range, 0, Arc::clone(export.physical()))?;
+    /// assert_eq!(Arc::strong_count(export.physical()), 2);
+    /// # drop(mapping);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn physical(&self) -> &Arc<PhysicalAlloc> {
         &self.physical
     }
 
     /// Whether importers are checked against the whitelist.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::{OwnedExport, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// use ascend::share::PidValidation;
+    /// let export = OwnedExport::new(physical, ShareKind::V1)?;
+    /// assert_eq!(export.validation(), PidValidation::Enforced); // allow_pids needed
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn validation(&self) -> PidValidation {
         self.validation
     }
@@ -130,6 +172,26 @@ impl OwnedExport {
     /// # Errors
     ///
     /// As [`ExportedHandle::allow_pids`](super::ExportedHandle::allow_pids).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::{OwnedExport, ShareKind};
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, prop.round_up(1)?)?);
+    /// use ascend::share::Pid;
+    /// let export = Arc::new(OwnedExport::new(physical, ShareKind::V2Default)?);
+    /// // `'static` and `Sync`: whitelist from wherever the importer's pid arrives.
+    /// let shared = Arc::clone(&export);
+    /// std::thread::spawn(move || shared.allow_pids(&[Pid::from_raw(4242)?]))
+    ///     .join()
+    ///     .expect("no panic")?;
+    /// assert!(export.allow_pids(&[]).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_raw(self.token, self.validation, self.physical.device(), pids)
     }

@@ -139,16 +139,50 @@ impl<H> OwnedIpcExport<H> {
     }
 
     /// The key to send to importers.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::OwnedIpcExport;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let tensor = Arc::new(ascend::DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// let export = OwnedIpcExport::new(tensor)?;
+    /// let line = export.key().to_string(); // for the importer's IpcImport::open
+    /// assert!(line.starts_with("ipc:4096:"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn key(&self) -> &IpcKey {
         &self.key
     }
 
     /// The holder of the exported memory.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::OwnedIpcExport;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let tensor = Arc::new(ascend::DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// let export = OwnedIpcExport::new(Arc::clone(&tensor))?;
+    /// assert_eq!(export.holder().to_vec()?, vec![0u32; 1024]); // still usable here
+    /// assert!(Arc::ptr_eq(export.holder(), &tensor));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn holder(&self) -> &H {
         &self.holder
     }
 
     /// Whether importers are checked against the whitelist.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::OwnedIpcExport;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let tensor = Arc::new(ascend::DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// use ascend::share::PidValidation;
+    /// let export = OwnedIpcExport::with_validation(tensor, PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled);
+    /// assert!(export.allow_pids(&[ascend::share::Pid::current()?]).is_err()); // no whitelist
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn validation(&self) -> PidValidation {
         self.validation
     }
@@ -158,6 +192,21 @@ impl<H> OwnedIpcExport<H> {
     /// # Errors
     ///
     /// As [`IpcExport::allow_pids`](super::IpcExport::allow_pids).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::OwnedIpcExport;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let tensor = Arc::new(ascend::DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// use ascend::share::Pid;
+    /// let export = OwnedIpcExport::new(tensor)?;
+    /// let importers: Vec<Pid> = ["4242", "4243"].iter().map(|line| line.parse()).collect::<Result<_, _>>()?;
+    /// export.allow_pids(&importers)?;
+    /// assert!(matches!(export.allow_pids(&[]), Err(ascend::Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_key(&self.key, self.validation, &self.device, pids)
     }
@@ -168,6 +217,20 @@ impl<H> OwnedIpcExport<H> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtIpcMemClose`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::share::OwnedIpcExport;
+    /// # let device = ascend::Device::new(0)?;
+    /// # let tensor = Arc::new(ascend::DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// let export = OwnedIpcExport::new(Arc::clone(&tensor))?;
+    /// // ... the importers report that they closed ...
+    /// export.close()?; // the key is gone, and the export's share of the memory
+    /// assert_eq!(Arc::strong_count(&tensor), 1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }

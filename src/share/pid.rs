@@ -31,6 +31,18 @@ impl Pid {
     /// # Errors
     ///
     /// [`Error::Backend`] when no backend is available; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// An importer reports its pid to the exporter, as one line of text:
+    ///
+    /// ```
+    /// use ascend::share::Pid;
+    /// let line = Pid::current()?.to_string(); // sent to the exporter
+    /// let pid: Pid = line.parse()?; // the exporter's side
+    /// assert_eq!(pid, Pid::current()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn current() -> Result<Self> {
         crate::backend()?;
         let mut raw = 0;
@@ -47,6 +59,18 @@ impl Pid {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] unless `raw` is positive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::share::Pid;
+    /// let pid = Pid::from_raw(4242)?; // e.g. read from a C importer
+    /// assert_eq!(pid.raw(), 4242);
+    /// assert!(matches!(Pid::from_raw(0), Err(Error::InvalidArgument { .. })));
+    /// assert!(Pid::from_raw(-1).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_raw(raw: i32) -> Result<Self> {
         if raw <= 0 {
             return Err(Error::invalid("Pid::from_raw", format!("{raw} is not a process id")));
@@ -55,6 +79,13 @@ impl Pid {
     }
 
     /// The number, as the C whitelist calls take it.
+    ///
+    /// ```
+    /// use ascend::share::Pid;
+    /// let pids: Vec<i32> = [Pid::from_raw(7)?, "8".parse()?].iter().map(|pid| pid.raw()).collect();
+    /// assert_eq!(pids, [7, 8]); // the `int32_t *pid` array of aclrtMemSetPidToShareableHandle
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn raw(self) -> i32 {
         self.0
     }
@@ -80,6 +111,23 @@ impl FromStr for Pid {
 }
 
 /// Whether an export accepts only the processes on its whitelist.
+///
+/// Chosen at export ([`PhysicalAlloc::export_with`](crate::vmm::PhysicalAlloc::export_with),
+/// [`DeviceBuf::ipc_export_with`](crate::DeviceBuf::ipc_export_with));
+/// an export without validation takes no whitelist:
+///
+/// ```
+/// use ascend::share::{Pid, PidValidation};
+/// use ascend::{DeviceBuf, Error};
+/// # let device = ascend::Device::new(0)?;
+/// let buf = DeviceBuf::<u32>::zeroed(&device, 1024)?;
+/// let export = buf.ipc_export_with(PidValidation::Disabled)?; // any process of this user
+/// assert_eq!(export.validation(), PidValidation::Disabled);
+/// let refused = export.allow_pids(&[Pid::current()?]);
+/// assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
+/// assert_eq!(PidValidation::default(), PidValidation::Enforced);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PidValidation {
     /// Only whitelisted processes may import (the runtime's default); add
