@@ -299,11 +299,9 @@ fn sizes_near_usize_max_are_refused_without_panicking() {
             "aclrtReserveMemAddress",
             sys::ACL_ERROR_RT_MEMORY_ALLOCATION,
         )?;
-        acl(
+        invalid(
             "usize::MAX (not a multiple of the granularity)",
             VirtualRange::reserve(usize::MAX),
-            "aclrtReserveMemAddress",
-            sys::ACL_ERROR_RT_PARAM_INVALID,
         )
     });
     case("PhysicalAlloc::new(huge)", |d| {
@@ -363,27 +361,34 @@ fn misaligned_offsets_and_pointers_are_refused() {
     });
     case("physical and reserved sizes off the granularity", |d| {
         let (prop, size) = granule(d);
-        invalid(
-            "PhysicalAlloc::new(granule + 4 KiB)",
-            PhysicalAlloc::new(&prop, size + 4096),
-        )?;
-        acl(
-            "reserve(granule + 4 KiB)",
-            VirtualRange::reserve(size + 4096),
-            "aclrtReserveMemAddress",
-            sys::ACL_ERROR_RT_PARAM_INVALID,
-        )
+        // Checked in Rust, before any call, the same way for both, with the
+        // granularity in the message and the fix.
+        for (what, result) in [
+            (
+                "PhysicalAlloc::new(granule + 4 KiB)",
+                PhysicalAlloc::new(&prop, size + 4096).err(),
+            ),
+            ("reserve(granule + 4 KiB)", VirtualRange::reserve(size + 4096).err()),
+            ("reserve(3000)", VirtualRange::reserve(3000).err()),
+        ] {
+            let expected = format!("is not a positive multiple of the granularity, {}", size >> 20);
+            match result {
+                Some(error @ Error::InvalidArgument { .. })
+                    if error.to_string().contains(&expected) && error.to_string().contains("round it up") => {}
+                other => {
+                    return Err(format!(
+                        "{what}: expected InvalidArgument naming the granularity, got {other:?}"
+                    ));
+                }
+            }
+        }
+        Ok(())
     });
     case("reserve_at a misaligned or busy address", |d| {
         let (_, size) = granule(d);
         let range = ok("reserve", VirtualRange::reserve(size))?;
         let base = range.base() as usize;
-        acl(
-            "misaligned",
-            VirtualRange::reserve_at(size, base + size / 2),
-            "aclrtReserveMemAddress",
-            sys::ACL_ERROR_RT_PARAM_INVALID,
-        )?;
+        invalid("misaligned", VirtualRange::reserve_at(size, base + size / 2))?;
         acl(
             "in use",
             VirtualRange::reserve_at(size, base),

@@ -364,7 +364,8 @@ fn vmm_operations_clean_up_after_each_failed_call() {
             }
         },
     );
-    sweep("VirtualRange::reserve", &[("aclrtReserveMemAddress", 1)], |w| {
+    let reserve_calls: Calls = &[("aclrtMemGetAllocationGranularity", 1), ("aclrtReserveMemAddress", 1)];
+    sweep("VirtualRange::reserve", reserve_calls, |w| {
         if let Some(range) = w.op(|| VirtualRange::reserve(2 * size)) {
             freed("VirtualRange::release", range.release());
         }

@@ -55,6 +55,7 @@
 //! never-overlapping [`SegmentBlock`]s: the ground a sub-allocator stands
 //! on, with no `unsafe` in the allocator.
 
+mod granule;
 mod map_slot;
 mod mapped;
 mod owned_mapping;

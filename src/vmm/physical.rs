@@ -76,12 +76,7 @@ impl PhysicalAlloc {
     /// ```
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
-        if size == 0 || !size.is_multiple_of(granularity) {
-            return Err(Error::invalid(
-                "aclrtMallocPhysical",
-                format!("size {size} is not a positive multiple of the granularity {granularity}"),
-            ));
-        }
+        super::granule::require_size("aclrtMallocPhysical", size, granularity)?;
         let device = context_device(prop)?;
         let raw = prop.raw();
         let mut handle = std::ptr::null_mut();

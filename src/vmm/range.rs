@@ -1,5 +1,6 @@
 //! [`VirtualRange`]: reserved device addresses.
 
+use super::granule;
 use super::mapped::MappedRegion;
 use super::physical::PhysicalAlloc;
 use crate::error::{Error, Result, check};
@@ -76,7 +77,9 @@ impl VirtualRange {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for size 0; the runtime's code.
+    /// [`Error::InvalidArgument`], before any call, when `size` is not a
+    /// positive multiple of the granularity of huge-page device memory (the
+    /// message names it); the runtime's code.
     ///
     /// # Examples
     ///
@@ -127,14 +130,14 @@ impl VirtualRange {
                 "address 0 means \"anywhere\": use reserve",
             ));
         }
+        let granularity = granule::address_granularity()?;
+        granule::require_aligned("aclrtReserveMemAddress", "address", address, granularity)?;
         Self::reserve_inner(size, address as *mut c_void)
     }
 
     fn reserve_inner(size: usize, expect: *mut c_void) -> Result<Self> {
-        if size == 0 {
-            return Err(Error::invalid("aclrtReserveMemAddress", "size is 0"));
-        }
-        crate::backend()?;
+        let granularity = granule::address_granularity()?;
+        granule::require_size("aclrtReserveMemAddress", size, granularity)?;
         let mut base = std::ptr::null_mut();
         // SAFETY: `base` is a valid out-pointer; `expect` is an address hint.
         check("aclrtReserveMemAddress", unsafe {
@@ -249,12 +252,8 @@ impl VirtualRange {
                 )
             })?;
         // `offset < self.size` now, so `base + offset` is inside the range.
-        if !offset.is_multiple_of(granularity) || !(self.base + offset).is_multiple_of(granularity) {
-            return Err(Error::invalid(
-                api,
-                format!("offset {offset:#x} is not aligned to the granularity {granularity:#x}"),
-            ));
-        }
+        granule::require_aligned(api, "offset", offset, granularity)?;
+        granule::require_aligned(api, "address", self.base + offset, granularity)?;
         let mut mapped = self.mapped.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((other, len)) = mapped.iter().find(|(start, len)| *start < end && offset < start + len) {
             return Err(Error::invalid(
