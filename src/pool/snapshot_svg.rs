@@ -2,7 +2,7 @@
 //! own, also as a PNG and on a dark viewer.
 //!
 //! Layout, top to bottom: a white background over the whole image; a title
-//! with the pool's totals and two lines of its other statistics; a legend;
+//! with the pool's totals and three lines of its other statistics; a legend;
 //! then one row per segment: a label, the bytes per block state, a bar
 //! scaled to the segment's reserved addresses (its blocks at their offsets,
 //! the unmapped rest hatched) and, when that part is a fraction of the bar,
@@ -43,7 +43,7 @@ impl PoolSnapshot {
     ///
     /// - a white background over the whole image;
     /// - a title with the device and the totals (allocated, reserved, the
-    ///   number of segments) and two lines with the rest of [`PoolStats`];
+    ///   number of segments) and three lines with the rest of [`PoolStats`];
     /// - a legend: a swatch per block state (allocated, free, free with
     ///   pending work), the hatching of unmapped addresses (reserved, not
     ///   mapped), and the mark of
@@ -210,20 +210,23 @@ fn title(out: &mut String, device: i32, stats: &PoolStats, segments: &[SegmentSn
     );
     text(out, MARGIN, MARGIN + 34.0, &format!(" fill=\"{MUTED}\""), &peaks);
     let counts = format!(
-        "{} handed out, {} given back, {} when out of memory; chunks: {} mapped, {} unmapped; {}, {}; \
-         offloaded to host: {} (spare {}).",
-        counted(stats.allocations, "block"),
+        "Blocks: {} handed out, {} given back, {} when out of memory. Chunks: {} mapped, {} unmapped.",
+        grouped(stats.allocations),
         grouped(stats.frees),
         counted(stats.retries, "retry"),
         grouped(stats.chunks_mapped),
         grouped(stats.chunks_unmapped),
+    );
+    text(out, MARGIN, MARGIN + 52.0, &format!(" fill=\"{MUTED}\""), &counts);
+    let sleeps = format!(
+        "Sleep: {}, {}; offloaded to host: {} (spare {}).",
         counted(stats.sleeps, "sleep"),
         counted(stats.wakes, "wake"),
         human_bytes(stats.offloaded),
         human_bytes(stats.offload_spare)
     );
-    text(out, MARGIN, MARGIN + 52.0, &format!(" fill=\"{MUTED}\""), &counts);
-    MARGIN + 66.0
+    text(out, MARGIN, MARGIN + 70.0, &format!(" fill=\"{MUTED}\""), &sleeps);
+    MARGIN + 84.0
 }
 
 /// What the legend shows: a swatch's fill and its label.
@@ -315,6 +318,19 @@ fn segment_row(out: &mut String, segment: &SegmentSnapshot, top: f64) -> f64 {
         segment.pool,
         segment.base
     );
+    capacity_bar(out, segment, bar);
+    let mut bottom = bar.top + BAR_HEIGHT;
+    let span = blocks_span(segment);
+    if span > 0 && span < segment.capacity {
+        bottom = enlarged(out, segment, bar, span);
+    }
+    out.push_str("</g>\n");
+    bottom + ROW_GAP
+}
+
+/// `segment`'s bar to scale: its mapped part's blocks at their offsets, the
+/// unmapped rest hatched.
+fn capacity_bar(out: &mut String, segment: &SegmentSnapshot, bar: Bar) {
     let unmapped_x = bar.x(segment.mapped.min(segment.capacity));
     let _ = writeln!(
         out,
@@ -334,13 +350,6 @@ fn segment_row(out: &mut String, segment: &SegmentSnapshot, top: f64) -> f64 {
         bar.width(segment.mapped.min(segment.capacity))
     );
     frame(out, bar);
-    let mut bottom = bar.top + BAR_HEIGHT;
-    let span = blocks_span(segment);
-    if span > 0 && span < segment.capacity {
-        bottom = enlarged(out, segment, bar, span);
-    }
-    out.push_str("</g>\n");
-    bottom + ROW_GAP
 }
 
 /// The label lines of `segment`'s row from `top`.
