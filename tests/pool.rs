@@ -287,7 +287,9 @@ fn the_snapshot_tiles_each_segment_and_renders() {
     assert!(json.contains("\"state\":\"free_pending\""));
     let svg = snapshot.to_svg();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<rect").count(), blocks);
+    // A block rectangle per block (the picture has others: background,
+    // legend, unmapped parts, frames).
+    assert_eq!(svg.matches("<rect class=\"block\"").count(), blocks);
     drop((a, big));
 }
 

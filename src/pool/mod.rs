@@ -37,6 +37,7 @@ mod pinned_pool;
 mod pool_block;
 mod sleep;
 mod snapshot;
+mod snapshot_svg;
 mod stats;
 mod stream_allocator;
 mod thread_cache;

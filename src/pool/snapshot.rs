@@ -1,5 +1,5 @@
 //! [`PoolSnapshot`]: a pool's segments and blocks at one moment, as JSON and
-//! as an SVG segment map.
+//! as an SVG segment map (drawn in `snapshot_svg.rs`).
 
 use super::stats::PoolStats;
 use std::fmt::Write;
@@ -45,14 +45,6 @@ impl BlockState {
             BlockState::Allocated => "allocated",
             BlockState::Free => "free",
             BlockState::FreePending => "free_pending",
-        }
-    }
-
-    fn colour(self) -> &'static str {
-        match self {
-            BlockState::Allocated => "#d9534f",
-            BlockState::Free => "#5cb85c",
-            BlockState::FreePending => "#f0ad4e",
         }
     }
 }
@@ -140,9 +132,10 @@ pub struct SegmentSnapshot {
 /// `sleeps`, `wakes` and `offloaded` (host bytes of sleeping tags).
 /// `state` is `allocated`, `free`, or `free_pending` (cached memory whose
 /// former block's work may still be queued). Sizes and offsets are bytes;
-/// `base` is a hexadecimal string. [`PoolSnapshot::to_svg`] draws one bar
-/// per segment's mapped part, a rectangle per range coloured by state, with
-/// chunk boundaries marked.
+/// `base` is a hexadecimal string. [`PoolSnapshot::to_svg`] draws the same
+/// as a picture: a bar per segment scaled to its reserved addresses, a
+/// rectangle per range coloured by state, the unmapped rest hatched, with a
+/// title, a legend and sizes in binary units.
 ///
 /// ```
 /// # use ascend::pool::{DevicePool, PoolConfig};
@@ -233,80 +226,6 @@ impl PoolSnapshot {
         out.push_str("]}");
         out
     }
-
-    /// An SVG segment map: a bar per segment (its mapped part), a rectangle
-    /// per range coloured by state (red allocated, green free, orange free
-    /// with pending work), chunk boundaries as thin lines.
-    ///
-    /// ```
-    /// # use ascend::pool::{DevicePool, PoolConfig};
-    /// # let device = ascend::Device::new(0)?;
-    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
-    /// let block = pool.alloc(4096)?;
-    /// let svg = pool.snapshot().to_svg(); // open it in a browser
-    /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    /// # drop(block);
-    /// # Ok::<(), ascend::Error>(())
-    /// ```
-    pub fn to_svg(&self) -> String {
-        const WIDTH: f64 = 1000.0;
-        const BAR: f64 = 40.0;
-        const ROW: f64 = 80.0;
-        let height = 30.0 + ROW * self.segments.len() as f64;
-        let mut out = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" \
-             font-size=\"12\">\n<text x=\"10\" y=\"18\">device {}: {} bytes allocated, {} reserved</text>\n",
-            WIDTH + 20.0,
-            self.device,
-            self.stats.allocated,
-            self.stats.reserved
-        );
-        for (row, segment) in self.segments.iter().enumerate() {
-            let top = 30.0 + ROW * row as f64;
-            let _ = writeln!(
-                out,
-                "<text x=\"10\" y=\"{}\">{} {} pool at {:#x}: {} of {} bytes mapped, {}-byte chunks{}</text>",
-                top + 14.0,
-                xml_text(&segment.tag),
-                segment.pool,
-                segment.base,
-                segment.mapped,
-                segment.capacity,
-                segment.chunk,
-                if segment.asleep { " (asleep)" } else { "" }
-            );
-            let scale = if segment.mapped == 0 {
-                0.0
-            } else {
-                WIDTH / segment.mapped as f64
-            };
-            let y = top + 20.0;
-            for block in &segment.blocks {
-                let _ = writeln!(
-                    out,
-                    "<rect x=\"{:.2}\" y=\"{y}\" width=\"{:.2}\" height=\"{BAR}\" fill=\"{}\"><title>{} {} bytes at {:#x}</title></rect>",
-                    10.0 + block.offset as f64 * scale,
-                    (block.size as f64 * scale).max(0.5),
-                    block.state.colour(),
-                    block.state.name(),
-                    block.size,
-                    block.offset
-                );
-            }
-            if segment.chunk > 0 {
-                for boundary in (segment.chunk..segment.mapped).step_by(segment.chunk) {
-                    let x = 10.0 + boundary as f64 * scale;
-                    let _ = writeln!(
-                        out,
-                        "<line x1=\"{x:.2}\" y1=\"{y}\" x2=\"{x:.2}\" y2=\"{}\" stroke=\"black\" stroke-width=\"0.5\"/>",
-                        y + BAR
-                    );
-                }
-            }
-        }
-        out.push_str("</svg>\n");
-        out
-    }
 }
 
 /// `text` as a JSON string literal.
@@ -325,9 +244,4 @@ fn json_string(text: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// `text` with the characters XML reserves escaped.
-fn xml_text(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

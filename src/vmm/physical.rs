@@ -3,7 +3,7 @@
 use super::map_slot::MapSlot;
 use super::properties::{Granularity, MemLocation, PhysicalMemProp};
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
