@@ -428,8 +428,24 @@ fn auto_falling_back_on_an_npu_host_warns_once() {
     run.assert_log(&[]);
 }
 
-/// A logger that keeps every record, for the fallback warning test.
+/// A logger that keeps every record of `ascend_sys`, for the tests of what
+/// the backend choice logs.
 struct KeptLog(std::sync::Mutex<Vec<(log::Level, String)>>);
+
+impl KeptLog {
+    /// Installs it as this process's logger, at every level.
+    fn install() -> &'static KeptLog {
+        static KEPT: KeptLog = KeptLog(std::sync::Mutex::new(Vec::new()));
+        log::set_logger(&KEPT).expect("the only logger of this child");
+        log::set_max_level(log::LevelFilter::Trace);
+        &KEPT
+    }
+
+    /// The records so far.
+    fn records(&self) -> Vec<(log::Level, String)> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
 
 impl log::Log for KeptLog {
     fn enabled(&self, _: &log::Metadata<'_>) -> bool {
@@ -450,9 +466,7 @@ fn child_auto_falls_back_on_npu_host() {
     if !is_child("child_auto_falls_back_on_npu_host") {
         return;
     }
-    static KEPT: KeptLog = KeptLog(std::sync::Mutex::new(Vec::new()));
-    log::set_logger(&KEPT).expect("the only logger of this child");
-    log::set_max_level(log::LevelFilter::Trace);
+    let kept_log = KeptLog::install();
 
     let info = backend().expect("auto always has a backend");
     assert_eq!(info.backend, Backend::Software);
@@ -471,7 +485,7 @@ fn child_auto_falls_back_on_npu_host() {
     assert_eq!(rc, ACL_SUCCESS, "{:?}", recent_message());
     let _ = backend();
 
-    let kept = KEPT.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let kept = kept_log.records();
     let warnings: Vec<_> = kept.iter().filter(|(level, _)| *level == log::Level::Warn).collect();
     assert_eq!(warnings.len(), 1, "one warning, once: {kept:?}");
     assert_eq!(warnings[0].1, description, "the warning is the description");
@@ -497,9 +511,7 @@ fn child_missing_library_reported_once() {
     if !is_child("child_missing_library_reported_once") {
         return;
     }
-    static KEPT: KeptLog = KeptLog(std::sync::Mutex::new(Vec::new()));
-    log::set_logger(&KEPT).expect("the only logger of this child");
-    log::set_max_level(log::LevelFilter::Trace);
+    let kept_log = KeptLog::install();
 
     let error = backend().expect_err("no library, hardware required");
     assert!(error.to_string().contains("/nonexistent/libascendcl.so"), "{error}");
@@ -511,7 +523,7 @@ fn child_missing_library_reported_once() {
         "the call says why: {message}"
     );
 
-    let kept = KEPT.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let kept = kept_log.records();
     assert!(
         !kept.iter().any(|(level, _)| *level <= log::Level::Info),
         "the failure reaches the program as an error, not also as a log line: {kept:?}"
