@@ -66,7 +66,7 @@ pub fn version() -> Result<Version> {
 /// ```
 /// use ascend::{Error, info::package_version};
 /// let runtime = package_version("runtime")?;
-/// assert!(runtime.split('.').all(|part| part.parse::<u32>().is_ok()), "{runtime}");
+/// assert!(runtime.starts_with(|c: char| c.is_ascii_digit()), "{runtime}"); // e.g. "8.0.RC3"
 /// // A package that is not installed: the runtime's code.
 /// let error = package_version("no-such-package").unwrap_err();
 /// assert!(error.code().is_some());

@@ -11,10 +11,12 @@ use ascend_sys as sys;
 /// use ascend::{Device, DeviceBuf, MallocPolicy};
 /// let device = Device::new(0)?;
 /// assert_eq!(MallocPolicy::default(), MallocPolicy::HugeFirst);
-/// // SAFETY: the buffer is zeroed before it is read.
-/// let mut buf = unsafe { DeviceBuf::<u8>::uninit_with_policy(&device, 4 << 20, MallocPolicy::HugeOnly) }?;
-/// buf.fill_bytes(0)?;
-/// assert_eq!(buf.len(), 4 << 20);
+/// for policy in [MallocPolicy::HugeFirst, MallocPolicy::HugeOnly, MallocPolicy::NormalOnly] {
+///     // SAFETY: the buffer is filled before it is read.
+///     let mut buf = unsafe { DeviceBuf::<u8>::uninit_with_policy(&device, 2 << 20, policy) }?;
+///     buf.fill_bytes(0x11)?;
+///     assert_eq!(buf.as_slice().slice(..4)?.to_vec()?, [0x11; 4]);
+/// }
 /// # Ok::<(), ascend::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
