@@ -128,6 +128,18 @@ impl Device {
     ///
     /// [`Error::Backend`](crate::Error::Backend) when no backend is
     /// available; `ACL_ERROR_RT_INVALID_DEVICEID` for an id out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, ErrorCode};
+    /// let device = Device::new(0)?;
+    /// assert_eq!(device.id(), 0);
+    /// // An id past the last device is refused by the runtime.
+    /// let error = Device::new(Device::count()? as i32).unwrap_err();
+    /// assert_eq!(error.code(), Some(ErrorCode::RT_INVALID_DEVICEID));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn new(id: i32) -> Result<Self> {
         crate::backend()?;
         let device = Self {
@@ -143,6 +155,19 @@ impl Device {
     /// # Errors
     ///
     /// [`Error::Backend`](crate::Error::Backend), or the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// let count = Device::count()?;
+    /// assert!(count >= 1);
+    /// // Every id below the count opens.
+    /// for id in 0..count as i32 {
+    ///     assert_eq!(Device::new(id)?.id(), id);
+    /// }
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn count() -> Result<u32> {
         crate::backend()?;
         let mut count = 0;
@@ -152,6 +177,17 @@ impl Device {
     }
 
     /// The device id.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u8>::zeroed(&device, 16)?;
+    /// assert_eq!(buf.device().id(), device.id());
+    /// assert_eq!(device.id(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn id(&self) -> i32 {
         self.id
     }
@@ -162,6 +198,18 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// let device = Device::new(0)?;
+    /// let (free, total) = device.memory_info()?;
+    /// assert!(total > 0);
+    /// assert!(free <= total);
+    /// println!("{} of {} MiB free", free >> 20, total >> 20);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         self.make_current()?;
         let (mut free, mut total) = (0, 0);
@@ -179,6 +227,20 @@ impl Device {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `peer`
     /// is this device; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Error};
+    /// # if Device::count()? < 2 { return Ok(()); } // needs two devices
+    /// let (zero, one) = (Device::new(0)?, Device::new(1)?);
+    /// // Every pair of distinct software devices can reach each other.
+    /// assert!(zero.can_access_peer(&one)?);
+    /// // A device is not its own peer.
+    /// let error = zero.can_access_peer(&zero).unwrap_err();
+    /// assert!(matches!(error, Error::InvalidArgument { .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
@@ -201,6 +263,24 @@ impl Device {
     ///
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `peer`
     /// is this device; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// A copy between buffers of two devices needs the device driving it
+    /// (the destination's, here) to have access to the other:
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// # if Device::count()? < 2 { return Ok(()); } // needs two devices
+    /// let (zero, one) = (Device::new(0)?, Device::new(1)?);
+    /// let src = DeviceBuf::from_slice(&one, &[1u32, 2, 3])?;
+    /// let mut dst = DeviceBuf::<u32>::zeroed(&zero, 3)?;
+    /// zero.enable_peer_access(&one)?;
+    /// dst.copy_from_device(&src)?;
+    /// assert_eq!(dst.to_vec()?, [1, 2, 3]);
+    /// zero.disable_peer_access(&one)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
@@ -220,6 +300,21 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, ErrorCode};
+    /// # if Device::count()? < 2 { return Ok(()); } // needs two devices
+    /// let (zero, one) = (Device::new(0)?, Device::new(1)?);
+    /// one.enable_peer_access(&zero)?;
+    /// one.disable_peer_access(&zero)?;
+    /// // Access that is not enabled cannot be withdrawn (the software
+    /// // device's choice; on hardware the driver decides).
+    /// let error = one.disable_peer_access(&zero).unwrap_err();
+    /// assert_eq!(error.code(), Some(ErrorCode::RT_PARAM_INVALID));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
         self.make_current()?;
         // SAFETY: no pointer arguments.
@@ -234,6 +329,18 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code other than "no current context".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// let device = Device::new(0)?; // current on this thread
+    /// assert_eq!(Device::current()?, Some(device));
+    /// // A new thread has no current device until it uses one.
+    /// let elsewhere = std::thread::spawn(Device::current).join().expect("no panic")?;
+    /// assert_eq!(elsewhere, None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn current() -> Result<Option<Device>> {
         crate::backend()?;
         let mut id = -1;
@@ -250,6 +357,19 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let _buf = DeviceBuf::<u8>::zeroed(&device, 1 << 20)?;
+    /// let usage = device.memory_usage()?;
+    /// let in_use: u64 = usage.iter().map(|component| component.current).sum();
+    /// assert!(in_use >= 1 << 20);
+    /// assert!(usage.iter().all(|component| component.peak >= component.current));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn memory_usage(&self) -> Result<Vec<MemoryUsage>> {
         self.make_current()?;
         let mut entries = vec![sys::aclrtMemUsageInfo::default(); 64];
@@ -281,6 +401,19 @@ impl Device {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a
     /// timeout above `i32::MAX` ms; the runtime's code (a timeout, or a
     /// failure of queued work).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Error};
+    /// use std::time::Duration;
+    /// let device = Device::new(0)?;
+    /// device.synchronize_timeout(Duration::from_secs(1))?; // nothing queued: returns at once
+    /// // A timeout beyond i32::MAX milliseconds is refused before any call.
+    /// let error = device.synchronize_timeout(Duration::from_secs(30 * 86_400)).unwrap_err();
+    /// assert!(matches!(error, Error::InvalidArgument { .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn synchronize_timeout(&self, timeout: std::time::Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1);
         let millis = i32::try_from(millis)
@@ -297,6 +430,21 @@ impl Device {
     /// # Errors
     ///
     /// The runtime's code (including a failure of queued work).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, PinnedHostBuf, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1.5f32; 256])?;
+    /// let host = PinnedHostBuf::<f32>::zeroed(&device, 256)?;
+    /// let pending = stream.download_owned(buf, host)?; // queued on `stream`
+    /// device.synchronize()?; // waits for every stream of the device
+    /// let (_, host) = pending.wait()?; // already finished: returns at once
+    /// assert_eq!(&host[..], [1.5; 256]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn synchronize(&self) -> Result<()> {
         self.make_current()?;
         // SAFETY: no arguments.
@@ -314,6 +462,19 @@ impl Device {
     /// the check costs no call. Code that switches devices with raw
     /// `ascend_sys::aclrtSetDevice` on the same thread must call
     /// `make_current` again before using this crate's handles.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// # if Device::count()? < 2 { return Ok(()); } // needs two devices
+    /// let (zero, one) = (Device::new(0)?, Device::new(1)?);
+    /// zero.make_current()?;
+    /// assert_eq!(Device::current()?, Some(zero));
+    /// one.make_current()?; // e.g. before raw `ascend_sys` calls on device 1
+    /// assert_eq!(Device::current()?.map(|device| device.id()), Some(1));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[inline]
     pub fn make_current(&self) -> Result<()> {
         if CURRENT.with(Cell::get) == Some(self.id) {
@@ -369,6 +530,17 @@ thread_local! {
 }
 
 /// One component's device-memory use ([`Device::memory_usage`]).
+///
+/// ```
+/// use ascend::{Device, MemoryUsage};
+/// let device = Device::new(0)?;
+/// let usage: Vec<MemoryUsage> = device.memory_usage()?;
+/// for component in &usage {
+///     assert!(!component.name.is_empty());
+///     assert!(component.current <= component.peak);
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MemoryUsage {

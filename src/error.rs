@@ -7,6 +7,27 @@ use std::ffi::CStr;
 
 /// Everything that can go wrong in this crate.
 ///
+/// Every fallible call returns it: match on the variant to tell a refused
+/// argument from a runtime failure.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, Error, ErrorCode};
+/// let device = Device::new(0)?;
+/// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
+/// // Refused in Rust, before any call: the lengths differ.
+/// match buf.copy_from_host(&[1, 2, 3]) {
+///     Err(Error::InvalidArgument { api, reason }) => {
+///         assert_eq!(api, "aclrtMemcpy");
+///         println!("refused: {reason}");
+///     }
+///     other => panic!("expected a refused argument, got {other:?}"),
+/// }
+/// // Refused by the runtime: no such device.
+/// let error = Device::new(i32::MAX).unwrap_err();
+/// assert!(matches!(error, Error::Acl { api: "aclrtSetDevice", code: ErrorCode::RT_INVALID_DEVICEID, .. }));
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Guide:** [Concepts: errors and destructors](crate::guide::concepts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -74,6 +95,21 @@ pub enum Error {
 
 impl Error {
     /// The AscendCL code, for errors that carry one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, ErrorCode};
+    /// let device = Device::new(0)?;
+    /// // A runtime failure carries its code ...
+    /// let error = Device::new(-1).unwrap_err();
+    /// assert_eq!(error.code(), Some(ErrorCode::RT_INVALID_DEVICEID));
+    /// // ... an argument refused in Rust has none.
+    /// let buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let error = buf.slice(2..8).unwrap_err();
+    /// assert_eq!(error.code(), None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             Error::Acl { code, .. } => Some(*code),

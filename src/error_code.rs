@@ -16,6 +16,25 @@ use std::fmt;
 /// assert_eq!(ErrorCode(123_456).name(), None);
 /// assert_eq!(ErrorCode::RT_CONTEXT_NULL.to_string(), "ACL_ERROR_RT_CONTEXT_NULL (107002)");
 /// ```
+///
+/// The constants can be matched on, e.g. to tell a bad device id from
+/// other failures:
+///
+/// ```
+/// use ascend::{Device, ErrorCode};
+/// fn open(id: i32) -> Result<Option<Device>, ascend::Error> {
+///     match Device::new(id) {
+///         Ok(device) => Ok(Some(device)),
+///         Err(error) => match error.code() {
+///             Some(ErrorCode::RT_INVALID_DEVICEID) => Ok(None), // no such device
+///             _ => Err(error),
+///         },
+///     }
+/// }
+/// assert!(open(0)?.is_some());
+/// assert!(open(Device::count()? as i32)?.is_none());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ErrorCode(pub sys::aclError);
 
@@ -45,6 +64,17 @@ impl ErrorCode {
     pub const RT_NO_DEVICE: Self = Self(sys::ACL_ERROR_RT_NO_DEVICE);
 
     /// The C name of this code, or `None` for a code this crate does not know.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, ErrorCode};
+    /// let code = Device::new(-1).unwrap_err().code().expect("a runtime error");
+    /// assert_eq!(code.name(), Some("ACL_ERROR_RT_INVALID_DEVICEID"));
+    /// assert_eq!(ErrorCode(0).name(), Some("ACL_SUCCESS"));
+    /// assert_eq!(ErrorCode(-42).name(), None); // kept as its number
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn name(self) -> Option<&'static str> {
         CODE_NAMES
             .binary_search_by_key(&self.0, |&(code, _)| code)

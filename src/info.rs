@@ -7,6 +7,16 @@ use std::fmt;
 
 /// The AscendCL *interface* version (`aclrtGetVersion`), e.g. 1.17.0 for
 /// CANN 9 headers — not the CANN package version.
+///
+/// ```
+/// use ascend::info::{Version, version};
+/// let version = version()?;
+/// // Ordered field by field, so a minimum is one comparison.
+/// assert!(version >= Version { major: 1, minor: 0, patch: 0 });
+/// let text = version.to_string();
+/// assert_eq!(text, format!("{}.{}.{}", version.major, version.minor, version.patch));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
     /// Major version.
@@ -52,6 +62,19 @@ pub fn version() -> Result<Version> {
 ///
 /// [`Error::InvalidArgument`] for a name with a NUL byte; the runtime's code
 /// for an unknown package.
+///
+/// ```
+/// use ascend::{Error, info::package_version};
+/// let runtime = package_version("runtime")?;
+/// assert!(runtime.starts_with(|c: char| c.is_ascii_digit()), "{runtime}"); // e.g. "8.0.RC3"
+/// // A package that is not installed: the runtime's code.
+/// let error = package_version("no-such-package").unwrap_err();
+/// assert!(error.code().is_some());
+/// // A NUL byte is refused before any call.
+/// let error = package_version("run\0time").unwrap_err();
+/// assert!(matches!(error, Error::InvalidArgument { .. }));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn package_version(package: &str) -> Result<String> {
     crate::backend()?;
     let mut name = package.as_bytes().to_vec();
@@ -79,6 +102,15 @@ pub fn package_version(package: &str) -> Result<String> {
 /// # Errors
 ///
 /// [`Error::Backend`] without a backend.
+///
+/// ```
+/// use ascend::{Backend, info::soc_name};
+/// let name = soc_name()?;
+/// if ascend::backend()?.backend == Backend::Software {
+///     assert_eq!(name.as_deref(), Some("AscendSoftwareDevice"));
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn soc_name() -> Result<Option<String>> {
     crate::backend()?;
     // SAFETY: no arguments; the result is NULL or a C string owned by the
@@ -92,6 +124,17 @@ pub fn soc_name() -> Result<Option<String>> {
 }
 
 /// Where the program runs relative to the device (`aclrtGetRunMode`).
+///
+/// ```
+/// use ascend::info::{RunMode, run_mode};
+/// let on_host = match run_mode()? {
+///     RunMode::Host => true,    // copies cross PCIe or HCCS
+///     RunMode::Device => false, // on the device's own CPU
+///     _ => false,               // a mode added later
+/// };
+/// assert!(on_host); // the software device runs on the host
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RunMode {
@@ -107,6 +150,14 @@ pub enum RunMode {
 ///
 /// The runtime's code, or [`Error::InvalidArgument`] for a value this crate
 /// does not know.
+///
+/// ```
+/// use ascend::info::{RunMode, run_mode};
+/// // An ordinary program on a server (or on the software device) runs
+/// // on the host.
+/// assert_eq!(run_mode()?, RunMode::Host);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn run_mode() -> Result<RunMode> {
     crate::backend()?;
     let mut mode = 0;

@@ -46,6 +46,17 @@ impl Runtime {
     /// # Errors
     ///
     /// [`Error::Backend`] when no backend is available; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// let runtime = Runtime::init()?; // aclInit
+    /// // Another library in the process shares it instead of failing.
+    /// let other = Runtime::init()?;
+    /// assert!(other.same_as(&runtime));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn init() -> Result<Self> {
         Self::init_inner(None)
     }
@@ -58,6 +69,21 @@ impl Runtime {
     ///
     /// [`Error::InvalidArgument`] for a path that is not valid UTF-8 or has
     /// a NUL byte; the runtime's code (e.g. `ACL_ERROR_INVALID_FILE`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Error, Runtime};
+    /// use std::path::Path;
+    /// let runtime = Runtime::init()?;
+    /// // A live initialisation is shared and the path ignored.
+    /// let shared = Runtime::init_with_config(Path::new("/nonexistent/acl.json"))?;
+    /// assert!(shared.same_as(&runtime));
+    /// // A path C cannot take is refused before any call.
+    /// let error = Runtime::init_with_config(Path::new("acl\0.json")).unwrap_err();
+    /// assert!(matches!(error, Error::InvalidArgument { api: "aclInit", .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn init_with_config(path: &Path) -> Result<Self> {
         let text = path
             .to_str()
@@ -88,6 +114,16 @@ impl Runtime {
     }
 
     /// Whether two handles share one initialisation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// let runtime = Runtime::init()?;
+    /// assert!(runtime.clone().same_as(&runtime));
+    /// assert!(Runtime::init()?.same_as(&runtime)); // shares the live one
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn same_as(&self, other: &Runtime) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }

@@ -105,6 +105,29 @@ impl<'s> AllocatorRegistration<'s> {
     ///
     /// [`Error::InvalidArgument`] when the stream already has an allocator
     /// registered; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::AllocatorRegistration;
+    /// use ascend::{Device, Error, Stream};
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// let registration = AllocatorRegistration::register(&stream, Arc::new(Never))?;
+    /// // A second allocator on the same stream is refused.
+    /// let error = AllocatorRegistration::register(&stream, Arc::new(Never)).unwrap_err();
+    /// assert!(matches!(error, Error::InvalidArgument { .. }));
+    /// drop(registration); // unregisters
+    /// assert!(!ascend::allocator::registered_on(&stream)?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn register(stream: &'s Stream, allocator: Arc<dyn DeviceAllocator>) -> Result<Self> {
         // SAFETY: the borrow keeps the stream alive (and its handle valid)
         // for `'s`, the registration's lifetime.
@@ -123,6 +146,28 @@ impl<'s> AllocatorRegistration<'s> {
     /// [`Error::InvalidArgument`] for a NULL stream (the default stream
     /// cannot take an allocator) or one that already has an allocator
     /// registered; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::{AllocatorRegistration, registered_on};
+    /// use ascend::{Device, Stream};
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// // SAFETY: `stream` outlives the registration, which ends below.
+    /// let registration = unsafe { AllocatorRegistration::register_raw(stream.as_raw(), Arc::new(Never)) }?;
+    /// assert!(registered_on(&stream)?);
+    /// registration.unregister()?;
+    /// stream.destroy()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub unsafe fn register_raw(stream: sys::aclrtStream, allocator: Arc<dyn DeviceAllocator>) -> Result<Self> {
         const API: &str = "aclrtAllocatorRegister";
         let stream = NonNull::new(stream)
@@ -156,11 +201,79 @@ impl<'s> AllocatorRegistration<'s> {
     }
 
     /// The registered allocator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::AllocatorRegistration;
+    /// use ascend::{Device, Stream};
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// let allocator = Arc::new(Never);
+    /// let registration = AllocatorRegistration::register(&stream, allocator.clone())?;
+    /// assert!(std::ptr::addr_eq(Arc::as_ptr(registration.allocator()), Arc::as_ptr(&allocator)));
+    /// assert!(registration.allocator().alloc(64).is_none()); // `Never` has no memory
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allocator(&self) -> &Arc<dyn DeviceAllocator> {
         &self.allocator
     }
 
     /// Blocks handed to the runtime and not given back yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # use std::ptr::NonNull;
+    /// # struct Fresh(ascend::Device, std::sync::Mutex<Vec<DeviceBuf<u8>>>);
+    /// # // SAFETY: each block is a live buffer, kept until `free`.
+    /// # unsafe impl DeviceAllocator for Fresh {
+    /// #     fn alloc(&self, size: usize) -> Option<Block> {
+    /// #         let buf = DeviceBuf::<u8>::zeroed(&self.0, size).ok()?;
+    /// #         let block = Block::new(NonNull::new(buf.as_raw())?, size);
+    /// #         self.1.lock().ok()?.push(buf);
+    /// #         Some(block)
+    /// #     }
+    /// #     fn free(&self, block: Block) {
+    /// #         if let Ok(mut live) = self.1.lock() {
+    /// #             live.retain(|buf| buf.as_raw() != block.address().as_ptr());
+    /// #         }
+    /// #     }
+    /// # }
+    /// # use ascend::allocator::AllocatorRegistration;
+    /// # use ascend::{Device, DeviceBuf, Stream, sys};
+    /// # use std::ptr::null_mut;
+    /// # use std::sync::Arc;
+    /// # let device = Device::new(0)?;
+    /// # let stream = Stream::new(&device)?;
+    /// // `Fresh` gives each block a buffer of its own.
+    /// let allocator = Arc::new(Fresh(device.clone(), Default::default()));
+    /// let registration = AllocatorRegistration::register(&stream, allocator)?;
+    /// assert_eq!(registration.outstanding_blocks(), 0);
+    /// // Allocate and free through the callbacks the runtime stored, as it does.
+    /// let (mut descriptor, mut object, mut alloc, mut free) = (null_mut(), null_mut(), None, None);
+    /// // SAFETY: a live stream; valid out-pointers, the rest optional (NULL).
+    /// ascend::check("aclrtAllocatorGetByStream", unsafe {
+    ///     let (advise, address) = (null_mut(), null_mut());
+    ///     sys::aclrtAllocatorGetByStream(stream.as_raw(), &mut descriptor, &mut object, &mut alloc, &mut free, advise, address)
+    /// })?;
+    /// let (alloc, free) = (alloc.expect("stored"), free.expect("stored"));
+    /// // SAFETY: the stored object and callbacks, called while registered.
+    /// let block = unsafe { alloc(object, 1000) };
+    /// assert_eq!(registration.outstanding_blocks(), 1);
+    /// // SAFETY: a block from `alloc`, given back once.
+    /// unsafe { free(object, block) };
+    /// assert_eq!(registration.outstanding_blocks(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn outstanding_blocks(&self) -> usize {
         // SAFETY: the object lives until `release`, which takes `&mut self`.
         self.object.map_or(0, |object| {
@@ -169,12 +282,57 @@ impl<'s> AllocatorRegistration<'s> {
     }
 
     /// The raw stream handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::{AllocatorRegistration, registered_on_raw};
+    /// use ascend::{Device, Stream};
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// let registration = AllocatorRegistration::register(&stream, Arc::new(Never))?;
+    /// assert_eq!(registration.stream_raw(), stream.as_raw());
+    /// assert!(registered_on_raw(registration.stream_raw())?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stream_raw(&self) -> sys::aclrtStream {
         self.stream.as_ptr()
     }
 
     /// The raw descriptor handle (owned by the registration: do not
     /// destroy it or change its fields).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::AllocatorRegistration;
+    /// use ascend::{Device, Stream, sys};
+    /// use std::ptr::null_mut;
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// let registration = AllocatorRegistration::register(&stream, Arc::new(Never))?;
+    /// let mut stored = null_mut();
+    /// // SAFETY: a live stream; a valid out-pointer, the rest optional (NULL).
+    /// ascend::check("aclrtAllocatorGetByStream", unsafe {
+    ///     sys::aclrtAllocatorGetByStream(stream.as_raw(), &mut stored, null_mut(), null_mut(), null_mut(), null_mut(), null_mut())
+    /// })?;
+    /// assert_eq!(stored, registration.descriptor_raw());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn descriptor_raw(&self) -> sys::aclrtAllocatorDesc {
         self.descriptor.as_ref().map_or(null_mut(), Descriptor::raw)
     }
@@ -187,6 +345,27 @@ impl<'s> AllocatorRegistration<'s> {
     ///
     /// The runtime's code from `aclrtAllocatorGetByStream`,
     /// `aclrtAllocatorUnregister` or `aclrtAllocatorDestroyDesc`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::allocator::{Block, DeviceAllocator};
+    /// # struct Never;
+    /// # // SAFETY: it never returns a block.
+    /// # unsafe impl DeviceAllocator for Never {
+    /// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+    /// #     fn free(&self, _: Block) {}
+    /// # }
+    /// use ascend::allocator::{AllocatorRegistration, registered_on};
+    /// use ascend::{Device, Stream};
+    /// use std::sync::Arc;
+    /// let stream = Stream::new(&Device::new(0)?)?;
+    /// let registration = AllocatorRegistration::register(&stream, Arc::new(Never))?;
+    /// registration.unregister()?; // reports a failure, which a drop could only log
+    /// assert!(!registered_on(&stream)?);
+    /// stream.destroy()?; // the borrow has ended
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }
@@ -286,6 +465,26 @@ impl fmt::Debug for AllocatorRegistration<'_> {
 /// # Errors
 ///
 /// The runtime's code.
+///
+/// ```
+/// use ascend::allocator::{AllocatorRegistration, registered_on};
+/// use ascend::{Device, Stream};
+/// use std::sync::Arc;
+/// # use ascend::allocator::{Block, DeviceAllocator};
+/// # struct Never;
+/// # // SAFETY: it never returns a block.
+/// # unsafe impl DeviceAllocator for Never {
+/// #     fn alloc(&self, _: usize) -> Option<Block> { None }
+/// #     fn free(&self, _: Block) {}
+/// # }
+/// let stream = Stream::new(&Device::new(0)?)?;
+/// assert!(!registered_on(&stream)?);
+/// let registration = AllocatorRegistration::register(&stream, Arc::new(Never))?;
+/// assert!(registered_on(&stream)?);
+/// drop(registration);
+/// assert!(!registered_on(&stream)?);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn registered_on(stream: &Stream) -> Result<bool> {
     registered_on_raw(stream.as_raw())
 }
@@ -298,6 +497,17 @@ pub fn registered_on(stream: &Stream) -> Result<bool> {
 /// [`Error::InvalidArgument`] for a NULL stream; the runtime's code.
 // The handle is only a key in the ACL layer's table (acl-behaviour.md §10:
 // "stream handle itself not validated"); nothing dereferences it.
+///
+/// ```
+/// use ascend::allocator::registered_on_raw;
+/// use ascend::{Device, Error, Stream};
+/// let stream = Stream::new(&Device::new(0)?)?;
+/// assert!(!registered_on_raw(stream.as_raw())?);
+/// // The default stream (NULL) is refused.
+/// let error = registered_on_raw(std::ptr::null_mut()).unwrap_err();
+/// assert!(matches!(error, Error::InvalidArgument { .. }));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn registered_on_raw(stream: sys::aclrtStream) -> Result<bool> {
     const API: &str = "aclrtAllocatorGetByStream";

@@ -44,6 +44,20 @@ impl<T: Pod> AlignedHostBuf<T> {
     ///
     /// [`Error::InvalidArgument`] when the size overflows or the host
     /// allocator cannot provide the memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use ascend::host_register::{AlignedHostBuf, HOST_REGISTER_ALIGN};
+    /// let buf = AlignedHostBuf::<f32>::zeroed(1000)?;
+    /// assert!(buf.iter().all(|&x| x == 0.0));
+    /// assert_eq!(buf.as_ptr() as usize % HOST_REGISTER_ALIGN, 0);
+    /// // A size that overflows is refused, not a panic.
+    /// let error = AlignedHostBuf::<u64>::zeroed(usize::MAX).unwrap_err();
+    /// assert!(matches!(error, Error::InvalidArgument { .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn zeroed(len: usize) -> Result<Self> {
         const API: &str = "AlignedHostBuf::zeroed";
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
@@ -83,6 +97,17 @@ impl<T: Pod> AlignedHostBuf<T> {
     /// # Errors
     ///
     /// As [`AlignedHostBuf::zeroed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::host_register::{AlignedHostBuf, HOST_REGISTER_ALIGN};
+    /// let data = vec![1u8, 2, 3];
+    /// let buf = AlignedHostBuf::from_slice(&data)?;
+    /// assert_eq!(&buf[..], &data[..]);
+    /// assert_eq!(buf.as_ptr() as usize % HOST_REGISTER_ALIGN, 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_slice(data: &[T]) -> Result<Self> {
         let mut buf = Self::zeroed(data.len())?;
         buf.copy_from_slice(data);
@@ -91,6 +116,16 @@ impl<T: Pod> AlignedHostBuf<T> {
 
     /// Bytes allocated: the data rounded up to whole 4 KiB pages (0 when
     /// empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::host_register::AlignedHostBuf;
+    /// assert_eq!(AlignedHostBuf::<u8>::zeroed(1)?.allocated_bytes(), 4096);
+    /// assert_eq!(AlignedHostBuf::<u32>::zeroed(1025)?.allocated_bytes(), 8192); // 4100 bytes
+    /// assert_eq!(AlignedHostBuf::<u32>::zeroed(0)?.allocated_bytes(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allocated_bytes(&self) -> usize {
         self.layout.map_or(0, |layout| layout.size())
     }

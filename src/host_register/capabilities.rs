@@ -6,6 +6,21 @@ use crate::error::{Error, Result, check};
 use ascend_sys as sys;
 
 /// A hardware accelerator kind of a device (`aclrtHacType`).
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::host_register::{HacType, host_mem_map_capabilities};
+/// let device = Device::new(0)?;
+/// let reaching: Vec<HacType> = HacType::ALL
+///     .into_iter()
+///     .filter(|&hac| host_mem_map_capabilities(&device, hac).unwrap_or(false))
+///     .collect();
+/// # if ascend::backend()?.backend == ascend::Backend::Software {
+/// // On the software device, the DMA engines reach mapped host memory.
+/// assert_eq!(reaching, [HacType::PcieDma, HacType::Sdma]);
+/// # }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HacType {
@@ -47,6 +62,16 @@ impl HacType {
     ];
 
     /// The C value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::host_register::HacType;
+    /// use ascend::sys;
+    /// assert_eq!(HacType::Sdma.raw(), sys::ACL_RT_HAC_TYPE_SDMA);
+    /// // `ALL` follows the C enum's order.
+    /// assert!(HacType::ALL.windows(2).all(|pair| pair[0].raw() < pair[1].raw()));
+    /// ```
     pub fn raw(self) -> sys::aclrtHacType {
         match self {
             HacType::Stars => sys::ACL_RT_HAC_TYPE_STARS,

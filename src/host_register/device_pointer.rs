@@ -14,6 +14,19 @@ use std::ptr::NonNull;
 /// offers none. Hand [`DevicePointer::as_raw`] to a kernel; the host side of
 /// the memory is reached through the registration itself.
 ///
+/// ```
+/// use ascend::Device;
+/// use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+/// let device = Device::new(0)?;
+/// let mut buf = AlignedHostBuf::<u32>::zeroed(1024)?;
+/// let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+/// let pointer = registration.device_pointer()?;
+/// assert_eq!(pointer.byte_len(), 4096);
+/// // The runtime gives the same address as at registration.
+/// assert_eq!(registration.registered_pointer(), Some(pointer));
+/// # Ok::<(), ascend::Error>(())
+/// ```
+///
 /// **Threads:** `DevicePointer` is `Send` and `Sync`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DevicePointer<'r> {
@@ -38,16 +51,55 @@ impl DevicePointer<'_> {
 
     /// The raw device address, for device code. It must not be passed to
     /// copy or set functions, and not be used after the registration ends.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::MAPPED)?;
+    /// let raw = registration.device_pointer()?.as_raw(); // for a kernel's argument list
+    /// assert!(!raw.is_null());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.raw.as_ptr()
     }
 
     /// The address as an integer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    /// let pointer = registration.device_pointer()?;
+    /// assert_eq!(pointer.addr(), pointer.as_raw() as usize);
+    /// println!("device address {:#x}", pointer.addr());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn addr(&self) -> usize {
         self.raw.as_ptr() as usize
     }
 
     /// Bytes registered behind this address.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u64>::zeroed(1000)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::MAPPED)?;
+    /// assert_eq!(registration.device_pointer()?.byte_len(), 8000);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.byte_len
     }

@@ -6,6 +6,17 @@ use ascend_sys as sys;
 /// How `aclrtHostRegister` (V1) registers memory (`aclrtHostRegisterType`).
 ///
 /// A V1 registration is always mapped: it returns a device pointer.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+/// let device = Device::new(0)?;
+/// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+/// let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::default())?;
+/// assert_eq!(registration.register_type(), Some(HostRegisterType::Mapped));
+/// assert!(registration.registered_pointer().is_some()); // V1 always maps
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum HostRegisterType {
     /// Map the memory into the device's address space
@@ -22,6 +33,17 @@ pub enum HostRegisterType {
 
 impl HostRegisterType {
     /// The C value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::host_register::HostRegisterType;
+    /// use ascend::sys;
+    /// assert_eq!(HostRegisterType::Mapped.raw(), sys::ACL_HOST_REGISTER_MAPPED);
+    /// assert_eq!(HostRegisterType::ReadOnly.raw(), sys::ACL_HOST_REGISTER_READONLY);
+    /// // The V1 value is not the V2 flag of the same name.
+    /// assert_ne!(HostRegisterType::Mapped.raw(), sys::ACL_HOST_REG_MAPPED);
+    /// ```
     pub fn raw(self) -> sys::aclrtHostRegisterType {
         match self {
             HostRegisterType::Mapped => sys::ACL_HOST_REGISTER_MAPPED,

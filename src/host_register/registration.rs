@@ -103,6 +103,22 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` on chips without host
     /// registration. The reserved types pass the runtime's own check; the
     /// driver decides about them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u32>::zeroed(2048)?;
+    /// let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    /// assert!(registration.registered_pointer().is_some());
+    /// drop(registration); // aclrtHostUnregister
+    /// // Memory that does not start on a 4 KiB boundary is refused.
+    /// let error = HostRegistration::register(&device, &mut buf[1..], HostRegisterType::Mapped).unwrap_err();
+    /// assert!(matches!(error, ascend::Error::InvalidArgument { .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn register(device: &Device, host: &'a mut [T], kind: HostRegisterType) -> Result<Self> {
         const API: &str = "aclrtHostRegister";
         let (size, _) = checked_range(API, host)?;
@@ -130,6 +146,23 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// or `flags` is empty; the runtime's code, e.g.
     /// `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED` (507910) when the range
     /// overlaps a registered one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(8192)?;
+    /// let flags = HostRegisterFlags::MAPPED | HostRegisterFlags::PINNED;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, flags)?;
+    /// assert_eq!(registration.flags(), Some(flags));
+    /// registration.unregister()?;
+    /// // At least one flag is needed.
+    /// let error = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::empty()).unwrap_err();
+    /// assert!(matches!(error, ascend::Error::InvalidArgument { .. }));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn register_v2(device: &Device, host: &'a mut [T], flags: HostRegisterFlags) -> Result<Self> {
         const API: &str = "aclrtHostRegisterV2";
         if flags.is_empty() {
@@ -164,6 +197,23 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     ///
     /// The runtime's code: `ACL_ERROR_RT_PARAM_INVALID` for a registration
     /// without a mapping (`PINNED` alone).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let mapped = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::MAPPED)?;
+    /// assert_eq!(mapped.device_pointer()?.byte_len(), 4096);
+    /// drop(mapped);
+    /// // Page-locked only: no device address.
+    /// let pinned = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// let error = pinned.device_pointer().unwrap_err();
+    /// assert_eq!(error.code(), Some(ascend::ErrorCode::RT_PARAM_INVALID));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device_pointer(&self) -> Result<DevicePointer<'_>> {
         const API: &str = "aclrtHostGetDevicePointer";
         self.device.make_current()?;
@@ -179,6 +229,21 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
 
     /// The device pointer `aclrtHostRegister` (V1) returned; `None` for a
     /// V2 registration (ask [`HostRegistration::device_pointer`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut v1_buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let v1 = HostRegistration::register(&device, &mut v1_buf, HostRegisterType::Mapped)?;
+    /// assert_eq!(v1.registered_pointer(), Some(v1.device_pointer()?));
+    /// let mut v2_buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let v2 = HostRegistration::register_v2(&device, &mut v2_buf, HostRegisterFlags::MAPPED)?;
+    /// assert_eq!(v2.registered_pointer(), None); // ask device_pointer() instead
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn registered_pointer(&self) -> Option<DevicePointer<'_>> {
         self.registered_pointer
             .map(|raw| DevicePointer::new(raw, self.byte_len()))
@@ -186,6 +251,21 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
 
     /// The V1 type, for a registration made by
     /// [`HostRegistration::register`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let v1 = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    /// assert_eq!(v1.register_type(), Some(HostRegisterType::Mapped));
+    /// drop(v1);
+    /// let v2 = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::MAPPED)?;
+    /// assert_eq!(v2.register_type(), None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn register_type(&self) -> Option<HostRegisterType> {
         match self.kind {
             Kind::V1(kind) => Some(kind),
@@ -195,6 +275,21 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
 
     /// The V2 flags, for a registration made by
     /// [`HostRegistration::register_v2`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let v2 = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// assert_eq!(v2.flags(), Some(HostRegisterFlags::PINNED));
+    /// drop(v2);
+    /// let v1 = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    /// assert_eq!(v1.flags(), None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn flags(&self) -> Option<HostRegisterFlags> {
         match self.kind {
             Kind::V1(_) => None,
@@ -203,28 +298,93 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     }
 
     /// The device it was registered with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// assert_eq!(registration.device(), &device);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
 
     /// Number of elements registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u16>::zeroed(3000)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// assert_eq!(registration.len(), 3000);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether no element is registered (never true: empty memory is
     /// refused).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// assert!(!registration.is_empty());
+    /// drop(registration);
+    /// // Empty memory is refused before any call.
+    /// assert!(HostRegistration::register_v2(&device, &mut buf[..0], HostRegisterFlags::PINNED).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Bytes registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<f64>::zeroed(100)?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// assert_eq!(registration.byte_len(), 800);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         size_of_val(self.as_slice())
     }
 
     /// The registered host memory. Device work writing it through the
     /// device pointer must have finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::from_slice(&[1u32, 2, 3])?;
+    /// let registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// // Upload from the page-locked memory.
+    /// let on_device = DeviceBuf::from_slice(&device, registration.as_slice())?;
+    /// assert_eq!(on_device.to_vec()?, [1, 2, 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: the exclusively borrowed `[T]` given at registration,
         // valid for `'a`, which outlives `&self`.
@@ -233,6 +393,20 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
 
     /// The registered host memory, mutably. Device work using it through
     /// the device pointer must have finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u32>::zeroed(3)?;
+    /// let mut registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
+    /// // Download into the page-locked memory.
+    /// DeviceBuf::from_slice(&device, &[7u32, 8, 9])?.copy_to_host(registration.as_mut_slice())?;
+    /// assert_eq!(registration.as_slice(), [7, 8, 9]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as in `as_slice`; `&mut self` makes the access unique.
         unsafe { std::slice::from_raw_parts_mut(self.host.as_ptr(), self.len) }
@@ -244,6 +418,21 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtHostUnregister`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
+    /// let device = Device::new(0)?;
+    /// let mut buf = AlignedHostBuf::<u8>::zeroed(4096)?;
+    /// let registration = HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?;
+    /// registration.unregister()?; // reports a failure, which a drop could only log
+    /// buf[0] = 1; // the borrow has ended
+    /// // The memory can be registered again.
+    /// HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?.unregister()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }

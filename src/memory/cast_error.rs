@@ -28,16 +28,58 @@ pub struct CastError<T> {
 
 impl<T: Pod> CastError<T> {
     /// Why the cast was refused ([`Error::InvalidArgument`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error};
+    /// let device = Device::new(0)?;
+    /// let bytes = DeviceBuf::<u8>::zeroed(&device, 6)?;
+    /// let refused = bytes.cast::<u32>().unwrap_err(); // 6 bytes: not whole u32s
+    /// let Error::InvalidArgument { reason, .. } = refused.error() else {
+    ///     panic!("a refused cast is an InvalidArgument");
+    /// };
+    /// println!("{reason}");
+    /// assert_eq!(refused.into_buffer().len(), 6);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn error(&self) -> &Error {
         &self.error
     }
 
     /// The buffer, as it was before the cast.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let bytes = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4, 5])?;
+    /// // Try a wide view first; fall back to the bytes as they were.
+    /// let bytes = match bytes.cast::<u32>() {
+    ///     Ok(words) => words.cast::<u8>()?,
+    ///     Err(refused) => refused.into_buffer(),
+    /// };
+    /// assert_eq!(bytes.to_vec()?, [1, 2, 3, 4, 5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn into_buffer(self) -> DeviceBuf<T> {
         self.buffer
     }
 
     /// The reason and the buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, Error};
+    /// let device = Device::new(0)?;
+    /// let halves = DeviceBuf::from_slice(&device, &[7u16; 3])?;
+    /// let (error, halves) = halves.cast::<u64>().unwrap_err().into_parts();
+    /// assert!(matches!(error, Error::InvalidArgument { .. }));
+    /// assert_eq!(halves.to_vec()?, [7; 3]); // unchanged
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn into_parts(self) -> (Error, DeviceBuf<T>) {
         (self.error, self.buffer)
     }

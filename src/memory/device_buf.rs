@@ -222,27 +222,90 @@ impl<T: Pod> DeviceBuf<T> {
     }
 
     /// Number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<f32>::zeroed(&device, 1000)?;
+    /// assert_eq!(buf.len(), 1000);
+    /// assert_eq!(buf.to_vec()?.len(), buf.len());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the buffer has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let empty = DeviceBuf::<u8>::from_slice(&device, &[])?; // allocates nothing
+    /// assert!(empty.is_empty());
+    /// assert!(empty.as_raw().is_null());
+    /// assert!(!DeviceBuf::from_slice(&device, &[1u8])?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u64>::zeroed(&device, 10)?;
+    /// assert_eq!(buf.byte_len(), 80);
+    /// assert_eq!(buf.cast::<u8>()?.len(), 80); // the same bytes, as u8
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.len * size_of::<T>()
     }
 
     /// The device the memory lives on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u8>::zeroed(&device, 64)?;
+    /// assert_eq!(buf.device(), &device);
+    /// // E.g. to allocate a companion buffer on the same device:
+    /// let twin = DeviceBuf::<u8>::zeroed(buf.device(), buf.len())?;
+    /// assert_eq!(twin.device().id(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
 
     /// The device address, for raw `ascend-sys` calls (NULL when empty).
     /// It must not be dereferenced on the host, nor freed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, sys};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?;
+    /// let mut host = [0u8; 4];
+    /// // SAFETY: `buf` owns 4 bytes at this address and outlives the call;
+    /// // `host` holds 4 bytes.
+    /// ascend::check("aclrtMemcpy", unsafe {
+    ///     sys::aclrtMemcpy(host.as_mut_ptr().cast(), 4, buf.as_raw(), 4, sys::ACL_MEMCPY_DEVICE_TO_HOST)
+    /// })?;
+    /// assert_eq!(host, [1, 2, 3, 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.address.map_or(std::ptr::null_mut(), NonNull::as_ptr)
     }

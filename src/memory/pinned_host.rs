@@ -147,11 +147,32 @@ impl<T: Pod> PinnedHostBuf<T> {
     }
 
     /// Number of elements (without reading them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: only the length is asked; the elements are never read.
+    /// let staging = unsafe { PinnedHostBuf::<f32>::uninit(&device, 256) }?;
+    /// assert_eq!(staging.len(), 256);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the buffer has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// assert!(PinnedHostBuf::<u8>::zeroed(&device, 0)?.is_empty());
+    /// assert!(!PinnedHostBuf::from_slice(&device, &[1u8])?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -175,6 +196,18 @@ impl<T: Pod> PinnedHostBuf<T> {
 
     /// The first element's address, without reading the elements (also on
     /// an uninitialised buffer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf, memory::pointer_attributes, vmm::MemLocation};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: the buffer is only looked up by address, never read.
+    /// let staging = unsafe { PinnedHostBuf::<u64>::uninit(&device, 512) }?;
+    /// let attributes = pointer_attributes(staging.as_ptr().cast())?;
+    /// assert_eq!(attributes.location, Some(MemLocation::Host)); // page-locked by the runtime
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_ptr(&self) -> *const T {
         self.pointer.as_ptr()
     }
@@ -182,6 +215,23 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// The first element's address, for writing, without creating a
     /// reference to the elements (also on an uninitialised buffer, see
     /// [`PinnedHostBuf::uninit`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, PinnedHostBuf};
+    /// let device = Device::new(0)?;
+    /// // SAFETY: every element is written through the pointer (below)
+    /// // before the buffer is read.
+    /// let mut host = unsafe { PinnedHostBuf::<u32>::uninit(&device, 4) }?;
+    /// let first = host.as_mut_ptr();
+    /// for i in 0..4 {
+    ///     // SAFETY: `i` is within the 4 allocated elements.
+    ///     unsafe { first.add(i).write(10 * i as u32) };
+    /// }
+    /// assert_eq!(&host[..], [0, 10, 20, 30]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_ptr(&mut self) -> *mut T {
         self.pointer.as_ptr()
     }

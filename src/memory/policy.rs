@@ -6,6 +6,19 @@ use ascend_sys as sys;
 ///
 /// Huge pages are 2 MiB, giant pages 1 GiB. The P2P variants allocate memory
 /// other devices can reach with peer access.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, MallocPolicy};
+/// let device = Device::new(0)?;
+/// assert_eq!(MallocPolicy::default(), MallocPolicy::HugeFirst);
+/// for policy in [MallocPolicy::HugeFirst, MallocPolicy::HugeOnly, MallocPolicy::NormalOnly] {
+///     // SAFETY: the buffer is filled before it is read.
+///     let mut buf = unsafe { DeviceBuf::<u8>::uninit_with_policy(&device, 2 << 20, policy) }?;
+///     buf.fill_bytes(0x11)?;
+///     assert_eq!(buf.as_slice().slice(..4)?.to_vec()?, [0x11; 4]);
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum MallocPolicy {
@@ -31,6 +44,21 @@ pub enum MallocPolicy {
 
 impl MallocPolicy {
     /// The C value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, MallocPolicy, sys};
+    /// let _device = Device::new(0)?; // current on this thread
+    /// let policy = MallocPolicy::NormalOnly;
+    /// assert_eq!(policy.raw(), sys::ACL_MEM_MALLOC_NORMAL_ONLY);
+    /// let mut raw = std::ptr::null_mut();
+    /// // SAFETY: a valid out-pointer and a non-zero size.
+    /// ascend::check("aclrtMalloc", unsafe { sys::aclrtMalloc(&mut raw, 4096, policy.raw()) })?;
+    /// // SAFETY: allocated above, freed once.
+    /// ascend::check("aclrtFree", unsafe { sys::aclrtFree(raw) })?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn raw(self) -> sys::aclrtMemMallocPolicy {
         match self {
             MallocPolicy::HugeFirst => sys::ACL_MEM_MALLOC_HUGE_FIRST,
@@ -46,6 +74,18 @@ impl MallocPolicy {
 }
 
 /// Which AscendCL call allocates a [`DeviceBuf`](crate::DeviceBuf).
+///
+/// ```
+/// use ascend::memory::AllocCall;
+/// use ascend::{Device, DeviceBuf, MallocPolicy};
+/// let device = Device::new(0)?;
+/// let call = AllocCall::WithModuleId(33); // charged to module 33 (APP)
+/// // SAFETY: the buffer is written before it is read.
+/// let mut buf = unsafe { DeviceBuf::<u16>::uninit_with(&device, 8, MallocPolicy::default(), call) }?;
+/// buf.copy_from_host(&[3; 8])?;
+/// assert_eq!(buf.to_vec()?, [3; 8]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum AllocCall {
@@ -65,6 +105,22 @@ pub enum AllocCall {
 
 impl AllocCall {
     /// The C function used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::AllocCall;
+    /// use ascend::{Device, DeviceBuf, MallocPolicy};
+    /// assert_eq!(AllocCall::default().api(), "aclrtMalloc");
+    /// assert_eq!(AllocCall::WithModuleId(33).api(), "aclrtMallocWithCfg");
+    /// // An allocation's errors name the call that was made.
+    /// let device = Device::new(0)?;
+    /// // SAFETY: nothing is allocated (the size overflows).
+    /// let error = unsafe { DeviceBuf::<u64>::uninit_with(&device, usize::MAX, MallocPolicy::default(), AllocCall::Cached) }
+    ///     .unwrap_err();
+    /// assert!(error.to_string().starts_with(AllocCall::Cached.api()), "{error}");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn api(self) -> &'static str {
         match self {
             AllocCall::Malloc => "aclrtMalloc",

@@ -7,6 +7,16 @@ use ascend_sys as sys;
 use std::ffi::c_void;
 
 /// The allocation containing an address (`aclrtMemGetAddressRange`).
+///
+/// ```
+/// use ascend::{Device, PinnedHostBuf, memory::address_range};
+/// let device = Device::new(0)?;
+/// let host = PinnedHostBuf::<u32>::zeroed(&device, 100)?;
+/// let range = address_range(host[50..].as_ptr().cast())?;
+/// assert_eq!(range.base, host.as_ptr() as usize);
+/// assert!(range.size >= 400); // whole pages
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AddressRange {
     /// Its first address.
@@ -52,6 +62,16 @@ pub fn address_range(address: *const c_void) -> Result<AddressRange> {
 }
 
 /// What kind of memory an address is (`aclrtPointerGetAttributes`).
+///
+/// ```
+/// use ascend::{Device, PinnedHostBuf, memory::pointer_attributes, vmm::MemLocation};
+/// let device = Device::new(0)?;
+/// let host = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+/// let attributes = pointer_attributes(host.as_ptr().cast())?;
+/// assert_eq!(attributes.location, Some(MemLocation::Host));
+/// assert!(attributes.page_size > 0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct PointerAttributes {

@@ -65,13 +65,51 @@ use std::sync::Arc;
 /// [`IpcExport::new`]: crate::share::IpcExport::new
 pub unsafe trait DeviceStorage {
     /// The device whose context reaches the memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::DeviceStorage;
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let block: Box<dyn DeviceStorage> = Box::new(DeviceBuf::<u8>::zeroed(&device, 64)?);
+    /// assert_eq!(block.device(), &device);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn device(&self) -> &Device;
 
     /// The first device address of the range (never dereferenced on the
     /// host); NULL only for an empty range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::{DeviceStorage, address_range};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 100)?;
+    /// assert_eq!(buf.device_ptr(), buf.as_raw().cast_const());
+    /// assert_eq!(address_range(buf.device_ptr())?.base, buf.device_ptr() as usize);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn device_ptr(&self) -> *const c_void;
 
     /// The size of the range in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::DeviceStorage;
+    /// use ascend::{Device, DeviceBuf};
+    /// /// The bytes held by a set of blocks of any storage type.
+    /// fn total_bytes(blocks: &[&dyn DeviceStorage]) -> usize {
+    ///     blocks.iter().map(|block| block.byte_len()).sum()
+    /// }
+    /// let device = Device::new(0)?;
+    /// let (a, b) = (DeviceBuf::<u16>::zeroed(&device, 10)?, DeviceBuf::<f64>::zeroed(&device, 3)?);
+    /// assert_eq!(total_bytes(&[&a, &b]), 20 + 24);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn byte_len(&self) -> usize;
 }
 
@@ -96,6 +134,21 @@ pub unsafe trait DeviceStorage {
 /// as it keeps `s`.
 pub unsafe trait DeviceStorageMut: DeviceStorage {
     /// The first device address of the range, for writing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::{DeviceStorage, DeviceStorageMut};
+    /// use ascend::{Device, DeviceBuf, sys};
+    /// let device = Device::new(0)?;
+    /// let mut block = Box::new(DeviceBuf::<u8>::zeroed(&device, 8)?);
+    /// let (address, bytes) = (block.device_ptr_mut(), DeviceStorage::byte_len(&block));
+    /// // SAFETY: `address` is the start of `bytes` bytes of device memory that
+    /// // `block` owns; `&mut block` above makes this the only writer.
+    /// ascend::check("aclrtMemset", unsafe { sys::aclrtMemset(address, bytes, 0xEE, bytes) })?;
+    /// assert_eq!(block.to_vec()?, [0xEE; 8]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     fn device_ptr_mut(&mut self) -> *mut c_void {
         self.device_ptr().cast_mut()
     }

@@ -46,6 +46,20 @@ pub struct DeviceSlice<'a, T> {
 
 /// An exclusive view of `len` elements of `T` in device memory.
 ///
+/// ```
+/// use ascend::{Device, DeviceBuf};
+/// let device = Device::new(0)?;
+/// let mut buf = DeviceBuf::<u32>::zeroed(&device, 6)?;
+/// let mut view = buf.as_mut_slice();
+/// assert!(view.slice_mut(..7).is_err()); // sub-views are bounds-checked
+/// let (mut left, mut right) = view.split_at_mut(3)?; // two disjoint writers
+/// left.fill_bytes(0x01)?;
+/// right.copy_from_host(&[4, 5, 6])?;
+/// assert_eq!(buf.to_vec()?, [0x0101_0101, 0x0101_0101, 0x0101_0101, 4, 5, 6]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
+////// An exclusive view of `len` elements of `T` in device memory.
+///
 /// **Threads:** `DeviceSliceMut` is `Send` and `Sync`: it is the only way to
 /// the bytes it covers, and a `&DeviceSliceMut` only reads.
 ///
@@ -126,27 +140,85 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     }
 
     /// Number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u16>::zeroed(&device, 10)?;
+    /// assert_eq!(buf.as_slice().len(), 10);
+    /// assert_eq!(buf.as_slice().slice(2..5)?.len(), 3);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the view has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u16>::zeroed(&device, 4)?;
+    /// assert!(!buf.as_slice().is_empty());
+    /// assert!(buf.as_slice().slice(4..)?.is_empty()); // the empty tail
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<f32>::zeroed(&device, 16)?;
+    /// let quarter = buf.as_slice().slice(..4)?;
+    /// assert_eq!(quarter.byte_len(), 16);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.len * size_of::<T>()
     }
 
     /// The device address (for raw `ascend-sys` calls; never dereference it
     /// on the host).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::<u32>::zeroed(&device, 8)?;
+    /// let tail = buf.as_slice().slice(6..)?;
+    /// // A sub-view starts `start * size_of::<T>()` bytes into the buffer.
+    /// assert_eq!(tail.as_raw() as usize, buf.as_raw() as usize + 6 * 4);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *const c_void {
         self.address as *const c_void
     }
 
     /// The device whose context the view's copies use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3])?;
+    /// let view = buf.as_slice();
+    /// // E.g. to stage a copy of the view on its own device:
+    /// let copy = DeviceBuf::from_slice(view.device(), &view.to_vec()?)?;
+    /// assert_eq!((copy.device(), copy.to_vec()?), (&device, vec![1, 2, 3]));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &'a Device {
         self.device
     }
@@ -261,21 +333,71 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     }
 
     /// Number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 10)?;
+    /// let mut view = buf.as_mut_slice();
+    /// assert_eq!(view.len(), 10);
+    /// assert_eq!(view.slice_mut(3..)?.len(), 7);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the view has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
+    /// let (head, tail) = buf.as_mut_slice().split_at_mut(4)?;
+    /// assert!(!head.is_empty());
+    /// assert!(tail.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u64>::zeroed(&device, 4)?;
+    /// assert_eq!(buf.as_mut_slice().byte_len(), 32);
+    /// assert_eq!(buf.as_mut_slice().cast::<u8>()?.len(), 32);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn byte_len(&self) -> usize {
         self.len * size_of::<T>()
     }
 
     /// The device address (for raw `ascend-sys` calls).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, sys};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 8)?;
+    /// let mut view = buf.as_mut_slice();
+    /// let tail = view.slice_mut(4..)?;
+    /// // SAFETY: the view covers 4 bytes of live device memory and is their
+    /// // only writer while it lives.
+    /// ascend::check("aclrtMemset", unsafe { sys::aclrtMemset(tail.as_raw(), 4, 0x7F, 4) })?;
+    /// assert_eq!(buf.to_vec()?, [0, 0, 0, 0, 0x7F, 0x7F, 0x7F, 0x7F]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> *mut c_void {
         self.address as *mut c_void
     }
