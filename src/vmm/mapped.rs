@@ -12,6 +12,29 @@ use std::fmt;
 use std::ptr::NonNull;
 
 /// Access rights of a location to a mapping (`aclrtMemAccessFlags`).
+///
+/// It comes back from [`MappedRegion::access`] and goes into an
+/// [`AccessDesc`]:
+///
+/// ```
+/// use ascend::vmm::{Access, MemLocation};
+/// # use ascend::Device;
+/// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// # let device = Device::new(0)?;
+/// # let prop = PhysicalMemProp::device(&device);
+/// # let granule = prop.round_up(1)?;
+/// # let range = VirtualRange::reserve(granule)?;
+/// # let physical = PhysicalAlloc::new(&prop, granule)?;
+/// let region = range.map(0, &physical)?;
+/// // `map` grants read-write access to the memory's own device...
+/// match region.access(MemLocation::Device(device.id()))? {
+///     Some(Access::ReadWrite) => {}
+///     other => panic!("unexpected access {other:?}"),
+/// }
+/// // ...and nothing to anyone else.
+/// assert_eq!(region.access(MemLocation::Host)?, None);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Access {
@@ -25,6 +48,29 @@ pub enum Access {
 
 impl Access {
     /// The C value.
+    ///
+    /// # Examples
+    ///
+    /// For raw `ascend_sys` calls, such as reading a mapping's flags directly:
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, MemLocation};
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let region = range.map(0, &physical)?;
+    /// let mut location = MemLocation::Device(device.id()).raw();
+    /// let mut flags = 0;
+    /// // SAFETY: a live mapping's address and valid out-pointers.
+    /// let code = unsafe { ascend::sys::aclrtMemGetAccess(region.address(), &mut location, &mut flags) };
+    /// ascend::check("aclrtMemGetAccess", code)?;
+    /// assert_eq!(flags, u64::from(Access::ReadWrite.raw()));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn raw(self) -> sys::aclrtMemAccessFlags {
         match self {
             Access::None => sys::ACL_RT_MEM_ACCESS_FLAGS_NONE,
@@ -44,6 +90,24 @@ impl Access {
 }
 
 /// A grant of access for [`MappedRegion::set_access`].
+///
+/// ```
+/// use ascend::vmm::{Access, AccessDesc, MemLocation};
+/// # use ascend::Device;
+/// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// # let device = Device::new(0)?;
+/// # let prop = PhysicalMemProp::device(&device);
+/// # let granule = prop.round_up(1)?;
+/// # let range = VirtualRange::reserve(granule)?;
+/// # let physical = PhysicalAlloc::new(&prop, granule)?;
+/// let mut region = range.map_no_access(0, &physical)?;
+/// let grant = AccessDesc::read_write(MemLocation::Device(device.id()));
+/// region.set_access(&[grant])?;
+/// // The runtime accepts only read-write grants today.
+/// let read_only = AccessDesc { location: MemLocation::Host, access: Access::Read };
+/// assert!(region.set_access(&[read_only]).is_err());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AccessDesc {
     /// Who gets access.
@@ -54,6 +118,14 @@ pub struct AccessDesc {
 
 impl AccessDesc {
     /// Read-write access for `location`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, AccessDesc, MemLocation};
+    /// let grant = AccessDesc::read_write(MemLocation::Host);
+    /// assert_eq!(grant, AccessDesc { location: MemLocation::Host, access: Access::ReadWrite });
+    /// ```
     #[must_use]
     pub fn read_write(location: MemLocation) -> Self {
         Self {
@@ -83,6 +155,23 @@ impl AccessDesc {
 /// **Threads:** `MappedRegion` is `Send` and `Sync`.
 ///
 /// **Guide:** [Concepts: the VMM lifecycle in types](crate::guide::concepts).
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+/// let device = Device::new(0)?;
+/// let prop = PhysicalMemProp::device(&device);
+/// let granule = prop.round_up(1)?;
+/// let range = VirtualRange::reserve(granule)?;
+/// let physical = PhysicalAlloc::new(&prop, granule)?;
+/// let mut region = range.map(0, &physical)?;
+/// region.as_mut_slice::<u64>()?.fill_bytes(0xAB)?;
+/// assert_eq!(region.as_slice::<u8>()?.slice(..2)?.to_vec()?, [0xAB, 0xAB]);
+/// region.unmap()?; // the borrows end: `physical` and `range` may go now
+/// physical.free()?;
+/// range.release()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub struct MappedRegion<'a> {
     range: &'a VirtualRange,
     physical: &'a PhysicalAlloc,
@@ -103,27 +192,111 @@ impl<'a> MappedRegion<'a> {
     }
 
     /// The first device address of the mapping.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let region = range.map(granule, &physical)?;
+    /// assert_eq!(region.address() as usize, range.base() as usize + granule);
+    /// // Views of the mapping start there too.
+    /// assert_eq!(region.as_slice::<u8>()?.as_raw(), region.address().cast_const());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn address(&self) -> *mut c_void {
         (self.range.base() as usize + self.offset) as *mut c_void
     }
 
     /// Size in bytes (the physical allocation's size).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// let physical = PhysicalAlloc::new(&prop, 2 * granule)?;
+    /// let region = range.map(0, &physical)?;
+    /// assert_eq!(region.size(), 2 * granule);
+    /// assert_eq!(region.as_slice::<u32>()?.len(), 2 * granule / 4);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.physical.size()
     }
 
     /// Offset of the mapping in its range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(3 * granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let region = range.map(2 * granule, &physical)?;
+    /// assert_eq!(region.offset(), 2 * granule);
+    /// assert_eq!(region.offset() + region.size(), range.size()); // the last granule
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The physical allocation mapped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let region = range.map(0, &physical)?;
+    /// assert!(std::ptr::eq(region.physical(), &physical));
+    /// assert_eq!(region.physical().prop(), &prop);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn physical(&self) -> &'a PhysicalAlloc {
         self.physical
     }
 
     /// Whether any access was granted (false after
     /// [`VirtualRange::map_no_access`] until [`MappedRegion::set_access`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{AccessDesc, MemLocation};
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(2 * granule)?;
+    /// # let (first, second) = (PhysicalAlloc::new(&prop, granule)?, PhysicalAlloc::new(&prop, granule)?);
+    /// assert!(range.map(0, &first)?.is_accessible());
+    /// let mut region = range.map_no_access(granule, &second)?;
+    /// assert!(!region.is_accessible());
+    /// region.set_access(&[AccessDesc::read_write(MemLocation::Device(device.id()))])?;
+    /// assert!(region.is_accessible());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_accessible(&self) -> bool {
         self.accessible
     }
@@ -133,6 +306,26 @@ impl<'a> MappedRegion<'a> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for an empty list; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, AccessDesc, MemLocation};
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map(0, &physical)?;
+    /// assert_eq!(region.access(MemLocation::Host)?, None);
+    /// region.set_access(&[AccessDesc::read_write(MemLocation::Host)])?;
+    /// assert_eq!(region.access(MemLocation::Host)?, Some(Access::ReadWrite));
+    /// // An empty list is refused before any call.
+    /// assert!(matches!(region.set_access(&[]), Err(ascend::Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn set_access(&mut self, grants: &[AccessDesc]) -> Result<()> {
         grant(self.address(), self.size(), grants)?;
         self.accessible = true;
@@ -145,6 +338,25 @@ impl<'a> MappedRegion<'a> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, AccessDesc, MemLocation};
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let owner = MemLocation::Device(device.id());
+    /// let mut region = range.map_no_access(0, &physical)?;
+    /// assert_eq!(region.access(owner)?, None); // never set
+    /// region.set_access(&[AccessDesc::read_write(owner)])?;
+    /// assert_eq!(region.access(owner)?, Some(Access::ReadWrite));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn access(&self, location: MemLocation) -> Result<Option<Access>> {
         access_of(self.address(), location)
     }
@@ -157,6 +369,27 @@ impl<'a> MappedRegion<'a> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map(0, &physical)?;
+    /// region.as_mut_slice::<u8>()?.fill_bytes(7)?;
+    /// let retained = region.retain_physical()?;
+    /// assert!(range.map(granule, &retained).is_err()); // the same memory, still mapped
+    /// drop(region);
+    /// physical.free()?; // the retained reference keeps the memory alive
+    /// let again = range.map(granule, &retained)?;
+    /// assert_eq!(again.as_slice::<u8>()?.slice(..2)?.to_vec()?, [7, 7]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn retain_physical(&self) -> Result<PhysicalAlloc> {
         let mut handle = std::ptr::null_mut();
         // SAFETY: a mapped address and a valid out-pointer.
@@ -176,6 +409,26 @@ impl<'a> MappedRegion<'a> {
     ///
     /// [`Error::InvalidArgument`] when the size is not a whole number of
     /// `T`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map(0, &physical)?;
+    /// region.as_mut_slice::<u16>()?.fill_bytes(1)?;
+    /// let words = region.as_slice::<u16>()?;
+    /// assert_eq!(words.len(), granule / 2);
+    /// assert_eq!(words.slice(..2)?.to_vec()?, [0x0101, 0x0101]);
+    /// // The mapping's size must be a whole number of elements.
+    /// assert!(region.as_slice::<[u8; 3]>().is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
         let len = elements::<T>("MappedRegion::as_slice", self.address(), self.size())?;
         // SAFETY: the mapping holds `size` bytes at `address` while `self`
@@ -188,6 +441,23 @@ impl<'a> MappedRegion<'a> {
     /// # Errors
     ///
     /// As [`MappedRegion::as_slice`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = VirtualRange::reserve(granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut region = range.map(0, &physical)?;
+    /// let mut floats = region.as_mut_slice::<f32>()?;
+    /// floats.slice_mut(..3)?.copy_from_host(&[0.5, 1.5, 2.5])?;
+    /// assert_eq!(region.as_slice::<f32>()?.slice(..3)?.to_vec()?, [0.5, 1.5, 2.5]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
         let len = elements::<T>("MappedRegion::as_mut_slice", self.address(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
@@ -201,6 +471,24 @@ impl<'a> MappedRegion<'a> {
     /// # Errors
     ///
     /// The runtime's code from `aclrtUnmapMem`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let low = range.map(0, &physical)?;
+    /// assert!(range.map(granule, &physical).is_err()); // mapped once at a time
+    /// low.unmap()?;
+    /// let high = range.map(granule, &physical)?; // now it can move
+    /// assert_eq!(high.offset(), granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn unmap(mut self) -> Result<()> {
         self.unmap_inner()
     }

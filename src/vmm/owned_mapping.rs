@@ -61,6 +61,32 @@ pub struct OwnedMapping<P: Mappable = PhysicalAlloc> {
 
 /// A failed [`OwnedMapping::unmap`]: the runtime's error, and the mapping,
 /// still mapped, given back.
+///
+/// An unmap that fails, on the software device (which can fail a call on
+/// purpose: [`inject_fault`](crate::sys::soft::inject_fault)):
+///
+/// ```
+/// use ascend::sys::{self, soft};
+/// use ascend::vmm::UnmapError;
+/// # use std::sync::Arc;
+/// # use ascend::Device;
+/// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+/// # let device = Device::new(0)?;
+/// # let prop = PhysicalMemProp::device(&device);
+/// # let granule = prop.round_up(1)?;
+/// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+/// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+/// let mapping = OwnedMapping::new(range, 0, physical)?;
+/// soft::inject_fault("aclrtUnmapMem", 1, sys::ACL_ERROR_RT_INTERNAL_ERROR).expect("a bound function");
+/// let Err(UnmapError { mapping, error }) = mapping.unmap() else {
+///     panic!("the injected fault fails the unmap");
+/// };
+/// assert!(matches!(error, ascend::Error::Acl { api: "aclrtUnmapMem", .. }));
+/// // The mapping came back, still mapped: try again.
+/// let physical = mapping.unmap().map_err(|failed| failed.error)?;
+/// assert_eq!(physical.size(), granule);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub struct UnmapError<P: Mappable = PhysicalAlloc> {
     /// The mapping, which the runtime may still map.
     pub mapping: OwnedMapping<P>,
@@ -139,31 +165,133 @@ impl<P: Mappable> OwnedMapping<P> {
     }
 
     /// The first device address of the mapping.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(Arc::clone(&range), granule, physical)?;
+    /// assert_eq!(mapping.address() as usize, range.base() as usize + granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn address(&self) -> *mut c_void {
         (self.range.base() as usize + self.offset) as *mut c_void
     }
 
     /// Size in bytes (the physical allocation's size).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// let physical = Arc::new(PhysicalAlloc::new(&prop, 2 * granule)?);
+    /// let mapping = OwnedMapping::new(range, 0, physical)?;
+    /// assert_eq!(mapping.size(), 2 * granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.physical.physical().size()
     }
 
     /// Offset of the mapping in its range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(range, granule, physical)?;
+    /// assert_eq!(mapping.offset(), granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The range it is mapped into.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(Arc::clone(&range), 0, physical)?;
+    /// assert!(Arc::ptr_eq(mapping.range(), &range));
+    /// drop(range); // the mapping keeps the range reserved
+    /// assert_eq!(mapping.range().size(), 2 * granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn range(&self) -> &Arc<VirtualRange> {
         &self.range
     }
 
     /// The physical memory mapped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(range, 0, Arc::clone(&physical))?;
+    /// assert!(Arc::ptr_eq(mapping.physical(), &physical));
+    /// assert_eq!(Arc::strong_count(&physical), 2); // the mapping holds a share
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn physical(&self) -> &Arc<P> {
         &self.physical
     }
 
     /// Whether any access was granted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{AccessDesc, MemLocation};
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mut mapping = OwnedMapping::new_no_access(range, 0, physical)?;
+    /// assert!(!mapping.is_accessible());
+    /// mapping.set_access(&[AccessDesc::read_write(MemLocation::Device(device.id()))])?;
+    /// assert!(mapping.is_accessible());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_accessible(&self) -> bool {
         self.accessible
     }
@@ -173,6 +301,25 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] for an empty list; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, AccessDesc, MemLocation};
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mut mapping = OwnedMapping::new(range, 0, physical)?;
+    /// mapping.set_access(&[AccessDesc::read_write(MemLocation::Host)])?;
+    /// assert_eq!(mapping.access(MemLocation::Host)?, Some(Access::ReadWrite));
+    /// assert!(mapping.set_access(&[]).is_err()); // nothing to grant
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn set_access(&mut self, grants: &[AccessDesc]) -> Result<()> {
         mapped::grant(self.address(), self.size(), grants)?;
         self.accessible = true;
@@ -184,6 +331,24 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{Access, MemLocation};
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange, OwnedMapping};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// # let range = Arc::new(VirtualRange::reserve(2 * granule)?);
+    /// # let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
+    /// let mapping = OwnedMapping::new(range, 0, physical)?;
+    /// assert_eq!(mapping.access(MemLocation::Device(device.id()))?, Some(Access::ReadWrite));
+    /// assert_eq!(mapping.access(MemLocation::Host)?, None);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn access(&self, location: MemLocation) -> Result<Option<Access>> {
         mapped::access_of(self.address(), location)
     }

@@ -167,21 +167,83 @@ impl PhysicalAlloc {
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let physical = PhysicalAlloc::new(&prop, 4 * granule)?;
+    /// assert_eq!(physical.size(), 4 * granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.size
     }
 
     /// The properties it was allocated with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::{MemAttr, MemLocation};
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let normal = prop.with_attr(MemAttr::NORMAL);
+    /// let physical = PhysicalAlloc::new(&normal, normal.round_up(1)?)?;
+    /// assert_eq!(physical.prop().attr(), MemAttr::NORMAL);
+    /// assert_eq!(physical.prop().location(), MemLocation::Device(device.id()));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn prop(&self) -> &PhysicalMemProp {
         &self.prop
     }
 
     /// The minimum granularity of its properties.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::Granularity;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// assert_eq!(physical.granularity(), prop.granularity(Granularity::Minimum)?);
+    /// // Mappings of it must start at a multiple of its granularity.
+    /// let range = VirtualRange::reserve(2 * physical.granularity())?;
+    /// assert!(range.map(physical.granularity() / 2, &physical).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn granularity(&self) -> usize {
         self.granularity
     }
 
     /// The device whose context copies into its mappings use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// assert_eq!(physical.device().id(), device.id());
+    /// // Host memory uses device 0's context.
+    /// let host = PhysicalMemProp::host();
+    /// assert_eq!(PhysicalAlloc::new(&host, host.round_up(1)?)?.device().id(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -193,6 +255,20 @@ impl PhysicalAlloc {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let reported = physical.reported_prop()?;
+    /// assert_eq!(reported.location(), prop.location());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn reported_prop(&self) -> Result<PhysicalMemProp> {
         let mut raw = sys::aclrtPhysicalMemProp::default();
         // SAFETY: a live handle and a valid out-pointer.
@@ -203,6 +279,23 @@ impl PhysicalAlloc {
     }
 
     /// The raw handle, for `ascend-sys` calls. Do not free it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let mut raw = ascend::sys::aclrtPhysicalMemProp::default();
+    /// // SAFETY: a live handle and a valid out-pointer.
+    /// let code = unsafe { ascend::sys::aclrtMemGetAllocationPropertiesFromHandle(physical.as_raw(), &mut raw) };
+    /// ascend::check("aclrtMemGetAllocationPropertiesFromHandle", code)?;
+    /// assert_eq!(PhysicalMemProp::from_raw(&raw)?.location(), prop.location());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtDrvMemHandle {
         self.handle.map_or(std::ptr::null_mut(), NonNull::as_ptr)
     }

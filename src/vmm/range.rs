@@ -12,6 +12,25 @@ use std::sync::Mutex;
 /// Physical memory [`VirtualRange::map`] accepts: a [`PhysicalAlloc`] or an
 /// [`ImportedAlloc`](crate::share::ImportedAlloc). Sealed: only this crate's
 /// owners of a physical-memory handle implement it.
+///
+/// Code generic over where physical memory came from:
+///
+/// ```
+/// use ascend::vmm::{Mappable, MappedRegion, VirtualRange};
+/// # use ascend::Device;
+/// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+/// # let device = Device::new(0)?;
+/// # let prop = PhysicalMemProp::device(&device);
+/// # let granule = prop.round_up(1)?;
+/// /// Maps `physical` at the start of `range`, whoever allocated it.
+/// fn map_at_start<'a, P: Mappable>(range: &'a VirtualRange, physical: &'a P) -> ascend::Result<MappedRegion<'a>> {
+///     range.map(0, physical)
+/// }
+/// let range = VirtualRange::reserve(granule)?;
+/// let physical = PhysicalAlloc::new(&prop, granule)?;
+/// assert_eq!(map_at_start(&range, &physical)?.address(), range.base());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub trait Mappable: sealed::Sealed {}
 
 pub(crate) mod sealed {
@@ -153,11 +172,43 @@ impl VirtualRange {
     }
 
     /// The first address.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(2 * granule)?;
+    /// assert!((range.base() as usize).is_multiple_of(granule));
+    /// # let physical = PhysicalAlloc::new(&prop, granule)?;
+    /// let region = range.map(granule, &physical)?;
+    /// assert_eq!(region.address() as usize, range.base() as usize + granule);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn base(&self) -> *mut c_void {
         self.base as *mut c_void
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let granule = prop.round_up(1)?;
+    /// let range = VirtualRange::reserve(3 * granule)?;
+    /// assert_eq!(range.size(), 3 * granule);
+    /// let physical = PhysicalAlloc::new(&prop, 2 * granule)?;
+    /// assert!(range.map(2 * granule, &physical).is_err()); // would run past the end
+    /// let _fits = range.map(granule, &physical)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.size
     }

@@ -122,36 +122,144 @@ impl ExpandableSegment {
     }
 
     /// The first address; the mapped part starts here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(chunk)?;
+    /// assert_eq!(segment.as_slice::<u8>()?.as_raw(), segment.base().cast_const());
+    /// let before = segment.base();
+    /// segment.grow(chunk)?; // growing never moves the segment
+    /// assert_eq!(segment.base(), before);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn base(&self) -> *mut c_void {
         self.range.base()
     }
 
     /// Bytes mapped now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// assert_eq!(segment.size(), 0);
+    /// segment.grow(2 * chunk)?;
+    /// assert_eq!(segment.size(), 2 * chunk);
+    /// assert_eq!(segment.as_slice::<u8>()?.len(), segment.size());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.mapped.len() * self.chunk
     }
 
     /// Bytes of addresses reserved: the most the segment can grow to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 2 * chunk, chunk)?;
+    /// assert_eq!(segment.capacity(), 2 * chunk);
+    /// segment.grow(segment.capacity())?;
+    /// assert!(segment.grow(chunk).is_err()); // full
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.range.size()
     }
 
     /// Bytes per chunk.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 8 * chunk, 2 * chunk)?;
+    /// assert_eq!(segment.chunk_size(), 2 * chunk);
+    /// assert!(segment.grow(chunk).is_err()); // not a whole chunk
+    /// segment.grow(segment.chunk_size())?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn chunk_size(&self) -> usize {
         self.chunk
     }
 
     /// Unmapped chunks kept for reuse.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(3 * chunk)?;
+    /// segment.shrink(2 * chunk)?;
+    /// assert_eq!(segment.spare_chunks(), 2);
+    /// segment.grow(chunk)?; // takes one spare chunk back
+    /// assert_eq!(segment.spare_chunks(), 1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn spare_chunks(&self) -> usize {
         self.spare.len()
     }
 
     /// The properties of its physical memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::vmm::MemAttr;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let normal = prop.with_attr(MemAttr::NORMAL);
+    /// let segment = ExpandableSegment::new(&normal, 4 * chunk, chunk)?;
+    /// assert_eq!(segment.prop().attr(), MemAttr::NORMAL);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn prop(&self) -> &PhysicalMemProp {
         &self.prop
     }
 
     /// The device whose context copies into it use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// assert_eq!(segment.device().id(), device.id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -339,6 +447,23 @@ impl ExpandableSegment {
     /// The first failed free. A chunk whose free the runtime refused stays
     /// spare, with its reference: the next `grow` maps it again, the next
     /// `release_spare` (or the segment's drop) tries to free it again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// let mut segment = ExpandableSegment::new(&prop, 4 * chunk, chunk)?;
+    /// segment.grow(2 * chunk)?;
+    /// segment.shrink(2 * chunk)?;
+    /// assert_eq!(segment.spare_chunks(), 2);
+    /// segment.release_spare()?; // the physical memory is freed
+    /// assert_eq!((segment.spare_chunks(), segment.size()), (0, 0));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn release_spare(&mut self) -> Result<()> {
         let mut first = None;
         let mut kept = Vec::new();

@@ -52,6 +52,25 @@ impl SharedSegment {
     ///
     /// [`Error::InvalidArgument`] when nothing is mapped, or a chunk was
     /// already shared as another kind; the runtime's code of an export.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// assert!(segment.export(ShareKind::V2Default).is_err()); // nothing mapped yet
+    /// segment.grow(2 * chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// assert_eq!(export.len(), 2 * chunk);
+    /// // Each chunk is exported once, as one kind.
+    /// assert!(segment.export(ShareKind::V1).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn export(self: &Arc<Self>, kind: ShareKind) -> Result<SegmentExport> {
         let size = self.size();
         if size == 0 {
@@ -71,26 +90,110 @@ impl SegmentExport {
     /// # Errors
     ///
     /// The runtime's code of the first chunk that refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::share::Pid;
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// let importer: Pid = "4242".parse()?; // the importing process, told out of band
+    /// export.allow_pids(&[importer])?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         self.exports.iter().try_for_each(|export| export.allow_pids(pids))
     }
 
     /// The exported segment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// assert!(Arc::ptr_eq(export.segment(), &segment));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn segment(&self) -> &Arc<SharedSegment> {
         &self.segment
     }
 
     /// Bytes shared: the chunks mapped when the export was made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// segment.grow(chunk)?; // growing is allowed; the export does not see it
+    /// assert_eq!((export.len(), segment.size()), (chunk, 2 * chunk));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.exports.len() * self.segment.chunk_size()
     }
 
     /// Whether nothing is shared (never).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// assert!(!segment.export(ShareKind::V2Default)?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.exports.is_empty()
     }
 
     /// The chunks' exports, in address order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(3 * chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// assert_eq!(export.chunk_exports().len(), 3);
+    /// assert!(export.chunk_exports().iter().all(|chunk| chunk.token().kind() == ShareKind::V2Default));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn chunk_exports(&self) -> &[Arc<OwnedExport>] {
         &self.exports
     }
@@ -98,6 +201,25 @@ impl SegmentExport {
     /// One line of text for
     /// [`ImportedChunks::import`](crate::share::ImportedChunks::import):
     /// `ascend-chunks-v1 <chunk> 0 <len> <token>...`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::share::ShareKind;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(2 * chunk)?;
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// let line = export.descriptor();
+    /// let fields: Vec<&str> = line.split(' ').collect();
+    /// assert_eq!(fields[..4], ["ascend-chunks-v1", &chunk.to_string(), "0", &(2 * chunk).to_string()]);
+    /// assert_eq!(fields.len(), 4 + 2); // one token per chunk
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn descriptor(&self) -> String {
         crate::share::describe_chunks(self.segment.chunk_size(), 0, self.len(), &self.exports)
     }

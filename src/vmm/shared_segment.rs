@@ -148,31 +148,119 @@ impl SharedSegment {
     }
 
     /// The first address.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(4096, 64)?;
+    /// assert_eq!(block.address() as usize, segment.base() as usize + 4096);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn base(&self) -> *mut c_void {
         self.base as *mut c_void
     }
 
     /// Bytes mapped now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// assert_eq!(segment.size(), 0);
+    /// segment.grow(2 * chunk)?;
+    /// assert_eq!(segment.size(), 2 * chunk);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.inner().segment.size()
     }
 
     /// Bytes of addresses reserved.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// assert_eq!(segment.capacity(), 4 * chunk);
+    /// assert!(segment.grow(segment.capacity() + chunk).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Bytes per chunk.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// assert_eq!(segment.chunk_size(), chunk);
+    /// segment.grow(segment.chunk_size())?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn chunk_size(&self) -> usize {
         self.chunk
     }
 
     /// The device whose context copies into it use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// assert_eq!(segment.device().id(), device.id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.device
     }
 
     /// Live blocks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let (a, b) = (segment.block(0, 256)?, segment.block(256, 256)?);
+    /// assert_eq!(segment.live_blocks(), 2);
+    /// drop((a, b));
+    /// assert_eq!(segment.live_blocks(), 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn live_blocks(&self) -> usize {
         self.inner().blocks.len()
     }
@@ -180,6 +268,22 @@ impl SharedSegment {
     /// The live blocks, `(offset, len)` in offset order: a snapshot for a
     /// sub-allocator's placement (blocks made or dropped by other threads
     /// after it are not in it; [`SharedSegment::block`] checks again).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let _high = segment.block(8192, 100)?;
+    /// let _low = segment.block(0, 4096)?;
+    /// assert_eq!(segment.live_ranges(), [(0, 4096), (8192, 100)]); // in offset order
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn live_ranges(&self) -> Vec<(usize, usize)> {
         self.inner()
             .blocks
@@ -190,6 +294,25 @@ impl SharedSegment {
 
     /// The end of the last live block (0 with none): a shrink may unmap
     /// only past it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(2 * chunk)?;
+    /// assert_eq!(segment.high_water(), 0);
+    /// let block = segment.block(chunk - 16, 32)?; // reaches into the second chunk
+    /// assert_eq!(segment.high_water(), chunk + 16);
+    /// assert!(segment.shrink(chunk).is_err()); // would unmap under the block
+    /// drop(block);
+    /// segment.shrink(chunk)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn high_water(&self) -> usize {
         Self::end_of_blocks(&self.inner())
     }
@@ -203,6 +326,22 @@ impl SharedSegment {
     /// # Errors
     ///
     /// As [`ExpandableSegment::grow`] (transactional).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(chunk)?; // through a shared reference: any `Arc` holder may grow it
+    /// assert!(segment.block(chunk, 16).is_err()); // not mapped yet
+    /// segment.grow(chunk)?;
+    /// let _block = segment.block(chunk, 16)?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn grow(&self, bytes: usize) -> Result<()> {
         self.inner().segment.grow(bytes)
     }
@@ -215,6 +354,24 @@ impl SharedSegment {
     /// reaches into the bytes to unmap, or a chunk there is shared with
     /// another process (a [`SegmentExport`](super::SegmentExport) or a pool's
     /// block export of it lives); as [`ExpandableSegment::shrink`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(2 * chunk)?;
+    /// let block = segment.block(chunk, 16)?;
+    /// assert!(segment.shrink(chunk).is_err()); // `block` lives in the last chunk
+    /// drop(block);
+    /// segment.shrink(chunk)?;
+    /// assert_eq!(segment.size(), chunk);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn shrink(&self, bytes: usize) -> Result<()> {
         let mut inner = self.inner();
         let keep = inner.segment.size().saturating_sub(bytes);
@@ -240,6 +397,23 @@ impl SharedSegment {
     /// # Errors
     ///
     /// As [`ExpandableSegment::release_spare`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// segment.grow(2 * chunk)?;
+    /// segment.shrink(2 * chunk)?; // the chunks stay allocated, as spares
+    /// segment.release_spare()?; // and are freed now
+    /// segment.grow(chunk)?; // allocates again
+    /// assert_eq!(segment.size(), chunk);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn release_spare(&self) -> Result<()> {
         let mut inner = self.inner();
         let Inner { segment, exports, .. } = &mut *inner;
@@ -346,6 +520,25 @@ impl SharedSegment {
 
     /// Whether any chunk is shared with another process (an export of it
     /// is held outside the segment).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::share::ShareKind;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// assert!(!segment.is_shared());
+    /// let export = segment.export(ShareKind::V2Default)?;
+    /// assert!(segment.is_shared());
+    /// drop(export);
+    /// assert!(!segment.is_shared());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_shared(&self) -> bool {
         self.inner().any_shared()
     }
@@ -499,6 +692,25 @@ impl fmt::Debug for SharedSegment {
 /// gives the range back. `'static + Send + Sync`.
 ///
 /// **Threads:** `SegmentBlock` is `Send` and `Sync`, and `'static`.
+///
+/// ```
+/// use ascend::vmm::SegmentBlock;
+/// # use ascend::Device;
+/// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+/// # let device = Device::new(0)?;
+/// # let prop = PhysicalMemProp::device(&device);
+/// # let chunk = prop.round_up(1)?;
+/// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+/// # segment.grow(chunk)?;
+/// /// A tensor's storage: a block of the segment, kept anywhere.
+/// struct Tensor { storage: SegmentBlock, len: usize }
+/// let mut tensor = Tensor { storage: segment.block(0, 4 * 4)?, len: 4 };
+/// tensor.storage.as_mut_slice::<f32>()?.copy_from_host(&[1.0, 2.0, 3.0, 4.0])?;
+/// let tensor = std::thread::spawn(move || tensor).join().expect("no panic");
+/// assert_eq!(tensor.storage.as_slice::<f32>()?.to_vec()?.len(), tensor.len);
+/// assert_eq!(segment.live_blocks(), 1);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub struct SegmentBlock {
     segment: Arc<SharedSegment>,
     offset: usize,
@@ -507,31 +719,126 @@ pub struct SegmentBlock {
 
 impl SegmentBlock {
     /// Offset in the segment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(4096, 64)?;
+    /// assert_eq!(block.offset(), 4096);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// Size in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(0, 100)?;
+    /// assert_eq!(block.len(), 100);
+    /// assert_eq!(block.as_slice::<u8>()?.len(), block.len());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Always false: a block has at least one byte.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// assert!(!segment.block(0, 1)?.is_empty());
+    /// assert!(segment.block(0, 0).is_err()); // no empty blocks
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The first device address.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(512, 64)?;
+    /// assert_eq!(block.address() as usize, segment.base() as usize + block.offset());
+    /// assert_eq!(block.as_slice::<u8>()?.as_raw(), block.address().cast_const());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn address(&self) -> *mut c_void {
         (self.segment.base + self.offset) as *mut c_void
     }
 
     /// The segment it belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(0, 64)?;
+    /// assert!(Arc::ptr_eq(block.segment(), &segment));
+    /// drop(segment); // the block keeps the segment alive
+    /// assert_eq!(block.segment().live_blocks(), 1);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn segment(&self) -> &Arc<SharedSegment> {
         &self.segment
     }
 
     /// The device whose context copies into it use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ascend::Device;
+    /// # use ascend::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
+    /// # let device = Device::new(0)?;
+    /// # let prop = PhysicalMemProp::device(&device);
+    /// # let chunk = prop.round_up(1)?;
+    /// # let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
+    /// # segment.grow(chunk)?;
+    /// let block = segment.block(0, 64)?;
+    /// assert_eq!(block.device().id(), device.id());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.segment.device
     }
