@@ -3,6 +3,7 @@
 
 use super::device_pool::DevicePool;
 use super::pool_block::PoolBlock;
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::share::{OwnedExport, Pid, ShareKind};
 use crate::stream::Ordered;
@@ -93,7 +94,7 @@ impl DevicePool {
         let storage: &PoolBlock = block.storage();
         let node = storage.node();
         if !Arc::ptr_eq(&node.pool, &self.shared) {
-            return Err(Error::invalid(API, "the block belongs to another pool"));
+            return Err(Error::invalid(Call::rust(API), "the block belongs to another pool"));
         }
         let segment_block = &node.block;
         let state = self.shared.state();

@@ -2,6 +2,7 @@
 
 use super::handle::{HandleValue, ShareKind, ShareableHandle};
 use super::import_slots;
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use crate::vmm::{Granularity, Mappable, PhysicalAlloc, PhysicalMemProp};
@@ -133,7 +134,12 @@ impl ImportedAlloc {
             }
         };
         check(api, code)?;
-        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL handle"))?;
+        let raw = NonNull::new(raw).ok_or_else(|| {
+            Error::invalid(
+                Call::new("ImportedAlloc::import", api),
+                "the runtime returned a NULL handle",
+            )
+        })?;
         match describe(raw, handle.size()) {
             Ok((prop, granularity)) => Ok(Self {
                 // SAFETY: a live handle just imported, of `handle.size()`
@@ -322,7 +328,7 @@ fn describe(handle: NonNull<c_void>, size: usize) -> Result<(PhysicalMemProp, us
     let granularity = prop.granularity(Granularity::Minimum)?;
     if size == 0 || !size.is_multiple_of(granularity) {
         return Err(Error::invalid(
-            "ImportedAlloc::import",
+            Call::rust("ImportedAlloc::import"),
             format!("the handle's size {size} is not a positive multiple of the granularity {granularity}"),
         ));
     }

@@ -3,6 +3,7 @@
 
 use super::chunks_descriptor::ChunksDescriptor;
 use super::import::ImportedAlloc;
+use crate::Call;
 use crate::Device;
 use crate::error::Result;
 use crate::memory::{DeviceSlice, DeviceSliceMut, DeviceStorage, DeviceStorageMut};
@@ -100,7 +101,7 @@ impl ImportedChunks {
             offset,
             len,
             tokens,
-        } = ChunksDescriptor::parse("ImportedChunks::import", descriptor)?;
+        } = ChunksDescriptor::parse(Call::rust("ImportedChunks::import"), descriptor)?;
         let needed = tokens.len();
         let range = Arc::new(VirtualRange::reserve(needed * chunk)?);
         let mut mappings = Vec::with_capacity(needed);

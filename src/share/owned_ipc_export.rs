@@ -91,7 +91,13 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// ```
     pub fn with_validation(holder: Arc<S>, validation: PidValidation) -> Result<Self> {
         let device = holder.device().clone();
-        let key = export_key(holder.device_ptr(), holder.byte_len(), &device, validation)?;
+        let key = export_key(
+            "OwnedIpcExport::with_validation",
+            holder.device_ptr(),
+            holder.byte_len(),
+            &device,
+            validation,
+        )?;
         Ok(Self::opened(holder, key, device, validation))
     }
 }
@@ -122,7 +128,13 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<Ordered<S>>> {
     pub fn of_ordered(holder: Arc<Ordered<S>>, validation: PidValidation) -> Result<Self> {
         let storage = holder.storage();
         let device = storage.device().clone();
-        let key = export_key(storage.device_ptr(), storage.byte_len(), &device, validation)?;
+        let key = export_key(
+            "OwnedIpcExport::of_ordered",
+            storage.device_ptr(),
+            storage.byte_len(),
+            &device,
+            validation,
+        )?;
         Ok(Self::opened(holder, key, device, validation))
     }
 }
@@ -208,7 +220,13 @@ impl<H> OwnedIpcExport<H> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        allow_key(&self.key, self.validation, &self.device, pids)
+        allow_key(
+            "OwnedIpcExport::allow_pids",
+            &self.key,
+            self.validation,
+            &self.device,
+            pids,
+        )
     }
 
     /// Destroys the key now, reporting a failure. End the export only after

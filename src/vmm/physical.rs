@@ -2,6 +2,7 @@
 
 use super::map_slot::MapSlot;
 use super::properties::{Granularity, MemLocation, PhysicalMemProp};
+use crate::Call;
 use crate::Device;
 use crate::error::{Result, check};
 use ascend_sys as sys;
@@ -76,7 +77,11 @@ impl PhysicalAlloc {
     /// ```
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
-        super::granule::require_size("aclrtMallocPhysical", size, granularity)?;
+        super::granule::require_size(
+            Call::new("PhysicalAlloc::new", "aclrtMallocPhysical"),
+            size,
+            granularity,
+        )?;
         let device = context_device(prop)?;
         let raw = prop.raw();
         let mut handle = std::ptr::null_mut();

@@ -2,7 +2,7 @@
 //! [`Ordered`] owner's memory, used on any stream like the whole.
 
 use super::Ordered;
-use crate::error::Result;
+use crate::error::{Call, Result};
 use crate::memory::{DeviceStorage, PinnedHostBuf};
 use crate::stream::lengths::{byte_len, checked_range};
 use bytemuck::Pod;
@@ -125,8 +125,8 @@ impl<S> Clone for OrderedView<'_, S> {
 impl<S> Copy for OrderedView<'_, S> {}
 
 /// `range` in elements of `T` as bytes, or an argument error naming `api`.
-fn element_bytes<T>(api: &'static str, range: Range<usize>) -> Result<Range<usize>> {
-    Ok(byte_len::<T>(api, range.start)?..byte_len::<T>(api, range.end)?)
+fn element_bytes<T>(call: Call, range: Range<usize>) -> Result<Range<usize>> {
+    Ok(byte_len::<T>(call, range.start)?..byte_len::<T>(call, range.end)?)
 }
 
 impl<'a, S> OrderedView<'a, S> {
@@ -212,7 +212,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::bytes";
+        const API: Call = Call::rust("OrderedView::bytes");
         Ok(self.within(checked_range(API, self.len, "bytes", range)?))
     }
 
@@ -237,7 +237,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::elements";
+        const API: Call = Call::rust("OrderedView::elements");
         let range = checked_range(API, self.len / size_of::<T>().max(1), "elements", range)?;
         Ok(self.within(element_bytes::<T>(API, range)?))
     }
@@ -316,7 +316,7 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::slice";
+        const API: Call = Call::rust("OrderedView::slice");
         let range = checked_range(API, self.len(), "elements", range)?;
         Ok(self.within(element_bytes::<T>(API, range)?))
     }
