@@ -29,7 +29,7 @@ mod common;
 use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
 use ascend::pool::PoolConfig;
 use ascend::share::PidValidation;
-use ascend::stream::{Copy2d, Event, Stream, StreamPriority};
+use ascend::stream::{Copy2d, Event, Ordered, Stream, StreamPriority};
 use ascend::sys::{self, soft};
 use ascend::vmm::{AccessDesc, MemAttr, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, Error, PinnedHostBuf};
@@ -730,6 +730,19 @@ fn argument_errors_name_the_method_called_and_its_c_function() {
             "aclrtMemcpyAsync",
         )?;
         ok("Stream::destroy", stream.destroy())?;
+        let ordered = Ordered::new(ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 8))?);
+        invalid_from(
+            "Ordered::bytes(4..9)",
+            ordered.bytes(4..9),
+            "Ordered::bytes",
+            "Ordered::bytes",
+        )?;
+        invalid_from(
+            "OrderedView::bytes(4..9)",
+            ordered.view().bytes(4..9),
+            "OrderedView::bytes",
+            "OrderedView::bytes",
+        )?;
         invalid_from(
             "PoolConfig::parse(an unknown key)",
             PoolConfig::parse("no_such_key:1"),

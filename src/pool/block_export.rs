@@ -104,7 +104,8 @@ impl DevicePool {
         }
         let segment = &arena.classes[node.class].segment;
         let chunk = segment.chunk_size();
-        let (first, exports) = segment.export_chunks(segment_block.offset(), segment_block.len(), kind)?;
+        let (first, exports) =
+            segment.export_chunks(Call::rust(API), segment_block.offset(), segment_block.len(), kind)?;
         Ok(BlockExport {
             block: Arc::clone(block),
             exports,

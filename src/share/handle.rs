@@ -281,7 +281,13 @@ impl ShareableHandle {
                         format!("a {} handle is 8 bytes, not {}", kind.name(), payload.len()),
                     )
                 })?;
-                Self::from_u64(kind, u64::from_le_bytes(bytes), size)
+                let handle = u64::from_le_bytes(bytes);
+                let value = if matches!(kind, ShareKind::V1) {
+                    HandleValue::V1(handle)
+                } else {
+                    HandleValue::V2Default(handle)
+                };
+                Self::checked(value, size, call)
             }
             ShareKind::V2Fabric => {
                 let data: [u8; FABRIC_HANDLE_LEN] = payload.try_into().map_err(|_| {
@@ -290,7 +296,7 @@ impl ShareableHandle {
                         format!("a fabric handle is {FABRIC_HANDLE_LEN} bytes, not {}", payload.len()),
                     )
                 })?;
-                Self::from_fabric(data, size)
+                Self::checked(HandleValue::V2Fabric(data), size, call)
             }
         }
     }

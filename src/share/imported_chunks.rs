@@ -106,7 +106,7 @@ impl ImportedChunks {
         let range = Arc::new(VirtualRange::reserve(needed * chunk)?);
         let mut mappings = Vec::with_capacity(needed);
         for (index, token) in tokens.iter().enumerate() {
-            let imported = Arc::new(ImportedAlloc::import(token, device)?);
+            let imported = Arc::new(ImportedAlloc::import_for("ImportedChunks::import", token, device)?);
             mappings.push(OwnedMapping::new(Arc::clone(&range), index * chunk, imported)?);
         }
         Ok(Self {

@@ -41,7 +41,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// [`Error::InvalidArgument`] for an empty buffer; the runtime's code
     /// (e.g. a chip without IPC memory).
     pub fn ipc_export(&self) -> Result<IpcExport<'_>> {
-        self.ipc_export_with(PidValidation::Enforced)
+        IpcExport::for_method("DeviceBuf::ipc_export", self, PidValidation::Enforced)
     }
 
     /// [`DeviceBuf::ipc_export`] with a choice of pid validation:
@@ -52,7 +52,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::ipc_export`].
     pub fn ipc_export_with(&self, validation: PidValidation) -> Result<IpcExport<'_>> {
-        IpcExport::with_validation(self, validation)
+        IpcExport::for_method("DeviceBuf::ipc_export_with", self, validation)
     }
 }
 
@@ -103,7 +103,7 @@ impl<'a> IpcExport<'a> {
     ///
     /// As [`DeviceBuf::ipc_export`] (an empty storage is refused).
     pub fn new<S: DeviceStorage + ?Sized>(storage: &'a S) -> Result<Self> {
-        Self::with_validation(storage, PidValidation::Enforced)
+        Self::for_method("IpcExport::new", storage, PidValidation::Enforced)
     }
 
     /// [`IpcExport::new`] with a choice of pid validation, as
@@ -126,15 +126,18 @@ impl<'a> IpcExport<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_validation<S: DeviceStorage + ?Sized>(storage: &'a S, validation: PidValidation) -> Result<Self> {
+        Self::for_method("IpcExport::with_validation", storage, validation)
+    }
+
+    /// [`IpcExport::with_validation`] for the public method `method`.
+    fn for_method<S: DeviceStorage + ?Sized>(
+        method: &'static str,
+        storage: &'a S,
+        validation: PidValidation,
+    ) -> Result<Self> {
         let device = storage.device();
         Ok(IpcExport {
-            key: export_key(
-                "IpcExport::with_validation",
-                storage.device_ptr(),
-                storage.byte_len(),
-                device,
-                validation,
-            )?,
+            key: export_key(method, storage.device_ptr(), storage.byte_len(), device, validation)?,
             device,
             validation,
             open: true,

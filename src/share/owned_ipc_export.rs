@@ -67,7 +67,7 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn new(holder: Arc<S>) -> Result<Self> {
-        Self::with_validation(holder, PidValidation::Enforced)
+        Self::for_method("OwnedIpcExport::new", holder, PidValidation::Enforced)
     }
 
     /// [`OwnedIpcExport::new`] with a choice of pid validation.
@@ -90,14 +90,13 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_validation(holder: Arc<S>, validation: PidValidation) -> Result<Self> {
+        Self::for_method("OwnedIpcExport::with_validation", holder, validation)
+    }
+
+    /// [`OwnedIpcExport::with_validation`] for the public method `method`.
+    fn for_method(method: &'static str, holder: Arc<S>, validation: PidValidation) -> Result<Self> {
         let device = holder.device().clone();
-        let key = export_key(
-            "OwnedIpcExport::with_validation",
-            holder.device_ptr(),
-            holder.byte_len(),
-            &device,
-            validation,
-        )?;
+        let key = export_key(method, holder.device_ptr(), holder.byte_len(), &device, validation)?;
         Ok(Self::opened(holder, key, device, validation))
     }
 }

@@ -4,6 +4,8 @@ use super::map_slot::MapSlot;
 use super::properties::{Granularity, MemLocation, PhysicalMemProp};
 use crate::Call;
 use crate::Device;
+#[cfg(doc)]
+use crate::Error;
 use crate::error::{Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;

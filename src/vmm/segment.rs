@@ -202,13 +202,13 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn grow(&mut self, bytes: usize) -> Result<()> {
+        self.grow_for(Call::rust("ExpandableSegment::grow"), bytes)
+    }
+
+    /// [`ExpandableSegment::grow`] for the public method `call`.
+    pub(crate) fn grow_for(&mut self, call: Call, bytes: usize) -> Result<()> {
         let room = (self.capacity() - self.size()) / self.chunk;
-        let count = self.chunks(
-            Call::rust("ExpandableSegment::grow"),
-            bytes,
-            room,
-            "left in the reservation",
-        )?;
+        let count = self.chunks(call, bytes, room, "left in the reservation")?;
         let before = self.mapped.len();
         // Physical memory this call allocated (not taken from the spares).
         let mut fresh = 0;
@@ -292,12 +292,12 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn shrink(&mut self, bytes: usize) -> Result<()> {
-        let count = self.chunks(
-            Call::rust("ExpandableSegment::shrink"),
-            bytes,
-            self.mapped.len(),
-            "mapped",
-        )?;
+        self.shrink_for(Call::rust("ExpandableSegment::shrink"), bytes)
+    }
+
+    /// [`ExpandableSegment::shrink`] for the public method `call`.
+    pub(crate) fn shrink_for(&mut self, call: Call, bytes: usize) -> Result<()> {
+        let count = self.chunks(call, bytes, self.mapped.len(), "mapped")?;
         let mut unmapped = Vec::with_capacity(count);
         for _ in 0..count {
             let Some(mapping) = self.mapped.pop() else { break };

@@ -58,7 +58,7 @@ impl SharedSegment {
         if size == 0 {
             return Err(Error::invalid(Call::rust("SharedSegment::export"), "nothing is mapped"));
         }
-        let (_, exports) = self.export_chunks(0, size, kind)?;
+        let (_, exports) = self.export_chunks(Call::rust("SharedSegment::export"), 0, size, kind)?;
         Ok(SegmentExport {
             segment: Arc::clone(self),
             exports,

@@ -204,7 +204,7 @@ impl SharedSegment {
     ///
     /// As [`ExpandableSegment::grow`] (transactional).
     pub fn grow(&self, bytes: usize) -> Result<()> {
-        self.inner().segment.grow(bytes)
+        self.inner().segment.grow_for(Call::rust("SharedSegment::grow"), bytes)
     }
 
     /// [`ExpandableSegment::shrink`]: unmaps `bytes` from the end.
@@ -216,22 +216,23 @@ impl SharedSegment {
     /// another process (a [`SegmentExport`](super::SegmentExport) or a pool's
     /// block export of it lives); as [`ExpandableSegment::shrink`].
     pub fn shrink(&self, bytes: usize) -> Result<()> {
+        const SHRINK: Call = Call::rust("SharedSegment::shrink");
         let mut inner = self.inner();
         let keep = inner.segment.size().saturating_sub(bytes);
         let end = Self::end_of_blocks(&inner);
         if end > keep {
             return Err(Error::invalid(
-                Call::rust("SharedSegment::shrink"),
+                SHRINK,
                 format!("a live block reaches offset {end:#x}, past the {keep:#x} bytes the shrink would keep"),
             ));
         }
         if inner.shared_from(keep / self.chunk) {
             return Err(Error::invalid(
-                Call::rust("SharedSegment::shrink"),
+                SHRINK,
                 "a chunk past the bytes the shrink would keep is shared with another process (an export lives)",
             ));
         }
-        inner.segment.shrink(bytes)
+        inner.segment.shrink_for(SHRINK, bytes)
     }
 
     /// [`ExpandableSegment::release_spare`]; the cached exports of chunks
@@ -284,25 +285,25 @@ impl SharedSegment {
     /// was exported as another kind; the runtime's code of an export.
     pub(crate) fn export_chunks(
         &self,
+        call: Call,
         offset: usize,
         len: usize,
         kind: ShareKind,
     ) -> Result<(usize, Vec<Arc<OwnedExport>>)> {
-        const API: &str = "SharedSegment::export";
         let mut inner = self.inner();
-        Self::mapped_range(&inner, Call::rust(API), offset, len)?;
+        Self::mapped_range(&inner, call, offset, len)?;
         let (first, last) = (offset / self.chunk, (offset + len).div_ceil(self.chunk));
         // Every chunk is checked before any is exported: an export cannot
         // be taken back, so a refusal must come first.
         for index in first..last {
             let Some(physical) = inner.segment.chunk_physical(index) else {
-                return Err(Error::invalid(Call::rust(API), format!("chunk {index} is not mapped")));
+                return Err(Error::invalid(call, format!("chunk {index} is not mapped")));
             };
             if let Some(export) = inner.exports.get(&memory_key(physical))
                 && export.token().kind() != kind
             {
                 return Err(Error::invalid(
-                    Call::rust(API),
+                    call,
                     format!(
                         "chunk {index} is already shared as {:?}, not {kind:?}",
                         export.token().kind()
@@ -319,12 +320,12 @@ impl SharedSegment {
             } = &mut *inner;
             let physical = segment
                 .chunk_physical(index)
-                .ok_or_else(|| Error::invalid(Call::rust(API), format!("chunk {index} is not mapped")))?;
+                .ok_or_else(|| Error::invalid(call, format!("chunk {index} is not mapped")))?;
             let export = match cache.get(&memory_key(physical)) {
                 Some(export) => {
                     if export.token().kind() != kind {
                         return Err(Error::invalid(
-                            Call::rust(API),
+                            call,
                             format!(
                                 "chunk {index} is already shared as {:?}, not {kind:?}",
                                 export.token().kind()

@@ -212,8 +212,12 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: Call = Call::rust("OrderedView::bytes");
-        Ok(self.within(checked_range(API, self.len, "bytes", range)?))
+        self.bytes_for(Call::rust("OrderedView::bytes"), range)
+    }
+
+    /// [`OrderedView::bytes`] for the public method `call`.
+    pub(crate) fn bytes_for(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        Ok(self.within(checked_range(call, self.len, "bytes", range)?))
     }
 
     /// The view of elements `range` of `T`, counted from this view's
@@ -237,9 +241,13 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: Call = Call::rust("OrderedView::elements");
-        let range = checked_range(API, self.len / size_of::<T>().max(1), "elements", range)?;
-        Ok(self.within(element_bytes::<T>(API, range)?))
+        self.elements_for::<T>(Call::rust("OrderedView::elements"), range)
+    }
+
+    /// [`OrderedView::elements`] for the public method `call`.
+    pub(crate) fn elements_for<T: Pod>(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        let range = checked_range(call, self.len / size_of::<T>().max(1), "elements", range)?;
+        Ok(self.within(element_bytes::<T>(call, range)?))
     }
 
     /// The device address of the view's first byte (for identification
@@ -316,9 +324,13 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: Call = Call::rust("OrderedView::slice");
-        let range = checked_range(API, self.len(), "elements", range)?;
-        Ok(self.within(element_bytes::<T>(API, range)?))
+        self.slice_for(Call::rust("OrderedView::slice"), range)
+    }
+
+    /// [`OrderedView::slice`] for the public method `call`.
+    pub(crate) fn slice_for(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        let range = checked_range(call, self.len(), "elements", range)?;
+        Ok(self.within(element_bytes::<T>(call, range)?))
     }
 
     /// Elements in the view.
@@ -400,7 +412,7 @@ impl<S: DeviceStorage> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
-        self.view().bytes(range)
+        self.view().bytes_for(Call::rust("Ordered::bytes"), range)
     }
 
     /// The view of elements `range` of `T` of the device memory (bytes
@@ -427,7 +439,7 @@ impl<S: DeviceStorage> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
-        self.view().elements::<T>(range)
+        self.view().elements_for::<T>(Call::rust("Ordered::elements"), range)
     }
 }
 
@@ -453,7 +465,7 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, PinnedHostBuf<T>>> {
-        self.view().slice(range)
+        self.view().slice_for(Call::rust("Ordered::slice"), range)
     }
 }
 
@@ -583,7 +595,7 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().bytes(range)?))
+        Ok(self.of(self.view().bytes_for(Call::rust("OwnedView::bytes"), range)?))
     }
 
     /// [`OrderedView::elements`], owned.
@@ -606,7 +618,9 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().elements::<T>(range)?))
+        Ok(self.of(self
+            .view()
+            .elements_for::<T>(Call::rust("OwnedView::elements"), range)?))
     }
 }
 
@@ -630,7 +644,7 @@ impl<T: Pod> OwnedView<PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().slice(range)?))
+        Ok(self.of(self.view().slice_for(Call::rust("OwnedView::slice"), range)?))
     }
 }
 
