@@ -107,6 +107,7 @@ fn run() -> Result<()> {
         directory.join("ascend-pool-snapshot.svg"),
     );
     let io = |error: std::io::Error| ascend::Error::InvalidArgument {
+        method: "caching_allocator",
         api: "caching_allocator",
         reason: error.to_string(),
     };

@@ -51,6 +51,7 @@ fn check(bytes: &[u8], tokens: Range<usize>) -> Result<usize> {
             let found = u16::from_le_bytes([pair[0], pair[1]]);
             if found != value(token, at) {
                 return Err(Error::InvalidArgument {
+                    method: "kv_cache",
                     api: "kv_cache",
                     reason: format!(
                         "token {token}, element {at}: {found:#x}, expected {:#x}",

@@ -84,6 +84,7 @@ impl CachingAllocator {
             let more = wanted.saturating_sub(self.segment.size()).max(chunk);
             if self.segment.size() + more > self.segment.capacity() {
                 return Err(Error::InvalidArgument {
+                    method: "CachingAllocator::block",
                     api: "CachingAllocator::block",
                     reason: format!("{len} bytes do not fit the segment"),
                 });
@@ -159,6 +160,7 @@ impl<T: Pod, S: DeviceStorageMut> Tensor<T, S> {
     fn narrow(&self, start: usize, len: usize) -> Result<Self> {
         if start.checked_add(len).is_none_or(|end| end > self.len) {
             return Err(Error::InvalidArgument {
+                method: "Tensor::narrow",
                 api: "Tensor::narrow",
                 reason: format!("{start}+{len} is outside the tensor's {} elements", self.len),
             });
@@ -273,6 +275,7 @@ fn two_threads(device: &Device, allocator: &CachingAllocator, stream: &Arc<Strea
         .collect();
     for reader in readers {
         let read = reader.join().map_err(|_| Error::InvalidArgument {
+            method: "two_threads",
             api: "two_threads",
             reason: "a reader panicked".into(),
         })??;
@@ -306,6 +309,7 @@ fn narrow_writers(device: &Device, allocator: &CachingAllocator) -> Result<usize
         .collect::<Result<_>>()?;
     for writer in writers {
         writer.join().map_err(|_| Error::InvalidArgument {
+            method: "narrow_writers",
             api: "narrow_writers",
             reason: "a writer panicked".into(),
         })??;
@@ -366,6 +370,7 @@ fn child_process(device: &Device, stream: &Arc<Stream>) -> Result<usize> {
 
 fn io(error: std::io::Error) -> Error {
     Error::InvalidArgument {
+        method: "tensor_layer",
         api: "tensor_layer",
         reason: error.to_string(),
     }

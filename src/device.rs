@@ -14,6 +14,7 @@
 //! its device, taken by the first `Device::new` and reset when the last
 //! `Device` of that id — and so the last owner created on it — is dropped.
 
+use crate::Call;
 use crate::error::{Result, check};
 use ascend_sys as sys;
 use std::cell::{Cell, RefCell};
@@ -244,7 +245,7 @@ impl Device {
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
-                "aclrtDeviceCanAccessPeer",
+                Call::new("Device::can_access_peer", "aclrtDeviceCanAccessPeer"),
                 "a device is not its own peer",
             ));
         }
@@ -284,7 +285,7 @@ impl Device {
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
-                "aclrtDeviceEnablePeerAccess",
+                Call::new("Device::enable_peer_access", "aclrtDeviceEnablePeerAccess"),
                 "a device is not its own peer",
             ));
         }
@@ -416,8 +417,12 @@ impl Device {
     /// ```
     pub fn synchronize_timeout(&self, timeout: std::time::Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1);
-        let millis = i32::try_from(millis)
-            .map_err(|_| crate::Error::invalid("aclrtSynchronizeDeviceWithTimeout", "timeout too long"))?;
+        let millis = i32::try_from(millis).map_err(|_| {
+            crate::Error::invalid(
+                Call::new("Device::synchronize_timeout", "aclrtSynchronizeDeviceWithTimeout"),
+                "timeout too long",
+            )
+        })?;
         self.make_current()?;
         // SAFETY: no pointer arguments.
         check("aclrtSynchronizeDeviceWithTimeout", unsafe {

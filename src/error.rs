@@ -57,10 +57,20 @@ pub enum Error {
     /// No backend is available (see [`crate::backend`]).
     #[error(transparent)]
     Backend(#[from] sys::BackendError),
-    /// An argument was refused in Rust, before any call.
-    #[error("{api}: {reason}")]
+    /// An argument was refused in Rust, before any call. Displayed as
+    /// "`method` (`api`): `reason`" (for example
+    /// `DeviceBuf::copy_from_host (aclrtMemcpy): length mismatch: ...`), or
+    /// "`method`: `reason`" when no C function is involved and `api`
+    /// equals `method` (for example `PoolConfig::parse: ...`).
+    #[error("{method}{}: {reason}", if method == api { String::new() } else { format!(" ({api})") })]
     InvalidArgument {
-        /// The operation refused.
+        /// The public Rust method that was called, as `Type::method` (or
+        /// `module::function` for a free function), for example
+        /// `DeviceBuf::copy_from_host`.
+        method: &'static str,
+        /// The C function the arguments were meant for, for example
+        /// `aclrtMemcpy`; equal to `method` when the check is pure Rust
+        /// (parsing, for example) and no C function is involved.
         api: &'static str,
         /// What is wrong.
         reason: String,
@@ -118,11 +128,36 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(api: &'static str, reason: impl Into<String>) -> Self {
+    /// [`Error::InvalidArgument`] for `call`.
+    pub(crate) fn invalid(call: Call, reason: impl Into<String>) -> Self {
         Error::InvalidArgument {
-            api,
+            method: call.method,
+            api: call.api,
             reason: reason.into(),
         }
+    }
+}
+
+/// Who refused an argument: the public Rust method the user called and the
+/// C function the arguments were meant for, carried into
+/// [`Error::InvalidArgument`] by [`Error::invalid`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Call {
+    /// The public Rust method, as `Type::method`.
+    pub(crate) method: &'static str,
+    /// The C function, or `method` again when none is involved.
+    pub(crate) api: &'static str,
+}
+
+impl Call {
+    /// `method` checking arguments for the C function `api`.
+    pub(crate) const fn new(method: &'static str, api: &'static str) -> Self {
+        Call { method, api }
+    }
+
+    /// `method` checking arguments in Rust only, with no C function.
+    pub(crate) const fn rust(method: &'static str) -> Self {
+        Call { method, api: method }
     }
 }
 

@@ -1,5 +1,6 @@
 //! What runtime this is: interface version, chip name, run mode.
 
+use crate::Call;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
 use std::ffi::CStr;
@@ -80,7 +81,7 @@ pub fn package_version(package: &str) -> Result<String> {
     let mut name = package.as_bytes().to_vec();
     if name.contains(&0) {
         return Err(Error::invalid(
-            "aclsysGetVersionStr",
+            Call::new("info::package_version", "aclsysGetVersionStr"),
             "the package name contains a NUL byte",
         ));
     }
@@ -92,8 +93,12 @@ pub fn package_version(package: &str) -> Result<String> {
     check("aclsysGetVersionStr", unsafe {
         sys::aclsysGetVersionStr(name.as_mut_ptr().cast(), out.as_mut_ptr().cast())
     })?;
-    let text = CStr::from_bytes_until_nul(&out)
-        .map_err(|_| Error::invalid("aclsysGetVersionStr", "the runtime returned an unterminated string"))?;
+    let text = CStr::from_bytes_until_nul(&out).map_err(|_| {
+        Error::invalid(
+            Call::new("info::package_version", "aclsysGetVersionStr"),
+            "the runtime returned an unterminated string",
+        )
+    })?;
     Ok(text.to_string_lossy().into_owned())
 }
 
@@ -166,6 +171,9 @@ pub fn run_mode() -> Result<RunMode> {
     match mode {
         sys::ACL_HOST => Ok(RunMode::Host),
         sys::ACL_DEVICE => Ok(RunMode::Device),
-        other => Err(Error::invalid("aclrtGetRunMode", format!("unknown run mode {other}"))),
+        other => Err(Error::invalid(
+            Call::new("info::run_mode", "aclrtGetRunMode"),
+            format!("unknown run mode {other}"),
+        )),
     }
 }

@@ -121,6 +121,7 @@ pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 /// `...: Pod` was not satisfied", at the call that needs it.
 pub use bytemuck;
 pub use device::{Device, MemoryUsage};
+pub(crate) use error::Call;
 pub use error::{Error, Result, check};
 pub use error_code::ErrorCode;
 pub use host_register::{AlignedHostBuf, HostRegistration};

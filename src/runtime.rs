@@ -1,5 +1,6 @@
 //! [`Runtime`]: AscendCL initialisation as a shared, counted handle.
 
+use crate::Call;
 use crate::error::{Error, ErrorCode, Result, check};
 use ascend_sys as sys;
 use std::ffi::CString;
@@ -85,10 +86,12 @@ impl Runtime {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn init_with_config(path: &Path) -> Result<Self> {
-        let text = path
-            .to_str()
-            .and_then(|text| CString::new(text).ok())
-            .ok_or_else(|| Error::invalid("aclInit", format!("{} is not a usable path", path.display())))?;
+        let text = path.to_str().and_then(|text| CString::new(text).ok()).ok_or_else(|| {
+            Error::invalid(
+                Call::new("Runtime::init_with_config", "aclInit"),
+                format!("{} is not a usable path", path.display()),
+            )
+        })?;
         Self::init_inner(Some(text))
     }
 

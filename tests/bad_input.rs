@@ -27,8 +27,9 @@
 mod common;
 
 use ascend::host_register::{AlignedHostBuf, HostRegisterFlags, HostRegistration};
+use ascend::pool::PoolConfig;
 use ascend::share::PidValidation;
-use ascend::stream::{Copy2d, Event, Stream, StreamPriority};
+use ascend::stream::{Copy2d, Event, Ordered, Stream, StreamPriority};
 use ascend::sys::{self, soft};
 use ascend::vmm::{AccessDesc, MemAttr, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, Error, PinnedHostBuf};
@@ -55,6 +56,37 @@ fn invalid<T: Debug>(what: &str, result: ascend::Result<T>) -> Check {
         Err(Error::InvalidArgument { .. }) => Ok(()),
         other => Err(format!("{what}: expected Error::InvalidArgument, got {other:?}")),
     }
+}
+
+/// `result` must be `Error::InvalidArgument` naming `method`, the public
+/// method called, and `api`, the C function it was for (`method` again
+/// when none is involved), displayed as "`method` (`api`): " (or
+/// "`method`: ").
+fn invalid_from<T: Debug>(what: &str, result: ascend::Result<T>, method: &str, api: &str) -> Check {
+    let error = match result {
+        Err(error @ Error::InvalidArgument { .. }) => error,
+        other => return Err(format!("{what}: expected Error::InvalidArgument, got {other:?}")),
+    };
+    let Error::InvalidArgument {
+        method: named,
+        api: called,
+        ..
+    } = &error
+    else {
+        unreachable!("matched above");
+    };
+    let prefix = if method == api {
+        format!("{method}: ")
+    } else {
+        format!("{method} ({api}): ")
+    };
+    let text = error.to_string();
+    if *named != method || *called != api || !text.starts_with(&prefix) {
+        return Err(format!(
+            "{what}: expected method {method} and api {api}, displayed from {prefix:?}, got {error:?}: {text}"
+        ));
+    }
+    Ok(())
 }
 
 /// `result` must be `Error::Acl` from `api`, with `code` (compared on the
@@ -603,6 +635,127 @@ fn two_d_shapes_that_do_not_fit_are_refused() {
             stream.scope(|s| s.copy_to_device_2d(&host, &mut on_device, Copy2d::new(3, 4))),
         )?;
         ok("Stream::destroy", stream.destroy())
+    });
+}
+
+#[test]
+fn argument_errors_name_the_method_called_and_its_c_function() {
+    let _serial = serial();
+    case("the method and the C call in each argument error", |d| {
+        let (prop, size) = granule(d);
+        let mut buf = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 4))?;
+        let other = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 5))?;
+        invalid_from(
+            "copy_from_host(3 into 4)",
+            buf.copy_from_host(&[1, 2, 3]),
+            "DeviceBuf::copy_from_host",
+            "aclrtMemcpy",
+        )?;
+        invalid_from(
+            "copy_to_host(4 into 5)",
+            buf.copy_to_host(&mut [0; 5]),
+            "DeviceBuf::copy_to_host",
+            "aclrtMemcpy",
+        )?;
+        invalid_from(
+            "copy_from_device(5 into 4)",
+            buf.copy_from_device(&other),
+            "DeviceBuf::copy_from_device",
+            "aclrtMemcpy",
+        )?;
+        invalid_from(
+            "a view's copy_from_host(3 into 4)",
+            buf.as_mut_slice().copy_from_host(&[1, 2, 3]),
+            "DeviceSliceMut::copy_from_host",
+            "aclrtMemcpy",
+        )?;
+        invalid_from(
+            "reserve(3000)",
+            VirtualRange::reserve(3000),
+            "VirtualRange::reserve",
+            "aclrtReserveMemAddress",
+        )?;
+        invalid_from(
+            "PhysicalAlloc::new(granule + 4 KiB)",
+            PhysicalAlloc::new(&prop, size + 4096),
+            "PhysicalAlloc::new",
+            "aclrtMallocPhysical",
+        )?;
+        let range = ok("reserve", VirtualRange::reserve(2 * size))?;
+        let physical = ok("new", PhysicalAlloc::new(&prop, size))?;
+        invalid_from(
+            "map(half a granule)",
+            range.map(size / 2, &physical),
+            "VirtualRange::map",
+            "aclrtMapMem",
+        )?;
+        invalid_from(
+            "DeviceBuf::slice(2..9)",
+            buf.slice(2..9),
+            "DeviceBuf::slice",
+            "DeviceBuf::slice",
+        )?;
+        invalid_from(
+            "DeviceSlice::slice(2..9)",
+            buf.as_slice().slice(2..9),
+            "DeviceSlice::slice",
+            "DeviceSlice::slice",
+        )?;
+        invalid_from(
+            "DeviceBuf::slice_mut(3..5)",
+            buf.slice_mut(3..5),
+            "DeviceBuf::slice_mut",
+            "DeviceBuf::slice_mut",
+        )?;
+        invalid_from(
+            "synchronous 2-D copy, 4 x 4 into 4",
+            buf.as_mut_slice().copy_from_host_2d(&[1; 16], Copy2d::new(4, 4)),
+            "DeviceSliceMut::copy_from_host_2d",
+            "aclrtMemcpy2d",
+        )?;
+        let stream = ok("Stream::new", Stream::new(d))?;
+        let host = ok("PinnedHostBuf::zeroed", PinnedHostBuf::<u8>::zeroed(d, 10))?;
+        let mut on_device = ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 10))?;
+        let mut four = ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 4))?;
+        invalid_from(
+            "stream 2-D copy, 3 x 4 from 10",
+            stream.scope(|s| s.copy_to_device_2d(&host, &mut on_device, Copy2d::new(3, 4))),
+            "AsyncScope::copy_to_device_2d",
+            "aclrtMemcpy2dAsync",
+        )?;
+        invalid_from(
+            "stream copy, 10 into 4",
+            stream.scope(|s| s.copy_to_device(&host, &mut four)),
+            "AsyncScope::copy_to_device",
+            "aclrtMemcpyAsync",
+        )?;
+        ok("Stream::destroy", stream.destroy())?;
+        let ordered = Ordered::new(ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 8))?);
+        invalid_from(
+            "Ordered::bytes(4..9)",
+            ordered.bytes(4..9),
+            "Ordered::bytes",
+            "Ordered::bytes",
+        )?;
+        invalid_from(
+            "OrderedView::bytes(4..9)",
+            ordered.view().bytes(4..9),
+            "OrderedView::bytes",
+            "OrderedView::bytes",
+        )?;
+        invalid_from(
+            "PoolConfig::parse(an unknown key)",
+            PoolConfig::parse("no_such_key:1"),
+            "PoolConfig::parse",
+            "PoolConfig::parse",
+        )?;
+        invalid_from(
+            "DeviceBuf::zeroed(usize::MAX)",
+            DeviceBuf::<u32>::zeroed(d, usize::MAX),
+            "DeviceBuf::zeroed",
+            "aclrtMalloc",
+        )?;
+        Ok(())
     });
 }
 

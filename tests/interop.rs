@@ -119,7 +119,7 @@ fn buffer_cast_keeps_the_allocation_and_refusals_give_it_back() {
         assert!(matches!(
             as_error,
             Error::InvalidArgument {
-                api: "DeviceBuf::cast",
+                method: "DeviceBuf::cast",
                 ..
             }
         ));
@@ -273,7 +273,7 @@ fn null_handles_are_not_borrowed() {
         assert!(matches!(
             stream,
             Err(Error::InvalidArgument {
-                api: "Stream::borrow_raw",
+                method: "Stream::borrow_raw",
                 ..
             })
         ));
@@ -282,7 +282,7 @@ fn null_handles_are_not_borrowed() {
         assert!(matches!(
             event,
             Err(Error::InvalidArgument {
-                api: "Event::borrow_raw",
+                method: "Event::borrow_raw",
                 ..
             })
         ));

@@ -669,7 +669,7 @@ fn huge_host_request() -> impl proptest::strategy::Strategy<Value = usize> {
 }
 
 /// The error a device pool rounding to `rounding` gives for `bytes` that
-/// cannot fit: an argument error naming `api` when rounding overflows,
+/// cannot fit: an argument error naming the method `api` when rounding overflows,
 /// the pool exhausted (at once, without a retry) otherwise.
 fn assert_refused(
     outcome: ascend::Result<Ordered<ascend::pool::PoolBlock>>,
@@ -679,7 +679,7 @@ fn assert_refused(
 ) -> Result<(), proptest::test_runner::TestCaseError> {
     use proptest::prelude::*;
     match (outcome, bytes.checked_add(rounding - 1)) {
-        (Err(Error::InvalidArgument { api: named, .. }), None) => prop_assert_eq!(named, api),
+        (Err(Error::InvalidArgument { method, .. }), None) => prop_assert_eq!(method, api),
         (Err(Error::PoolExhausted { requested, .. }), Some(_)) => {
             prop_assert_eq!(requested, bytes.next_multiple_of(rounding));
         }
@@ -764,8 +764,8 @@ fn requests_near_usize_max_are_refused_and_leave_the_pools_usable() {
                 // overflows: an argument error; otherwise the runtime's.
                 let overflows = bytes <= *threshold && bytes.checked_next_power_of_two().is_none();
                 match pool.alloc(bytes) {
-                    Err(Error::InvalidArgument { api, .. }) if overflows => {
-                        proptest::prop_assert_eq!(api, "PinnedPool::alloc");
+                    Err(Error::InvalidArgument { method, .. }) if overflows => {
+                        proptest::prop_assert_eq!(method, "PinnedPool::alloc");
                     }
                     Err(Error::Acl { .. }) if !overflows => (),
                     other => proptest::prop_assert!(false, "PinnedPool::alloc({bytes}): {:?}", other.map(|_| ())),

@@ -4,6 +4,7 @@
 use super::block::DeviceAllocator;
 use super::descriptor::Descriptor;
 use super::trampolines::AllocatorObject;
+use crate::Call;
 use crate::error::{Error, Result, check};
 use crate::stream::Stream;
 use ascend_sys as sys;
@@ -131,7 +132,7 @@ impl<'s> AllocatorRegistration<'s> {
     pub fn register(stream: &'s Stream, allocator: Arc<dyn DeviceAllocator>) -> Result<Self> {
         // SAFETY: the borrow keeps the stream alive (and its handle valid)
         // for `'s`, the registration's lifetime.
-        unsafe { Self::register_raw(stream.as_raw(), allocator) }
+        unsafe { Self::register_for("AllocatorRegistration::register", stream.as_raw(), allocator) }
     }
 
     /// Registers `allocator` on a raw stream handle.
@@ -169,15 +170,34 @@ impl<'s> AllocatorRegistration<'s> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub unsafe fn register_raw(stream: sys::aclrtStream, allocator: Arc<dyn DeviceAllocator>) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::register_for("AllocatorRegistration::register_raw", stream, allocator) }
+    }
+
+    /// [`AllocatorRegistration::register_raw`] for the public method
+    /// `method`.
+    ///
+    /// # Safety
+    ///
+    /// As [`AllocatorRegistration::register_raw`].
+    unsafe fn register_for(
+        method: &'static str,
+        stream: sys::aclrtStream,
+        allocator: Arc<dyn DeviceAllocator>,
+    ) -> Result<Self> {
         const API: &str = "aclrtAllocatorRegister";
-        let stream = NonNull::new(stream)
-            .ok_or_else(|| Error::invalid(API, "the stream is NULL: the default stream cannot take an allocator"))?;
+        let stream = NonNull::new(stream).ok_or_else(|| {
+            Error::invalid(
+                Call::new(method, API),
+                "the stream is NULL: the default stream cannot take an allocator",
+            )
+        })?;
         // The check and the registration are one step for this crate's
         // registrations (the runtime would silently replace the first).
         let _one_at_a_time = REGISTERING.lock().unwrap_or_else(PoisonError::into_inner);
         if registered_on_raw(stream.as_ptr())? {
             return Err(Error::invalid(
-                API,
+                Call::new(method, API),
                 "the stream already has a custom allocator; end that registration first (registering again would silently replace it)",
             ));
         }
@@ -512,7 +532,10 @@ pub fn registered_on(stream: &Stream) -> Result<bool> {
 pub fn registered_on_raw(stream: sys::aclrtStream) -> Result<bool> {
     const API: &str = "aclrtAllocatorGetByStream";
     if stream.is_null() {
-        return Err(Error::invalid(API, "the stream is NULL"));
+        return Err(Error::invalid(
+            Call::new("allocator::registered_on_raw", API),
+            "the stream is NULL",
+        ));
     }
     crate::backend()?;
     let mut descriptor = null_mut();

@@ -1,6 +1,7 @@
 //! [`AlignedHostBuf`]: page-aligned ordinary host memory, ready to register.
 
 use super::HOST_REGISTER_ALIGN;
+use crate::Call;
 use crate::error::{Error, Result};
 use bytemuck::Pod;
 use std::alloc::Layout;
@@ -59,10 +60,15 @@ impl<T: Pod> AlignedHostBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn zeroed(len: usize) -> Result<Self> {
-        const API: &str = "AlignedHostBuf::zeroed";
+        Self::zeroed_for("AlignedHostBuf::zeroed", len)
+    }
+
+    /// [`AlignedHostBuf::zeroed`] for the public method `method`.
+    fn zeroed_for(method: &'static str, len: usize) -> Result<Self> {
+        let call = Call::rust(method);
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             Error::invalid(
-                API,
+                call,
                 format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
             )
         })?;
@@ -76,12 +82,12 @@ impl<T: Pod> AlignedHostBuf<T> {
         let layout = bytes
             .checked_next_multiple_of(HOST_REGISTER_ALIGN)
             .and_then(|size| Layout::from_size_align(size, HOST_REGISTER_ALIGN.max(align_of::<T>())).ok())
-            .ok_or_else(|| Error::invalid(API, format!("{bytes} bytes cannot be rounded up to whole pages")))?;
+            .ok_or_else(|| Error::invalid(call, format!("{bytes} bytes cannot be rounded up to whole pages")))?;
         // SAFETY: `layout` has a non-zero size.
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let pointer = NonNull::new(raw.cast::<T>()).ok_or_else(|| {
             Error::invalid(
-                API,
+                call,
                 format!("the host allocator could not provide {} bytes", layout.size()),
             )
         })?;
@@ -109,7 +115,7 @@ impl<T: Pod> AlignedHostBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_slice(data: &[T]) -> Result<Self> {
-        let mut buf = Self::zeroed(data.len())?;
+        let mut buf = Self::zeroed_for("AlignedHostBuf::from_slice", data.len())?;
         buf.copy_from_slice(data);
         Ok(buf)
     }

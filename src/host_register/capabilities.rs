@@ -1,6 +1,7 @@
 //! [`host_mem_map_capabilities`]: which accelerators of a device can reach
 //! mapped host memory.
 
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
@@ -108,8 +109,12 @@ impl HacType {
 /// lack the call).
 pub fn host_mem_map_capabilities(device: &Device, hac: HacType) -> Result<bool> {
     const API: &str = "aclrtHostMemMapCapabilities";
-    let id = u32::try_from(device.id())
-        .map_err(|_| Error::invalid(API, format!("device id {} is negative", device.id())))?;
+    let id = u32::try_from(device.id()).map_err(|_| {
+        Error::invalid(
+            Call::new("host_register::host_mem_map_capabilities", API),
+            format!("device id {} is negative", device.id()),
+        )
+    })?;
     device.make_current()?;
     let mut capability = sys::ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED;
     // SAFETY: `capability` is a valid out-pointer for the call.

@@ -4,7 +4,7 @@ use super::HOST_REGISTER_ALIGN;
 use super::device_pointer::DevicePointer;
 use super::flags::{HostRegisterFlags, HostRegisterType};
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 use bytemuck::Pod;
 use std::ffi::c_void;
@@ -69,24 +69,24 @@ unsafe impl<T: Pod + Sync> Sync for HostRegistration<'_, T> {}
 
 /// The byte size of `host`, refused when it cannot be registered: empty, or
 /// not starting on a 4 KiB boundary.
-fn checked_range<T>(api: &'static str, host: &[T]) -> Result<(u64, usize)> {
+fn checked_range<T>(call: Call, host: &[T]) -> Result<(u64, usize)> {
     let bytes = size_of_val(host);
     if bytes == 0 {
         return Err(Error::invalid(
-            api,
+            call,
             "the host memory is empty: at least one byte must be registered",
         ));
     }
     let address = host.as_ptr() as usize;
     if !address.is_multiple_of(HOST_REGISTER_ALIGN) {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "the host pointer {address:#x} is not aligned to 4 KiB ({HOST_REGISTER_ALIGN} bytes), as the runtime requires; allocate it with AlignedHostBuf"
             ),
         ));
     }
-    let size = u64::try_from(bytes).map_err(|_| Error::invalid(api, format!("{bytes} bytes do not fit in u64")))?;
+    let size = u64::try_from(bytes).map_err(|_| Error::invalid(call, format!("{bytes} bytes do not fit in u64")))?;
     Ok((size, bytes))
 }
 
@@ -121,7 +121,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// ```
     pub fn register(device: &Device, host: &'a mut [T], kind: HostRegisterType) -> Result<Self> {
         const API: &str = "aclrtHostRegister";
-        let (size, _) = checked_range(API, host)?;
+        let (size, _) = checked_range(Call::new("HostRegistration::register", API), host)?;
         device.make_current()?;
         let mut device_pointer = std::ptr::null_mut();
         // SAFETY: `host` is `size` bytes of live, exclusively borrowed host
@@ -166,9 +166,12 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     pub fn register_v2(device: &Device, host: &'a mut [T], flags: HostRegisterFlags) -> Result<Self> {
         const API: &str = "aclrtHostRegisterV2";
         if flags.is_empty() {
-            return Err(Error::invalid(API, "no flag given: set MAPPED, PINNED or both"));
+            return Err(Error::invalid(
+                Call::new("HostRegistration::register_v2", API),
+                "no flag given: set MAPPED, PINNED or both",
+            ));
         }
-        let (size, _) = checked_range(API, host)?;
+        let (size, _) = checked_range(Call::new("HostRegistration::register_v2", API), host)?;
         device.make_current()?;
         // SAFETY: as in `register`.
         check(API, unsafe {
@@ -223,7 +226,12 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
         check(API, unsafe {
             sys::aclrtHostGetDevicePointer(self.host.as_ptr().cast(), &mut raw, 0)
         })?;
-        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid(API, "the runtime returned NULL with success"))?;
+        let raw = NonNull::new(raw).ok_or_else(|| {
+            Error::invalid(
+                Call::new("HostRegistration::device_pointer", API),
+                "the runtime returned NULL with success",
+            )
+        })?;
         Ok(DevicePointer::new(raw, self.byte_len()))
     }
 

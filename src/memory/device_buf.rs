@@ -7,6 +7,7 @@ mod sub_views;
 use super::byte_len::byte_len;
 use super::view::{DeviceSlice, DeviceSliceMut};
 use super::{AllocCall, MallocPolicy};
+use crate::Call;
 use crate::Device;
 use crate::error::{Result, check};
 use ascend_sys as sys;
@@ -80,7 +81,15 @@ impl<T: Pod> DeviceBuf<T> {
     /// ```
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: forwarded contract.
-        unsafe { Self::uninit_with_policy(device, len, MallocPolicy::HugeFirst) }
+        unsafe {
+            Self::uninit_for(
+                "DeviceBuf::uninit",
+                device,
+                len,
+                MallocPolicy::HugeFirst,
+                AllocCall::Malloc,
+            )
+        }
     }
 
     /// Allocates `len` elements with an explicit page policy, without
@@ -108,7 +117,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// ```
     pub unsafe fn uninit_with_policy(device: &Device, len: usize, policy: MallocPolicy) -> Result<Self> {
         // SAFETY: forwarded contract.
-        unsafe { Self::uninit_with(device, len, policy, AllocCall::Malloc) }
+        unsafe { Self::uninit_for("DeviceBuf::uninit_with_policy", device, len, policy, AllocCall::Malloc) }
     }
 
     /// Allocates `len` elements with an explicit page policy and allocation
@@ -136,8 +145,24 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub unsafe fn uninit_with(device: &Device, len: usize, policy: MallocPolicy, call: AllocCall) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::uninit_for("DeviceBuf::uninit_with", device, len, policy, call) }
+    }
+
+    /// [`DeviceBuf::uninit_with`] for the public method `method`.
+    ///
+    /// # Safety
+    ///
+    /// As [`DeviceBuf::uninit_with`].
+    unsafe fn uninit_for(
+        method: &'static str,
+        device: &Device,
+        len: usize,
+        policy: MallocPolicy,
+        call: AllocCall,
+    ) -> Result<Self> {
         let api = call.api();
-        let bytes = byte_len::<T>(api, len)?;
+        let bytes = byte_len::<T>(Call::new(method, api), len)?;
         let address = if bytes == 0 {
             None
         } else {
@@ -193,7 +218,15 @@ impl<T: Pod> DeviceBuf<T> {
     /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: the buffer is filled with zeros before it is returned.
-        let mut buf = unsafe { Self::uninit(device, len) }?;
+        let mut buf = unsafe {
+            Self::uninit_for(
+                "DeviceBuf::zeroed",
+                device,
+                len,
+                MallocPolicy::HugeFirst,
+                AllocCall::Malloc,
+            )
+        }?;
         buf.fill_bytes(0)?;
         Ok(buf)
     }
@@ -216,7 +249,15 @@ impl<T: Pod> DeviceBuf<T> {
     /// ```
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         // SAFETY: the whole buffer is overwritten by the copy below.
-        let mut buf = unsafe { Self::uninit(device, data.len()) }?;
+        let mut buf = unsafe {
+            Self::uninit_for(
+                "DeviceBuf::from_slice",
+                device,
+                data.len(),
+                MallocPolicy::HugeFirst,
+                AllocCall::Malloc,
+            )
+        }?;
         buf.copy_from_host(data)?;
         Ok(buf)
     }
@@ -364,7 +405,8 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        self.as_mut_slice().copy_from_host(src)
+        self.as_mut_slice()
+            .copy_from_host_for(Call::new("DeviceBuf::copy_from_host", "aclrtMemcpy"), src)
     }
 
     /// Copies the buffer into `dst` (host); the lengths must be equal.
@@ -385,7 +427,8 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        self.as_slice().copy_to_host(dst)
+        self.as_slice()
+            .copy_to_host_for(Call::new("DeviceBuf::copy_to_host", "aclrtMemcpy"), dst)
     }
 
     /// Copies another device buffer (same length) into this one.
@@ -406,7 +449,8 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_device(&mut self, src: &DeviceBuf<T>) -> Result<()> {
-        self.as_mut_slice().copy_from_device(&src.as_slice())
+        self.as_mut_slice()
+            .copy_from_device_for(Call::new("DeviceBuf::copy_from_device", "aclrtMemcpy"), &src.as_slice())
     }
 
     /// The contents, copied into a new `Vec`.

@@ -2,21 +2,21 @@
 //! element type: whole elements, an aligned address, no zero-sized types.
 
 use super::byte_len::byte_len;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use std::any::type_name;
 
 /// The number of `U`s in `bytes` bytes at the device address `address`.
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`] naming `api` when `U` is zero-sized, when
+/// [`Error::InvalidArgument`] naming `call` when `U` is zero-sized, when
 /// `bytes` is not a whole number of `U`s, or when `address` is not aligned
 /// for `U`.
-pub(crate) fn elements_of<U>(api: &'static str, bytes: usize, address: usize) -> Result<usize> {
+pub(crate) fn elements_of<U>(call: Call, bytes: usize, address: usize) -> Result<usize> {
     let (size, align) = (size_of::<U>(), align_of::<U>());
     if size == 0 {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "{} is zero-sized: device bytes cannot be viewed as it",
                 type_name::<U>()
@@ -25,7 +25,7 @@ pub(crate) fn elements_of<U>(api: &'static str, bytes: usize, address: usize) ->
     }
     if !bytes.is_multiple_of(size) {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "{bytes} bytes are not a whole number of {size}-byte {}",
                 type_name::<U>()
@@ -34,7 +34,7 @@ pub(crate) fn elements_of<U>(api: &'static str, bytes: usize, address: usize) ->
     }
     if !address.is_multiple_of(align) {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "address {address:#x} is not aligned to the {align} bytes {} needs",
                 type_name::<U>()
@@ -51,15 +51,15 @@ pub(crate) fn elements_of<U>(api: &'static str, bytes: usize, address: usize) ->
 ///
 /// As [`elements_of`], and [`Error::InvalidArgument`] when `T` is
 /// zero-sized or the byte size overflows.
-pub(crate) fn cast_len<T, U>(api: &'static str, len: usize, address: usize) -> Result<usize> {
+pub(crate) fn cast_len<T, U>(call: Call, len: usize, address: usize) -> Result<usize> {
     if size_of::<T>() == 0 {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "{} is zero-sized: it has no bytes to view as another type",
                 type_name::<T>()
             ),
         ));
     }
-    elements_of::<U>(api, byte_len::<T>(api, len)?, address)
+    elements_of::<U>(call, byte_len::<T>(call, len)?, address)
 }

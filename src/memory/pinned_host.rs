@@ -1,6 +1,7 @@
 //! [`PinnedHostBuf`]: page-locked host memory from the runtime.
 
 use super::byte_len::byte_len;
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
@@ -66,8 +67,13 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
+        Self::zeroed_for("PinnedHostBuf::zeroed", device, len)
+    }
+
+    /// [`PinnedHostBuf::zeroed`] for the public method `method`.
+    fn zeroed_for(method: &'static str, device: &Device, len: usize) -> Result<Self> {
         // SAFETY: every byte is zeroed below, before the buffer is read.
-        let mut buf = unsafe { Self::uninit(device, len) }?;
+        let mut buf = unsafe { Self::uninit_for(method, device, len) }?;
         // SAFETY: the buffer owns `len * size_of::<T>()` writable bytes at
         // its pointer (the product did not overflow: they were allocated;
         // none for an empty buffer); zero is a valid `T` (`Pod: Zeroable`),
@@ -109,16 +115,27 @@ impl<T: Pod> PinnedHostBuf<T> {
     ///
     /// As [`PinnedHostBuf::zeroed`].
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::uninit_for("PinnedHostBuf::uninit", device, len) }
+    }
+
+    /// [`PinnedHostBuf::uninit`] for the public method `method`.
+    ///
+    /// # Safety
+    ///
+    /// As [`PinnedHostBuf::uninit`].
+    unsafe fn uninit_for(method: &'static str, device: &Device, len: usize) -> Result<Self> {
+        let call = Call::new(method, "aclrtMallocHost");
         if align_of::<T>() > HOST_ALIGN {
             return Err(Error::invalid(
-                "aclrtMallocHost",
+                call,
                 format!(
                     "alignment {} is above the 64 bytes the runtime guarantees",
                     align_of::<T>()
                 ),
             ));
         }
-        let bytes = byte_len::<T>("aclrtMallocHost", len)?;
+        let bytes = byte_len::<T>(call, len)?;
         if bytes == 0 {
             return Ok(Self {
                 pointer: NonNull::dangling(),
@@ -133,10 +150,7 @@ impl<T: Pod> PinnedHostBuf<T> {
         check("aclrtMallocHost", unsafe { sys::aclrtMallocHost(&mut raw, bytes) })?;
         log::trace!("aclrtMallocHost: {bytes} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
-            return Err(Error::invalid(
-                "aclrtMallocHost",
-                "the runtime returned NULL with success",
-            ));
+            return Err(Error::invalid(call, "the runtime returned NULL with success"));
         };
         Ok(Self {
             pointer,
@@ -254,7 +268,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
-        let mut buf = Self::zeroed(device, data.len())?;
+        let mut buf = Self::zeroed_for("PinnedHostBuf::from_slice", device, data.len())?;
         buf.copy_from_slice(data);
         Ok(buf)
     }
@@ -409,14 +423,14 @@ impl<T: Pod> PinnedHostBuf<T> {
         const API: &str = "aclrtMallocHostWithCfg";
         if align_of::<T>() > HOST_ALIGN {
             return Err(Error::invalid(
-                API,
+                Call::new("PinnedHostBuf::zeroed_with_config", API),
                 format!(
                     "alignment {} is above the 64 bytes the runtime guarantees",
                     align_of::<T>()
                 ),
             ));
         }
-        let bytes = byte_len::<T>(API, len)?;
+        let bytes = byte_len::<T>(Call::new("PinnedHostBuf::zeroed_with_config", API), len)?;
         if bytes == 0 {
             return Ok(Self {
                 pointer: NonNull::dangling(),
@@ -425,7 +439,12 @@ impl<T: Pod> PinnedHostBuf<T> {
                 allocated: false,
             });
         }
-        let size = u64::try_from(bytes).map_err(|_| Error::invalid(API, format!("{bytes} bytes do not fit in u64")))?;
+        let size = u64::try_from(bytes).map_err(|_| {
+            Error::invalid(
+                Call::new("PinnedHostBuf::zeroed_with_config", API),
+                format!("{bytes} bytes do not fit in u64"),
+            )
+        })?;
         let mut attributes = config.attributes();
         let mut cfg = sys::aclrtMallocConfig {
             attrs: attributes.as_mut_ptr(),
@@ -445,7 +464,10 @@ impl<T: Pod> PinnedHostBuf<T> {
         check(API, unsafe { sys::aclrtMallocHostWithCfg(&mut raw, size, cfg) })?;
         log::trace!("{API}: {size} bytes at {raw:p}");
         let Some(pointer) = NonNull::new(raw.cast::<T>()) else {
-            return Err(Error::invalid(API, "the runtime returned NULL with success"));
+            return Err(Error::invalid(
+                Call::new("PinnedHostBuf::zeroed_with_config", API),
+                "the runtime returned NULL with success",
+            ));
         };
         // SAFETY: the allocation holds `bytes` writable bytes; zero is a
         // valid `T` (`Pod: Zeroable`).

@@ -1,6 +1,7 @@
 //! Questions about addresses: which allocation contains one, and what kind
 //! of memory it is.
 
+use crate::Call;
 use crate::error::{Error, Result, check};
 use crate::vmm::MemLocation;
 use ascend_sys as sys;
@@ -47,7 +48,10 @@ pub struct AddressRange {
 /// ```
 pub fn address_range(address: *const c_void) -> Result<AddressRange> {
     if address.is_null() {
-        return Err(Error::invalid("aclrtMemGetAddressRange", "the address is null"));
+        return Err(Error::invalid(
+            Call::new("memory::address_range", "aclrtMemGetAddressRange"),
+            "the address is null",
+        ));
     }
     crate::backend()?;
     let (mut base, mut size) = (std::ptr::null_mut(), 0);
@@ -103,7 +107,10 @@ pub struct PointerAttributes {
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn pointer_attributes(address: *const c_void) -> Result<PointerAttributes> {
     if address.is_null() {
-        return Err(Error::invalid("aclrtPointerGetAttributes", "the address is null"));
+        return Err(Error::invalid(
+            Call::new("memory::pointer_attributes", "aclrtPointerGetAttributes"),
+            "the address is null",
+        ));
     }
     crate::backend()?;
     let mut raw = sys::aclrtPtrAttributes::default();

@@ -13,7 +13,7 @@ mod split;
 use super::byte_len::same_len;
 use super::transfer;
 use crate::Device;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use ascend_sys as sys;
 use bytemuck::Pod;
 use std::ffi::c_void;
@@ -89,7 +89,7 @@ unsafe impl<T: Pod> Send for DeviceSliceMut<'_, T> {}
 unsafe impl<T: Pod> Sync for DeviceSliceMut<'_, T> {}
 
 /// `range` of a view of `len` elements, checked.
-fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
+fn sub_range(call: Call, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
     let start = match range.start_bound() {
         Bound::Included(&start) => start,
         Bound::Excluded(&start) => start.saturating_add(1),
@@ -102,7 +102,7 @@ fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> R
     };
     if start > end || end > len {
         return Err(Error::invalid(
-            api,
+            call,
             format!("range {start}..{end} is out of bounds for a view of {len} elements"),
         ));
     }
@@ -242,7 +242,12 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
-        let (start, len) = sub_range("DeviceSlice::slice", self.len, range)?;
+        self.slice_for(Call::rust("DeviceSlice::slice"), range)
+    }
+
+    /// [`DeviceSlice::slice`] for the public method `call`.
+    pub(crate) fn slice_for(&self, call: Call, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'a, T>> {
+        let (start, len) = sub_range(call, self.len, range)?;
         Ok(DeviceSlice {
             address: self.address + start * size_of::<T>(),
             len,
@@ -270,7 +275,12 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, dst.len())?;
+        self.copy_to_host_for(Call::new("DeviceSlice::copy_to_host", "aclrtMemcpy"), dst)
+    }
+
+    /// [`DeviceSlice::copy_to_host`] for the public method `call`.
+    pub(crate) fn copy_to_host_for(&self, call: Call, dst: &mut [T]) -> Result<()> {
+        same_len(call, self.len, dst.len())?;
         transfer::copy(
             self.device,
             dst.as_mut_ptr().cast(),
@@ -297,7 +307,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// ```
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
-        self.copy_to_host(&mut out)?;
+        self.copy_to_host_for(Call::new("DeviceSlice::to_vec", "aclrtMemcpy"), &mut out)?;
         Ok(out)
     }
 }
@@ -441,7 +451,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
-        let (start, len) = sub_range("DeviceSliceMut::slice_mut", self.len, range)?;
+        let (start, len) = sub_range(Call::rust("DeviceSliceMut::slice_mut"), self.len, range)?;
         Ok(DeviceSliceMut {
             address: self.address + start * size_of::<T>(),
             len,
@@ -468,7 +478,12 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, src.len())?;
+        self.copy_from_host_for(Call::new("DeviceSliceMut::copy_from_host", "aclrtMemcpy"), src)
+    }
+
+    /// [`DeviceSliceMut::copy_from_host`] for the public method `call`.
+    pub(crate) fn copy_from_host_for(&mut self, call: Call, src: &[T]) -> Result<()> {
+        same_len(call, self.len, src.len())?;
         transfer::copy(
             self.device,
             self.as_raw(),
@@ -496,7 +511,12 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn copy_from_device(&mut self, src: &DeviceSlice<'_, T>) -> Result<()> {
-        same_len("aclrtMemcpy", self.len, src.len)?;
+        self.copy_from_device_for(Call::new("DeviceSliceMut::copy_from_device", "aclrtMemcpy"), src)
+    }
+
+    /// [`DeviceSliceMut::copy_from_device`] for the public method `call`.
+    pub(crate) fn copy_from_device_for(&mut self, call: Call, src: &DeviceSlice<'_, T>) -> Result<()> {
+        same_len(call, self.len, src.len)?;
         transfer::copy(
             self.device,
             self.as_raw(),

@@ -3,6 +3,7 @@
 
 use super::device_pool::DevicePool;
 use super::pool_block::PoolBlock;
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::share::{OwnedExport, Pid, ShareKind};
 use crate::stream::Ordered;
@@ -93,7 +94,7 @@ impl DevicePool {
         let storage: &PoolBlock = block.storage();
         let node = storage.node();
         if !Arc::ptr_eq(&node.pool, &self.shared) {
-            return Err(Error::invalid(API, "the block belongs to another pool"));
+            return Err(Error::invalid(Call::rust(API), "the block belongs to another pool"));
         }
         let segment_block = &node.block;
         let state = self.shared.state();
@@ -103,7 +104,8 @@ impl DevicePool {
         }
         let segment = &arena.classes[node.class].segment;
         let chunk = segment.chunk_size();
-        let (first, exports) = segment.export_chunks(segment_block.offset(), segment_block.len(), kind)?;
+        let (first, exports) =
+            segment.export_chunks(Call::rust(API), segment_block.offset(), segment_block.len(), kind)?;
         Ok(BlockExport {
             block: Arc::clone(block),
             exports,

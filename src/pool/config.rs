@@ -1,5 +1,6 @@
 //! [`PoolConfig`]: the knobs of a [`DevicePool`](super::DevicePool).
 
+use crate::Call;
 use crate::error::{Error, Result};
 
 /// How a [`DevicePool`](super::DevicePool) rounds, splits and grows. The
@@ -53,7 +54,7 @@ impl Default for PoolConfig {
 impl PoolConfig {
     /// Checks the settings against each other and the granularity.
     pub(super) fn check(&self, granularity: usize) -> Result<()> {
-        let refuse = |reason: String| Err(Error::invalid("DevicePool::new", reason));
+        let refuse = |reason: String| Err(Error::invalid(Call::rust("DevicePool::new"), reason));
         if !self.rounding.is_power_of_two() {
             return refuse(format!("rounding {} is not a power of two", self.rounding));
         }

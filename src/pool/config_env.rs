@@ -2,7 +2,7 @@
 //! torch_npu's `PYTORCH_NPU_ALLOC_CONF`.
 
 use super::config::PoolConfig;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 
 /// The environment variable [`PoolConfig::from_env`] reads.
 pub const ENV_ALLOC_CONF: &str = "ASCEND_ALLOC_CONF";
@@ -57,7 +57,7 @@ impl PoolConfig {
     /// entry or number, or `expandable_segments:False`. The values are
     /// checked against each other when a pool is made.
     pub fn parse(text: &str) -> Result<Self> {
-        parse_both(text).map(|(config, _)| config)
+        parse_both(Call::rust("PoolConfig::parse"), text).map(|(config, _)| config)
     }
 
     /// [`PoolConfig::parse`] of [`ENV_ALLOC_CONF`], or the defaults when it
@@ -82,8 +82,9 @@ impl PoolConfig {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_env() -> Result<Self> {
-        match read_env("PoolConfig::from_env")? {
-            Some(text) => Self::parse(&text),
+        const CALL: Call = Call::rust("PoolConfig::from_env");
+        match read_env(CALL)? {
+            Some(text) => parse_both(CALL, &text).map(|(config, _)| config),
             None => Ok(Self::default()),
         }
     }
@@ -95,10 +96,10 @@ impl PoolConfig {
 /// # Errors
 ///
 /// As [`PoolConfig::parse`].
-pub(super) fn parse_both(text: &str) -> Result<(PoolConfig, PinnedSettings)> {
+pub(super) fn parse_both(call: Call, text: &str) -> Result<(PoolConfig, PinnedSettings)> {
     let (mut config, mut pinned) = (PoolConfig::default(), PinnedSettings::default());
     for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
-        let refuse = |why: &str| Err(Error::invalid("PoolConfig::parse", format!("`{entry}`: {why}")));
+        let refuse = |why: &str| Err(Error::invalid(call, format!("`{entry}`: {why}")));
         let Some((key, value)) = entry.split_once(':') else {
             return refuse("expected key:value");
         };
@@ -171,12 +172,12 @@ const KEYS: [(&str, Key); 9] = [
 ///
 /// # Errors
 ///
-/// [`Error::InvalidArgument`], naming `api`, for a value that is not UTF-8.
-pub(super) fn read_env(api: &'static str) -> Result<Option<String>> {
+/// [`Error::InvalidArgument`], naming `call`, for a value that is not UTF-8.
+pub(super) fn read_env(call: Call) -> Result<Option<String>> {
     match std::env::var(ENV_ALLOC_CONF) {
         Ok(text) => Ok(Some(text)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(api, format!("{ENV_ALLOC_CONF} is not UTF-8"))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::invalid(call, format!("{ENV_ALLOC_CONF} is not UTF-8"))),
     }
 }
 
@@ -230,7 +231,11 @@ mod tests {
             PoolConfig::default(),
             "the pinned pool's keys are checked and left to it"
         );
-        let (_, pinned) = parse_both("pinned_max_round_threshold_mb:64, pinned_max_cached_size_mb:2").unwrap();
+        let (_, pinned) = parse_both(
+            Call::rust("t"),
+            "pinned_max_round_threshold_mb:64, pinned_max_cached_size_mb:2",
+        )
+        .unwrap();
         assert_eq!(
             pinned,
             PinnedSettings {
@@ -238,7 +243,7 @@ mod tests {
                 max_cached: 2 << 20
             }
         );
-        assert_eq!(parse_both("").unwrap().1, PinnedSettings::default());
+        assert_eq!(parse_both(Call::rust("t"), "").unwrap().1, PinnedSettings::default());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
 use super::thread_cache::{CacheTotals, ThreadCaches};
 use super::watch::Watch;
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::stream::{Ordered, Tracks};
@@ -293,7 +294,7 @@ impl DevicePool {
             };
             let rounding = shared.config.rounding;
             Error::invalid(
-                api,
+                Call::rust(api),
                 format!("{bytes} bytes overflow usize when rounded up to {rounding}"),
             )
         })?;

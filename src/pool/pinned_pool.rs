@@ -2,6 +2,7 @@
 
 use super::config_env::{parse_both, read_env};
 use super::watch::Watch;
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -209,7 +210,12 @@ impl PinnedPool {
     /// entry for an unknown key or a malformed entry or number.
     pub fn from_conf(device: &Device, text: &str) -> Result<Self> {
         // Every entry is checked, the device pool's too.
-        let (_, pinned) = parse_both(text)?;
+        Self::from_conf_for(Call::rust("PinnedPool::from_conf"), device, text)
+    }
+
+    /// [`PinnedPool::from_conf`] for the public method `call`.
+    fn from_conf_for(call: Call, device: &Device, text: &str) -> Result<Self> {
+        let (_, pinned) = parse_both(call, text)?;
         Ok(Self::new(device)
             .with_round_threshold(pinned.round_threshold)
             .with_max_cached_size(pinned.max_cached))
@@ -237,8 +243,9 @@ impl PinnedPool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_env(device: &Device) -> Result<Self> {
-        match read_env("PinnedPool::from_env")? {
-            Some(text) => Self::from_conf(device, &text),
+        const CALL: Call = Call::rust("PinnedPool::from_env");
+        match read_env(CALL)? {
+            Some(text) => Self::from_conf_for(CALL, device, &text),
             None => Ok(Self::new(device)),
         }
     }
@@ -320,7 +327,7 @@ impl PinnedPool {
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
         let size = self.bucket_size(bytes).ok_or_else(|| {
             Error::invalid(
-                "PinnedPool::alloc",
+                Call::rust("PinnedPool::alloc"),
                 format!("{bytes} bytes overflow usize when rounded up to a power of two"),
             )
         })?;

@@ -10,6 +10,7 @@
 
 use super::arena::Arena;
 use super::stats::PoolStats;
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::stream::Settled;
 use crate::{Device, PinnedHostBuf};
@@ -98,7 +99,7 @@ pub(super) fn sleep(
     }
     if let Some(&shared) = targets.iter().find(|&&i| arenas[i].is_shared()) {
         return Err(Error::invalid(
-            API,
+            Call::rust(API),
             format!(
                 "memory tagged `{}` is shared with another process (a BlockExport lives): drop the exports first",
                 arenas[shared].tag
@@ -293,7 +294,12 @@ fn offload_arena(arena: &Arena, device: &Device, spares: &mut Spares) -> Result<
     let total = ranges
         .iter()
         .try_fold(0usize, |total, &(_, _, len)| total.checked_add(len))
-        .ok_or_else(|| Error::invalid("DevicePool::sleep", "the live blocks of a tag overflow usize"))?;
+        .ok_or_else(|| {
+            Error::invalid(
+                Call::rust("DevicePool::sleep"),
+                "the live blocks of a tag overflow usize",
+            )
+        })?;
     if total == 0 {
         return Ok(None);
     }

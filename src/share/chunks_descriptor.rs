@@ -3,7 +3,7 @@
 
 use super::handle::ShareableHandle;
 use super::owned_export::OwnedExport;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use std::sync::Arc;
 
 /// The first word of a descriptor.
@@ -32,8 +32,8 @@ impl ChunksDescriptor {
     /// Reads a descriptor and checks that its numbers fit together: the
     /// bytes lie inside the chunks, one token per chunk, each of the chunk
     /// size.
-    pub(crate) fn parse(api: &'static str, text: &str) -> Result<Self> {
-        let invalid = |reason: String| Error::invalid(api, reason);
+    pub(crate) fn parse(call: Call, text: &str) -> Result<Self> {
+        let invalid = |reason: String| Error::invalid(call, reason);
         let mut words = text.split_whitespace();
         if words.next() != Some(PREFIX) {
             return Err(invalid(format!("not a descriptor (it starts with `{PREFIX}`)")));

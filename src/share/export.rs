@@ -2,6 +2,7 @@
 
 use super::handle::{FABRIC_HANDLE_LEN, HandleValue, ShareKind, ShareableHandle};
 use super::pid::{Pid, PidValidation};
+use crate::Call;
 use crate::Device;
 use crate::error::{Result, check};
 use crate::vmm::PhysicalAlloc;
@@ -234,12 +235,19 @@ impl<'a> ExportedHandle<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        allow_raw(self.token, self.validation, self.physical.device(), pids)
+        allow_raw(
+            "ExportedHandle::allow_pids",
+            self.token,
+            self.validation,
+            self.physical.device(),
+            pids,
+        )
     }
 }
 
 /// Whitelists `pids` for the export `token` of memory on `device`.
 pub(super) fn allow_raw(
+    method: &'static str,
     token: ShareableHandle,
     validation: PidValidation,
     device: &Device,
@@ -249,7 +257,7 @@ pub(super) fn allow_raw(
         ShareKind::V1 => "aclrtMemSetPidToShareableHandle",
         ShareKind::V2Default | ShareKind::V2Fabric => "aclrtMemSetPidToShareableHandleV2",
     };
-    let mut raw = validation.check_whitelist(api, pids)?;
+    let mut raw = validation.check_whitelist(Call::new(method, api), pids)?;
     device.make_current()?;
     match token.value() {
         HandleValue::V1(handle) => {

@@ -2,7 +2,7 @@
 //! to another process, and [`ShareKind`]: which export call made it.
 
 use super::hex;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use ascend_sys as sys;
 use std::fmt;
 use std::str::FromStr;
@@ -145,12 +145,12 @@ impl ShareableHandle {
             ShareKind::V2Default => HandleValue::V2Default(handle),
             ShareKind::V2Fabric => {
                 return Err(Error::invalid(
-                    "ShareableHandle::from_u64",
+                    Call::rust("ShareableHandle::from_u64"),
                     "a FABRIC handle is 128 bytes, not a u64",
                 ));
             }
         };
-        Self::checked(value, size, "ShareableHandle::from_u64")
+        Self::checked(value, size, Call::rust("ShareableHandle::from_u64"))
     }
 
     /// A FABRIC handle (`aclrtMemFabricHandle`) of `size` bytes.
@@ -171,12 +171,16 @@ impl ShareableHandle {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_fabric(data: [u8; FABRIC_HANDLE_LEN], size: usize) -> Result<Self> {
-        Self::checked(HandleValue::V2Fabric(data), size, "ShareableHandle::from_fabric")
+        Self::checked(
+            HandleValue::V2Fabric(data),
+            size,
+            Call::rust("ShareableHandle::from_fabric"),
+        )
     }
 
-    fn checked(value: HandleValue, size: usize, api: &'static str) -> Result<Self> {
+    fn checked(value: HandleValue, size: usize, call: Call) -> Result<Self> {
         if size == 0 {
-            return Err(Error::invalid(api, "size is 0"));
+            return Err(Error::invalid(call, "size is 0"));
         }
         Ok(Self { value, size })
     }
@@ -268,25 +272,31 @@ impl ShareableHandle {
         }
     }
 
-    fn from_payload(kind: ShareKind, payload: &[u8], size: usize, api: &'static str) -> Result<Self> {
+    fn from_payload(kind: ShareKind, payload: &[u8], size: usize, call: Call) -> Result<Self> {
         match kind {
             ShareKind::V1 | ShareKind::V2Default => {
                 let bytes: [u8; 8] = payload.try_into().map_err(|_| {
                     Error::invalid(
-                        api,
+                        call,
                         format!("a {} handle is 8 bytes, not {}", kind.name(), payload.len()),
                     )
                 })?;
-                Self::from_u64(kind, u64::from_le_bytes(bytes), size)
+                let handle = u64::from_le_bytes(bytes);
+                let value = if matches!(kind, ShareKind::V1) {
+                    HandleValue::V1(handle)
+                } else {
+                    HandleValue::V2Default(handle)
+                };
+                Self::checked(value, size, call)
             }
             ShareKind::V2Fabric => {
                 let data: [u8; FABRIC_HANDLE_LEN] = payload.try_into().map_err(|_| {
                     Error::invalid(
-                        api,
+                        call,
                         format!("a fabric handle is {FABRIC_HANDLE_LEN} bytes, not {}", payload.len()),
                     )
                 })?;
-                Self::from_fabric(data, size)
+                Self::checked(HandleValue::V2Fabric(data), size, call)
             }
         }
     }
@@ -332,13 +342,13 @@ impl ShareableHandle {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         const API: &str = "ShareableHandle::from_bytes";
-        let invalid = |reason: &str| Error::invalid(API, reason);
+        let invalid = |reason: &str| Error::invalid(Call::rust(API), reason);
         let (&tag, rest) = bytes.split_first().ok_or_else(|| invalid("no bytes"))?;
         let kind = ShareKind::from_tag(tag).ok_or_else(|| invalid("unknown kind byte"))?;
         let (size, payload) = rest.split_first_chunk::<8>().ok_or_else(|| invalid("no size"))?;
         let size = usize::try_from(u64::from_le_bytes(*size))
             .map_err(|_| invalid("the size does not fit this platform's usize"))?;
-        Self::from_payload(kind, payload, size, API)
+        Self::from_payload(kind, payload, size, Call::rust(API))
     }
 }
 
@@ -366,7 +376,7 @@ impl FromStr for ShareableHandle {
     /// Reads the `Display` form, `<kind>:<size>:<hex>`.
     fn from_str(text: &str) -> Result<Self> {
         const API: &str = "ShareableHandle::from_str";
-        let invalid = || Error::invalid(API, format!("{text:?} is not <v1|v2|fabric>:<size>:<hex>"));
+        let invalid = || Error::invalid(Call::rust(API), format!("{text:?} is not <v1|v2|fabric>:<size>:<hex>"));
         let mut parts = text.trim().splitn(3, ':');
         let (Some(kind), Some(size), Some(payload)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(invalid());
@@ -374,6 +384,6 @@ impl FromStr for ShareableHandle {
         let kind = ShareKind::from_name(kind).ok_or_else(invalid)?;
         let size = size.parse::<usize>().map_err(|_| invalid())?;
         let payload = hex::decode(payload).ok_or_else(invalid)?;
-        Self::from_payload(kind, &payload, size, API)
+        Self::from_payload(kind, &payload, size, Call::rust(API))
     }
 }

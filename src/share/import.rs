@@ -2,6 +2,7 @@
 
 use super::handle::{HandleValue, ShareKind, ShareableHandle};
 use super::import_slots;
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use crate::vmm::{Granularity, Mappable, PhysicalAlloc, PhysicalMemProp};
@@ -93,6 +94,11 @@ impl ImportedAlloc {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn import(handle: &ShareableHandle, device: &Device) -> Result<Self> {
+        Self::import_for("ImportedAlloc::import", handle, device)
+    }
+
+    /// [`ImportedAlloc::import`] for the public method `method`.
+    pub(crate) fn import_for(method: &'static str, handle: &ShareableHandle, device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
         let (api, code) = match handle.value() {
@@ -133,8 +139,9 @@ impl ImportedAlloc {
             }
         };
         check(api, code)?;
-        let raw = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL handle"))?;
-        match describe(raw, handle.size()) {
+        let raw = NonNull::new(raw)
+            .ok_or_else(|| Error::invalid(Call::new(method, api), "the runtime returned a NULL handle"))?;
+        match describe(method, raw, handle.size()) {
             Ok((prop, granularity)) => Ok(Self {
                 // SAFETY: a live handle just imported, of `handle.size()`
                 // bytes (the exporter's size; the runtime checks it on
@@ -312,7 +319,7 @@ impl ImportedAlloc {
 
 /// The reported properties and granularity of an imported handle, with
 /// `size` checked against the granularity.
-fn describe(handle: NonNull<c_void>, size: usize) -> Result<(PhysicalMemProp, usize)> {
+fn describe(method: &'static str, handle: NonNull<c_void>, size: usize) -> Result<(PhysicalMemProp, usize)> {
     let mut raw = sys::aclrtPhysicalMemProp::default();
     // SAFETY: a live handle and a valid out-pointer.
     check("aclrtMemGetAllocationPropertiesFromHandle", unsafe {
@@ -322,7 +329,7 @@ fn describe(handle: NonNull<c_void>, size: usize) -> Result<(PhysicalMemProp, us
     let granularity = prop.granularity(Granularity::Minimum)?;
     if size == 0 || !size.is_multiple_of(granularity) {
         return Err(Error::invalid(
-            "ImportedAlloc::import",
+            Call::rust(method),
             format!("the handle's size {size} is not a positive multiple of the granularity {granularity}"),
         ));
     }

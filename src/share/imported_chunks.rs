@@ -3,6 +3,7 @@
 
 use super::chunks_descriptor::ChunksDescriptor;
 use super::import::ImportedAlloc;
+use crate::Call;
 use crate::Device;
 use crate::error::Result;
 use crate::memory::{DeviceSlice, DeviceSliceMut, DeviceStorage, DeviceStorageMut};
@@ -100,12 +101,12 @@ impl ImportedChunks {
             offset,
             len,
             tokens,
-        } = ChunksDescriptor::parse("ImportedChunks::import", descriptor)?;
+        } = ChunksDescriptor::parse(Call::rust("ImportedChunks::import"), descriptor)?;
         let needed = tokens.len();
         let range = Arc::new(VirtualRange::reserve(needed * chunk)?);
         let mut mappings = Vec::with_capacity(needed);
         for (index, token) in tokens.iter().enumerate() {
-            let imported = Arc::new(ImportedAlloc::import(token, device)?);
+            let imported = Arc::new(ImportedAlloc::import_for("ImportedChunks::import", token, device)?);
             mappings.push(OwnedMapping::new(Arc::clone(&range), index * chunk, imported)?);
         }
         Ok(Self {

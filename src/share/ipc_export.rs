@@ -3,6 +3,7 @@
 
 use super::ipc_key::{IpcKey, KEY_BUFFER_LEN};
 use super::pid::{Pid, PidValidation};
+use crate::Call;
 use crate::error::{Error, Result, check};
 use crate::memory::DeviceStorage;
 use crate::{Device, DeviceBuf};
@@ -40,7 +41,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// [`Error::InvalidArgument`] for an empty buffer; the runtime's code
     /// (e.g. a chip without IPC memory).
     pub fn ipc_export(&self) -> Result<IpcExport<'_>> {
-        self.ipc_export_with(PidValidation::Enforced)
+        IpcExport::for_method("DeviceBuf::ipc_export", self, PidValidation::Enforced)
     }
 
     /// [`DeviceBuf::ipc_export`] with a choice of pid validation:
@@ -51,7 +52,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::ipc_export`].
     pub fn ipc_export_with(&self, validation: PidValidation) -> Result<IpcExport<'_>> {
-        IpcExport::with_validation(self, validation)
+        IpcExport::for_method("DeviceBuf::ipc_export_with", self, validation)
     }
 }
 
@@ -102,7 +103,7 @@ impl<'a> IpcExport<'a> {
     ///
     /// As [`DeviceBuf::ipc_export`] (an empty storage is refused).
     pub fn new<S: DeviceStorage + ?Sized>(storage: &'a S) -> Result<Self> {
-        Self::with_validation(storage, PidValidation::Enforced)
+        Self::for_method("IpcExport::new", storage, PidValidation::Enforced)
     }
 
     /// [`IpcExport::new`] with a choice of pid validation, as
@@ -125,9 +126,18 @@ impl<'a> IpcExport<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_validation<S: DeviceStorage + ?Sized>(storage: &'a S, validation: PidValidation) -> Result<Self> {
+        Self::for_method("IpcExport::with_validation", storage, validation)
+    }
+
+    /// [`IpcExport::with_validation`] for the public method `method`.
+    fn for_method<S: DeviceStorage + ?Sized>(
+        method: &'static str,
+        storage: &'a S,
+        validation: PidValidation,
+    ) -> Result<Self> {
         let device = storage.device();
         Ok(IpcExport {
-            key: export_key(storage.device_ptr(), storage.byte_len(), device, validation)?,
+            key: export_key(method, storage.device_ptr(), storage.byte_len(), device, validation)?,
             device,
             validation,
             open: true,
@@ -184,7 +194,7 @@ impl<'a> IpcExport<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        allow_key(&self.key, self.validation, self.device, pids)
+        allow_key("IpcExport::allow_pids", &self.key, self.validation, self.device, pids)
     }
 
     /// Destroys the key now, reporting a failure.
@@ -243,14 +253,16 @@ pub(super) fn close_key(device: &Device, key: &CStr) -> Result<()> {
 /// `aclrtIpcMemGetExportKey` of `bytes` bytes of device memory at `address`
 /// on `device`.
 pub(super) fn export_key(
+    method: &'static str,
     address: *const std::ffi::c_void,
     bytes: usize,
     device: &Device,
     validation: PidValidation,
 ) -> Result<IpcKey> {
     const API: &str = "aclrtIpcMemGetExportKey";
+    let call = Call::new(method, API);
     if bytes == 0 {
-        return Err(Error::invalid(API, "an empty buffer has no memory to export"));
+        return Err(Error::invalid(call, "an empty buffer has no memory to export"));
     }
     device.make_current()?;
     let mut buffer = [0 as c_char; KEY_BUFFER_LEN];
@@ -267,14 +279,20 @@ pub(super) fn export_key(
     })?;
     let key_bytes = buffer.map(|byte| byte as u8);
     let key = CStr::from_bytes_until_nul(&key_bytes)
-        .map_err(|_| Error::invalid(API, "the runtime wrote a key without its terminating NUL"))?;
-    IpcKey::checked(key.to_owned(), bytes, API)
+        .map_err(|_| Error::invalid(call, "the runtime wrote a key without its terminating NUL"))?;
+    IpcKey::checked(key.to_owned(), bytes, call)
 }
 
 /// `aclrtIpcMemSetImportPid` for an export's key.
-pub(super) fn allow_key(key: &IpcKey, validation: PidValidation, device: &Device, pids: &[Pid]) -> Result<()> {
+pub(super) fn allow_key(
+    method: &'static str,
+    key: &IpcKey,
+    validation: PidValidation,
+    device: &Device,
+    pids: &[Pid],
+) -> Result<()> {
     const API: &str = "aclrtIpcMemSetImportPid";
-    let mut raw = validation.check_whitelist(API, pids)?;
+    let mut raw = validation.check_whitelist(Call::new(method, API), pids)?;
     device.make_current()?;
     // SAFETY: a NUL-terminated key and `raw.len()` pids.
     check(API, unsafe {

@@ -3,7 +3,7 @@
 use super::ipc_export::close_key;
 use super::ipc_key::IpcKey;
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -91,7 +91,7 @@ impl IpcImport {
         let name = key.as_c_str();
         if !with_open_keys(|keys| keys.insert(name.to_owned())) {
             return Err(Error::invalid(
-                API,
+                Call::new("IpcImport::open", API),
                 format!("key {name:?} is already imported in this process: close that import first"),
             ));
         }
@@ -114,7 +114,8 @@ impl IpcImport {
                 sys::ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT,
             )
         })?;
-        let address = NonNull::new(address).ok_or_else(|| Error::invalid(API, "the runtime returned NULL"))?;
+        let address = NonNull::new(address)
+            .ok_or_else(|| Error::invalid(Call::new("IpcImport::open", API), "the runtime returned NULL"))?;
         Ok(Self {
             address,
             key: key.clone(),
@@ -199,11 +200,11 @@ impl IpcImport {
         &self.device
     }
 
-    fn elements<T: Pod>(&self, api: &'static str) -> Result<usize> {
+    fn elements<T: Pod>(&self, call: Call) -> Result<usize> {
         let size = self.size();
         if size_of::<T>() == 0 || !size.is_multiple_of(size_of::<T>()) {
             return Err(Error::invalid(
-                api,
+                call,
                 format!(
                     "{size} bytes are not a whole number of {}-byte elements",
                     size_of::<T>()
@@ -211,7 +212,7 @@ impl IpcImport {
             ));
         }
         if !(self.as_raw() as usize).is_multiple_of(align_of::<T>()) {
-            return Err(Error::invalid(api, "the import is not aligned for the element type"));
+            return Err(Error::invalid(call, "the import is not aligned for the element type"));
         }
         Ok(size / size_of::<T>())
     }
@@ -239,7 +240,7 @@ impl IpcImport {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = self.elements::<T>("IpcImport::as_slice")?;
+        let len = self.elements::<T>(Call::rust("IpcImport::as_slice"))?;
         // SAFETY: the import holds `size` bytes at its address while `self`
         // is borrowed (the runtime refuses copies past the exported range).
         Ok(unsafe { DeviceSlice::from_raw_parts(self.as_raw(), len, &self.device) })
@@ -267,7 +268,7 @@ impl IpcImport {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = self.elements::<T>("IpcImport::as_mut_slice")?;
+        let len = self.elements::<T>(Call::rust("IpcImport::as_mut_slice"))?;
         // SAFETY: as in `as_slice`, and `&mut self` makes it unique among
         // this import's views.
         Ok(unsafe { DeviceSliceMut::from_raw_parts(self.as_raw(), len, &self.device) })

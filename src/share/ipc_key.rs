@@ -1,7 +1,7 @@
 //! [`IpcKey`]: the printable name of device memory exported by key.
 
 use super::hex;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::str::FromStr;
@@ -56,19 +56,19 @@ impl IpcKey {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn from_parts(key: &CStr, size: usize) -> Result<Self> {
-        Self::checked(key.to_owned(), size, "IpcKey::from_parts")
+        Self::checked(key.to_owned(), size, Call::rust("IpcKey::from_parts"))
     }
 
-    pub(crate) fn checked(key: CString, size: usize, api: &'static str) -> Result<Self> {
+    pub(crate) fn checked(key: CString, size: usize, call: Call) -> Result<Self> {
         let len = key.as_bytes().len();
         if len == 0 || len >= KEY_BUFFER_LEN {
             return Err(Error::invalid(
-                api,
+                call,
                 format!("a key is 1 to {} bytes, not {len}", KEY_BUFFER_LEN - 1),
             ));
         }
         if size == 0 {
-            return Err(Error::invalid(api, "size is 0"));
+            return Err(Error::invalid(call, "size is 0"));
         }
         Ok(Self { key, size })
     }
@@ -119,14 +119,14 @@ impl FromStr for IpcKey {
     /// Reads the `Display` form, `ipc:<size>:<hex>`.
     fn from_str(text: &str) -> Result<Self> {
         const API: &str = "IpcKey::from_str";
-        let invalid = || Error::invalid(API, format!("{text:?} is not ipc:<size>:<hex>"));
+        let invalid = || Error::invalid(Call::rust(API), format!("{text:?} is not ipc:<size>:<hex>"));
         let mut parts = text.trim().splitn(3, ':');
         let (Some("ipc"), Some(size), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(invalid());
         };
         let size = size.parse::<usize>().map_err(|_| invalid())?;
         let key = hex::decode(key).ok_or_else(invalid)?;
-        let key = CString::new(key).map_err(|_| Error::invalid(API, "the key contains a NUL byte"))?;
-        Self::checked(key, size, API)
+        let key = CString::new(key).map_err(|_| Error::invalid(Call::rust(API), "the key contains a NUL byte"))?;
+        Self::checked(key, size, Call::rust(API))
     }
 }

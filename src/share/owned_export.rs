@@ -193,7 +193,13 @@ impl OwnedExport {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        allow_raw(self.token, self.validation, self.physical.device(), pids)
+        allow_raw(
+            "OwnedExport::allow_pids",
+            self.token,
+            self.validation,
+            self.physical.device(),
+            pids,
+        )
     }
 }
 

@@ -67,7 +67,7 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn new(holder: Arc<S>) -> Result<Self> {
-        Self::with_validation(holder, PidValidation::Enforced)
+        Self::for_method("OwnedIpcExport::new", holder, PidValidation::Enforced)
     }
 
     /// [`OwnedIpcExport::new`] with a choice of pid validation.
@@ -90,8 +90,13 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<S>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_validation(holder: Arc<S>, validation: PidValidation) -> Result<Self> {
+        Self::for_method("OwnedIpcExport::with_validation", holder, validation)
+    }
+
+    /// [`OwnedIpcExport::with_validation`] for the public method `method`.
+    fn for_method(method: &'static str, holder: Arc<S>, validation: PidValidation) -> Result<Self> {
         let device = holder.device().clone();
-        let key = export_key(holder.device_ptr(), holder.byte_len(), &device, validation)?;
+        let key = export_key(method, holder.device_ptr(), holder.byte_len(), &device, validation)?;
         Ok(Self::opened(holder, key, device, validation))
     }
 }
@@ -122,7 +127,13 @@ impl<S: DeviceStorage> OwnedIpcExport<Arc<Ordered<S>>> {
     pub fn of_ordered(holder: Arc<Ordered<S>>, validation: PidValidation) -> Result<Self> {
         let storage = holder.storage();
         let device = storage.device().clone();
-        let key = export_key(storage.device_ptr(), storage.byte_len(), &device, validation)?;
+        let key = export_key(
+            "OwnedIpcExport::of_ordered",
+            storage.device_ptr(),
+            storage.byte_len(),
+            &device,
+            validation,
+        )?;
         Ok(Self::opened(holder, key, device, validation))
     }
 }
@@ -208,7 +219,13 @@ impl<H> OwnedIpcExport<H> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
-        allow_key(&self.key, self.validation, &self.device, pids)
+        allow_key(
+            "OwnedIpcExport::allow_pids",
+            &self.key,
+            self.validation,
+            &self.device,
+            pids,
+        )
     }
 
     /// Destroys the key now, reporting a failure. End the export only after

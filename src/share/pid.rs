@@ -1,7 +1,7 @@
 //! [`Pid`]: a process as the runtime's whitelists name it, and
 //! [`PidValidation`]: whether an export checks its whitelist.
 
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 use std::fmt;
 use std::str::FromStr;
@@ -73,7 +73,10 @@ impl Pid {
     /// ```
     pub fn from_raw(raw: i32) -> Result<Self> {
         if raw <= 0 {
-            return Err(Error::invalid("Pid::from_raw", format!("{raw} is not a process id")));
+            return Err(Error::invalid(
+                Call::rust("Pid::from_raw"),
+                format!("{raw} is not a process id"),
+            ));
         }
         Ok(Self(raw))
     }
@@ -105,7 +108,7 @@ impl FromStr for Pid {
         let raw = text
             .trim()
             .parse::<i32>()
-            .map_err(|error| Error::invalid("Pid::from_str", format!("{text:?}: {error}")))?;
+            .map_err(|error| Error::invalid(Call::rust("Pid::from_str"), format!("{text:?}: {error}")))?;
         Self::from_raw(raw)
     }
 }
@@ -159,15 +162,15 @@ impl PidValidation {
 
     /// Refuses a whitelist that cannot be set: an empty one, or one for an
     /// export without validation (the runtime's 207006).
-    pub(crate) fn check_whitelist(self, api: &'static str, pids: &[Pid]) -> Result<Vec<i32>> {
+    pub(crate) fn check_whitelist(self, call: Call, pids: &[Pid]) -> Result<Vec<i32>> {
         if self == PidValidation::Disabled {
             return Err(Error::invalid(
-                api,
+                call,
                 "pid validation is disabled for this export: every process of the user may import, and no whitelist can be set",
             ));
         }
         if pids.is_empty() {
-            return Err(Error::invalid(api, "no pids"));
+            return Err(Error::invalid(call, "no pids"));
         }
         Ok(pids.iter().map(|pid| pid.raw()).collect())
     }

@@ -5,7 +5,7 @@
 use super::event::Event;
 use super::stream::Stream;
 use crate::Device;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use ascend_sys as sys;
 use std::fmt;
 use std::marker::PhantomData;
@@ -69,8 +69,8 @@ pub struct BorrowedEvent<'a> {
 }
 
 /// `handle`, refused when NULL.
-fn non_null(api: &'static str, handle: *mut std::ffi::c_void, what: &str) -> Result<NonNull<std::ffi::c_void>> {
-    NonNull::new(handle).ok_or_else(|| Error::invalid(api, format!("a NULL handle is not {what}")))
+fn non_null(call: Call, handle: *mut std::ffi::c_void, what: &str) -> Result<NonNull<std::ffi::c_void>> {
+    NonNull::new(handle).ok_or_else(|| Error::invalid(call, format!("a NULL handle is not {what}")))
 }
 
 impl Stream {
@@ -110,7 +110,7 @@ impl Stream {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub unsafe fn borrow_raw<'a>(handle: sys::aclrtStream, device: &Device) -> Result<BorrowedStream<'a>> {
-        let handle = non_null("Stream::borrow_raw", handle, "a stream")?;
+        let handle = non_null(Call::rust("Stream::borrow_raw"), handle, "a stream")?;
         Ok(BorrowedStream {
             stream: Stream::lent(handle, device),
             _handle: PhantomData,
@@ -147,7 +147,7 @@ impl Event {
     ///
     /// [`Error::InvalidArgument`] for a NULL handle.
     pub unsafe fn borrow_raw<'a>(handle: sys::aclrtEvent, device: &Device) -> Result<BorrowedEvent<'a>> {
-        let handle = non_null("Event::borrow_raw", handle, "an event")?;
+        let handle = non_null(Call::rust("Event::borrow_raw"), handle, "an event")?;
         Ok(BorrowedEvent {
             event: Event::lent(handle, device),
             _handle: PhantomData,

@@ -3,7 +3,7 @@
 //! asynchronous ones are methods of [`AsyncScope`](super::AsyncScope).
 
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -180,7 +180,7 @@ impl Copy2d {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn src_extent(&self) -> Result<usize> {
-        self.extent("source", self.src_pitch)
+        self.extent(Call::rust("Copy2d::src_extent"), "source", self.src_pitch)
     }
 
     /// The elements the destination must hold: `dst_pitch * (height - 1) +
@@ -202,16 +202,16 @@ impl Copy2d {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn dst_extent(&self) -> Result<usize> {
-        self.extent("destination", self.dst_pitch)
+        self.extent(Call::rust("Copy2d::dst_extent"), "destination", self.dst_pitch)
     }
 
-    fn extent(&self, side: &str, pitch: usize) -> Result<usize> {
+    fn extent(&self, call: Call, side: &str, pitch: usize) -> Result<usize> {
         if self.is_empty() {
             return Ok(0);
         }
         if self.width > pitch {
             return Err(Error::invalid(
-                "aclrtMemcpy2d",
+                call,
                 format!("{side} pitch {pitch} is smaller than the width {}", self.width),
             ));
         }
@@ -220,7 +220,7 @@ impl Copy2d {
             .and_then(|rows| rows.checked_add(self.width))
             .ok_or_else(|| {
                 Error::invalid(
-                    "aclrtMemcpy2d",
+                    call,
                     format!("{side}: {} rows of pitch {pitch} overflow usize", self.height),
                 )
             })
@@ -228,22 +228,21 @@ impl Copy2d {
 
     /// Checks the shape against the two sides' lengths (in elements of `T`)
     /// and converts it to bytes; `None` for an empty copy.
-    pub(crate) fn checked_bytes<T>(
-        self,
-        api: &'static str,
-        src_len: usize,
-        dst_len: usize,
-    ) -> Result<Option<ByteRows>> {
+    pub(crate) fn checked_bytes<T>(self, call: Call, src_len: usize, dst_len: usize) -> Result<Option<ByteRows>> {
         if self.is_empty() {
             return Ok(None);
         }
         for (side, extent, len) in [
-            ("source", self.src_extent()?, src_len),
-            ("destination", self.dst_extent()?, dst_len),
+            ("source", self.extent(call, "source", self.src_pitch)?, src_len),
+            (
+                "destination",
+                self.extent(call, "destination", self.dst_pitch)?,
+                dst_len,
+            ),
         ] {
             if extent > len {
                 return Err(Error::invalid(
-                    api,
+                    call,
                     format!(
                         "the {side} needs {extent} elements for {} rows of {} (pitch {}), but has {len}",
                         self.height,
@@ -260,7 +259,7 @@ impl Copy2d {
         let bytes = |elements: usize| {
             elements.checked_mul(size_of::<T>()).ok_or_else(|| {
                 Error::invalid(
-                    api,
+                    call,
                     format!("{elements} elements of {} bytes overflow usize", size_of::<T>()),
                 )
             })
@@ -310,7 +309,12 @@ impl<T: Pod> DeviceSliceMut<'_, T> {
     /// (nothing is copied); the runtime's code (e.g. for a width or height
     /// above its limits).
     pub fn copy_from_host_2d(&mut self, src: &[T], shape: Copy2d) -> Result<()> {
-        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2d", src.len(), self.len())? else {
+        let Some(rows) = shape.checked_bytes::<T>(
+            Call::new("DeviceSliceMut::copy_from_host_2d", "aclrtMemcpy2d"),
+            src.len(),
+            self.len(),
+        )?
+        else {
             return Ok(());
         };
         let device = self.as_slice().device();
@@ -342,7 +346,12 @@ impl<T: Pod> DeviceSlice<'_, T> {
     ///
     /// As [`DeviceSliceMut::copy_from_host_2d`].
     pub fn copy_to_host_2d(&self, dst: &mut [T], shape: Copy2d) -> Result<()> {
-        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2d", self.len(), dst.len())? else {
+        let Some(rows) = shape.checked_bytes::<T>(
+            Call::new("DeviceSlice::copy_to_host_2d", "aclrtMemcpy2d"),
+            self.len(),
+            dst.len(),
+        )?
+        else {
             return Ok(());
         };
         copy_2d(

@@ -3,7 +3,7 @@
 use super::flags::EventFlags;
 use super::stream::Stream;
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
@@ -78,7 +78,7 @@ impl Event {
         let mut raw = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer for the call.
         check("aclrtCreateEvent", unsafe { sys::aclrtCreateEvent(&mut raw) })?;
-        Self::from_created("aclrtCreateEvent", raw, device)
+        Self::from_created(Call::new("Event::new", "aclrtCreateEvent"), raw, device)
     }
 
     /// Creates an event on `device` with explicit flags
@@ -103,7 +103,7 @@ impl Event {
         check("aclrtCreateEventWithFlag", unsafe {
             sys::aclrtCreateEventWithFlag(&mut raw, flags.bits())
         })?;
-        Self::from_created("aclrtCreateEventWithFlag", raw, device)
+        Self::from_created(Call::new("Event::with_flags", "aclrtCreateEventWithFlag"), raw, device)
     }
 
     /// Creates an "Ex" event (`aclrtCreateEventExWithFlag`): before its
@@ -134,11 +134,15 @@ impl Event {
         check("aclrtCreateEventExWithFlag", unsafe {
             sys::aclrtCreateEventExWithFlag(&mut raw, flags.bits())
         })?;
-        Self::from_created("aclrtCreateEventExWithFlag", raw, device)
+        Self::from_created(
+            Call::new("Event::with_flags_ex", "aclrtCreateEventExWithFlag"),
+            raw,
+            device,
+        )
     }
 
-    fn from_created(api: &'static str, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
-        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL event"))?;
+    fn from_created(call: Call, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
+        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(call, "the runtime returned a NULL event"))?;
         Ok(Self {
             handle: Some(handle),
             device: device.clone(),
@@ -338,7 +342,7 @@ impl Event {
         let millis = self.elapsed_ms_since(start)?;
         Duration::try_from_secs_f32(millis / 1000.0).map_err(|_| {
             Error::invalid(
-                "aclrtEventElapsedTime",
+                Call::new("Event::elapsed_since", "aclrtEventElapsedTime"),
                 format!("{millis} ms: the end event was reached before the start event"),
             )
         })

@@ -1,6 +1,7 @@
 //! [`StreamFlags`], [`EventFlags`] and [`StreamPriority`]: the typed
 //! creation options of streams and events.
 
+use crate::Call;
 use crate::error::{Error, Result};
 use ascend_sys as sys;
 
@@ -111,7 +112,7 @@ impl StreamPriority {
     pub fn new(level: u8) -> Result<Self> {
         if level > Self::LOWEST.0 {
             return Err(Error::invalid(
-                "aclrtCreateStreamWithConfig",
+                Call::new("StreamPriority::new", "aclrtCreateStreamWithConfig"),
                 format!("priority {level} is outside 0 (highest) to 7 (lowest)"),
             ));
         }

@@ -4,7 +4,7 @@
 
 use super::lengths::checked_range;
 use super::sides::sealed::{DeviceRead, DeviceWrite, HostRead, HostWrite};
-use crate::error::Result;
+use crate::error::{Call, Result};
 use bytemuck::Pod;
 use std::ffi::c_void;
 use std::fmt;
@@ -12,8 +12,8 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 /// `range` of `len` elements, checked: `(start, length)`.
-fn sub_range(api: &'static str, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
-    checked_range(api, len, "elements", range).map(|range| (range.start, range.len()))
+fn sub_range(call: Call, len: usize, range: impl RangeBounds<usize>) -> Result<(usize, usize)> {
+    checked_range(call, len, "elements", range).map(|range| (range.start, range.len()))
 }
 
 /// Device memory held exclusively by a scope until it ends
@@ -175,7 +175,7 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        let (start, len) = sub_range("ScopedDevice::slice", self.len, range)?;
+        let (start, len) = sub_range(Call::rust("ScopedDevice::slice"), self.len, range)?;
         Ok(Self {
             // In bounds of the held memory, so no overflow.
             address: self.address + start * size_of::<T>(),
@@ -258,7 +258,7 @@ impl<'scope, T: Pod> ScopedHost<'scope, T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        let (start, len) = sub_range("ScopedHost::slice", self.len, range)?;
+        let (start, len) = sub_range(Call::rust("ScopedHost::slice"), self.len, range)?;
         Ok(Self {
             pointer: self.pointer.wrapping_add(start),
             len,

@@ -1,38 +1,38 @@
 //! Length checks shared by the stream transfers.
 
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use std::ops::{Bound, Range, RangeBounds};
 
 /// Fails unless the destination and source hold the same number of
 /// elements.
-pub(crate) fn same_len(api: &'static str, dst: usize, src: usize) -> Result<()> {
+pub(crate) fn same_len(call: Call, dst: usize, src: usize) -> Result<()> {
     if dst == src {
         Ok(())
     } else {
         Err(Error::invalid(
-            api,
+            call,
             format!("length mismatch: the destination has {dst} elements, the source {src}"),
         ))
     }
 }
 
 /// Fails unless the destination and source hold the same number of bytes.
-pub(crate) fn same_bytes(api: &'static str, dst: usize, src: usize) -> Result<()> {
+pub(crate) fn same_bytes(call: Call, dst: usize, src: usize) -> Result<()> {
     if dst == src {
         Ok(())
     } else {
         Err(Error::invalid(
-            api,
+            call,
             format!("length mismatch: the destination has {dst} bytes, the source {src}"),
         ))
     }
 }
 
 /// `len * size_of::<T>()`, or an argument error naming `api` on overflow.
-pub(crate) fn byte_len<T>(api: &'static str, len: usize) -> Result<usize> {
+pub(crate) fn byte_len<T>(call: Call, len: usize) -> Result<usize> {
     len.checked_mul(size_of::<T>()).ok_or_else(|| {
         Error::invalid(
-            api,
+            call,
             format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
         )
     })
@@ -41,7 +41,7 @@ pub(crate) fn byte_len<T>(api: &'static str, len: usize) -> Result<usize> {
 /// `range` within `0..len` (counted in `unit`s, for the message) as
 /// `start..end`, or an argument error naming `api`.
 pub(crate) fn checked_range(
-    api: &'static str,
+    call: Call,
     len: usize,
     unit: &str,
     range: impl RangeBounds<usize>,
@@ -59,7 +59,7 @@ pub(crate) fn checked_range(
     match (start, end) {
         (Some(start), Some(end)) if start <= end && end <= len => Ok(start..end),
         _ => Err(Error::invalid(
-            api,
+            call,
             format!(
                 "range {:?}..{:?} is out of bounds for {len} {unit}",
                 range.start_bound(),

@@ -4,6 +4,7 @@
 use super::completion::Completion;
 use super::lengths::{byte_len, same_bytes};
 use super::stream::Stream;
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use bytemuck::Pod;
@@ -84,7 +85,10 @@ impl<'s, B> Pending<'s, B> {
     /// buffers are dropped; if nothing could prove it, they are leaked.
     pub fn wait(mut self) -> Result<B> {
         let Some(buffers) = self.buffers.take() else {
-            return Err(Error::invalid("Pending::wait", "the buffers were already taken"));
+            return Err(Error::invalid(
+                Call::rust("Pending::wait"),
+                "the buffers were already taken",
+            ));
         };
         release_after(self.stream, buffers, "Pending::wait")
     }
@@ -162,8 +166,12 @@ impl Stream {
         host: PinnedHostBuf<T>,
         mut device: D,
     ) -> Result<Pending<'_, (PinnedHostBuf<T>, D)>> {
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", host.len())?;
-        same_bytes("aclrtMemcpyAsync", device.byte_len(), bytes)?;
+        let bytes = byte_len::<T>(Call::new("Stream::upload_owned", "aclrtMemcpyAsync"), host.len())?;
+        same_bytes(
+            Call::new("Stream::upload_owned", "aclrtMemcpyAsync"),
+            device.byte_len(),
+            bytes,
+        )?;
         // SAFETY: both sides hold `bytes` bytes and move into the
         // `Pending`, which keeps them until the stream is synchronised (or
         // leaks them if forgotten). `device` owns its range exclusively
@@ -212,8 +220,12 @@ impl Stream {
         device: D,
         mut host: PinnedHostBuf<T>,
     ) -> Result<Pending<'_, (D, PinnedHostBuf<T>)>> {
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", host.len())?;
-        same_bytes("aclrtMemcpyAsync", bytes, device.byte_len())?;
+        let bytes = byte_len::<T>(Call::new("Stream::download_owned", "aclrtMemcpyAsync"), host.len())?;
+        same_bytes(
+            Call::new("Stream::download_owned", "aclrtMemcpyAsync"),
+            bytes,
+            device.byte_len(),
+        )?;
         // SAFETY: as in `upload_owned`; the device side is only read, and
         // nothing writes it while shared holders of it may exist
         // (`DeviceStorage`).

@@ -7,6 +7,7 @@ use super::held::{ScopedDevice, ScopedHost};
 use super::lengths::{byte_len, same_len};
 use super::sides::{DeviceDest, DeviceSource, HostDest, HostSource};
 use super::stream::Stream;
+use crate::Call;
 use crate::error::{Result, check};
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -272,8 +273,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         dst: impl DeviceDest<'scope, T>,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
-        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        same_len(
+            Call::new("AsyncScope::copy_to_device", "aclrtMemcpyAsync"),
+            dst_len,
+            src_len,
+        )?;
+        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_to_device", "aclrtMemcpyAsync"), src_len)?;
         self.memcpy(dst, src.cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE)
     }
 
@@ -298,8 +303,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// ```
     pub fn copy_to_host<T: Pod>(&self, src: impl DeviceSource<'scope, T>, dst: impl HostDest<'scope, T>) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
-        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        same_len(
+            Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync"),
+            dst_len,
+            src_len,
+        )?;
+        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync"), src_len)?;
         self.memcpy(dst.cast(), src, bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST)
     }
 
@@ -329,8 +338,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         dst: impl DeviceDest<'scope, T>,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
-        same_len("aclrtMemcpyAsync", dst_len, src_len)?;
-        let bytes = byte_len::<T>("aclrtMemcpyAsync", src_len)?;
+        same_len(
+            Call::new("AsyncScope::copy_on_device", "aclrtMemcpyAsync"),
+            dst_len,
+            src_len,
+        )?;
+        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_on_device", "aclrtMemcpyAsync"), src_len)?;
         self.memcpy(dst, src, bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)
     }
 
@@ -354,7 +367,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// ```
     pub fn memset<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
         let (dst, len) = dst.device_write();
-        let bytes = byte_len::<T>("aclrtMemsetAsync", len)?;
+        let bytes = byte_len::<T>(Call::new("AsyncScope::memset", "aclrtMemsetAsync"), len)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -456,7 +469,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
-        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>(
+            Call::new("AsyncScope::copy_to_device_2d", "aclrtMemcpy2dAsync"),
+            src_len,
+            dst_len,
+        )?
+        else {
             return Ok(());
         };
         self.memcpy_2d(dst, src.cast(), rows, sys::ACL_MEMCPY_HOST_TO_DEVICE)
@@ -488,7 +506,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
-        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>(
+            Call::new("AsyncScope::copy_to_host_2d", "aclrtMemcpy2dAsync"),
+            src_len,
+            dst_len,
+        )?
+        else {
             return Ok(());
         };
         self.memcpy_2d(dst.cast(), src, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST)
@@ -521,7 +544,12 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         shape: Copy2d,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
-        let Some(rows) = shape.checked_bytes::<T>("aclrtMemcpy2dAsync", src_len, dst_len)? else {
+        let Some(rows) = shape.checked_bytes::<T>(
+            Call::new("AsyncScope::copy_on_device_2d", "aclrtMemcpy2dAsync"),
+            src_len,
+            dst_len,
+        )?
+        else {
             return Ok(());
         };
         self.memcpy_2d(dst, src, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)

@@ -4,7 +4,7 @@ use super::event::Event;
 use super::flags::{StreamFlags, StreamPriority};
 use super::value_ops::ValueHolds;
 use crate::Device;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
@@ -94,7 +94,7 @@ impl Stream {
         let mut raw = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer for the call.
         check("aclrtCreateStream", unsafe { sys::aclrtCreateStream(&mut raw) })?;
-        Self::from_created("aclrtCreateStream", raw, device)
+        Self::from_created(Call::new("Stream::new", "aclrtCreateStream"), raw, device)
     }
 
     /// Creates a stream on `device` with a priority and flags
@@ -121,11 +121,15 @@ impl Stream {
         check("aclrtCreateStreamWithConfig", unsafe {
             sys::aclrtCreateStreamWithConfig(&mut raw, u32::from(priority.get()), flags.bits())
         })?;
-        Self::from_created("aclrtCreateStreamWithConfig", raw, device)
+        Self::from_created(
+            Call::new("Stream::with_config", "aclrtCreateStreamWithConfig"),
+            raw,
+            device,
+        )
     }
 
-    fn from_created(api: &'static str, raw: sys::aclrtStream, device: &Device) -> Result<Self> {
-        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(api, "the runtime returned a NULL stream"))?;
+    fn from_created(call: Call, raw: sys::aclrtStream, device: &Device) -> Result<Self> {
+        let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(call, "the runtime returned a NULL stream"))?;
         Ok(Self {
             handle: Some(handle),
             device: device.clone(),
@@ -238,7 +242,7 @@ impl Stream {
     pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1).try_into().map_err(|_| {
             Error::invalid(
-                "aclrtSynchronizeStreamWithTimeout",
+                Call::new("Stream::synchronize_timeout", "aclrtSynchronizeStreamWithTimeout"),
                 format!("timeout {timeout:?} is above i32::MAX milliseconds"),
             )
         })?;

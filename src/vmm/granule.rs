@@ -5,15 +5,15 @@
 
 use super::properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 use crate::Device;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 
 /// `size` must be a positive multiple of `granularity`.
-pub(super) fn require_size(api: &'static str, size: usize, granularity: usize) -> Result<()> {
+pub(super) fn require_size(call: Call, size: usize, granularity: usize) -> Result<()> {
     if size != 0 && size.is_multiple_of(granularity) {
         return Ok(());
     }
     Err(Error::invalid(
-        api,
+        call,
         format!(
             "size {size} is not a positive multiple of the granularity, {}: round it up with \
              PhysicalMemProp::round_up",
@@ -24,12 +24,12 @@ pub(super) fn require_size(api: &'static str, size: usize, granularity: usize) -
 
 /// `what` (an offset or an address, shown in hex) must be a multiple of
 /// `granularity`; zero is.
-pub(super) fn require_aligned(api: &'static str, what: &str, value: usize, granularity: usize) -> Result<()> {
+pub(super) fn require_aligned(call: Call, what: &str, value: usize, granularity: usize) -> Result<()> {
     if value.is_multiple_of(granularity) {
         return Ok(());
     }
     Err(Error::invalid(
-        api,
+        call,
         format!(
             "{what} {value:#x} is not aligned to the granularity, {}",
             granule_text(granularity)
@@ -60,6 +60,9 @@ fn granule_text(granularity: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::{granule_text, require_aligned, require_size};
+    use crate::Call;
+
+    const X: Call = Call::rust("x");
 
     #[test]
     fn messages_name_the_granularity_in_units_and_bytes() {
@@ -67,19 +70,19 @@ mod tests {
         assert_eq!(granule_text(1 << 30), "1 GiB (1073741824 bytes)");
         assert_eq!(granule_text(64 << 10), "64 KiB (65536 bytes)");
         assert_eq!(granule_text(1000), "1000 bytes");
-        let error = require_size("x", 3000, 2 << 20).expect_err("not a multiple");
+        let error = require_size(X, 3000, 2 << 20).expect_err("not a multiple");
         assert_eq!(
             error.to_string(),
             "x: size 3000 is not a positive multiple of the granularity, 2 MiB (2097152 bytes): round it up with \
              PhysicalMemProp::round_up"
         );
-        assert!(require_size("x", 0, 2 << 20).is_err());
-        assert!(require_size("x", 4 << 20, 2 << 20).is_ok());
-        let error = require_aligned("x", "offset", 0x1000, 2 << 20).expect_err("misaligned");
+        assert!(require_size(X, 0, 2 << 20).is_err());
+        assert!(require_size(X, 4 << 20, 2 << 20).is_ok());
+        let error = require_aligned(X, "offset", 0x1000, 2 << 20).expect_err("misaligned");
         assert_eq!(
             error.to_string(),
             "x: offset 0x1000 is not aligned to the granularity, 2 MiB (2097152 bytes)"
         );
-        assert!(require_aligned("x", "offset", 0, 2 << 20).is_ok());
+        assert!(require_aligned(X, "offset", 0, 2 << 20).is_ok());
     }
 }

@@ -3,7 +3,7 @@
 use super::physical::PhysicalAlloc;
 use super::properties::MemLocation;
 use super::range::VirtualRange;
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -396,8 +396,12 @@ impl<'a> MappedRegion<'a> {
         check("aclrtMemRetainAllocationHandle", unsafe {
             sys::aclrtMemRetainAllocationHandle(self.address(), &mut handle)
         })?;
-        let handle = NonNull::new(handle)
-            .ok_or_else(|| Error::invalid("aclrtMemRetainAllocationHandle", "the runtime returned NULL"))?;
+        let handle = NonNull::new(handle).ok_or_else(|| {
+            Error::invalid(
+                Call::new("MappedRegion::retain_physical", "aclrtMemRetainAllocationHandle"),
+                "the runtime returned NULL",
+            )
+        })?;
         // SAFETY: a live handle of this allocation with one new reference,
         // owned by the returned value.
         unsafe { PhysicalAlloc::from_handle(handle, self.size(), *self.physical.prop(), self.physical.slot().clone()) }
@@ -430,7 +434,7 @@ impl<'a> MappedRegion<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = elements::<T>("MappedRegion::as_slice", self.address(), self.size())?;
+        let len = elements::<T>(Call::rust("MappedRegion::as_slice"), self.address(), self.size())?;
         // SAFETY: the mapping holds `size` bytes at `address` while `self`
         // is borrowed.
         Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.physical.device()) })
@@ -459,7 +463,7 @@ impl<'a> MappedRegion<'a> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = elements::<T>("MappedRegion::as_mut_slice", self.address(), self.size())?;
+        let len = elements::<T>(Call::rust("MappedRegion::as_mut_slice"), self.address(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
         // region's views, and the map slot makes this region the only
         // mapping of the memory in this process.
@@ -504,7 +508,10 @@ impl<'a> MappedRegion<'a> {
 /// `aclrtMemSetAccess` over the whole mapping of `size` bytes at `address`.
 pub(super) fn grant(address: *mut c_void, size: usize, grants: &[AccessDesc]) -> Result<()> {
     if grants.is_empty() {
-        return Err(Error::invalid("aclrtMemSetAccess", "no access descriptors"));
+        return Err(Error::invalid(
+            Call::new("MappedRegion::grant", "aclrtMemSetAccess"),
+            "no access descriptors",
+        ));
     }
     let mut raw: Vec<sys::aclrtMemAccessDesc> = grants.iter().map(|grant| grant.raw()).collect();
     // SAFETY: a live mapping's exact address and size (the caller's), and
@@ -542,10 +549,10 @@ pub(super) fn unmap_at(range: &VirtualRange, physical: &PhysicalAlloc, offset: u
 
 /// The number of `T`s in `size` bytes at `address`, which must be a whole
 /// number of them, aligned for `T`.
-pub(super) fn elements<T: Pod>(api: &'static str, address: *mut c_void, size: usize) -> Result<usize> {
+pub(super) fn elements<T: Pod>(call: Call, address: *mut c_void, size: usize) -> Result<usize> {
     if size_of::<T>() == 0 || !size.is_multiple_of(size_of::<T>()) {
         return Err(Error::invalid(
-            api,
+            call,
             format!(
                 "{size} bytes are not a whole number of {}-byte elements",
                 size_of::<T>()
@@ -553,7 +560,7 @@ pub(super) fn elements<T: Pod>(api: &'static str, address: *mut c_void, size: us
         ));
     }
     if !(address as usize).is_multiple_of(align_of::<T>()) {
-        return Err(Error::invalid(api, "the mapping is not aligned for the element type"));
+        return Err(Error::invalid(call, "the mapping is not aligned for the element type"));
     }
     Ok(size / size_of::<T>())
 }

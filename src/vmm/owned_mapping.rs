@@ -4,6 +4,7 @@ use super::mapped::{self, Access, AccessDesc};
 use super::physical::PhysicalAlloc;
 use super::properties::MemLocation;
 use super::range::{Mappable, VirtualRange};
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use bytemuck::Pod;
@@ -154,7 +155,12 @@ impl<P: Mappable> OwnedMapping<P> {
     }
 
     fn map(range: Arc<VirtualRange>, offset: usize, physical: Arc<P>, accessible: bool) -> Result<Self> {
-        range.map_raw(offset, physical.physical(), accessible)?;
+        let method = if accessible {
+            "OwnedMapping::new"
+        } else {
+            "OwnedMapping::new_no_access"
+        };
+        range.map_raw(method, offset, physical.physical(), accessible)?;
         Ok(Self {
             range,
             physical,
@@ -377,7 +383,7 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = mapped::elements::<T>("OwnedMapping::as_slice", self.address(), self.size())?;
+        let len = mapped::elements::<T>(Call::rust("OwnedMapping::as_slice"), self.address(), self.size())?;
         // SAFETY: the mapping holds `size` bytes at `address` while `self`
         // is borrowed.
         Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.physical.physical().device()) })
@@ -406,7 +412,7 @@ impl<P: Mappable> OwnedMapping<P> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = mapped::elements::<T>("OwnedMapping::as_mut_slice", self.address(), self.size())?;
+        let len = mapped::elements::<T>(Call::rust("OwnedMapping::as_mut_slice"), self.address(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it unique among this
         // mapping's views, and the map slot makes this the only mapping of
         // the memory in the process.

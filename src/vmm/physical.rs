@@ -2,7 +2,10 @@
 
 use super::map_slot::MapSlot;
 use super::properties::{Granularity, MemLocation, PhysicalMemProp};
+use crate::Call;
 use crate::Device;
+#[cfg(doc)]
+use crate::Error;
 use crate::error::{Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;
@@ -76,7 +79,11 @@ impl PhysicalAlloc {
     /// ```
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
-        super::granule::require_size("aclrtMallocPhysical", size, granularity)?;
+        super::granule::require_size(
+            Call::new("PhysicalAlloc::new", "aclrtMallocPhysical"),
+            size,
+            granularity,
+        )?;
         let device = context_device(prop)?;
         let raw = prop.raw();
         let mut handle = std::ptr::null_mut();

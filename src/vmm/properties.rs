@@ -1,5 +1,6 @@
 //! Typed physical-memory properties: where memory lives and which pages.
 
+use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
@@ -344,7 +345,7 @@ impl PhysicalMemProp {
     pub fn from_raw(raw: &sys::aclrtPhysicalMemProp) -> Result<Self> {
         let location = MemLocation::from_raw(raw.location).ok_or_else(|| {
             Error::invalid(
-                "PhysicalMemProp::from_raw",
+                Call::rust("PhysicalMemProp::from_raw"),
                 format!("location type {}", raw.location.type_),
             )
         })?;
@@ -413,6 +414,6 @@ impl PhysicalMemProp {
     pub fn round_up(&self, size: usize) -> Result<usize> {
         let granule = self.granularity(Granularity::Minimum)?;
         size.checked_next_multiple_of(granule)
-            .ok_or_else(|| Error::invalid("PhysicalMemProp::round_up", format!("{size} overflows")))
+            .ok_or_else(|| Error::invalid(Call::rust("PhysicalMemProp::round_up"), format!("{size} overflows")))
     }
 }

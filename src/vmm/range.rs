@@ -3,6 +3,7 @@
 use super::granule;
 use super::mapped::MappedRegion;
 use super::physical::PhysicalAlloc;
+use crate::Call;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
 use std::ffi::c_void;
@@ -116,7 +117,11 @@ impl VirtualRange {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn reserve(size: usize) -> Result<Self> {
-        Self::reserve_inner(size, std::ptr::null_mut())
+        Self::reserve_inner(
+            Call::new("VirtualRange::reserve", "aclrtReserveMemAddress"),
+            size,
+            std::ptr::null_mut(),
+        )
     }
 
     /// Reserves `size` bytes at exactly `address` (`expectPtr`).
@@ -143,20 +148,18 @@ impl VirtualRange {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn reserve_at(size: usize, address: usize) -> Result<Self> {
+        const CALL: Call = Call::new("VirtualRange::reserve_at", "aclrtReserveMemAddress");
         if address == 0 {
-            return Err(Error::invalid(
-                "aclrtReserveMemAddress",
-                "address 0 means \"anywhere\": use reserve",
-            ));
+            return Err(Error::invalid(CALL, "address 0 means \"anywhere\": use reserve"));
         }
         let granularity = granule::address_granularity()?;
-        granule::require_aligned("aclrtReserveMemAddress", "address", address, granularity)?;
-        Self::reserve_inner(size, address as *mut c_void)
+        granule::require_aligned(CALL, "address", address, granularity)?;
+        Self::reserve_inner(CALL, size, address as *mut c_void)
     }
 
-    fn reserve_inner(size: usize, expect: *mut c_void) -> Result<Self> {
+    fn reserve_inner(call: Call, size: usize, expect: *mut c_void) -> Result<Self> {
         let granularity = granule::address_granularity()?;
-        granule::require_size("aclrtReserveMemAddress", size, granularity)?;
+        granule::require_size(call, size, granularity)?;
         let mut base = std::ptr::null_mut();
         // SAFETY: `base` is a valid out-pointer; `expect` is an address hint.
         check("aclrtReserveMemAddress", unsafe {
@@ -245,7 +248,7 @@ impl VirtualRange {
     /// ```
     pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
-        self.map_raw(offset, physical, true)?;
+        self.map_raw("VirtualRange::map", offset, physical, true)?;
         Ok(MappedRegion::new(self, physical, offset, true))
     }
 
@@ -275,19 +278,26 @@ impl VirtualRange {
     /// ```
     pub fn map_no_access<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
-        self.map_raw(offset, physical, false)?;
+        self.map_raw("VirtualRange::map_no_access", offset, physical, false)?;
         Ok(MappedRegion::new(self, physical, offset, false))
     }
 
     /// Checks and maps `physical` at `offset`, recording the mapping in the
     /// range and taking the memory's map slot. The caller makes the value
     /// that unmaps it ([`super::mapped::unmap_at`]) exactly once.
-    pub(super) fn map_raw(&self, offset: usize, physical: &PhysicalAlloc, accessible: bool) -> Result<()> {
+    pub(super) fn map_raw(
+        &self,
+        method: &'static str,
+        offset: usize,
+        physical: &PhysicalAlloc,
+        accessible: bool,
+    ) -> Result<()> {
         let api = if accessible {
             "aclrtMapMem"
         } else {
             "aclrtMemMapNoAccess"
         };
+        let call = Call::new(method, api);
         let size = physical.size();
         let granularity = physical.granularity();
         let end = offset
@@ -295,7 +305,7 @@ impl VirtualRange {
             .filter(|&end| end <= self.size)
             .ok_or_else(|| {
                 Error::invalid(
-                    api,
+                    call,
                     format!(
                         "{size} bytes at offset {offset:#x} run past the end of the {}-byte range",
                         self.size
@@ -303,18 +313,18 @@ impl VirtualRange {
                 )
             })?;
         // `offset < self.size` now, so `base + offset` is inside the range.
-        granule::require_aligned(api, "offset", offset, granularity)?;
-        granule::require_aligned(api, "address", self.base + offset, granularity)?;
+        granule::require_aligned(call, "offset", offset, granularity)?;
+        granule::require_aligned(call, "address", self.base + offset, granularity)?;
         let mut mapped = self.mapped.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((other, len)) = mapped.iter().find(|(start, len)| *start < end && offset < start + len) {
             return Err(Error::invalid(
-                api,
+                call,
                 format!("offset {offset:#x}+{size:#x} overlaps the mapping at offset {other:#x}+{len:#x}"),
             ));
         }
         if !physical.slot().take() {
             return Err(Error::invalid(
-                api,
+                call,
                 "this physical memory is already mapped in this process; a second mapping would \
                  alias its exclusive view (unmap the first, or map aliases through ascend_sys)",
             ));

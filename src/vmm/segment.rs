@@ -7,7 +7,7 @@ use super::physical::{PhysicalAlloc, context_device};
 use super::properties::{Granularity, PhysicalMemProp};
 use super::range::VirtualRange;
 use crate::Device;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use bytemuck::Pod;
 use std::ffi::c_void;
@@ -100,13 +100,13 @@ impl ExpandableSegment {
         let granularity = prop.granularity(Granularity::Minimum)?;
         if chunk == 0 || !chunk.is_multiple_of(granularity) {
             return Err(Error::invalid(
-                API,
+                Call::rust(API),
                 format!("chunk {chunk} is not a positive multiple of the granularity {granularity}"),
             ));
         }
         if capacity == 0 || !capacity.is_multiple_of(chunk) {
             return Err(Error::invalid(
-                API,
+                Call::rust(API),
                 format!("capacity {capacity} is not a positive multiple of the chunk {chunk}"),
             ));
         }
@@ -265,17 +265,17 @@ impl ExpandableSegment {
     }
 
     /// `bytes` as a number of chunks, checked against `limit` chunks.
-    fn chunks(&self, api: &'static str, bytes: usize, limit: usize, what: &str) -> Result<usize> {
+    fn chunks(&self, call: Call, bytes: usize, limit: usize, what: &str) -> Result<usize> {
         if !bytes.is_multiple_of(self.chunk) {
             return Err(Error::invalid(
-                api,
+                call,
                 format!("{bytes} bytes are not a whole number of {}-byte chunks", self.chunk),
             ));
         }
         let count = bytes / self.chunk;
         if count > limit {
             return Err(Error::invalid(
-                api,
+                call,
                 format!("{bytes} bytes are more than the {} bytes {what}", limit * self.chunk),
             ));
         }
@@ -310,8 +310,13 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn grow(&mut self, bytes: usize) -> Result<()> {
+        self.grow_for(Call::rust("ExpandableSegment::grow"), bytes)
+    }
+
+    /// [`ExpandableSegment::grow`] for the public method `call`.
+    pub(crate) fn grow_for(&mut self, call: Call, bytes: usize) -> Result<()> {
         let room = (self.capacity() - self.size()) / self.chunk;
-        let count = self.chunks("ExpandableSegment::grow", bytes, room, "left in the reservation")?;
+        let count = self.chunks(call, bytes, room, "left in the reservation")?;
         let before = self.mapped.len();
         // Physical memory this call allocated (not taken from the spares).
         let mut fresh = 0;
@@ -395,7 +400,12 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn shrink(&mut self, bytes: usize) -> Result<()> {
-        let count = self.chunks("ExpandableSegment::shrink", bytes, self.mapped.len(), "mapped")?;
+        self.shrink_for(Call::rust("ExpandableSegment::shrink"), bytes)
+    }
+
+    /// [`ExpandableSegment::shrink`] for the public method `call`.
+    pub(crate) fn shrink_for(&mut self, call: Call, bytes: usize) -> Result<()> {
+        let count = self.chunks(call, bytes, self.mapped.len(), "mapped")?;
         let mut unmapped = Vec::with_capacity(count);
         for _ in 0..count {
             let Some(mapping) = self.mapped.pop() else { break };
@@ -516,7 +526,7 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = mapped::elements::<T>("ExpandableSegment::as_slice", self.base(), self.size())?;
+        let len = mapped::elements::<T>(Call::rust("ExpandableSegment::as_slice"), self.base(), self.size())?;
         // SAFETY: the chunks map `size` contiguous bytes from the base, and
         // stay mapped while `self` is borrowed.
         Ok(unsafe { DeviceSlice::from_raw_parts(self.base(), len, &self.device) })
@@ -543,7 +553,7 @@ impl ExpandableSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = mapped::elements::<T>("ExpandableSegment::as_mut_slice", self.base(), self.size())?;
+        let len = mapped::elements::<T>(Call::rust("ExpandableSegment::as_mut_slice"), self.base(), self.size())?;
         // SAFETY: as in `as_slice`; `&mut self` makes it the only view, and
         // each chunk's map slot makes its mapping the only one.
         Ok(unsafe { DeviceSliceMut::from_raw_parts(self.base(), len, &self.device) })

@@ -2,6 +2,7 @@
 //! one shareable handle per chunk.
 
 use super::shared_segment::SharedSegment;
+use crate::Call;
 use crate::error::{Error, Result};
 use crate::share::{OwnedExport, Pid, ShareKind};
 use std::fmt;
@@ -74,9 +75,9 @@ impl SharedSegment {
     pub fn export(self: &Arc<Self>, kind: ShareKind) -> Result<SegmentExport> {
         let size = self.size();
         if size == 0 {
-            return Err(Error::invalid("SharedSegment::export", "nothing is mapped"));
+            return Err(Error::invalid(Call::rust("SharedSegment::export"), "nothing is mapped"));
         }
-        let (_, exports) = self.export_chunks(0, size, kind)?;
+        let (_, exports) = self.export_chunks(Call::rust("SharedSegment::export"), 0, size, kind)?;
         Ok(SegmentExport {
             segment: Arc::clone(self),
             exports,

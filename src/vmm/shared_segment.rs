@@ -5,7 +5,7 @@ use super::PhysicalAlloc;
 use super::mapped;
 use super::segment::ExpandableSegment;
 use crate::Device;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use crate::memory::transfer;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use crate::share::{OwnedExport, ShareKind};
@@ -343,7 +343,7 @@ impl SharedSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn grow(&self, bytes: usize) -> Result<()> {
-        self.inner().segment.grow(bytes)
+        self.inner().segment.grow_for(Call::rust("SharedSegment::grow"), bytes)
     }
 
     /// [`ExpandableSegment::shrink`]: unmaps `bytes` from the end.
@@ -373,22 +373,23 @@ impl SharedSegment {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn shrink(&self, bytes: usize) -> Result<()> {
+        const SHRINK: Call = Call::rust("SharedSegment::shrink");
         let mut inner = self.inner();
         let keep = inner.segment.size().saturating_sub(bytes);
         let end = Self::end_of_blocks(&inner);
         if end > keep {
             return Err(Error::invalid(
-                "SharedSegment::shrink",
+                SHRINK,
                 format!("a live block reaches offset {end:#x}, past the {keep:#x} bytes the shrink would keep"),
             ));
         }
         if inner.shared_from(keep / self.chunk) {
             return Err(Error::invalid(
-                "SharedSegment::shrink",
+                SHRINK,
                 "a chunk past the bytes the shrink would keep is shared with another process (an export lives)",
             ));
         }
-        inner.segment.shrink(bytes)
+        inner.segment.shrink_for(SHRINK, bytes)
     }
 
     /// [`ExpandableSegment::release_spare`]; the cached exports of chunks
@@ -458,25 +459,25 @@ impl SharedSegment {
     /// was exported as another kind; the runtime's code of an export.
     pub(crate) fn export_chunks(
         &self,
+        call: Call,
         offset: usize,
         len: usize,
         kind: ShareKind,
     ) -> Result<(usize, Vec<Arc<OwnedExport>>)> {
-        const API: &str = "SharedSegment::export";
         let mut inner = self.inner();
-        Self::mapped_range(&inner, API, offset, len)?;
+        Self::mapped_range(&inner, call, offset, len)?;
         let (first, last) = (offset / self.chunk, (offset + len).div_ceil(self.chunk));
         // Every chunk is checked before any is exported: an export cannot
         // be taken back, so a refusal must come first.
         for index in first..last {
             let Some(physical) = inner.segment.chunk_physical(index) else {
-                return Err(Error::invalid(API, format!("chunk {index} is not mapped")));
+                return Err(Error::invalid(call, format!("chunk {index} is not mapped")));
             };
             if let Some(export) = inner.exports.get(&memory_key(physical))
                 && export.token().kind() != kind
             {
                 return Err(Error::invalid(
-                    API,
+                    call,
                     format!(
                         "chunk {index} is already shared as {:?}, not {kind:?}",
                         export.token().kind()
@@ -493,12 +494,12 @@ impl SharedSegment {
             } = &mut *inner;
             let physical = segment
                 .chunk_physical(index)
-                .ok_or_else(|| Error::invalid(API, format!("chunk {index} is not mapped")))?;
+                .ok_or_else(|| Error::invalid(call, format!("chunk {index} is not mapped")))?;
             let export = match cache.get(&memory_key(physical)) {
                 Some(export) => {
                     if export.token().kind() != kind {
                         return Err(Error::invalid(
-                            API,
+                            call,
                             format!(
                                 "chunk {index} is already shared as {:?}, not {kind:?}",
                                 export.token().kind()
@@ -584,7 +585,7 @@ impl SharedSegment {
     /// runtime's code.
     pub(crate) unsafe fn copy_out(&self, offset: usize, dst: *mut c_void, len: usize) -> Result<()> {
         let inner = self.inner();
-        let src = Self::mapped_range(&inner, "SharedSegment::copy_out", offset, len)?;
+        let src = Self::mapped_range(&inner, Call::rust("SharedSegment::copy_out"), offset, len)?;
         transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_DEVICE_TO_HOST)
     }
 
@@ -602,16 +603,16 @@ impl SharedSegment {
     /// As [`SharedSegment::copy_out`].
     pub(crate) unsafe fn copy_in(&self, offset: usize, src: *const c_void, len: usize) -> Result<()> {
         let inner = self.inner();
-        let dst = Self::mapped_range(&inner, "SharedSegment::copy_in", offset, len)?;
+        let dst = Self::mapped_range(&inner, Call::rust("SharedSegment::copy_in"), offset, len)?;
         transfer::copy(&self.device, dst, src, len, sys::ACL_MEMCPY_HOST_TO_DEVICE)
     }
 
     /// The device address of `len` mapped bytes at `offset`.
-    fn mapped_range(inner: &Inner, api: &'static str, offset: usize, len: usize) -> Result<*mut c_void> {
+    fn mapped_range(inner: &Inner, call: Call, offset: usize, len: usize) -> Result<*mut c_void> {
         match offset.checked_add(len) {
             Some(end) if end <= inner.segment.size() => Ok(inner.segment.base().wrapping_byte_add(offset)),
             _ => Err(Error::invalid(
-                api,
+                call,
                 format!(
                     "{len} bytes at {offset:#x} are not inside the {:#x} mapped bytes",
                     inner.segment.size()
@@ -652,7 +653,7 @@ impl SharedSegment {
             .filter(|&end| len > 0 && end <= inner.segment.size())
             .ok_or_else(|| {
                 Error::invalid(
-                    API,
+                    Call::rust(API),
                     format!(
                         "{len} bytes at offset {offset:#x} are not inside the {:#x} mapped bytes",
                         inner.segment.size()
@@ -664,7 +665,7 @@ impl SharedSegment {
             && other + other_len > offset
         {
             return Err(Error::invalid(
-                API,
+                Call::rust(API),
                 format!("{offset:#x}+{len:#x} overlaps the live block at {other:#x}+{other_len:#x}"),
             ));
         }
@@ -866,7 +867,7 @@ impl SegmentBlock {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_slice<T: Pod>(&self) -> Result<DeviceSlice<'_, T>> {
-        let len = mapped::elements::<T>("SegmentBlock::as_slice", self.address(), self.len)?;
+        let len = mapped::elements::<T>(Call::rust("SegmentBlock::as_slice"), self.address(), self.len)?;
         // SAFETY: the block's bytes stay mapped while it lives (the segment
         // refuses to unmap them), and it is borrowed for the view's life.
         Ok(unsafe { DeviceSlice::from_raw_parts(self.address(), len, self.device()) })
@@ -894,7 +895,7 @@ impl SegmentBlock {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {
-        let len = mapped::elements::<T>("SegmentBlock::as_mut_slice", self.address(), self.len)?;
+        let len = mapped::elements::<T>(Call::rust("SegmentBlock::as_mut_slice"), self.address(), self.len)?;
         // SAFETY: as in `as_slice`; no other live block overlaps this one,
         // and `&mut self` makes the view the block's only one.
         Ok(unsafe { DeviceSliceMut::from_raw_parts(self.address(), len, self.device()) })

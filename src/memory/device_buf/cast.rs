@@ -1,6 +1,7 @@
 //! [`DeviceBuf::cast`]: the same allocation as another element type.
 
 use super::DeviceBuf;
+use crate::Call;
 use crate::memory::cast_error::CastError;
 use crate::memory::element_cast::cast_len;
 use bytemuck::Pod;
@@ -30,7 +31,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// `U` is zero-sized, when the byte length is not a multiple of
     /// `size_of::<U>()`, or when the address is not aligned for `U`.
     pub fn cast<U: Pod>(mut self) -> Result<DeviceBuf<U>, CastError<T>> {
-        match cast_len::<T, U>("DeviceBuf::cast", self.len, self.as_raw() as usize) {
+        match cast_len::<T, U>(Call::rust("DeviceBuf::cast"), self.len, self.as_raw() as usize) {
             Ok(len) => Ok(DeviceBuf {
                 // Taken: dropping `self` below frees nothing.
                 address: self.address.take(),

@@ -2,7 +2,7 @@
 //! [`DeviceBuf::slice_mut`] and [`DeviceBuf::split_at_mut`].
 
 use super::DeviceBuf;
-use crate::error::Result;
+use crate::error::{Call, Result};
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use bytemuck::Pod;
 use std::ops::RangeBounds;
@@ -26,7 +26,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'_, T>> {
-        self.as_slice().slice(range)
+        self.as_slice().slice_for(Call::rust("DeviceBuf::slice"), range)
     }
 
     /// An exclusive view of the elements in `range`.
@@ -44,7 +44,8 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// As [`DeviceBuf::slice`].
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'_, T>> {
-        self.as_mut_slice().into_slice_mut(range)
+        self.as_mut_slice()
+            .into_slice_mut_for(Call::rust("DeviceBuf::slice_mut"), range)
     }
 
     /// Exclusive views of the elements before `mid` and of those from `mid`
@@ -68,6 +69,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceSliceMut<'_, T>, DeviceSliceMut<'_, T>)> {
-        self.as_mut_slice().split_at_mut(mid)
+        self.as_mut_slice()
+            .split_at_mut_for(Call::rust("DeviceBuf::split_at_mut"), mid)
     }
 }

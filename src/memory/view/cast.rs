@@ -2,6 +2,7 @@
 //! another element type.
 
 use super::{DeviceSlice, DeviceSliceMut};
+use crate::Call;
 use crate::error::Result;
 use crate::memory::element_cast::cast_len;
 use bytemuck::Pod;
@@ -27,7 +28,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// or `U` is zero-sized, when the byte length is not a multiple of
     /// `size_of::<U>()`, or when the address is not aligned for `U`.
     pub fn cast<U: Pod>(self) -> Result<DeviceSlice<'a, U>> {
-        let len = cast_len::<T, U>("DeviceSlice::cast", self.len, self.address)?;
+        let len = cast_len::<T, U>(Call::rust("DeviceSlice::cast"), self.len, self.address)?;
         Ok(DeviceSlice {
             address: self.address,
             len,
@@ -54,7 +55,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// As [`DeviceSlice::cast`].
     pub fn cast<U: Pod>(self) -> Result<DeviceSliceMut<'a, U>> {
-        let len = cast_len::<T, U>("DeviceSliceMut::cast", self.len, self.address)?;
+        let len = cast_len::<T, U>(Call::rust("DeviceSliceMut::cast"), self.len, self.address)?;
         Ok(DeviceSliceMut {
             address: self.address,
             len,

@@ -3,6 +3,7 @@
 //! the transfers of a stream scope.
 
 use super::{DeviceSlice, DeviceSliceMut};
+use crate::Call;
 use crate::error::Result;
 use crate::memory::element_cast::elements_of;
 use crate::memory::storage::{DeviceStorage, DeviceStorageMut};
@@ -30,7 +31,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// `size_of::<T>()`, or when the address is not aligned for `T`.
     pub fn from_storage<S: DeviceStorage + ?Sized>(storage: &'a S) -> Result<Self> {
         let address = storage.device_ptr() as usize;
-        let len = elements_of::<T>("DeviceSlice::from_storage", storage.byte_len(), address)?;
+        let len = elements_of::<T>(Call::rust("DeviceSlice::from_storage"), storage.byte_len(), address)?;
         // Sound by the `DeviceStorage` contract: the range is live device
         // memory of `storage.device()` and nothing writes it while `storage`
         // is borrowed shared, which it is for `'a`.
@@ -66,7 +67,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     pub fn from_storage<S: DeviceStorageMut + ?Sized>(storage: &'a mut S) -> Result<Self> {
         let address = storage.device_ptr_mut() as usize;
         let storage: &'a S = storage;
-        let len = elements_of::<T>("DeviceSliceMut::from_storage", storage.byte_len(), address)?;
+        let len = elements_of::<T>(Call::rust("DeviceSliceMut::from_storage"), storage.byte_len(), address)?;
         // Sound by the `DeviceStorageMut` contract: nothing else reaches the
         // range while `storage` is borrowed exclusively, which it is for
         // `'a` (the shared reborrow above only lends the device).

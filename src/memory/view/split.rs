@@ -4,16 +4,16 @@
 //! parts can be stored or returned where the original could.
 
 use super::{DeviceSlice, DeviceSliceMut, sub_range};
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use bytemuck::Pod;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 /// The start of the second part of a split at `mid`, checked.
-fn split_point(api: &'static str, len: usize, mid: usize) -> Result<usize> {
+fn split_point(call: Call, len: usize, mid: usize) -> Result<usize> {
     if mid > len {
         return Err(Error::invalid(
-            api,
+            call,
             format!("split point {mid} is past the end of a view of {len} elements"),
         ));
     }
@@ -38,7 +38,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     ///
     /// [`Error::InvalidArgument`] when `mid` is greater than the length.
     pub fn split_at(self, mid: usize) -> Result<(DeviceSlice<'a, T>, DeviceSlice<'a, T>)> {
-        let mid = split_point("DeviceSlice::split_at", self.len, mid)?;
+        let mid = split_point(Call::rust("DeviceSlice::split_at"), self.len, mid)?;
         let tail = DeviceSlice {
             address: self.address + mid * size_of::<T>(),
             len: self.len - mid,
@@ -70,7 +70,16 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// [`Error::InvalidArgument`] when `mid` is greater than the length.
     pub fn split_at_mut(self, mid: usize) -> Result<(DeviceSliceMut<'a, T>, DeviceSliceMut<'a, T>)> {
-        let mid = split_point("DeviceSliceMut::split_at_mut", self.len, mid)?;
+        self.split_at_mut_for(Call::rust("DeviceSliceMut::split_at_mut"), mid)
+    }
+
+    /// [`DeviceSliceMut::split_at_mut`] for the public method `call`.
+    pub(crate) fn split_at_mut_for(
+        self,
+        call: Call,
+        mid: usize,
+    ) -> Result<(DeviceSliceMut<'a, T>, DeviceSliceMut<'a, T>)> {
+        let mid = split_point(call, self.len, mid)?;
         let tail = DeviceSliceMut {
             address: self.address + mid * size_of::<T>(),
             len: self.len - mid,
@@ -99,7 +108,16 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// [`Error::InvalidArgument`] when `range` is out of bounds.
     pub fn into_slice_mut(self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'a, T>> {
-        let (start, len) = sub_range("DeviceSliceMut::into_slice_mut", self.len, range)?;
+        self.into_slice_mut_for(Call::rust("DeviceSliceMut::into_slice_mut"), range)
+    }
+
+    /// [`DeviceSliceMut::into_slice_mut`] for the public method `call`.
+    pub(crate) fn into_slice_mut_for(
+        self,
+        call: Call,
+        range: impl RangeBounds<usize>,
+    ) -> Result<DeviceSliceMut<'a, T>> {
+        let (start, len) = sub_range(call, self.len, range)?;
         Ok(DeviceSliceMut {
             address: self.address + start * size_of::<T>(),
             len,

@@ -5,7 +5,7 @@ use super::Ordered;
 use super::in_flight::InFlight;
 use super::lanes::{Lanes, Locked};
 use super::view::{AsView, OrderedView};
-use crate::error::{Error, Result, check};
+use crate::error::{Call, Error, Result, check};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use crate::stream::Stream;
 use crate::stream::lengths::same_bytes;
@@ -60,7 +60,7 @@ fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
 /// queues it with `queue` outside the locks (its ranges in flight), and
 /// notes it. The two views may be of one owner when they do not overlap.
 fn ordered_copy<'a, D, S>(
-    api: &'static str,
+    call: Call,
     stream: &'a Arc<Stream>,
     dst: OrderedView<'a, D>,
     src: OrderedView<'a, S>,
@@ -72,7 +72,7 @@ fn ordered_copy<'a, D, S>(
     let same_owner = std::ptr::eq::<Lanes>(&*dst_owner.lanes, &*src_owner.lanes);
     if same_owner && overlaps(&to, &from) {
         return Err(Error::invalid(
-            api,
+            call,
             format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
         ));
     }
@@ -109,18 +109,18 @@ fn elements_of<T>(bytes: usize) -> usize {
 /// host memory as `kind` says), and `dst` may be written: its owner holds
 /// it exclusively (`DeviceStorageMut`, or a pinned buffer).
 unsafe fn copy_1d<D, S>(
-    api: &'static str,
+    call: Call,
     stream: &Arc<Stream>,
     (dst, to): (OrderedView<'_, D>, *mut c_void),
     (src, from): (OrderedView<'_, S>, *const c_void),
     kind: sys::aclrtMemcpyKind,
 ) -> Result<()> {
     let bytes = dst.byte_len();
-    same_bytes(api, bytes, src.byte_len())?;
+    same_bytes(call, bytes, src.byte_len())?;
     if bytes == 0 {
         return Ok(());
     }
-    ordered_copy(api, stream, dst, src, || {
+    ordered_copy(call, stream, dst, src, || {
         // SAFETY: both views hold `bytes` bytes; neither is released or
         // touched by the host before its owner's tracks prove this copy
         // finished, and the destination may be written (the caller's
@@ -166,7 +166,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         // `Ordered` (`DeviceStorageMut`).
         unsafe {
             copy_1d(
-                "Ordered::copy_from_host",
+                Call::new("Ordered::copy_from_host", "aclrtMemcpyAsync"),
                 stream,
                 (*self, self.device_ptr_for_write()),
                 (src, src.host_ptr().cast_const().cast()),
@@ -203,7 +203,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         // SAFETY: as in `copy_from_host`.
         unsafe {
             copy_1d(
-                "Ordered::copy_from_device",
+                Call::new("Ordered::copy_from_device", "aclrtMemcpyAsync"),
                 stream,
                 (*self, self.device_ptr_for_write()),
                 (src, src.device_ptr()),
@@ -293,13 +293,13 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         shape: super::super::Copy2d,
         stream: &Arc<Stream>,
     ) -> Result<()> {
-        const API: &str = "Ordered::copy_from_host_2d";
+        const CALL: Call = Call::new("Ordered::copy_from_host_2d", "aclrtMemcpy2dAsync");
         let src = src.as_view();
-        let Some(rows) = shape.checked_bytes::<T>(API, src.len(), elements_of::<T>(self.byte_len()))? else {
+        let Some(rows) = shape.checked_bytes::<T>(CALL, src.len(), elements_of::<T>(self.byte_len()))? else {
             return Ok(());
         };
         let (device, host) = (self.device_ptr_for_write(), src.host_ptr());
-        ordered_copy(API, stream, *self, src, || {
+        ordered_copy(CALL, stream, *self, src, || {
             // SAFETY: both sides hold the rows (`checked_bytes`); as in
             // `copy_from_host`.
             unsafe { stream.enqueue_copy_2d(device, host.cast_const().cast(), rows, sys::ACL_MEMCPY_HOST_TO_DEVICE) }
@@ -335,15 +335,18 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         shape: super::super::Copy2d,
         stream: &Arc<Stream>,
     ) -> Result<()> {
-        const API: &str = "Ordered::copy_from_device_2d";
+        const CALL: Call = Call::new("Ordered::copy_from_device_2d", "aclrtMemcpy2dAsync");
         let src = src.as_view();
-        let Some(rows) =
-            shape.checked_bytes::<T>(API, elements_of::<T>(src.byte_len()), elements_of::<T>(self.byte_len()))?
+        let Some(rows) = shape.checked_bytes::<T>(
+            CALL,
+            elements_of::<T>(src.byte_len()),
+            elements_of::<T>(self.byte_len()),
+        )?
         else {
             return Ok(());
         };
         let (to, from) = (self.device_ptr_for_write(), src.device_ptr());
-        ordered_copy(API, stream, *self, src, || {
+        ordered_copy(CALL, stream, *self, src, || {
             // SAFETY: as in `copy_from_host_2d`.
             unsafe { stream.enqueue_copy_2d(to, from, rows, sys::ACL_MEMCPY_DEVICE_TO_DEVICE) }
         })
@@ -381,7 +384,7 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
         // these bytes while the tracks hold them.
         unsafe {
             copy_1d(
-                "Ordered::copy_from_device",
+                Call::new("Ordered::copy_from_device", "aclrtMemcpyAsync"),
                 stream,
                 (*self, self.host_ptr().cast()),
                 (src, src.device_ptr()),
@@ -417,13 +420,13 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
         shape: super::super::Copy2d,
         stream: &Arc<Stream>,
     ) -> Result<()> {
-        const API: &str = "Ordered::copy_from_device_2d";
+        const CALL: Call = Call::new("Ordered::copy_from_device_2d", "aclrtMemcpy2dAsync");
         let src = src.as_view();
-        let Some(rows) = shape.checked_bytes::<T>(API, elements_of::<T>(src.byte_len()), self.len())? else {
+        let Some(rows) = shape.checked_bytes::<T>(CALL, elements_of::<T>(src.byte_len()), self.len())? else {
             return Ok(());
         };
         let (host, from) = (self.host_ptr(), src.device_ptr());
-        ordered_copy(API, stream, *self, src, || {
+        ordered_copy(CALL, stream, *self, src, || {
             // SAFETY: as in `copy_from_host_2d`.
             unsafe { stream.enqueue_copy_2d(host.cast(), from, rows, sys::ACL_MEMCPY_DEVICE_TO_HOST) }
         })

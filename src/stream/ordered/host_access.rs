@@ -7,7 +7,7 @@ use super::Ordered;
 use super::in_flight::InFlight;
 use super::tracks::{Settled, WHOLE};
 use super::view::OrderedView;
-use crate::error::{Error, Result};
+use crate::error::{Call, Error, Result};
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf, transfer};
 use crate::stream::lengths::same_bytes;
 use ascend_sys as sys;
@@ -57,22 +57,22 @@ impl<'a, S> OrderedView<'a, S> {
     /// work finished, then marks the access in flight until the returned
     /// value is dropped, so that no conflicting use starts meanwhile while
     /// uses of other bytes go on.
-    fn host_access(&self, api: &'static str, write: bool) -> Result<InFlight<'a>> {
+    fn host_access(&self, call: Call, write: bool) -> Result<InFlight<'a>> {
         let owner = self.owner();
         let mut locked = owner.tracks_clear(&self.range(), write);
-        proven(locked.settle_for(api, &self.range(), write))?;
+        proven(locked.settle_for(call.method, &self.range(), write))?;
         Ok(InFlight::take_off(&mut locked, self.range(), write, None))
     }
 }
 
 /// Fails unless `bytes` is a whole number of `T`s.
-fn whole_elements<T>(api: &'static str, bytes: usize) -> Result<usize> {
+fn whole_elements<T>(call: Call, bytes: usize) -> Result<usize> {
     let size = size_of::<T>().max(1);
     if bytes.is_multiple_of(size) {
         Ok(bytes / size)
     } else {
         Err(Error::invalid(
-            api,
+            call,
             format!("{bytes} bytes are not a whole number of {size}-byte elements"),
         ))
     }
@@ -105,7 +105,7 @@ impl<S: DeviceStorage> OrderedView<'_, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn read_to_host<T: Pod>(&self, dst: &mut [T]) -> Result<()> {
-        const API: &str = "OrderedView::read_to_host";
+        const API: Call = Call::rust("OrderedView::read_to_host");
         same_bytes(API, size_of_val(dst), self.byte_len())?;
         if self.byte_len() == 0 {
             return Ok(());
@@ -143,7 +143,7 @@ impl<S: DeviceStorage> OrderedView<'_, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn to_vec<T: Pod>(&self) -> Result<Vec<T>> {
-        let len = whole_elements::<T>("OrderedView::to_vec", self.byte_len())?;
+        let len = whole_elements::<T>(Call::rust("OrderedView::to_vec"), self.byte_len())?;
         let mut values = vec![T::zeroed(); len];
         self.read_to_host(&mut values)?;
         Ok(values)
@@ -172,7 +172,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn write_from_host<T: Pod>(&self, src: &[T]) -> Result<()> {
-        const API: &str = "OrderedView::write_from_host";
+        const API: Call = Call::rust("OrderedView::write_from_host");
         same_bytes(API, self.byte_len(), size_of_val(src))?;
         if self.byte_len() == 0 {
             return Ok(());
@@ -212,7 +212,7 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_host<R>(&self, read: impl FnOnce(&[T]) -> R) -> Result<R> {
-        let _reading = self.host_access("OrderedView::with_host", false)?;
+        let _reading = self.host_access(Call::rust("OrderedView::with_host"), false)?;
         // SAFETY: the view's elements lie in the owner's pinned buffer
         // (checked when the view was made, aligned as `T`s); no queued work
         // writes them (settled by `host_access`) and none can be queued, nor
@@ -247,7 +247,7 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn with_host_mut<R>(&self, write: impl FnOnce(&mut [T]) -> R) -> Result<R> {
-        let _writing = self.host_access("OrderedView::with_host_mut", true)?;
+        let _writing = self.host_access(Call::rust("OrderedView::with_host_mut"), true)?;
         // SAFETY: as in `with_host`, and no queued work reads the elements
         // either (`host_access` waited for every use of them), and no other
         // use of them starts while this write is in flight: this is the

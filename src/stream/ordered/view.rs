@@ -2,7 +2,7 @@
 //! [`Ordered`] owner's memory, used on any stream like the whole.
 
 use super::Ordered;
-use crate::error::Result;
+use crate::error::{Call, Result};
 use crate::memory::{DeviceStorage, PinnedHostBuf};
 use crate::stream::lengths::{byte_len, checked_range};
 use bytemuck::Pod;
@@ -125,8 +125,8 @@ impl<S> Clone for OrderedView<'_, S> {
 impl<S> Copy for OrderedView<'_, S> {}
 
 /// `range` in elements of `T` as bytes, or an argument error naming `api`.
-fn element_bytes<T>(api: &'static str, range: Range<usize>) -> Result<Range<usize>> {
-    Ok(byte_len::<T>(api, range.start)?..byte_len::<T>(api, range.end)?)
+fn element_bytes<T>(call: Call, range: Range<usize>) -> Result<Range<usize>> {
+    Ok(byte_len::<T>(call, range.start)?..byte_len::<T>(call, range.end)?)
 }
 
 impl<'a, S> OrderedView<'a, S> {
@@ -212,8 +212,12 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::bytes";
-        Ok(self.within(checked_range(API, self.len, "bytes", range)?))
+        self.bytes_for(Call::rust("OrderedView::bytes"), range)
+    }
+
+    /// [`OrderedView::bytes`] for the public method `call`.
+    pub(crate) fn bytes_for(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        Ok(self.within(checked_range(call, self.len, "bytes", range)?))
     }
 
     /// The view of elements `range` of `T`, counted from this view's
@@ -237,9 +241,13 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::elements";
-        let range = checked_range(API, self.len / size_of::<T>().max(1), "elements", range)?;
-        Ok(self.within(element_bytes::<T>(API, range)?))
+        self.elements_for::<T>(Call::rust("OrderedView::elements"), range)
+    }
+
+    /// [`OrderedView::elements`] for the public method `call`.
+    pub(crate) fn elements_for<T: Pod>(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        let range = checked_range(call, self.len / size_of::<T>().max(1), "elements", range)?;
+        Ok(self.within(element_bytes::<T>(call, range)?))
     }
 
     /// The device address of the view's first byte (for identification
@@ -316,9 +324,13 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        const API: &str = "OrderedView::slice";
-        let range = checked_range(API, self.len(), "elements", range)?;
-        Ok(self.within(element_bytes::<T>(API, range)?))
+        self.slice_for(Call::rust("OrderedView::slice"), range)
+    }
+
+    /// [`OrderedView::slice`] for the public method `call`.
+    pub(crate) fn slice_for(&self, call: Call, range: impl RangeBounds<usize>) -> Result<Self> {
+        let range = checked_range(call, self.len(), "elements", range)?;
+        Ok(self.within(element_bytes::<T>(call, range)?))
     }
 
     /// Elements in the view.
@@ -400,7 +412,7 @@ impl<S: DeviceStorage> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
-        self.view().bytes(range)
+        self.view().bytes_for(Call::rust("Ordered::bytes"), range)
     }
 
     /// The view of elements `range` of `T` of the device memory (bytes
@@ -427,7 +439,7 @@ impl<S: DeviceStorage> Ordered<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, S>> {
-        self.view().elements::<T>(range)
+        self.view().elements_for::<T>(Call::rust("Ordered::elements"), range)
     }
 }
 
@@ -453,7 +465,7 @@ impl<T: Pod> Ordered<PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<OrderedView<'_, PinnedHostBuf<T>>> {
-        self.view().slice(range)
+        self.view().slice_for(Call::rust("Ordered::slice"), range)
     }
 }
 
@@ -583,7 +595,7 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn bytes(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().bytes(range)?))
+        Ok(self.of(self.view().bytes_for(Call::rust("OwnedView::bytes"), range)?))
     }
 
     /// [`OrderedView::elements`], owned.
@@ -606,7 +618,9 @@ impl<S: DeviceStorage> OwnedView<S> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn elements<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().elements::<T>(range)?))
+        Ok(self.of(self
+            .view()
+            .elements_for::<T>(Call::rust("OwnedView::elements"), range)?))
     }
 }
 
@@ -630,7 +644,7 @@ impl<T: Pod> OwnedView<PinnedHostBuf<T>> {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self> {
-        Ok(self.of(self.view().slice(range)?))
+        Ok(self.of(self.view().slice_for(Call::rust("OwnedView::slice"), range)?))
     }
 }
 
