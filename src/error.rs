@@ -16,8 +16,8 @@ use std::ffi::CStr;
 /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
 /// // Refused in Rust, before any call: the lengths differ.
 /// match buf.copy_from_host(&[1, 2, 3]) {
-///     Err(Error::InvalidArgument { api, reason }) => {
-///         assert_eq!(api, "aclrtMemcpy");
+///     Err(Error::InvalidArgument { method, api, reason }) => {
+///         assert_eq!((method, api), ("DeviceBuf::copy_from_host", "aclrtMemcpy"));
 ///         println!("refused: {reason}");
 ///     }
 ///     other => panic!("expected a refused argument, got {other:?}"),
