@@ -36,6 +36,14 @@ pub fn backend() -> Result<&'static BackendInfo> {
 /// (from `ASCEND_HOME_PATH`, `ASCEND_TOOLKIT_HOME` or the default install
 /// locations at build time). The loader searches at run time regardless;
 /// this tells a user whether the build machine had a toolkit.
+///
+/// ```
+/// // `None` on a build machine without CANN; the software device runs then.
+/// if let Some(dir) = ascend::build_toolkit() {
+///     assert!(std::path::Path::new(dir).is_absolute(), "{dir}");
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub fn build_toolkit() -> Option<&'static str> {
     option_env!("ASCEND_BUILD_TOOLKIT_LIB")
 }

@@ -13,6 +13,13 @@ use std::ptr::NonNull;
 /// starts on a 4 KiB boundary and spans whole 4 KiB pages, as host
 /// registration requires. It derefs to `[T]` and frees itself on drop.
 ///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
+///
 /// Whole pages matter: the runtime registers pages, so a buffer that shared
 /// its last page with other data would register that data too.
 ///

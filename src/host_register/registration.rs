@@ -23,6 +23,13 @@ enum Kind {
 /// `aclrtHostRegisterV2`), borrowed mutably for `'a`; dropping it (or
 /// [`HostRegistration::unregister`]) unregisters (`aclrtHostUnregister`).
 ///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
+///
 /// While it lives the memory cannot be freed, moved or used except through
 /// [`HostRegistration::as_slice`] / [`HostRegistration::as_mut_slice`]:
 /// device code may write it through the device pointer of a mapped

@@ -19,6 +19,13 @@ use std::ptr::NonNull;
 
 /// `len` elements of `T` in device memory (`aclrtMalloc` / `aclrtFree`).
 ///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
+///
 /// The memory is never a Rust reference; its bytes move only through the
 /// copy methods, which check lengths first. Dropping the buffer frees it
 /// (best effort, a failure is logged); [`DeviceBuf::free`] frees it and

@@ -16,6 +16,13 @@ const HOST_ALIGN: usize = 64;
 /// `len` elements of `T` in page-locked host memory (`aclrtMallocHost` /
 /// `aclrtFreeHost`), usable as a slice.
 ///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
+///
 /// Page-locked memory is what asynchronous copies need to run truly
 /// asynchronously. The buffer derefs to `[T]`.
 ///

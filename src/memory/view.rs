@@ -23,6 +23,13 @@ use std::ops::{Bound, RangeBounds};
 
 /// A shared view of `len` elements of `T` in device memory.
 ///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
+///
 /// ```
 /// use ascend::{Device, DeviceBuf};
 /// let device = Device::new(0)?;
@@ -45,6 +52,13 @@ pub struct DeviceSlice<'a, T> {
 }
 
 /// An exclusive view of `len` elements of `T` in device memory.
+///
+/// **Element types:** any [`Pod`](bytemuck::Pod) type (plain bytes, every
+/// bit pattern valid). For a struct of your own, derive it through the
+/// SDK's re-export, with no `bytemuck` dependency of your own:
+/// `#[derive(Clone, Copy, ascend::bytemuck::Pod, ascend::bytemuck::Zeroable)]`,
+/// `#[bytemuck(crate = "ascend::bytemuck")]`, `#[repr(C)]` (runnable example:
+/// [`crate::bytemuck`]).
 ///
 /// ```
 /// use ascend::{Device, DeviceBuf};

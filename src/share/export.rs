@@ -49,6 +49,18 @@ impl PhysicalAlloc {
     /// [`PidValidation::Disabled`] lets every process of the user import,
     /// with no whitelist.
     ///
+    /// ```
+    /// use ascend::share::{PidValidation, ShareKind};
+    /// use ascend::vmm::{PhysicalAlloc, PhysicalMemProp};
+    /// # let device = ascend::Device::new(0)?;
+    /// let prop = PhysicalMemProp::device(&device);
+    /// let physical = PhysicalAlloc::new(&prop, prop.round_up(1)?)?;
+    /// let export = physical.export_with(ShareKind::V2Default, PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled);
+    /// assert_eq!(export.token().size(), physical.size());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`PhysicalAlloc::export`]. A driver that cannot disable the

@@ -48,6 +48,17 @@ impl<T: Pod> DeviceBuf<T> {
     /// [`PidValidation::Disabled`] lets every process of the user import,
     /// with no whitelist.
     ///
+    /// ```
+    /// use ascend::share::PidValidation;
+    /// # let device = ascend::Device::new(0)?;
+    /// let buf = ascend::DeviceBuf::from_slice(&device, &[1u8; 4096])?;
+    /// // Any process of this user may import: no whitelist to fill.
+    /// let export = buf.ipc_export_with(PidValidation::Disabled)?;
+    /// assert_eq!(export.validation(), PidValidation::Disabled);
+    /// assert!(export.key().to_string().starts_with("ipc:4096:"));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`].
