@@ -273,12 +273,9 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         dst: impl DeviceDest<'scope, T>,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.host_read(), dst.device_write());
-        same_len(
-            Call::new("AsyncScope::copy_to_device", "aclrtMemcpyAsync"),
-            dst_len,
-            src_len,
-        )?;
-        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_to_device", "aclrtMemcpyAsync"), src_len)?;
+        let call = Call::new("AsyncScope::copy_to_device", "aclrtMemcpyAsync");
+        same_len(call, dst_len, src_len)?;
+        let bytes = byte_len::<T>(call, src_len)?;
         self.memcpy(dst, src.cast(), bytes, sys::ACL_MEMCPY_HOST_TO_DEVICE)
     }
 
@@ -303,12 +300,9 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// ```
     pub fn copy_to_host<T: Pod>(&self, src: impl DeviceSource<'scope, T>, dst: impl HostDest<'scope, T>) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
-        same_len(
-            Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync"),
-            dst_len,
-            src_len,
-        )?;
-        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync"), src_len)?;
+        let call = Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync");
+        same_len(call, dst_len, src_len)?;
+        let bytes = byte_len::<T>(call, src_len)?;
         self.memcpy(dst.cast(), src, bytes, sys::ACL_MEMCPY_DEVICE_TO_HOST)
     }
 
@@ -338,12 +332,9 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         dst: impl DeviceDest<'scope, T>,
     ) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.device_write());
-        same_len(
-            Call::new("AsyncScope::copy_on_device", "aclrtMemcpyAsync"),
-            dst_len,
-            src_len,
-        )?;
-        let bytes = byte_len::<T>(Call::new("AsyncScope::copy_on_device", "aclrtMemcpyAsync"), src_len)?;
+        let call = Call::new("AsyncScope::copy_on_device", "aclrtMemcpyAsync");
+        same_len(call, dst_len, src_len)?;
+        let bytes = byte_len::<T>(call, src_len)?;
         self.memcpy(dst, src, bytes, sys::ACL_MEMCPY_DEVICE_TO_DEVICE)
     }
 
