@@ -71,6 +71,7 @@
 
 pub mod allocator;
 mod backend;
+mod byte_units;
 mod device;
 mod error;
 mod error_code;

@@ -5,6 +5,7 @@
 
 use super::properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 use crate::Device;
+use crate::byte_units::human_bytes;
 use crate::error::{Call, Error, Result};
 
 /// `size` must be a positive multiple of `granularity`.
@@ -45,16 +46,9 @@ pub(super) fn address_granularity() -> Result<usize> {
     PhysicalMemProp::new(MemLocation::Device(id), MemAttr::HUGE).granularity(Granularity::Minimum)
 }
 
-/// A granularity (a power of two, or at least a whole number of KiB in
-/// practice) as `2 MiB (2097152 bytes)`.
+/// A granularity as `2.00 MiB (2097152 bytes)`: readable, and exact.
 fn granule_text(granularity: usize) -> String {
-    let unit = [(30, "GiB"), (20, "MiB"), (10, "KiB")]
-        .into_iter()
-        .find(|(shift, _)| granularity >= 1 << shift && granularity.is_multiple_of(1 << shift));
-    match unit {
-        Some((shift, name)) => format!("{} {name} ({granularity} bytes)", granularity >> shift),
-        None => format!("{granularity} bytes"),
-    }
+    format!("{} ({granularity} bytes)", human_bytes(granularity))
 }
 
 #[cfg(test)]
@@ -66,14 +60,14 @@ mod tests {
 
     #[test]
     fn messages_name_the_granularity_in_units_and_bytes() {
-        assert_eq!(granule_text(2 << 20), "2 MiB (2097152 bytes)");
-        assert_eq!(granule_text(1 << 30), "1 GiB (1073741824 bytes)");
-        assert_eq!(granule_text(64 << 10), "64 KiB (65536 bytes)");
-        assert_eq!(granule_text(1000), "1000 bytes");
+        assert_eq!(granule_text(2 << 20), "2.00 MiB (2097152 bytes)");
+        assert_eq!(granule_text(1 << 30), "1.00 GiB (1073741824 bytes)");
+        assert_eq!(granule_text(64 << 10), "64.0 KiB (65536 bytes)");
+        assert_eq!(granule_text(1000), "1000 B (1000 bytes)");
         let error = require_size(X, 3000, 2 << 20).expect_err("not a multiple");
         assert_eq!(
             error.to_string(),
-            "x: size 3000 is not a positive multiple of the granularity, 2 MiB (2097152 bytes): round it up with \
+            "x: size 3000 is not a positive multiple of the granularity, 2.00 MiB (2097152 bytes): round it up with \
              PhysicalMemProp::round_up"
         );
         assert!(require_size(X, 0, 2 << 20).is_err());
@@ -81,7 +75,7 @@ mod tests {
         let error = require_aligned(X, "offset", 0x1000, 2 << 20).expect_err("misaligned");
         assert_eq!(
             error.to_string(),
-            "x: offset 0x1000 is not aligned to the granularity, 2 MiB (2097152 bytes)"
+            "x: offset 0x1000 is not aligned to the granularity, 2.00 MiB (2097152 bytes)"
         );
         assert!(require_aligned(X, "offset", 0, 2 << 20).is_ok());
     }
