@@ -2,7 +2,7 @@
 
 use crate::error::{Call, Error, Result};
 
-/// `len * size_of::<T>()`, or an argument error naming `api` on overflow.
+/// `len * size_of::<T>()`, or an argument error naming `call` on overflow.
 pub(crate) fn byte_len<T>(call: Call, len: usize) -> Result<usize> {
     len.checked_mul(size_of::<T>()).ok_or_else(|| {
         Error::invalid(

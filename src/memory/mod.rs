@@ -17,7 +17,7 @@
 //! views of it ([`DeviceSlice::from_storage`]), owned transfers and IPC
 //! export.
 
-mod byte_len;
+pub(crate) mod byte_len;
 mod cast_error;
 mod device_buf;
 mod element_cast;

@@ -1,6 +1,7 @@
 //! Length checks shared by the stream transfers.
 
 use crate::error::{Call, Error, Result};
+pub(crate) use crate::memory::byte_len::byte_len;
 use std::ops::{Bound, Range, RangeBounds};
 
 /// Fails unless the destination and source hold the same number of
@@ -28,18 +29,8 @@ pub(crate) fn same_bytes(call: Call, dst: usize, src: usize) -> Result<()> {
     }
 }
 
-/// `len * size_of::<T>()`, or an argument error naming `api` on overflow.
-pub(crate) fn byte_len<T>(call: Call, len: usize) -> Result<usize> {
-    len.checked_mul(size_of::<T>()).ok_or_else(|| {
-        Error::invalid(
-            call,
-            format!("{len} elements of {} bytes overflow usize", size_of::<T>()),
-        )
-    })
-}
-
 /// `range` within `0..len` (counted in `unit`s, for the message) as
-/// `start..end`, or an argument error naming `api`.
+/// `start..end`, or an argument error naming `call`.
 pub(crate) fn checked_range(
     call: Call,
     len: usize,

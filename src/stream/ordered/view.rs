@@ -124,7 +124,7 @@ impl<S> Clone for OrderedView<'_, S> {
 
 impl<S> Copy for OrderedView<'_, S> {}
 
-/// `range` in elements of `T` as bytes, or an argument error naming `api`.
+/// `range` in elements of `T` as bytes, or an argument error naming `call`.
 fn element_bytes<T>(call: Call, range: Range<usize>) -> Result<Range<usize>> {
     Ok(byte_len::<T>(call, range.start)?..byte_len::<T>(call, range.end)?)
 }
