@@ -141,8 +141,8 @@ def main():
     parser.add_argument("--min-functions", type=float)
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # A build directory of its own (the JSON build would otherwise replace
-    # the HTML docs' metadata), inside the ignored target directory.
+    # A build directory of its own for the JSON build, inside the ignored
+    # target directory.
     target_dir = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target")), "rustdoc-json")
     types, functions = walk(build_json(root, target_dir))
     type_missing = sorted(n for n, i in types.items() if not has_example(i.get("docs")))
