@@ -7,6 +7,8 @@
 //! the `acl_functions!` macro turns each entry into a `pub unsafe fn` at the
 //! crate root, routed to the active backend, and checks at compile time that
 //! the entry matches the declaration generated from `include/acl_memory.h`;
+//! [`FUNCTION_NAMES`](crate::FUNCTION_NAMES) (in `function_names.rs`, below
+//! the software device, which checks fault specifications against it),
 //! `soft::direct` and the drop-in C library `ascend-soft-acl` are generated
 //! from the same list.
 //!

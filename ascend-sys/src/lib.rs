@@ -36,10 +36,28 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+// The modules form layers; each one's code uses only the layers below it
+// (doc links and unit tests aside), and the signature list
+// `for_each_acl_function!`, a compile-time macro any layer may expand.
+// Bottom to top:
+//
+// 1. `bindings`, `types`, `layout`, `error_msg`: the C declarations, their
+//    layout checks, and the per-thread message behind `aclGetRecentErrMsg`.
+// 2. `function_names` (`FUNCTION_NAMES`) and `failure` (what a function
+//    returns when it fails without running): needed by the software device
+//    and by the routing layer alike, so below both.
+// 3. `soft`: the software device. It never names `api` or `dispatch`
+//    (`tests/layering.rs` checks).
+// 4. `backend`, `loader`: choosing the backend once, finding and opening
+//    `libascendcl.so`.
+// 5. `api`, `dispatch`: the list of signatures and the crate-root functions
+//    generated from it, routing each call to layer 3 or 4.
 mod api;
 mod backend;
 mod dispatch;
 mod error_msg;
+mod failure;
+mod function_names;
 #[cfg(target_pointer_width = "64")]
 mod layout;
 mod loader;
@@ -73,4 +91,5 @@ pub use backend::{
     select_backend,
 };
 pub use error_msg::missing_symbol;
+pub use function_names::FUNCTION_NAMES;
 pub use types::*;

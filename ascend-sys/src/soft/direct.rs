@@ -39,7 +39,7 @@ macro_rules! direct_functions {
         #[inline]
         pub unsafe fn $name($($arg: $ty),*) -> $ret {
             if let Some(fault) = crate::soft::take_fault(stringify!($name)) {
-                return crate::dispatch::injected_fault(stringify!($name), fault);
+                return crate::soft::injected_fault(stringify!($name), fault);
             }
             // SAFETY: the software device implements this function with the
             // same contract; the caller upholds it.

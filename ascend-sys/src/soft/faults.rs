@@ -7,6 +7,7 @@
 //! needs.
 
 use super::config::ConfigError;
+use crate::failure::{FailureValue, missing_symbol};
 use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclError};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -49,6 +50,19 @@ impl Fault {
             Self::Code(code) => code,
             Self::MissingSymbol => ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
         }
+    }
+}
+
+/// The result of a call of `api` failed by the injected `fault`: its code
+/// (NULL for a function returning a pointer), with the message recorded.
+#[cold]
+pub(crate) fn injected_fault<R: FailureValue>(api: &'static str, fault: Fault) -> R {
+    match fault {
+        Fault::Code(code) => {
+            crate::error_msg::set(format!("{api}: injected fault (error {code})"));
+            R::injected(code)
+        }
+        Fault::MissingSymbol => missing_symbol(api),
     }
 }
 
@@ -138,7 +152,7 @@ fn validate(api: &str, nth: u64, code: aclError) -> Result<(), FaultError> {
     if code == 0 {
         return Err(error("code 0 is success, not a fault"));
     }
-    if !crate::api::FUNCTION_NAMES.contains(&api) {
+    if !crate::function_names::FUNCTION_NAMES.contains(&api) {
         return Err(error("not a bound AscendCL function"));
     }
     Ok(())

@@ -67,7 +67,7 @@ mod vmm;
 
 pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
 pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault, inject_missing_symbol};
-pub(crate) use faults::{Fault, take as take_fault};
+pub(crate) use faults::{injected_fault, take as take_fault};
 pub use introspect::{Live, leak_report, live, live_since};
 pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use resource::{LiveResource, ResourceKind};
