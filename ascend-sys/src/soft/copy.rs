@@ -12,6 +12,7 @@
 
 use super::context;
 use super::fail::{SoftResult, fail};
+use super::sanitize::{self, Range};
 use super::translate::Translator;
 use super::{byte_locks, peer};
 use crate::types::*;
@@ -128,7 +129,9 @@ pub(crate) unsafe fn memcpy(
     }
     context::require()?;
     // SAFETY: forwarded contract.
-    unsafe { copy_bytes(dst, src, count) }
+    unsafe { copy_bytes(dst, src, count) }?;
+    sanitize::host("aclrtMemcpy", &[Range::write(dst, count), Range::read(src, count)]);
+    Ok(())
 }
 
 /// `aclrtMemset`, after the NULL check of the ACL layer. The value is
@@ -148,5 +151,7 @@ pub(crate) unsafe fn memset(address: usize, max_count: usize, value: i32, count:
         );
     }
     // SAFETY: forwarded contract.
-    unsafe { fill_bytes(address, value as u8, count) }
+    unsafe { fill_bytes(address, value as u8, count) }?;
+    sanitize::host("aclrtMemset", &[Range::write(address, count)]);
+    Ok(())
 }

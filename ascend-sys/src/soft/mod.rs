@@ -59,6 +59,7 @@ mod process;
 mod range_alloc;
 mod resource;
 mod runtime;
+mod sanitize;
 mod sequence;
 mod share;
 mod streams;
@@ -72,6 +73,10 @@ pub use introspect::{Live, leak_report, live, live_since};
 pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use resource::{LiveResource, ResourceKind};
 pub(crate) use runtime::startup_problem;
+pub use sanitize::{
+    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitizer_checks, sanitizer_exit_code,
+    sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
+};
 pub use sequence::sequence_now;
 
 /// Sets the software device's configuration. It takes effect when the

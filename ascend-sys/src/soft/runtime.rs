@@ -141,7 +141,7 @@ pub(crate) fn startup_problem() -> Option<String> {
     if let Some(started) = SOFT.get() {
         return started.as_ref().err().cloned();
     }
-    if let Some(problem) = super::faults::env_problem() {
+    if let Some(problem) = super::faults::env_problem().or_else(super::sanitize::env_problem) {
         return Some(problem.to_string());
     }
     if CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some() {
@@ -154,7 +154,7 @@ pub(crate) fn startup_problem() -> Option<String> {
 /// device on first use. No lock: it never changes.
 pub(crate) fn core() -> SoftResult<&'static Core> {
     let started = SOFT.get_or_init(|| {
-        if let Some(problem) = super::faults::env_problem() {
+        if let Some(problem) = super::faults::env_problem().or_else(super::sanitize::env_problem) {
             return Err(problem.to_string());
         }
         let chosen = CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();

@@ -79,6 +79,19 @@ impl Segments {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Segment> {
         std::iter::once(&self.first).chain(self.rest.iter())
     }
+
+    /// The segments as `(pointer, len, offset into the range)` runs (for
+    /// the sanitizer's shadow).
+    pub(crate) fn runs(&self) -> Vec<(usize, usize, usize)> {
+        let mut offset = 0;
+        self.iter()
+            .map(|segment| {
+                let run = (segment.pointer as usize, segment.len, offset);
+                offset += segment.len;
+                run
+            })
+            .collect()
+    }
 }
 
 // SAFETY: segments are addresses of device views (live for the process, or

@@ -6,9 +6,21 @@ use crate::soft::host_register;
 
 fn malloc_host_into(hostPtr: *mut *mut c_void, size: u64) -> SoftResult {
     let address = host_mem::malloc_host(size)?;
+    sanitize::allocated(address, size as usize, None);
     // SAFETY: checked non-NULL by the callers; valid by the call's contract.
     unsafe { put(hostPtr, address as *mut c_void) };
     Ok(())
+}
+
+/// Tells the sanitizer that `api` gives back the pinned allocation at
+/// `address` (when it is one): queued work on it is reported.
+fn sanitize_free_host(address: usize, api: &'static str) {
+    if sanitize::on()
+        && let Some((start, allocation)) = host_mem::find(address)
+        && start == address
+    {
+        sanitize::freeing(address, allocation.size, api);
+    }
 }
 
 pub(crate) unsafe fn aclrtMallocHost(hostPtr: *mut *mut c_void, size: usize) -> aclError {
@@ -34,7 +46,10 @@ pub(crate) unsafe fn aclrtMallocHostWithCfg(ptr: *mut *mut c_void, size: u64, cf
 pub(crate) unsafe fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFreeHost",
-        non_null(hostPtr, "hostPtr").and_then(|()| host_mem::free_host(hostPtr as usize)),
+        non_null(hostPtr, "hostPtr").and_then(|()| {
+            sanitize_free_host(hostPtr as usize, "aclrtFreeHost");
+            host_mem::free_host(hostPtr as usize)
+        }),
     )
 }
 
@@ -43,7 +58,10 @@ pub(crate) unsafe fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError 
         "aclrtFreeHostWithDevSync",
         non_null(hostPtr, "hostPtr")
             .and_then(|()| crate::soft::streams::synchronize_device(None))
-            .and_then(|()| host_mem::free_host(hostPtr as usize)),
+            .and_then(|()| {
+                sanitize_free_host(hostPtr as usize, "aclrtFreeHostWithDevSync");
+                host_mem::free_host(hostPtr as usize)
+            }),
     )
 }
 

@@ -8,7 +8,7 @@
 
 use super::device_mem::{self, Rounding};
 use super::fail::{SoftResult, fail, finish};
-use super::{context, copy, host_mem, process};
+use super::{context, copy, host_mem, process, sanitize};
 use crate::types::*;
 use std::ffi::CStr;
 

@@ -36,5 +36,6 @@ pub(crate) fn destroy_stream_force(handle: usize) -> SoftResult {
     let stream = std::sync::Arc::clone(&entry.stream);
     let joined = join_destroyed(entry, handle);
     stream.finish_all();
+    crate::soft::sanitize::stream_destroyed(stream.site());
     joined
 }

@@ -39,7 +39,7 @@ pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 use super::fail::{SoftResult, fail};
 use super::lock_order::{self, Rank, Ranked};
 use super::runtime;
-use super::{context, misuse};
+use super::{context, misuse, sanitize};
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
@@ -183,7 +183,7 @@ impl Streams {
 
 /// Starts a stream's worker thread.
 fn start(device: i32, id: u64, handle: usize) -> SoftResult<StreamEntry> {
-    let stream = Arc::new(Stream::new(device, handle));
+    let stream = Arc::new(Stream::new(device, handle, id));
     let runner = Arc::clone(&stream);
     let worker = std::thread::Builder::new()
         .name(format!("ascend-soft-stream-{id}"))
@@ -334,7 +334,10 @@ fn join_destroyed(mut entry: StreamEntry, handle: usize) -> SoftResult {
 pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
     let entry = take_for_destruction(handle)?;
     entry.stream.close();
-    join_destroyed(entry, handle)
+    let site = entry.stream.site();
+    join_destroyed(entry, handle)?;
+    sanitize::stream_destroyed(site);
+    Ok(())
 }
 /// Converts an `int32_t timeout` in milliseconds (-1 = no limit, 0 and other
 /// negative values refused with `ACL_ERROR_RT_PARAM_INVALID`, as the
@@ -369,7 +372,9 @@ pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> So
             },
         }
     };
-    stream.synchronize(deadline)
+    let outcome = stream.synchronize(deadline);
+    joined(&stream, &outcome);
+    outcome
 }
 
 /// `aclrtSynchronizeDevice(WithTimeout)`: waits for every stream of the
@@ -380,7 +385,9 @@ pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
     let streams = lock()?.of_device(device);
     let mut first = None;
     for stream in streams {
-        if let Err(failure) = stream.synchronize(deadline) {
+        let outcome = stream.synchronize(deadline);
+        joined(&stream, &outcome);
+        if let Err(failure) = outcome {
             if failure.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT {
                 return Err(failure);
             }
@@ -388,6 +395,15 @@ pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
         }
     }
     first.map_or(Ok(()), Err)
+}
+
+/// Tells the sanitizer that the host waited for `stream`'s work, unless
+/// the wait timed out (a task failure is reported after the work ended).
+fn joined(stream: &Stream, outcome: &SoftResult) {
+    match outcome {
+        Err(failure) if failure.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT => {}
+        _ => sanitize::host_synchronized_stream(stream.site()),
+    }
 }
 
 // ---- events ------------------------------------------------------------------
@@ -503,6 +519,7 @@ pub(crate) fn destroy_event(handle: usize) -> SoftResult {
     let event = lookup_event(&streams, handle, "event")?;
     streams.events.remove(&handle);
     event.destroy();
+    sanitize::event_destroyed(handle);
     Ok(())
 }
 
@@ -542,6 +559,7 @@ pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
     let device = context::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let number = event.issue();
+    sanitize::record(stream.site(), event.handle);
     stream.submit(task::Task::record(event, number));
     Ok(())
 }
@@ -570,7 +588,10 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
     let device = context::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let target = match event.latest() {
-        0 if event.mode == EventMode::Ex => return Ok(()),
+        0 if event.mode == EventMode::Ex => {
+            sanitize::wait_event(stream.site(), event.handle, None);
+            return Ok(());
+        }
         0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => 1,
         0 => {
             return fail(
@@ -583,6 +604,7 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
         }
         latest => latest,
     };
+    sanitize::wait_event(stream.site(), event.handle, Some(target == event.latest()));
     stream.submit(task::Task::wait(event, target));
     Ok(())
 }
@@ -593,9 +615,13 @@ pub(crate) fn synchronize_event(event: usize) -> SoftResult {
     let event = lookup_event(&*lock()?, event, "event")?;
     refuse_external(&event, "synchronisation")?;
     match event.latest() {
-        0 => Ok(()),
+        0 => {
+            sanitize::host_synchronized_event(event.handle, false, "aclrtSynchronizeEvent");
+            Ok(())
+        }
         latest => {
             event.wait_reached(latest, None);
+            sanitize::host_synchronized_event(event.handle, true, "aclrtSynchronizeEvent");
             Ok(())
         }
     }
@@ -611,6 +637,9 @@ pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> 
         0 => event.mode == EventMode::Ex,
         latest => event.is_reached(latest),
     };
+    if complete {
+        sanitize::host_saw_event(event.handle);
+    }
     Ok(if complete {
         ACL_EVENT_RECORDED_STATUS_COMPLETE
     } else {

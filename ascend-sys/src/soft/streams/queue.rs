@@ -5,7 +5,7 @@ use super::event::Event;
 use super::task::{Task, Work};
 use super::value::BlockedOn;
 use crate::soft::fail::{Failure, SoftResult, fail};
-use crate::soft::misuse;
+use crate::soft::{misuse, sanitize};
 use crate::types::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -57,16 +57,19 @@ pub(crate) struct Stream {
     pub(crate) device: i32,
     /// The handle callers hold (0 for a default stream).
     pub(crate) handle: usize,
+    /// Its number among every stream of the process (never reused).
+    pub(crate) id: u64,
     queue: Mutex<Queue>,
     /// Signalled whenever a task is enqueued or finishes.
     changed: Condvar,
 }
 
 impl Stream {
-    pub(crate) fn new(device: i32, handle: usize) -> Self {
+    pub(crate) fn new(device: i32, handle: usize, id: u64) -> Self {
         Self {
             device,
             handle,
+            id,
             queue: Mutex::new(Queue::default()),
             changed: Condvar::new(),
         }
@@ -80,6 +83,15 @@ impl Stream {
         self.changed
             .wait(guard)
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The stream, as the sanitizer names it.
+    pub(crate) fn site(&self) -> sanitize::Site {
+        sanitize::Site {
+            actor: self.id,
+            device: self.device,
+            handle: self.handle,
+        }
     }
 
     /// Names the stream in messages.

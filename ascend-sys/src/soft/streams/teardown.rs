@@ -56,14 +56,15 @@ impl Detached {
         for stream in self.entries.iter().map(|entry| &entry.stream).chain(&self.default) {
             stream.give_up_value_waits("aclrtResetDevice");
         }
-        if let Some(default) = self.default
-            && let Err(failure) = default.synchronize(None)
-        {
-            log::warn!(
-                "the default stream of a torn-down device had an unreported task failure: {} (error {})",
-                failure.message,
-                failure.code
-            );
+        if let Some(default) = self.default {
+            if let Err(failure) = default.synchronize(None) {
+                log::warn!(
+                    "the default stream of a torn-down device had an unreported task failure: {} (error {})",
+                    failure.message,
+                    failure.code
+                );
+            }
+            crate::soft::sanitize::host_synchronized_stream(default.site());
         }
         for mut entry in self.entries {
             entry.stream.close();
@@ -72,6 +73,7 @@ impl Detached {
             {
                 log::error!("a stream worker panicked while its device was torn down");
             }
+            crate::soft::sanitize::stream_destroyed(entry.stream.site());
         }
     }
 }

@@ -14,6 +14,7 @@ use super::rows::{Rows, copy_rows};
 use super::task::{Task, Work};
 use super::{Stream, Streams, lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
+use crate::soft::sanitize::{self, Range};
 use crate::soft::translate::{Side, Translator};
 use crate::soft::{context, copy, peer};
 use crate::types::*;
@@ -165,15 +166,23 @@ pub(crate) unsafe fn memcpy_async(
         drop((tables, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
+            sanitize::host_synchronized_stream(stream.site());
         }
         // SAFETY: forwarded contract.
-        return unsafe { copy::copy_bytes(dst, src, count) };
+        unsafe { copy::copy_bytes(dst, src, count) }?;
+        sanitize::host("aclrtMemcpyAsync", &[Range::write(dst, count), Range::read(src, count)]);
+        return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
     let to_bytes = tables.resolve(dst, count, "dst")?;
     let from_bytes = tables.resolve(src, count, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
     drop((tables, streams));
+    sanitize::queued(
+        stream.site(),
+        "aclrtMemcpyAsync",
+        &[Range::write(dst, count), Range::read(src, count)],
+    );
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
     stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
     Ok(())
@@ -205,6 +214,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
     }
     tables.resolve(address, count, "devPtr")?;
     drop((tables, streams));
+    sanitize::queued(stream.site(), "aclrtMemsetAsync", &[Range::write(address, count)]);
     let host = pinned_ranges(&[(place, address, count)]);
     let work = Work::Fill {
         address,
@@ -273,7 +283,26 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { copy_rows(rows) }
+    unsafe { copy_rows(rows) }?;
+    sanitize_rows(None, "aclrtMemcpy2d", &rows);
+    Ok(())
+}
+
+/// Hands a 2-D copy's rows to the sanitizer (`None`: a copy of the host).
+fn sanitize_rows(site: Option<sanitize::Site>, api: &'static str, rows: &Rows) {
+    let side = |address, pitch, kind| sanitize::Rows {
+        address,
+        pitch,
+        width: rows.width,
+        height: rows.height,
+        kind,
+    };
+    sanitize::rows(
+        site,
+        api,
+        side(rows.dst, rows.dpitch, sanitize::Kind::Write),
+        side(rows.src, rows.spitch, sanitize::Kind::Read),
+    );
 }
 
 /// `aclrtMemcpy2dAsync` after the ACL checks (as `aclrtMemcpy2d`).
@@ -307,9 +336,12 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
         drop((tables, streams));
         if let Some(stream) = sync {
             stream.synchronize(None)?;
+            sanitize::host_synchronized_stream(stream.site());
         }
         // SAFETY: forwarded contract.
-        return unsafe { copy_rows(rows) };
+        unsafe { copy_rows(rows) }?;
+        sanitize_rows(None, "aclrtMemcpy2dAsync", &rows);
+        return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
     let (dst_span, src_span) = (rows.dst_span()?, rows.src_span()?);
@@ -317,6 +349,7 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     let from_bytes = tables.resolve(rows.src, src_span, "src")?;
     peer::check_sides(&to_bytes, &from_bytes)?;
     drop((tables, streams));
+    sanitize_rows(Some(stream.site()), "aclrtMemcpy2dAsync", &rows);
     let host = pinned_ranges(&[(to, rows.dst, dst_span), (from, rows.src, src_span)]);
     stream.submit(Task::new("aclrtMemcpy2dAsync", Work::Copy2d(rows), host));
     Ok(())

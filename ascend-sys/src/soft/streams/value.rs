@@ -222,6 +222,10 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
     }
     tables.resolve(address, 8, "devAddr")?;
     drop((tables, streams));
+    match call {
+        ValueCall::Write => crate::soft::sanitize::value_write(stream.site(), address),
+        ValueCall::Wait => crate::soft::sanitize::value_wait(stream.site(), address),
+    }
     let task = match call {
         ValueCall::Write => Task::new("aclrtValueWrite", Work::ValueWrite { address, value }, Vec::new()),
         ValueCall::Wait => Task::new("aclrtValueWait", Work::ValueWait { address, value, flag }, Vec::new()),

@@ -77,6 +77,7 @@ pub(crate) fn malloc_physical(
             return Err(failure);
         }
     };
+    crate::soft::sanitize::allocated(memory.data(0) as usize, size as usize, Some("aclrtMallocPhysical"));
     let handle = vmm.new_handle();
     vmm.physicals.insert(
         handle,
@@ -120,6 +121,7 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
     let Some(physical) = vmm.physicals.remove(&handle) else {
         return;
     };
+    crate::soft::sanitize::forget(physical.memory.data(0) as usize, physical.size as usize);
     if physical.imported {
         return;
     }

@@ -1,0 +1,62 @@
+//! Memory coming and going: new memory starts with no history (and, for
+//! device memory, unwritten); memory given back is checked as a write of
+//! the host and its history forgotten.
+
+use super::shadow::Kind;
+use super::tracker::Touch;
+use crate::soft::translate::Translator;
+
+/// The bytes behind `[address, address + len)`, as `(pointer, len, offset)`
+/// runs (`None` when it does not translate: the call itself will fail).
+fn bytes_of(address: usize, len: usize) -> Option<Vec<(usize, usize, usize)>> {
+    Translator::default()
+        .resolve(address, len, "range")
+        .ok()
+        .map(|segments| segments.runs())
+}
+
+/// New memory at the raw bytes `[pointer, pointer + len)`: no history;
+/// unwritten when `origin` names the call that allocated device memory.
+pub(crate) fn allocated(pointer: usize, len: usize, origin: Option<&'static str>) {
+    super::update(|state| state.allocated(&[(pointer, len, 0)], origin));
+}
+
+/// New device memory at the program address `address` (`aclrtMalloc*`):
+/// no history, unwritten.
+pub(crate) fn allocated_device(address: usize, len: usize, origin: &'static str) {
+    if !super::on() {
+        return;
+    }
+    if let Some(bytes) = bytes_of(address, len) {
+        super::update(|state| state.allocated(&bytes, Some(origin)));
+    }
+}
+
+/// The raw bytes `[pointer, pointer + len)` are gone: forgets them.
+pub(crate) fn forget(pointer: usize, len: usize) {
+    super::update(|state| state.forget(&[(pointer, len, 0)]));
+}
+
+/// `api` is about to give back `[address, address + len)` (a program
+/// address): reports queued work that may still touch it, then forgets
+/// it.
+pub(crate) fn freeing(address: usize, len: usize, api: &'static str) {
+    if !super::on() {
+        return;
+    }
+    let Some(bytes) = bytes_of(address, len) else {
+        return;
+    };
+    let touch = Touch {
+        address,
+        len,
+        kind: Kind::Free,
+        device: false,
+        bytes: &bytes,
+    };
+    super::with_tracker(|state, checks| {
+        let reports = state.host_op(checks, api, &[touch]);
+        state.forget(&bytes);
+        reports
+    });
+}
