@@ -292,7 +292,7 @@ pub(crate) fn host_synchronized_event(event: usize, recorded: bool, api: &'stati
             state.sync_misuse(
                 api,
                 format!(
-                    "the host synchronises with event {event:#x}, which was never recorded: the call returns at \
+                    "{api} on the host waits for event {event:#x}, which was never recorded: the call returns at \
                      once and waits for nothing (record the event after the work to wait for)"
                 ),
             )

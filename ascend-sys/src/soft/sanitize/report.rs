@@ -56,7 +56,7 @@ pub(crate) fn race(current: &Op, conflict: &Conflict, seen: u64) -> String {
     };
     format!(
         "race ({kind}): {} on {} {} {overlap}, which {} on {} {} ({}) and may still be doing: \
-         it is operation {} of {}, and {} has seen {known}. Nothing orders the two; {advice}.",
+         {} has seen {known}, not its operation {}. Nothing orders the two; {advice}.",
         current.api,
         current.place,
         verb(current.kind),
@@ -64,12 +64,10 @@ pub(crate) fn race(current: &Op, conflict: &Conflict, seen: u64) -> String {
         earlier.place,
         verb(earlier.kind),
         span(earlier.address, earlier.len),
-        earlier.epoch,
-        earlier.place,
         current.place,
+        earlier.epoch,
     )
 }
-
 /// A read of bytes nothing wrote since they were allocated.
 pub(crate) fn unwritten(current: &Op, unwritten: &Unwritten) -> String {
     format!(

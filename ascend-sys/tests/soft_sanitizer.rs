@@ -1,0 +1,602 @@
+//! The stream-hazard sanitizer: planted hazards, each caught with a report
+//! naming both operations, and for each a correctly synchronised twin that
+//! is not reported. Software device only (the sanitizer is part of it).
+//!
+//! The sanitizer is process-wide, so the tests of this file run one at a
+//! time (a lock), each watching the misuse list only while it runs.
+
+mod soft_common;
+
+use ascend_sys::*;
+use soft_common::{on_device, physical};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const N: usize = 4096;
+
+fn ok(code: aclError, what: &str) {
+    assert_eq!(
+        code,
+        ACL_SUCCESS,
+        "{what}: {}",
+        soft::recent_error().unwrap_or_default()
+    );
+}
+
+/// The sanitizer's reports while `body` runs on device 0.
+fn reports(body: impl FnOnce() + Send) -> Vec<String> {
+    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    soft::start_sanitizer(soft::Checks::all());
+    let watch = soft::MisuseWatch::start();
+    on_device(body);
+    watch
+        .seen()
+        .into_iter()
+        .map(|misuse| misuse.description)
+        .filter(|text| {
+            text.starts_with("race") || text.starts_with("uninitialized read") || text.starts_with("sync misuse")
+        })
+        .collect()
+}
+
+/// `body(false)` (the hazard) is reported once, with every word of `words`;
+/// `body(true)` (its synchronised twin) is not reported.
+fn planted(words: &[&str], body: impl Fn(bool) + Sync) {
+    let found = reports(|| body(false));
+    assert_eq!(found.len(), 1, "one report expected, got {found:#?}");
+    for word in words {
+        assert!(found[0].contains(word), "{word:?} missing from {:?}", found[0]);
+    }
+    let twin = reports(|| body(true));
+    assert!(twin.is_empty(), "the synchronised twin was reported: {twin:#?}");
+}
+
+fn stream() -> aclrtStream {
+    let mut stream = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { aclrtCreateStream(&mut stream) }, "create stream");
+    stream
+}
+
+fn done(stream: aclrtStream) {
+    // SAFETY: a live stream.
+    ok(unsafe { aclrtSynchronizeStream(stream) }, "synchronize");
+    // SAFETY: a live stream, destroyed once.
+    ok(unsafe { aclrtDestroyStream(stream) }, "destroy stream");
+}
+
+fn malloc(size: usize) -> *mut c_void {
+    let mut ptr = null_mut();
+    // SAFETY: valid out-pointer.
+    ok(
+        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
+        "malloc",
+    );
+    ptr
+}
+
+fn free(ptr: *mut c_void) {
+    // SAFETY: a live allocation, freed once.
+    ok(unsafe { aclrtFree(ptr) }, "free");
+}
+
+fn fill(ptr: *mut c_void, value: i32, len: usize, stream: aclrtStream) {
+    // SAFETY: `ptr` is device memory of at least `len` bytes.
+    ok(unsafe { aclrtMemsetAsync(ptr, len, value, len, stream) }, "memsetAsync");
+}
+
+fn copy(dst: *mut c_void, src: *mut c_void, len: usize, stream: aclrtStream) {
+    // SAFETY: both are device or pinned memory of at least `len` bytes.
+    ok(
+        unsafe { aclrtMemcpyAsync(dst, len, src, len, ACL_MEMCPY_DEFAULT, stream) },
+        "memcpyAsync",
+    );
+}
+
+/// Orders everything queued on `from` so far before what `to` runs next.
+fn order(from: aclrtStream, to: aclrtStream) {
+    let mut event = null_mut();
+    // SAFETY: valid out-pointer; live streams and event.
+    unsafe {
+        ok(aclrtCreateEvent(&mut event), "create event");
+        ok(aclrtRecordEvent(event, from), "record");
+        ok(aclrtStreamWaitEvent(to, event), "wait");
+        ok(aclrtDestroyEvent(event), "destroy event");
+    }
+}
+
+fn read_host(ptr: *mut c_void, len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    // SAFETY: `out` holds `len` bytes; `ptr` is device memory of `len` bytes.
+    ok(
+        unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), len, ptr, len, ACL_MEMCPY_DEVICE_TO_HOST) },
+        "memcpy D2H",
+    );
+    out
+}
+
+#[test]
+fn two_streams_writing_the_same_bytes() {
+    planted(
+        &["write after write", "aclrtMemsetAsync", "aclrtStreamWaitEvent"],
+        |ordered| {
+            let (a, b, buf) = (stream(), stream(), malloc(N));
+            fill(buf, 1, N, a);
+            if ordered {
+                order(a, b);
+            }
+            fill(buf, 2, N, b);
+            done(a);
+            done(b);
+            free(buf);
+        },
+    );
+}
+
+#[test]
+fn a_stream_reading_what_another_writes() {
+    planted(
+        &["read after write", "aclrtMemcpyAsync", "aclrtMemsetAsync"],
+        |ordered| {
+            let (a, b, buf, out) = (stream(), stream(), malloc(N), malloc(N));
+            fill(buf, 1, N, a);
+            if ordered {
+                order(a, b);
+            }
+            copy(out, buf, N, b);
+            done(a);
+            done(b);
+            free(buf);
+            free(out);
+        },
+    );
+}
+
+#[test]
+fn a_stream_writing_what_another_reads() {
+    planted(
+        &["write after read", "aclrtMemsetAsync", "aclrtMemcpyAsync"],
+        |ordered| {
+            let (a, b, buf, out) = (stream(), stream(), malloc(N), malloc(N));
+            let setup = stream();
+            fill(buf, 1, N, setup);
+            done(setup);
+            copy(out, buf, N, a);
+            if ordered {
+                order(a, b);
+            }
+            fill(buf, 2, N, b);
+            done(a);
+            done(b);
+            free(buf);
+            free(out);
+        },
+    );
+}
+
+#[test]
+fn the_host_reading_what_a_stream_still_writes() {
+    planted(
+        &["read after write", "aclrtMemcpy on the host", "aclrtSynchronizeStream"],
+        |ordered| {
+            let (a, buf) = (stream(), malloc(N));
+            fill(buf, 7, N, a);
+            if ordered {
+                // SAFETY: a live stream.
+                ok(unsafe { aclrtSynchronizeStream(a) }, "synchronize");
+            }
+            let bytes = read_host(buf, N);
+            if ordered {
+                assert!(bytes.iter().all(|&byte| byte == 7));
+            }
+            done(a);
+            free(buf);
+        },
+    );
+}
+
+#[test]
+fn the_host_writing_what_a_stream_still_reads() {
+    planted(&["write after read", "aclrtMemset on the host"], |ordered| {
+        let (a, buf, out) = (stream(), malloc(N), malloc(N));
+        // SAFETY: `buf` is device memory of N bytes.
+        ok(unsafe { aclrtMemset(buf, N, 1, N) }, "memset");
+        copy(out, buf, N, a);
+        if ordered {
+            // SAFETY: a live stream.
+            ok(unsafe { aclrtSynchronizeStream(a) }, "synchronize");
+        }
+        // SAFETY: as above.
+        ok(unsafe { aclrtMemset(buf, N, 2, N) }, "memset");
+        done(a);
+        free(buf);
+        free(out);
+    });
+}
+
+#[test]
+fn pinned_memory_read_by_the_host_while_a_copy_fills_it() {
+    planted(&["read after write", "aclrtMemcpy", "aclrtMemcpyAsync"], |ordered| {
+        let (a, buf, dev) = (stream(), malloc(N), malloc(N));
+        let mut pinned = null_mut();
+        let mut event = null_mut();
+        // SAFETY: valid out-pointers; live memory of N bytes each.
+        unsafe {
+            ok(aclrtMemset(buf, N, 3, N), "memset");
+            ok(aclrtMallocHost(&mut pinned, N), "mallocHost");
+            ok(aclrtCreateEvent(&mut event), "create event");
+        }
+        copy(pinned, buf, N, a);
+        // SAFETY: live event and stream.
+        unsafe {
+            ok(aclrtRecordEvent(event, a), "record");
+            if ordered {
+                ok(aclrtSynchronizeEvent(event), "synchronize event");
+            }
+            ok(aclrtMemcpy(dev, N, pinned, N, ACL_MEMCPY_HOST_TO_DEVICE), "memcpy H2D");
+            ok(aclrtDestroyEvent(event), "destroy event");
+        }
+        done(a);
+        // SAFETY: pinned memory from aclrtMallocHost, freed once.
+        ok(unsafe { aclrtFreeHost(pinned) }, "freeHost");
+        free(buf);
+        free(dev);
+    });
+}
+
+#[test]
+fn freeing_memory_a_stream_still_writes() {
+    planted(&["free while in use", "aclrtFree", "aclrtFreeWithDevSync"], |ordered| {
+        let (a, buf) = (stream(), malloc(N));
+        fill(buf, 1, N, a);
+        if ordered {
+            // SAFETY: a live allocation, freed once.
+            ok(unsafe { aclrtFreeWithDevSync(buf) }, "freeWithDevSync");
+        } else {
+            free(buf);
+        }
+        // The planted hazard may fail the memset (its memory is gone when
+        // it runs): the synchronisation then reports it, as on hardware.
+        // SAFETY: a live stream.
+        let synchronized = unsafe { aclrtSynchronizeStream(a) };
+        assert!(ordered || synchronized == ACL_SUCCESS || synchronized == ACL_ERROR_RT_SYS_DMA);
+        done(a);
+    });
+}
+
+#[test]
+fn reading_device_memory_nothing_wrote() {
+    planted(&["uninitialized read", "aclrtMalloc", "aclrtMemcpy"], |ordered| {
+        let buf = malloc(N);
+        if ordered {
+            // SAFETY: `buf` is device memory of N bytes.
+            ok(unsafe { aclrtMemset(buf, N, 0, N) }, "memset");
+        }
+        read_host(buf, N);
+        free(buf);
+    });
+}
+
+/// A granule of physical memory mapped at `maps` reserved ranges.
+struct Vmm {
+    handle: aclrtDrvMemHandle,
+    maps: Vec<*mut c_void>,
+    size: usize,
+}
+
+impl Vmm {
+    fn new(maps: usize) -> Self {
+        let mut size = 0;
+        let mut prop = soft_common::device_prop(0);
+        // SAFETY: valid out-pointer and property.
+        ok(
+            unsafe { aclrtMemGetAllocationGranularity(&mut prop, ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM, &mut size) },
+            "granularity",
+        );
+        let handle = physical(size);
+        let maps = (0..maps)
+            .map(|_| {
+                let mut va = null_mut();
+                // SAFETY: valid out-pointer; a fresh range mapped with the whole allocation.
+                unsafe {
+                    ok(aclrtReserveMemAddress(&mut va, size, 0, null_mut(), 0), "reserve");
+                    ok(aclrtMapMem(va, size, 0, handle, 0), "map");
+                }
+                va
+            })
+            .collect();
+        Self { handle, maps, size }
+    }
+}
+
+impl Drop for Vmm {
+    fn drop(&mut self) {
+        for &va in &self.maps {
+            // SAFETY: mapped and reserved above, undone once.
+            unsafe {
+                ok(aclrtUnmapMem(va), "unmap");
+                ok(aclrtReleaseMemAddress(va), "release");
+            }
+        }
+        // SAFETY: allocated above, freed once.
+        ok(unsafe { aclrtFreePhysical(self.handle) }, "freePhysical");
+    }
+}
+
+#[test]
+fn reading_physical_memory_nothing_wrote_and_remapping_keeps_what_was_written() {
+    planted(&["uninitialized read", "aclrtMallocPhysical"], |ordered| {
+        let vmm = Vmm::new(1);
+        let va = vmm.maps[0];
+        if ordered {
+            // SAFETY: mapped device memory of N bytes at least.
+            ok(unsafe { aclrtMemset(va, N, 5, N) }, "memset");
+            // The bytes belong to the physical allocation: a new mapping of
+            // it reads them written.
+            let again = Vmm {
+                handle: vmm.handle,
+                maps: Vec::new(),
+                size: vmm.size,
+            };
+            let mut second = null_mut();
+            // SAFETY: a fresh range mapped with the same allocation.
+            unsafe {
+                ok(
+                    aclrtReserveMemAddress(&mut second, vmm.size, 0, null_mut(), 0),
+                    "reserve",
+                );
+                ok(aclrtMapMem(second, vmm.size, 0, vmm.handle, 0), "map");
+            }
+            assert!(read_host(second, N).iter().all(|&byte| byte == 5));
+            // SAFETY: mapped and reserved just above.
+            unsafe {
+                ok(aclrtUnmapMem(second), "unmap");
+                ok(aclrtReleaseMemAddress(second), "release");
+            }
+            std::mem::forget(again);
+        }
+        read_host(va, N);
+    });
+}
+
+#[test]
+fn two_mappings_of_one_allocation_share_their_history() {
+    planted(&["read after write", "aclrtMemcpyAsync"], |ordered| {
+        let vmm = Vmm::new(2);
+        let (a, b, out) = (stream(), stream(), malloc(N));
+        fill(vmm.maps[0], 1, N, a);
+        if ordered {
+            order(a, b);
+        }
+        copy(out, vmm.maps[1], N, b);
+        done(a);
+        done(b);
+        free(out);
+    });
+}
+
+#[test]
+fn waiting_for_an_event_never_recorded() {
+    planted(&["sync misuse", "never recorded", "no-op"], |ordered| {
+        let (a, b) = (stream(), stream());
+        let mut event = null_mut();
+        // SAFETY: valid out-pointer; live event and streams.
+        unsafe {
+            ok(aclrtCreateEventExWithFlag(&mut event, ACL_EVENT_SYNC), "create event");
+            if ordered {
+                ok(aclrtRecordEvent(event, a), "record");
+            }
+            ok(aclrtStreamWaitEvent(b, event), "wait");
+            ok(aclrtDestroyEvent(event), "destroy event");
+        }
+        done(a);
+        done(b);
+    });
+}
+
+#[test]
+fn synchronising_with_an_event_never_recorded() {
+    planted(&["sync misuse", "aclrtSynchronizeEvent"], |ordered| {
+        let a = stream();
+        let mut event = null_mut();
+        // SAFETY: valid out-pointer; live event and stream.
+        unsafe {
+            ok(aclrtCreateEvent(&mut event), "create event");
+            if ordered {
+                ok(aclrtRecordEvent(event, a), "record");
+            }
+            ok(aclrtSynchronizeEvent(event), "synchronize event");
+            ok(aclrtDestroyEvent(event), "destroy event");
+        }
+        done(a);
+    });
+}
+
+#[test]
+fn a_wait_covers_only_the_record_it_waited_for() {
+    planted(
+        &[
+            "read after write",
+            "has seen its operations up to 1, not its operation 2",
+        ],
+        |ordered| {
+            let (a, b, x, y, out) = (stream(), stream(), malloc(N), malloc(N), malloc(N));
+            fill(x, 1, N, a);
+            order(a, b);
+            // After the record: the wait does not cover this write.
+            fill(if ordered { y } else { x }, 2, N, a);
+            copy(out, x, N, b);
+            done(a);
+            done(b);
+            for buf in [x, y, out] {
+                free(buf);
+            }
+        },
+    );
+}
+
+#[test]
+fn the_default_stream_and_a_created_stream() {
+    planted(&["write after write", "the default stream of device 0"], |ordered| {
+        let (a, buf) = (stream(), malloc(N));
+        fill(buf, 1, N, null_mut());
+        if ordered {
+            order(null_mut(), a);
+        }
+        fill(buf, 2, N, a);
+        done(a);
+        // SAFETY: the default stream.
+        ok(unsafe { aclrtSynchronizeStream(null_mut()) }, "synchronize default");
+        free(buf);
+    });
+}
+
+#[test]
+fn a_two_d_copy_races_only_on_its_rows() {
+    // Rows of 16 bytes, 64 apart: a write into the gaps between rows is
+    // not a race; a write into a row is.
+    planted(&["write after write", "aclrtMemcpy2dAsync"], |gap| {
+        let (a, b, src, dst) = (stream(), stream(), malloc(N), malloc(N));
+        // SAFETY: `src` is device memory of N bytes.
+        ok(unsafe { aclrtMemset(src, N, 1, N) }, "memset");
+        // SAFETY: 8 rows of 16 bytes, 64 apart, inside both allocations.
+        ok(
+            unsafe { aclrtMemcpy2dAsync(dst, 64, src, 64, 16, 8, ACL_MEMCPY_DEVICE_TO_DEVICE, a) },
+            "memcpy2dAsync",
+        );
+        // SAFETY: inside `dst`.
+        let target = unsafe { dst.cast::<u8>().add(if gap { 16 } else { 64 }) };
+        fill(target.cast(), 9, 16, b);
+        done(a);
+        done(b);
+        free(src);
+        free(dst);
+    });
+}
+
+#[test]
+fn disjoint_parts_of_one_allocation_do_not_race() {
+    let found = reports(|| {
+        let (a, b, buf) = (stream(), stream(), malloc(2 * N));
+        fill(buf, 1, N, a);
+        // SAFETY: the second half of `buf`.
+        fill(unsafe { buf.cast::<u8>().add(N) }.cast(), 2, N, b);
+        done(a);
+        done(b);
+        free(buf);
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_double_buffered_pipeline_is_quiet() {
+    let found = reports(|| {
+        let (load, compute) = (stream(), stream());
+        let buffers = [malloc(N), malloc(N)];
+        let out = malloc(N);
+        let mut loaded = [null_mut(), null_mut()];
+        let mut consumed = [null_mut(), null_mut()];
+        // SAFETY: valid out-pointers.
+        unsafe {
+            for event in loaded.iter_mut().chain(consumed.iter_mut()) {
+                ok(aclrtCreateEvent(event), "create event");
+            }
+        }
+        for step in 0..6 {
+            let slot = step % 2;
+            // SAFETY: live events and streams.
+            unsafe {
+                if step >= 2 {
+                    // The loader reuses a buffer once compute has read it.
+                    ok(aclrtStreamWaitEvent(load, consumed[slot]), "wait consumed");
+                }
+                fill(buffers[slot], step as i32, N, load);
+                ok(aclrtRecordEvent(loaded[slot], load), "record loaded");
+                ok(aclrtStreamWaitEvent(compute, loaded[slot]), "wait loaded");
+                copy(out, buffers[slot], N, compute);
+                ok(aclrtRecordEvent(consumed[slot], compute), "record consumed");
+            }
+        }
+        done(load);
+        done(compute);
+        // SAFETY: live events, destroyed once.
+        unsafe {
+            for event in loaded.into_iter().chain(consumed) {
+                ok(aclrtDestroyEvent(event), "destroy event");
+            }
+        }
+        for buf in buffers.into_iter().chain([out]) {
+            free(buf);
+        }
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn polling_an_event_until_complete_orders_the_host() {
+    let found = reports(|| {
+        let (a, buf) = (stream(), malloc(N));
+        let mut event = null_mut();
+        // SAFETY: valid out-pointer; live event and stream.
+        unsafe {
+            ok(aclrtCreateEvent(&mut event), "create event");
+            fill(buf, 4, N, a);
+            ok(aclrtRecordEvent(event, a), "record");
+            let mut status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+            while status != ACL_EVENT_RECORDED_STATUS_COMPLETE {
+                ok(aclrtQueryEventStatus(event, &mut status), "query");
+            }
+        }
+        assert!(read_host(buf, N).iter().all(|&byte| byte == 4));
+        // SAFETY: a live event, destroyed once.
+        ok(unsafe { aclrtDestroyEvent(event) }, "destroy event");
+        done(a);
+        free(buf);
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_value_wait_is_not_reported() {
+    let found = reports(|| {
+        let (a, b, flag, buf, out) = (stream(), stream(), malloc(64), malloc(N), malloc(N));
+        // SAFETY: device memory of 64 bytes; live streams.
+        unsafe {
+            ok(aclrtMemset(flag, 64, 0, 64), "memset flag");
+            ok(aclrtValueWait(flag, 1, ACL_STREAM_WAIT_VALUE_EQ, b), "value wait");
+        }
+        copy(out, buf, N, b);
+        fill(buf, 1, N, a);
+        // SAFETY: as above.
+        ok(unsafe { aclrtValueWrite(flag, 1, 0, a) }, "value write");
+        done(a);
+        done(b);
+        for ptr in [flag, buf, out] {
+            free(ptr);
+        }
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_bad_sanitizer_variable_stops_the_software_device() {
+    let output = soft_common::child_output("child_bad_sanitize_variable", &[(soft::ENV_SANITIZE, "race,raecs")]);
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+#[ignore = "run by a_bad_sanitizer_variable_stops_the_software_device in its own process"]
+fn child_bad_sanitize_variable() {
+    soft_common::software();
+    let mut count = 0;
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_ERROR_RT_INTERNAL_ERROR);
+    let message = soft::recent_error().unwrap_or_default();
+    assert!(
+        message.contains("ASCEND_SOFT_SANITIZE") && message.contains("raecs"),
+        "{message}"
+    );
+}
