@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the drop-in library, installs the CANN-shaped tree into a temporary
 # prefix, compiles the C and C++ programs of tests/c/ against it with the
-# system compilers (and one through CMake), and runs them. Fails on the first
-# failure.
+# system compilers (and one through CMake), and runs them: then the planted
+# hazards of sanitize.c and their twins, and the programs again, under the
+# stream-hazard sanitizer (ASCEND_SOFT_SANITIZE). Fails when any test failed.
 #
 # Usage: ascend-soft-acl/run-c-tests.sh [--debug]
 #   --debug   install a debug build (faster to build)
@@ -39,6 +40,8 @@ $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/share.c" -I"$ASCEND_HOME_PAT
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/share"
 $cc "${warnings[@]}" -std=c11 "$tests/leak.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/leak"
+$cc "${warnings[@]}" -std=c11 "$tests/sanitize.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/sanitize"
 $cxx "${warnings[@]}" -std=c++14 "$tests/vmm.cpp" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/vmm"
 $cxx "${warnings[@]}" -std=c++14 -pthread "$tests/value_wait.cpp" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
@@ -106,6 +109,87 @@ if "$build/leak" > /dev/null 2> "$build/leak-quiet.err" && ! grep -q "leak:" "$b
 else
   fail "leak without ASCEND_SOFT_REPORT printed a report"
 fi
+
+echo "==> sanitizer"
+# Each planted hazard of sanitize.c: "case api kind [earlier-api]". The run must end
+# with ASCEND_SOFT_SANITIZE_EXITCODE and print a report of that kind from that call
+# (for a race, naming the earlier call too); its twin (case_ok) must exit 0 quietly.
+sanitize_exit=86
+hazards=(
+  "ww_streams aclrtMemsetAsync race aclrtMemsetAsync"
+  "raw_streams aclrtMemcpyAsync race aclrtMemsetAsync"
+  "war_streams aclrtMemsetAsync race aclrtMemcpyAsync"
+  "copy2d_streams aclrtMemcpy2dAsync race aclrtMemsetAsync"
+  "default_stream aclrtMemsetAsync race aclrtMemsetAsync"
+  "event_reused aclrtMemcpyAsync race aclrtMemsetAsync"
+  "double_buffer aclrtMemsetAsync race aclrtMemcpyAsync"
+  "host_read_queued_write aclrtMemcpy race aclrtMemsetAsync"
+  "host_write_queued_read aclrtMemset race aclrtMemcpyAsync"
+  "pinned_d2h_then_h2d aclrtMemcpy race aclrtMemcpyAsync"
+  "free_while_queued aclrtFree race aclrtMemsetAsync"
+  "uninit_d2h aclrtMemcpy init"
+  "uninit_vmm aclrtMemcpy init"
+  "vmm_alias aclrtMemcpyAsync race aclrtMemsetAsync"
+  "wait_unrecorded aclrtStreamWaitEvent sync"
+  "sync_unrecorded aclrtSynchronizeEvent sync"
+)
+# Every case of the program is in the table.
+listed=$("$build/sanitize" --list | sort)
+tabled=$(printf '%s\n' "${hazards[@]}" | cut -d' ' -f1 | sort)
+[ "$listed" = "$tabled" ] || { echo "sanitize --list and the table of run-c-tests.sh differ" >&2; exit 1; }
+sanitized() {
+  ASCEND_SOFT_SANITIZE=all ASCEND_SOFT_SANITIZE_EXITCODE=$sanitize_exit timeout 60 "$@"
+}
+for hazard in "${hazards[@]}"; do
+  read -r name api kind earlier <<< "$hazard"
+  case "$kind" in
+    race) expected="ascend-rs sanitizer: in $api: race (" ;;
+    init) expected="ascend-rs sanitizer: in $api: uninitialized read: " ;;
+    sync) expected="ascend-rs sanitizer: in $api: sync misuse: " ;;
+  esac
+  err="$build/sanitize-$name.err"
+  status=0
+  sanitized "$build/sanitize" "$name" > /dev/null 2> "$err" || status=$?
+  if [ "$status" -ne "$sanitize_exit" ]; then
+    cat "$err" >&2
+    fail "sanitize $name: exit code $status, not $sanitize_exit"
+  elif ! grep -F "$expected" "$err" > "$err.match" || ! grep -qF "${earlier:+which $earlier on }" "$err.match"; then
+    cat "$err" >&2
+    fail "sanitize $name: no line starting '$expected'${earlier:+ naming $earlier}"
+  elif ! grep -q '^ascend-rs sanitizer: summary at aclFinalize: [1-9][0-9]* hazard(s)' "$err"; then
+    cat "$err" >&2
+    fail "sanitize $name: no summary at aclFinalize"
+  else
+    pass "sanitize $name ($kind in $api${earlier:+ after $earlier})"
+  fi
+  err="$build/sanitize-${name}_ok.err"
+  status=0
+  sanitized "$build/sanitize" "${name}_ok" > /dev/null 2> "$err" || status=$?
+  if [ "$status" -eq 0 ] && ! grep -q '^ascend-rs sanitizer: in ' "$err" \
+    && grep -q '^ascend-rs sanitizer: summary at aclFinalize: 0 hazard(s)' "$err"; then
+    pass "sanitize ${name}_ok"
+  else
+    cat "$err" >&2
+    fail "sanitize ${name}_ok: exit code $status, or a report"
+  fi
+done
+# The other programs, sanitized: they must pass with no report. "program checks".
+# Two run without init, for reads the sanitizer cannot see written (false positives):
+# share reads bytes its child process wrote into the exported allocation, and
+# value_wait reads what a copy queued after an aclrtValueWait wrote (the accesses of a
+# stream waiting for a value are not kept, so the copy's write is not seen either).
+for entry in "host_device all" "host_device_acl_rt all" "vmm all" "share race,sync" \
+  "value_wait race,sync" "cmake/vmm_cmake all" "leak all"; do
+  read -r program checks <<< "$entry"
+  err="$build/sanitized-${program//\//-}.err"
+  if (cd "$build" && ASCEND_SOFT_SANITIZE=$checks ASCEND_SOFT_SANITIZE_EXITCODE=$sanitize_exit \
+    timeout 120 "./$program" > /dev/null 2> "$err") && ! grep -q '^ascend-rs sanitizer: in ' "$err"; then
+    pass "$program (sanitized: $checks)"
+  else
+    cat "$err" >&2
+    fail "$program (sanitized: $checks)"
+  fi
+done
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures C/C++ test(s) failed" >&2

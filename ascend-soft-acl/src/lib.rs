@@ -15,6 +15,17 @@
 //! - With `ASCEND_SOFT_REPORT=1`, `aclFinalize` prints the software
 //!   device's leak report (every resource still live) and the misuse it
 //!   detected to stderr.
+//! - With `ASCEND_SOFT_SANITIZE=race,init,sync` (or `all`), the
+//!   stream-hazard sanitizer runs ([`ascend_sys::soft::ENV_SANITIZE`]): each
+//!   race, read of unwritten device memory and synchronisation that orders
+//!   nothing is printed to stderr as it is found (a line starting
+//!   `ascend-rs sanitizer: in <api>: `), and every `aclFinalize` prints a
+//!   summary (`ascend-rs sanitizer: summary at aclFinalize: N hazard(s):
+//!   ...`). With `ASCEND_SOFT_SANITIZE_EXITCODE=N` (1 to 255) as well,
+//!   `aclFinalize` ends the process with exit code `N` when the sanitizer
+//!   reported anything ([`ascend_sys::soft::ENV_SANITIZE_EXITCODE`]), after
+//!   flushing stdout and stderr; `exit` runs the program's `atexit`
+//!   handlers and flushes its C stdio.
 //! - The library exports [`ascend_rs_software_device`], named by
 //!   [`ascend_sys::SOFTWARE_LIBRARY_MARKER`]: the `ascend-sys` loader refuses
 //!   a library that exports it, so a Rust program that finds this library
@@ -120,11 +131,33 @@ fn finalize_report() -> String {
     text
 }
 
-/// Runs after every `aclFinalize`.
+/// Runs after every `aclFinalize`: the report under [`ENV_REPORT`], then
+/// the sanitizer's summary and exit code ([`sanitizer_verdict`]).
 fn after_finalize() {
     if report_requested() {
         let _ = std::io::stderr().write_all(finalize_report().as_bytes());
     }
+    if let Some(code) = sanitizer_verdict() {
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // `exit` runs the C program's atexit handlers and flushes its stdio.
+        std::process::exit(code);
+    }
+}
+
+/// When the sanitizer is on ([`soft::ENV_SANITIZE`]): prints its summary
+/// to stderr, and returns the exit code of [`soft::ENV_SANITIZE_EXITCODE`]
+/// when it reported anything (the process must end with it).
+fn sanitizer_verdict() -> Option<i32> {
+    if soft::sanitizer_checks().is_empty() {
+        return None;
+    }
+    let summary = soft::sanitizer_summary();
+    let _ = writeln!(
+        std::io::stderr(),
+        "ascend-rs sanitizer: summary at aclFinalize: {summary}"
+    );
+    soft::sanitizer_exit_code().filter(|_| summary.total() > 0)
 }
 
 /// Generates one exported C function per function of the list.
