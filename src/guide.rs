@@ -11,6 +11,7 @@
 //! | [`runtime_choices`] | every rule whose error code the closed driver decides, and the code the software device returns |
 //! | [`c_and_cpp`] | C and C++ programs on the software device: the drop-in `libascendcl.so` and its CANN-shaped tree |
 //! | [`testing`] | testing your own code on the software device (feature `testing`) |
+//! | [`stream_races`] | the stream-hazard sanitizer: races between streams, unwritten reads, sync misuse |
 //! | [`performance`] | benchmark ratios against the machine's physical limits |
 //!
 //! These modules hold no items: they are documentation only.
@@ -27,6 +28,7 @@
 //! [pools]: pools
 //! [c-and-cpp]: c_and_cpp
 //! [testing]: testing
+//! [stream-races]: stream_races
 //! [performance]: performance
 //!
 #![doc = include_str!("../docs/README.md")]
@@ -68,6 +70,10 @@ pub mod testing {
         doc = "Testing your own code: this page is built with the cargo feature `testing` (docs.rs \
                builds with it), and in the repository at `docs/testing.md`."
     )]
+}
+
+pub mod stream_races {
+    #![doc = include_str!("../docs/stream-races.md")]
 }
 
 pub mod performance {

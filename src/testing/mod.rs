@@ -21,6 +21,10 @@
 //!   [`DevicePool`](crate::pool::DevicePool)s and
 //!   [`PinnedPool`](crate::pool::PinnedPool)s ([`PoolBlockLeak`]) — and
 //!   that no misuse was detected.
+//! - [`on_software_device_sanitized`] / [`start_sanitizer`]: the same,
+//!   with the stream-hazard sanitizer on, so that a race between streams,
+//!   a read of unwritten device memory or a synchronisation that orders
+//!   nothing fails the test.
 //!
 //! The guide page [Testing your own code](crate::guide::testing) walks
 //! through testing a small allocator with these tools; its examples run as
@@ -30,6 +34,7 @@ mod counts;
 mod guard;
 mod ops;
 mod pools;
+mod sanitizer;
 pub mod strategies;
 
 pub use counts::changed_counts;
@@ -38,3 +43,6 @@ pub use ops::{Disposal, LifecycleOp, MapAccess, OpBounds, lifecycle_op, lifecycl
 pub use pools::{PoolBlockLeak, PoolKind};
 /// The `proptest` this module's strategies are built with.
 pub use proptest;
+pub use sanitizer::{
+    SanitizerChecks, SanitizerSummary, on_software_device_sanitized, sanitizer_summary, start_sanitizer,
+};

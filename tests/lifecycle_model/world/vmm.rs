@@ -90,10 +90,28 @@ impl World {
                 let Some(m) = pick(mapping, self.mappings.len()) else {
                     return Ok(());
                 };
-                let obj = &self.mappings[m];
+                let obj = &mut self.mappings[m];
                 let size = obj.held.size();
                 let start = at.index(size);
                 let n = (*len).min(size - start);
+                if obj.accessible {
+                    // Bytes nothing wrote are written (zeros) first: reading
+                    // them would be a read of uninitialised memory, which the
+                    // sanitizer reports, and their value means nothing.
+                    let memory = &mut self.memories[obj.memory];
+                    let mut at = start;
+                    while at < start + n {
+                        let unknown = memory.known[at..start + n].iter().take_while(|known| !**known).count();
+                        if unknown == 0 {
+                            at += 1;
+                            continue;
+                        }
+                        check(what, &obj.held.write(at, &vec![0; unknown]), Expect::Ok)?;
+                        memory.bytes[at..at + unknown].fill(0);
+                        memory.known[at..at + unknown].fill(true);
+                        at += unknown;
+                    }
+                }
                 let read = obj.held.read(start, n);
                 let expect = if obj.accessible {
                     Expect::Ok

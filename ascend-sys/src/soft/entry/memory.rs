@@ -9,7 +9,7 @@ fn malloc_into(devPtr: *mut *mut c_void, size: usize, rounding: Rounding, policy
     if sanitize::on()
         && let Some((_, allocation)) = device_mem::find(address)
     {
-        sanitize::allocated_device(address, allocation.size as usize, "aclrtMalloc");
+        sanitize::allocated_device(address, allocation.size as usize, Some("aclrtMalloc"));
     }
     // SAFETY: checked non-NULL; valid by the call's contract.
     unsafe { put(devPtr, address as *mut c_void) };

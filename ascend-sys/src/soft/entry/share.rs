@@ -67,6 +67,19 @@ unsafe fn pid_list<'a>(pid: *const i32, pidNum: usize) -> SoftResult<&'a [i32]> 
     Ok(unsafe { std::slice::from_raw_parts(pid, count) })
 }
 
+/// An exported physical allocation may be written by another process,
+/// unseen by this one's sanitizer: what it holds is no longer known.
+fn sanitize_exported(handle: usize) {
+    if crate::soft::sanitize::on()
+        && let Ok(vmm) = vmm::read()
+        && let Ok(physical) = vmm.physical(handle)
+    {
+        let (data, size) = (physical.memory.data(0) as usize, physical.size as usize);
+        drop(vmm);
+        crate::soft::sanitize::allocated(data, size, None);
+    }
+}
+
 pub(crate) unsafe fn aclrtMemExportToShareableHandle(
     handle: aclrtDrvMemHandle,
     handleType: aclrtMemHandleType,
@@ -84,6 +97,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandle(
         non_null(shareableHandle, "shareableHandle")?;
         check_export_flags(flags)?;
         let (exported, _) = share::export(&*vmm::read()?, handle as usize, flags)?;
+        sanitize_exported(handle as usize);
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(shareableHandle, exported) };
         Ok(())
@@ -106,6 +120,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandleV2(
             context::require()?;
         }
         let (exported, token) = share::export(&*vmm::read()?, handle as usize, flags)?;
+        sanitize_exported(handle as usize);
         // SAFETY: checked non-NULL; the buffer holds the type's handle by the
         // call's contract (written unaligned: it is the caller's buffer).
         unsafe {

@@ -21,14 +21,15 @@ pub(crate) fn allocated(pointer: usize, len: usize, origin: Option<&'static str>
     super::update(|state| state.allocated(&[(pointer, len, 0)], origin));
 }
 
-/// New device memory at the program address `address` (`aclrtMalloc*`):
-/// no history, unwritten.
-pub(crate) fn allocated_device(address: usize, len: usize, origin: &'static str) {
+/// Device memory at the program address `address` starts afresh: new
+/// (`aclrtMalloc*`: unwritten, `origin` names the call), or shared with
+/// another process (`None`: what it writes there is not seen here).
+pub(crate) fn allocated_device(address: usize, len: usize, origin: Option<&'static str>) {
     if !super::on() {
         return;
     }
     if let Some(bytes) = bytes_of(address, len) {
-        super::update(|state| state.allocated(&bytes, Some(origin)));
+        super::update(|state| state.allocated(&bytes, origin));
     }
 }
 

@@ -238,6 +238,20 @@ impl Shadow {
         self.merge_around(start, end);
     }
 
+    /// Notes that `[start, start + len)` was written, by an operation the
+    /// sanitizer cannot order (it keeps no access for it).
+    pub(crate) fn written(&mut self, start: usize, len: usize) {
+        let end = start.saturating_add(len);
+        self.split_at(start);
+        self.split_at(end);
+        for (_, run) in self.runs.range_mut(start..end) {
+            if let Init::Unwritten(_) = run.init {
+                run.init = Init::Written;
+            }
+        }
+        self.merge_around(start, end);
+    }
+
     /// Adds untracked runs where `[start, end)` has none.
     fn fill_gaps(&mut self, start: usize, end: usize) {
         let mut gaps = Vec::new();

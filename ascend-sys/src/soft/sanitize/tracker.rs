@@ -183,6 +183,12 @@ impl Tracker {
         state.clock.join(&host);
         let epoch = state.clock.tick(site.actor);
         if state.deferred {
+            // Unordered, so unchecked; but what it writes is written.
+            for touch in touches.iter().filter(|touch| touch.kind == Kind::Write) {
+                for &(pointer, len, _) in touch.bytes {
+                    self.shadow.written(pointer, len);
+                }
+            }
             return Reports::none();
         }
         let (seen, place) = (
