@@ -220,6 +220,12 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
         // reaches them only through such accesses or through
         // `&mut Ordered`, which cannot exist beside `&self`.
         let values = unsafe { std::slice::from_raw_parts(self.host_ptr().cast_const(), self.len()) };
+        sys::soft::sanitize_host_access(
+            "OrderedView::with_host",
+            values.as_ptr().cast(),
+            size_of_val(values),
+            false,
+        );
         Ok(read(values))
     }
 
@@ -253,6 +259,12 @@ impl<T: Pod> OrderedView<'_, PinnedHostBuf<T>> {
         // use of them starts while this write is in flight: this is the
         // only reference.
         let values = unsafe { std::slice::from_raw_parts_mut(self.host_ptr(), self.len()) };
+        sys::soft::sanitize_host_access(
+            "OrderedView::with_host_mut",
+            values.as_ptr().cast(),
+            size_of_val(values),
+            true,
+        );
         Ok(write(values))
     }
 }
