@@ -103,6 +103,9 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
     let held = stream(&device);
     let misuse = on_software().then(soft::MisuseWatch::start);
     let keep = pool.alloc(4096).unwrap();
+    // Written before it is read back (the sanitizer reports reads of
+    // memory nothing wrote).
+    keep.view().write_from_host(&[9u8; 4096]).unwrap();
     let big = pool.alloc(3 * granule).unwrap();
     assert_eq!(pool.stats().reserved, granule + 4 * granule);
     gated(&device, &held, || {
@@ -118,7 +121,9 @@ fn empty_cache_waits_for_the_work_and_unmaps_the_tail() {
     );
     assert_eq!(stats.chunks_unmapped, 2);
     assert_eq!(stats.active, 4096);
-    assert!(common::pool::read_block(&device, &keep, &held).len() == 4096);
+    let kept = common::pool::read_block(&device, &keep, &held);
+    assert!(kept.len() == 4096);
+    assert!(kept.iter().all(|&b| b == 9), "the live block's contents stay");
     if let Some(misuse) = misuse {
         assert_eq!(misuse.seen(), [], "memory unmapped under queued work");
     }
@@ -172,12 +177,20 @@ fn active_counts_freed_memory_until_the_pool_proves_its_work_finished() {
     let freed = pool.alloc(8192).unwrap();
     freed.fill_bytes(1, &stream).unwrap();
     let live = pool.alloc(4096).unwrap();
+    // Data `sleep` offloads, checked after the wake (written synchronously,
+    // so it leaves no queued work; and not memory nothing wrote, whose
+    // offload the sanitizer reports).
+    live.view().write_from_host(&[3u8; 4096]).unwrap();
     drop(freed);
     pool.empty_cache().unwrap();
     assert_eq!(pool.stats().active, 4096 + 8192);
     pool.sleep(&[DevicePool::DEFAULT_TAG]).unwrap();
     pool.wake().unwrap();
     assert_eq!(pool.stats().active, 4096);
+    assert!(
+        live.view().to_vec::<u8>().unwrap().iter().all(|&b| b == 3),
+        "offloaded and restored"
+    );
     drop(live);
     assert_eq!(pool.stats().active, 0, "the live block's memory was idle");
 }

@@ -147,6 +147,10 @@ fn each_pair_of_failures_leaves_the_pool_consistent() {
         for nth in 1..=3 {
             let pool = DevicePool::new(&device, common::pool::pool_config(chunk, 4, chunk, 8)).unwrap();
             let kept = pool.alloc_tagged(chunk, "weights").unwrap();
+            // Data the sleep offloads, checked after every pair of failures
+            // (and not memory nothing wrote, whose offload the sanitizer
+            // reports).
+            kept.view().write_from_host(&vec![5u8; chunk]).unwrap();
             drop(pool.alloc_tagged(2 * chunk, "weights").unwrap());
             let operations: [&dyn Fn() -> ascend::Result<()>; 3] = [
                 &|| pool.alloc_tagged(4 * chunk, "weights").map(drop),
@@ -161,6 +165,11 @@ fn each_pair_of_failures_leaves_the_pool_consistent() {
                 if pool.is_asleep("weights") {
                     pool.wake().unwrap_or_else(|error| panic!("{context}: wake: {error}"));
                 }
+                let bytes = kept.view().to_vec::<u8>().unwrap();
+                assert!(
+                    bytes.iter().all(|&byte| byte == 5),
+                    "{context}: the live block kept its bytes"
+                );
                 drop(
                     pool.alloc_tagged(2 * chunk, "weights")
                         .unwrap_or_else(|error| panic!("{context}: then: {error}")),

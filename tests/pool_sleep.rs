@@ -126,10 +126,19 @@ fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
         pool.alloc_tagged(4096, "kv_cache"),
         Err(Error::PoolAsleep { .. })
     ));
+    // The first sleep discarded `kept`'s contents: both weights blocks get
+    // data the next sleep offloads, checked after the wake (and not memory
+    // nothing wrote, whose offload the sanitizer reports).
+    kept.view().write_from_host(&[4u8; 4096]).unwrap();
+    again.view().write_from_host(&[6u8; 4096]).unwrap();
     // Sleeping again sleeps the awake tags; the sleeping one stays asleep.
     pool.sleep(&["weights"]).unwrap();
     pool.wake().unwrap();
     assert_eq!(pool.stats().allocated, 3 * 4096);
+    assert!(
+        all(&kept.view().to_vec::<u8>().unwrap(), 4) && all(&again.view().to_vec::<u8>().unwrap(), 6),
+        "the offloaded tag's blocks kept their bytes"
+    );
     drop((kept, other, again));
     assert_eq!(pool.stats().allocated, 0);
 }

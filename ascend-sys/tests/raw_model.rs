@@ -21,8 +21,10 @@
 //!
 //! - every call returns exactly the predicted code (an illegal call its
 //!   documented error, a legal one success);
-//! - data read back equals the bytes the model recorded (bytes never
-//!   written are not compared: fresh memory is not promised to be zero);
+//! - data read back equals the bytes the model recorded (fresh memory is
+//!   not promised to be zero: before a read, the harness writes zeros into
+//!   the bytes nothing wrote and records them, so that no read is of
+//!   uninitialised memory, which the sanitizer reports);
 //! - returned handles, access flags and alignments are the documented ones;
 //! - after every step, `soft::live()` equals the live counts at the start
 //!   of the case plus the model's counts (allocations, reservations,

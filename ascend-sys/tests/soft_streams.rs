@@ -62,6 +62,28 @@ fn set(device_ptr: *mut c_void, value: i32, len: usize) {
     assert_eq!(unsafe { aclrtMemset(device_ptr, len, value, len) }, ACL_SUCCESS);
 }
 
+/// Asserts that the sanitizer, when it runs `check`, reported a hazard
+/// whose text starts with `start` while `watch` lived: the caller planted
+/// it on purpose (the hazard is the behaviour under test).
+fn assert_planted(watch: &soft::MisuseWatch, check: soft::Checks, start: &str) {
+    if soft::sanitizer_checks().contains(check) {
+        let seen = watch.seen();
+        assert!(
+            seen.iter().any(|misuse| misuse.description.starts_with(start)),
+            "the sanitizer did not report the planted hazard {start:?}: {seen:#?}"
+        );
+    }
+}
+
+/// The start of the sanitizer's report of `aclrtSynchronizeEvent` on
+/// `event`, which was never recorded.
+fn never_recorded_sync(event: aclrtEvent) -> String {
+    format!(
+        "sync misuse: aclrtSynchronizeEvent on the host waits for event {:#x}, which was never recorded",
+        event as usize
+    )
+}
+
 fn host_slice<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
     // SAFETY: callers pass pinned allocations of at least `len` bytes that
     // no stream task touches while the slice is used.
@@ -257,8 +279,19 @@ fn a_stream_waits_for_an_event_recorded_on_another_stream() {
         assert_eq!(copy_async(y, x, N, ACL_MEMCPY_DEVICE_TO_DEVICE, consumer), ACL_SUCCESS);
         // The consumer is held by the producer's event.
         assert_eq!(sync_within(consumer, 20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+        // A synchronous copy does not wait for streams: this read races the
+        // held-back copy into `y` on purpose, and the sanitizer reports it.
+        let watch = soft::MisuseWatch::start();
         assert!(read(y, N).iter().all(|&v| v == 0));
         gate.open();
+        assert_planted(
+            &watch,
+            soft::Checks::RACE,
+            &format!(
+                "race (read after write): aclrtMemcpy on the host reads {:#x}..",
+                y as usize
+            ),
+        );
         assert_eq!(sync(consumer), ACL_SUCCESS);
         assert!(read(y, N).iter().all(|&v| v == 0x5A));
         // SAFETY: a live event.
@@ -343,20 +376,35 @@ fn events_before_their_first_record() {
             unsafe { aclrtCreateEventExWithFlag(&mut ex, ACL_EVENT_SYNC) },
             ACL_SUCCESS
         );
-        // Synchronising an event never recorded returns at once.
+        // Synchronising an event never recorded returns at once (the
+        // sanitizer reports both calls, planted on purpose).
+        let watch = soft::MisuseWatch::start();
         // SAFETY: live events.
         unsafe {
             assert_eq!(aclrtSynchronizeEvent(classic), ACL_SUCCESS);
             assert_eq!(aclrtSynchronizeEvent(ex), ACL_SUCCESS);
+        }
+        for event in [classic, ex] {
+            assert_planted(&watch, soft::Checks::SYNC, &never_recorded_sync(event));
         }
         // Status: Ex events are complete before their first record, the
         // others are not ready.
         assert_eq!(query(classic), ACL_EVENT_RECORDED_STATUS_NOT_READY);
         assert_eq!(query(ex), ACL_EVENT_RECORDED_STATUS_COMPLETE);
         let stream = create_stream();
-        // Waiting for an Ex event never recorded is a no-op; for a classic
-        // event without ACL_EVENT_SYNC it is refused.
+        // Waiting for an Ex event never recorded is a no-op (the sanitizer
+        // reports it, planted on purpose); for a classic event without
+        // ACL_EVENT_SYNC it is refused.
+        let watch = soft::MisuseWatch::start();
         assert_eq!(wait_event(stream, ex), ACL_SUCCESS);
+        assert_planted(
+            &watch,
+            soft::Checks::SYNC,
+            &format!(
+                "sync misuse: stream {:#x} (device 0) waits for event {:#x}, which was never recorded",
+                stream as usize, ex as usize
+            ),
+        );
         assert_eq!(sync_within(stream, 1000), ACL_SUCCESS);
         assert_eq!(wait_event(stream, classic), ACL_ERROR_RT_PARAM_INVALID);
         assert!(recent().contains("aclrtRecordEvent"));
@@ -561,7 +609,11 @@ fn calls_that_need_a_context_fail_without_one() {
                     ACL_ERROR_RT_CONTEXT_NULL
                 );
                 // Events need no context to be synchronised or queried.
+                // (Never recorded: the sanitizer reports the call, planted
+                // on purpose.)
+                let watch = soft::MisuseWatch::start();
                 assert_eq!(aclrtSynchronizeEvent(event), ACL_SUCCESS);
+                assert_planted(&watch, soft::Checks::SYNC, &never_recorded_sync(event));
             }
             assert_eq!(query(event), ACL_EVENT_RECORDED_STATUS_NOT_READY);
         });

@@ -973,7 +973,25 @@ fn fresh_contents(size: usize) -> Vec<u8> {
     let handle = physical(size);
     let base = reserve(size);
     assert_eq!(map(base, size, handle), ACL_SUCCESS);
+    // Reads memory nothing wrote, on purpose (what fresh memory holds is
+    // what the callers check): the sanitizer, when on, reports it.
+    let watch = soft::MisuseWatch::start();
     let bytes = read(base, size).unwrap();
+    if soft::sanitizer_checks().contains(soft::Checks::INIT) {
+        let expected = format!(
+            "uninitialized read: aclrtMemcpy on the host reads {:#x}..",
+            base as usize
+        );
+        assert!(
+            watch
+                .seen()
+                .iter()
+                .any(|misuse| misuse.description.starts_with(&expected)),
+            "the sanitizer did not report the read of fresh memory: {:#?}",
+            watch.seen()
+        );
+    }
+    drop(watch);
     assert_eq!(unmap(base), ACL_SUCCESS);
     assert_eq!(release(base), ACL_SUCCESS);
     assert_eq!(free_physical(handle), ACL_SUCCESS);

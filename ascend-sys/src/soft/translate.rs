@@ -369,6 +369,9 @@ mod tests {
         // not them (reused memory reads 0xA5 in debug builds, 0x33 else).
         let (again, at) = mapped(size);
         let mut first = [1u8; 64];
+        // Reads memory nothing wrote, on purpose (what it holds is the
+        // point): the sanitizer, when on, reports it.
+        let watch = crate::soft::MisuseWatch::start();
         // SAFETY: 64 live host bytes and a mapped device range.
         let code = unsafe {
             crate::aclrtMemcpy(
@@ -380,6 +383,18 @@ mod tests {
             )
         };
         assert_eq!(code, ACL_SUCCESS);
+        if crate::soft::sanitizer_checks().contains(crate::soft::Checks::INIT) {
+            let expected = format!("uninitialized read: aclrtMemcpy on the host reads {at:#x}..");
+            assert!(
+                watch
+                    .seen()
+                    .iter()
+                    .any(|misuse| misuse.description.starts_with(&expected)),
+                "the sanitizer did not report the read of fresh memory: {:#?}",
+                watch.seen()
+            );
+        }
+        drop(watch);
         assert_eq!(first, [0u8; 64]);
         unmapped(again, at);
         drop(held);

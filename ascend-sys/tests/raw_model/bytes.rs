@@ -1,6 +1,7 @@
 //! The bytes the model knows of one allocation: sparse 4 KiB pages, each
 //! byte either known (written by a copy or a memset the model saw succeed)
-//! or unknown (never written: fresh memory is not promised to be zero).
+//! or unknown (never written: fresh memory is not promised to be zero, and
+//! the harness writes zeros into unknown bytes before it reads them).
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,34 @@ impl Bytes {
             page.data[within..within + take].fill(value);
             page.known[within..within + take].fill(true);
         });
+    }
+
+    /// The runs of unknown bytes in `[offset, offset + len)`, as
+    /// `(offset, len)`.
+    pub fn unknown_runs(&self, offset: usize, len: usize) -> Vec<(usize, usize)> {
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut unknown = |at: usize, n: usize| match runs.last_mut() {
+            Some((start, run)) if *start + *run == at => *run += n,
+            _ => runs.push((at, n)),
+        };
+        let mut done = 0;
+        while done < len {
+            let at = offset + done;
+            let (index, within) = (at / PAGE, at % PAGE);
+            let take = (PAGE - within).min(len - done);
+            match self.pages.get(&index) {
+                None => unknown(at, take),
+                Some(page) => {
+                    for i in 0..take {
+                        if !page.known[within + i] {
+                            unknown(at + i, 1);
+                        }
+                    }
+                }
+            }
+            done += take;
+        }
+        runs
     }
 
     /// The first known byte of `[offset, offset + actual.len())` that

@@ -918,6 +918,9 @@ impl World {
         };
         let (dest_max, count, kind) = Self::copy_arguments(len, variant, ACL_MEMCPY_DEVICE_TO_HOST);
         let predicted = self.model.memcpy(device, host_address, dest_max, count, kind);
+        if let Ok(pieces) = &predicted {
+            self.write_unknown(device, pieces)?;
+        }
         // SAFETY: as in `write`; the host side has room for `count` bytes
         // (the buffer has `len`; a pinned range that is too short is
         // refused by the runtime).
@@ -950,6 +953,41 @@ impl World {
             note("aclrtMemcpy to the host checked");
             if pieces.len() > 1 {
                 note("aclrtMemcpy across adjacent mappings succeeded");
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes zeros into the bytes of `pieces` (a read of device memory
+    /// from `device`, predicted to succeed) the model does not know, and
+    /// records them: a read of bytes nothing wrote is a read of
+    /// uninitialised memory, which the sanitizer reports, and their value
+    /// means nothing. Not an operation of the sequence: not counted.
+    fn write_unknown(&mut self, device: usize, pieces: &[Piece]) -> Result<(), Failure> {
+        for piece in pieces {
+            let Some(runs) = self.model.unknown_runs(piece) else {
+                continue;
+            };
+            for (offset, len) in runs {
+                let address = device + piece.at + (offset - piece.offset);
+                let run = [Piece {
+                    owner: piece.owner,
+                    offset,
+                    at: 0,
+                    len,
+                }];
+                // SAFETY: the bytes lie in device memory the model knows to
+                // be mapped and accessible (the read of them is predicted to
+                // succeed).
+                let code = self.on_device_of(&Ok(run.to_vec()), || unsafe {
+                    aclrtMemset(address as *mut c_void, len, 0, len)
+                });
+                if code != ACL_SUCCESS {
+                    return Err(format!(
+                        "aclrtMemset({address:#x}, {len}, 0, {len}) of bytes nothing wrote before a read: {code}"
+                    ));
+                }
+                self.model.commit_fill(&run, 0);
             }
         }
         Ok(())

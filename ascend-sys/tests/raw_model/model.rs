@@ -772,6 +772,12 @@ impl Model {
         }
     }
 
+    /// The runs of bytes of `piece` the model does not know, as `(offset
+    /// in the owner, len)` (`None`: the owner is gone).
+    pub fn unknown_runs(&self, piece: &Piece) -> Option<Vec<(usize, usize)>> {
+        Some(self.bytes(piece.owner)?.unknown_runs(piece.offset, piece.len))
+    }
+
     /// The first known byte a read of the pieces got wrong, described.
     pub fn check_read(&self, pieces: &[Piece], read: &[u8]) -> Option<String> {
         pieces.iter().find_map(|piece| {
