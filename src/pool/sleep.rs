@@ -313,9 +313,15 @@ fn offload_arena(arena: &Arena, device: &Device, spares: &mut Spares) -> Result<
     let base = host.as_mut_ptr();
     let mut at = 0;
     for &(class, offset, len) in &ranges {
-        // SAFETY: `at + len <= total <= host.len()`, so the destination lies
-        // inside the buffer, which this function owns for the whole call.
-        if let Err(error) = unsafe { arena.classes[class].segment.copy_out(offset, base.add(at).cast(), len) } {
+        // A backup, not a use of the values: padding past a block's
+        // length, or a block not yet written, is copied as it is.
+        let copied = ascend_sys::soft::sanitize_opaque(|| {
+            // SAFETY: `at + len <= total <= host.len()`, so the destination
+            // lies inside the buffer, which this function owns for the
+            // whole call.
+            unsafe { arena.classes[class].segment.copy_out(offset, base.add(at).cast(), len) }
+        });
+        if let Err(error) = copied {
             spares.0.push(host);
             return Err(error);
         }

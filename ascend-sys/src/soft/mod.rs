@@ -74,8 +74,8 @@ pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use resource::{LiveResource, ResourceKind};
 pub(crate) use runtime::startup_problem;
 pub use sanitize::{
-    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_host_access, sanitizer_checks,
-    sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
+    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_host_access, sanitize_opaque,
+    sanitizer_checks, sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
 };
 pub use sequence::sequence_now;
 

@@ -207,8 +207,14 @@ pub(crate) fn on() -> bool {
     FLAGS.load(Ordering::Relaxed) & Checks::all().bits() != 0
 }
 
+/// The checks to run for a call of this thread.
 fn checks_now() -> Checks {
-    Checks::from_bits_truncate(FLAGS.load(Ordering::Acquire))
+    let checks = Checks::from_bits_truncate(FLAGS.load(Ordering::Acquire));
+    if !checks.is_empty() && opaque() {
+        checks - Checks::INIT
+    } else {
+        checks
+    }
 }
 
 /// Runs `f` on the tracker when the sanitizer is on, then records what it
@@ -283,6 +289,52 @@ pub fn sanitize_host_access(api: &'static str, address: *const std::ffi::c_void,
         Range::read(address as usize, len)
     };
     host(api, &[range]);
+}
+
+thread_local! {
+    /// Set while this thread runs [`sanitize_opaque`].
+    static OPAQUE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the calls it makes on this thread exempt from the
+/// unwritten-read check ([`Checks::INIT`]): for layers that move bytes
+/// whose values they never use, such as a pool that backs its blocks up to
+/// the host before freeing their memory and copies them back later
+/// (padding and blocks not yet written included). Races are still checked.
+///
+/// ```
+/// use ascend_sys::*;
+/// select_backend(BackendRequest::Software).unwrap();
+/// soft::start_sanitizer(soft::Checks::INIT);
+/// let watch = soft::MisuseWatch::start();
+/// let mut dev = std::ptr::null_mut();
+/// let mut backup = [0u8; 64];
+/// unsafe {
+///     assert_eq!(aclrtSetDevice(0), ACL_SUCCESS);
+///     assert_eq!(aclrtMalloc(&mut dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+///     // A backup of bytes nothing wrote yet: not a read of their values.
+///     let rc = soft::sanitize_opaque(|| {
+///         aclrtMemcpy(backup.as_mut_ptr().cast(), 64, dev, 64, ACL_MEMCPY_DEVICE_TO_HOST)
+///     });
+///     assert_eq!(rc, ACL_SUCCESS);
+///     assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+/// }
+/// assert!(watch.seen().is_empty());
+/// ```
+pub fn sanitize_opaque<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = OPAQUE.try_with(|opaque| opaque.set(self.0));
+        }
+    }
+    let _restore = Restore(OPAQUE.with(|opaque| opaque.replace(true)));
+    f()
+}
+
+/// Whether this thread runs inside [`sanitize_opaque`].
+fn opaque() -> bool {
+    OPAQUE.try_with(std::cell::Cell::get).unwrap_or(false)
 }
 
 /// Work queued on a stream touches `touches`.
