@@ -82,3 +82,82 @@ pub fn label(size: usize) -> String {
         s => format!("{s}B"),
     }
 }
+
+/// A new stream of the current device.
+pub fn raw_stream() -> sys::aclrtStream {
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { sys::aclrtCreateStream(&mut stream) }, "aclrtCreateStream");
+    stream
+}
+
+/// Waits for everything queued on `stream`.
+pub fn synchronize(stream: sys::aclrtStream) {
+    // SAFETY: no pointer arguments besides the stream handle.
+    ok(unsafe { sys::aclrtSynchronizeStream(stream) }, "aclrtSynchronizeStream");
+}
+
+/// Queues a host-to-device copy of `size` bytes from pinned `src` to
+/// `dst` on `stream`.
+///
+/// # Safety
+///
+/// `dst` and `src` hold `size` bytes and stay live until `stream` is
+/// synchronised.
+pub unsafe fn copy_async(dst: *mut c_void, src: *const c_void, size: usize, stream: sys::aclrtStream) {
+    // SAFETY: forwarded contract.
+    let code = unsafe { sys::aclrtMemcpyAsync(dst, size, src, size, sys::ACL_MEMCPY_HOST_TO_DEVICE, stream) };
+    ok(code, "aclrtMemcpyAsync");
+}
+
+/// Copies queued between two synchronisations in [`queued_copies`].
+pub const BATCH: u64 = 64;
+
+/// `iterations` queued copies as [`copy_async`], with a synchronisation
+/// after every [`BATCH`] of them and at the end (so the queue stays
+/// short): the time per call of queuing a copy, its share of a
+/// synchronisation included.
+///
+/// # Safety
+///
+/// As [`copy_async`].
+pub unsafe fn queued_copies(
+    iterations: u64,
+    (dst, src, size): (*mut c_void, *const c_void, usize),
+    stream: sys::aclrtStream,
+) -> Duration {
+    let start = std::time::Instant::now();
+    for call in 0..iterations {
+        // SAFETY: forwarded contract.
+        unsafe { copy_async(dst, src, size, stream) };
+        if call % BATCH == BATCH - 1 {
+            synchronize(stream);
+        }
+    }
+    synchronize(stream);
+    start.elapsed()
+}
+
+/// `aclrtMalloc` + `aclrtFree` of `size` bytes.
+pub fn malloc_free(size: usize) {
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the block is freed once, unused.
+    unsafe {
+        ok(
+            sys::aclrtMalloc(&mut ptr, size, sys::ACL_MEM_MALLOC_HUGE_FIRST),
+            "aclrtMalloc",
+        );
+        ok(sys::aclrtFree(std::hint::black_box(ptr)), "aclrtFree");
+    }
+}
+
+/// A synchronous host-to-device `aclrtMemcpy` of `size` bytes.
+///
+/// # Safety
+///
+/// `dst` and `src` hold `size` bytes.
+pub unsafe fn memcpy_h2d(dst: *mut c_void, src: *const c_void, size: usize) {
+    // SAFETY: forwarded contract.
+    let code = unsafe { sys::aclrtMemcpy(dst, size, src, size, sys::ACL_MEMCPY_HOST_TO_DEVICE) };
+    ok(code, "aclrtMemcpy");
+}

@@ -23,6 +23,7 @@ use super::context;
 use super::fail::{SoftResult, fail};
 use super::resource::{LiveResource, ResourceKind};
 use super::runtime::{self, Core};
+use super::sanitize;
 use super::share::Share;
 use crate::types::*;
 use space::DeviceMemory;
@@ -80,7 +81,13 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
         memory.place(allocation, slot)
     });
     match placed {
-        Some(address) => Ok(address),
+        Some(address) => {
+            if sanitize::on() {
+                let view = slot.arena.view_at((address - slot.arena.device_base()) as u64);
+                sanitize::allocated(view as usize, reserved as usize, Some("aclrtMalloc"));
+            }
+            Ok(address)
+        }
         None => fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,
             format!(
@@ -119,7 +126,13 @@ pub(crate) fn free(address: usize) -> SoftResult {
         other => other,
     };
     match removed {
-        Ok(_) => Ok(()),
+        Ok(allocation) => {
+            if sanitize::on() {
+                let view = slot.arena.view_at(allocation.offset);
+                sanitize::freeing(address, view as usize, allocation.size as usize, "aclrtFree");
+            }
+            Ok(())
+        }
         Err(_) => {
             let why = match memory.find(address) {
                 Some((start, _)) => format!("{address:#x} is inside the allocation at {start:#x}, not its start"),

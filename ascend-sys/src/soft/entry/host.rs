@@ -19,7 +19,8 @@ fn sanitize_free_host(address: usize, api: &'static str) {
         && let Some((start, allocation)) = host_mem::find(address)
         && start == address
     {
-        sanitize::freeing(address, allocation.size, api);
+        // Pinned host memory is its own bytes.
+        sanitize::freeing(address, address, allocation.size, api);
     }
 }
 

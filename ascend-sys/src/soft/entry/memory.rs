@@ -6,26 +6,11 @@ use super::*;
 fn malloc_into(devPtr: *mut *mut c_void, size: usize, rounding: Rounding, policy: aclrtMemMallocPolicy) -> SoftResult {
     non_null(devPtr, "devPtr")?;
     let address = device_mem::malloc(size, rounding, policy)?;
-    if sanitize::on()
-        && let Some((_, allocation)) = device_mem::find(address)
-    {
-        sanitize::allocated_device(address, allocation.size as usize, Some("aclrtMalloc"));
-    }
     // SAFETY: checked non-NULL; valid by the call's contract.
     unsafe { put(devPtr, address as *mut c_void) };
     Ok(())
 }
 
-/// Tells the sanitizer that `api` gives back the device allocation at
-/// `address` (when it is one): queued work on it is reported.
-fn sanitize_free(address: usize, api: &'static str) {
-    if sanitize::on()
-        && let Some((start, allocation)) = device_mem::find(address)
-        && start == address
-    {
-        sanitize::freeing(address, allocation.size as usize, api);
-    }
-}
 
 pub(crate) unsafe fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError {
     finish("aclrtMalloc", malloc_into(devPtr, size, Rounding::Padded, policy))
@@ -109,10 +94,7 @@ pub(crate) unsafe fn aclrtMallocForTaskScheduler(
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFree",
-        non_null(devPtr, "devPtr").and_then(|()| {
-            sanitize_free(devPtr as usize, "aclrtFree");
-            device_mem::free(devPtr as usize)
-        }),
+        non_null(devPtr, "devPtr").and_then(|()| device_mem::free(devPtr as usize)),
     )
 }
 
@@ -121,10 +103,7 @@ pub(crate) unsafe fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError {
         "aclrtFreeWithDevSync",
         non_null(devPtr, "devPtr")
             .and_then(|()| crate::soft::streams::synchronize_device(None))
-            .and_then(|()| {
-                sanitize_free(devPtr as usize, "aclrtFreeWithDevSync");
-                device_mem::free(devPtr as usize)
-            }),
+            .and_then(|()| device_mem::free(devPtr as usize)),
     )
 }
 

@@ -43,7 +43,17 @@ impl Clock {
 
     /// Learns everything `other` knows (the pointwise maximum).
     pub(crate) fn join(&mut self, other: &Clock) {
-        if other.entries.is_empty() {
+        // In place when this clock already names every actor of `other`
+        // (the usual case: nothing is allocated); the maxima taken here
+        // stand if the merge below is still needed.
+        let mut missing = false;
+        for &(actor, count) in &other.entries {
+            match self.entries.binary_search_by_key(&actor, |&(a, _)| a) {
+                Ok(index) => self.entries[index].1 = self.entries[index].1.max(count),
+                Err(_) => missing = true,
+            }
+        }
+        if !missing {
             return;
         }
         let mut merged = Vec::with_capacity(self.entries.len().max(other.entries.len()));

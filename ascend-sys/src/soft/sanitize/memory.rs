@@ -38,16 +38,14 @@ pub(crate) fn forget(pointer: usize, len: usize) {
     super::update(|state| state.forget(&[(pointer, len, 0)]));
 }
 
-/// `api` is about to give back `[address, address + len)` (a program
-/// address): reports queued work that may still touch it, then forgets
-/// it.
-pub(crate) fn freeing(address: usize, len: usize, api: &'static str) {
+/// `api` is about to give back `len` bytes at the program address
+/// `address`, whose bytes start at `pointer`: reports queued work that may
+/// still touch them, then forgets them.
+pub(crate) fn freeing(address: usize, pointer: usize, len: usize, api: &'static str) {
     if !super::on() {
         return;
     }
-    let Some(bytes) = bytes_of(address, len) else {
-        return;
-    };
+    let bytes = [(pointer, len, 0)];
     let touch = Touch {
         address,
         len,
@@ -55,9 +53,6 @@ pub(crate) fn freeing(address: usize, len: usize, api: &'static str) {
         device: false,
         bytes: &bytes,
     };
-    super::with_tracker(|state, checks| {
-        let reports = state.host_op(checks, api, &[touch]);
-        state.forget(&bytes);
-        reports
-    });
+    // Checked, then forgotten (a free is never kept).
+    super::with_tracker(|state, checks| state.host_op(checks, api, &[touch]));
 }

@@ -116,6 +116,11 @@ pub(crate) struct Findings {
 }
 
 impl Findings {
+    /// Whether the access found nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.conflicts.is_empty() && self.unwritten.is_none()
+    }
+
     fn conflict(&mut self, earlier: &Arc<Op>, offset: usize, len: usize) {
         // One entry per earlier operation, spanning every run it shares.
         if let Some(known) = self.conflicts.iter_mut().find(|c| Arc::ptr_eq(&c.earlier, earlier)) {
@@ -171,10 +176,17 @@ impl Shadow {
     /// Forgets `[start, start + len)`: its runs are gone (freed memory).
     pub(crate) fn forget(&mut self, start: usize, len: usize) {
         let end = start.saturating_add(len);
+        // The usual case, a free of what one allocation made: exactly one
+        // run (runs never overlap, so none other touches its bytes),
+        // removed in one step.
+        if self.runs.get(&start).is_some_and(|run| run.end == end) {
+            self.runs.remove(&start);
+            return;
+        }
         self.split_at(start);
         self.split_at(end);
-        let keys: Vec<usize> = self.runs.range(start..end).map(|(&key, _)| key).collect();
-        for key in keys {
+        // One by one, without collecting the keys: usually one run.
+        while let Some((&key, _)) = self.runs.range(start..end).next() {
             self.runs.remove(&key);
         }
     }
@@ -182,10 +194,19 @@ impl Shadow {
     /// Starts `[start, start + len)` afresh (new memory): no accesses, and
     /// `init` as given.
     pub(crate) fn reset(&mut self, start: usize, len: usize, init: Init) {
-        self.forget(start, len);
-        if len > 0 {
-            self.runs.insert(start, Run::fresh(start.saturating_add(len), init));
+        if len == 0 {
+            return;
         }
+        let end = start.saturating_add(len);
+        // The usual case, memory nothing tracked yet (or freed and
+        // forgotten): the last run starting before `end` ends by `start`,
+        // so none overlaps; one insertion.
+        if self.runs.range(..end).next_back().is_none_or(|(_, run)| run.end <= start) {
+            self.runs.insert(start, Run::fresh(end, init));
+            return;
+        }
+        self.forget(start, len);
+        self.runs.insert(start, Run::fresh(end, init));
     }
 
     /// Every earlier access to the run `(start, len, offset)` (`offset`:
@@ -201,6 +222,12 @@ impl Shadow {
         found: &mut Findings,
     ) {
         if len == 0 {
+            return;
+        }
+        if op.kind == Kind::Free {
+            // Checked only: the memory's history ends with it (the caller
+            // forgets the bytes next), so nothing is split, filled or merged.
+            self.check_free((start, len, offset), op.actor, seen, found);
             return;
         }
         let end = start.saturating_add(len);
@@ -219,9 +246,7 @@ impl Shadow {
                     found.conflict(read, at, run_len);
                 }
             }
-            if op.kind == Kind::Free {
-                // Checked only: the memory's history ends with it.
-            } else if op.writes() {
+            if op.writes() {
                 run.write = Some(Arc::clone(op));
                 run.reads.clear();
                 run.init = Init::Written;
@@ -252,6 +277,52 @@ impl Shadow {
         self.merge_around(start, end);
     }
 
+    /// The earlier accesses to the run `(start, len, offset)` that `seen`
+    /// does not order before a free by `actor`: every write and read of
+    /// another actor (a free writes). The runs are left as they are.
+    pub(crate) fn check_free(
+        &self,
+        (start, len, offset): (usize, usize, usize),
+        actor: Actor,
+        seen: &Clock,
+        found: &mut Findings,
+    ) {
+        let end = start.saturating_add(len);
+        let unordered = |earlier: &Arc<Op>| earlier.actor != actor && !seen.has_seen(earlier.actor, earlier.epoch);
+        let before = self.runs.range(..start).next_back().filter(|(_, run)| run.end > start);
+        for (&run_start, run) in before.into_iter().chain(self.runs.range(start..end)) {
+            let (from, to) = (run_start.max(start), run.end.min(end));
+            let at = offset + (from - start);
+            for earlier in run.write.iter().chain(&run.reads).filter(|earlier| unordered(earlier)) {
+                found.conflict(earlier, at, to - from);
+            }
+        }
+    }
+
+    /// A free by `actor` of the run `(start, len, offset)`: checks it as
+    /// [`Shadow::check_free`] does, then forgets the bytes.
+    pub(crate) fn free(
+        &mut self,
+        (start, len, offset): (usize, usize, usize),
+        actor: Actor,
+        seen: &Clock,
+        found: &mut Findings,
+    ) {
+        let end = start.saturating_add(len);
+        // The usual case, a free of what one allocation made: one run
+        // (runs never overlap), checked and removed.
+        if let Some(run) = self.runs.get(&start).filter(|run| run.end == end) {
+            let unordered = |earlier: &&Arc<Op>| earlier.actor != actor && !seen.has_seen(earlier.actor, earlier.epoch);
+            for earlier in run.write.iter().chain(&run.reads).filter(unordered) {
+                found.conflict(earlier, offset, len);
+            }
+            self.runs.remove(&start);
+            return;
+        }
+        self.check_free((start, len, offset), actor, seen, found);
+        self.forget(start, len);
+    }
+
     /// Adds untracked runs where `[start, end)` has none.
     fn fill_gaps(&mut self, start: usize, end: usize) {
         let mut gaps = Vec::new();
@@ -274,25 +345,27 @@ impl Shadow {
     /// to the run at `end`.
     fn merge_around(&mut self, start: usize, end: usize) {
         let first = self.runs.range(..start).next_back().map_or(start, |(&key, _)| key);
-        let keys: Vec<usize> = self.runs.range(first..=end).map(|(&key, _)| key).collect();
-        let mut current = None::<usize>;
-        for key in keys {
-            let Some(run_start) = current else {
-                current = Some(key);
-                continue;
-            };
-            let mergeable = match (self.runs.get(&run_start), self.runs.get(&key)) {
-                (Some(left), Some(right)) => left.end == key && left.same_state(right),
-                _ => false,
-            };
-            if mergeable {
-                if let Some(right) = self.runs.remove(&key)
-                    && let Some(left) = self.runs.get_mut(&run_start)
-                {
-                    left.end = right.end;
-                }
+        // Which runs join the run on their left, found in one pass (the
+        // usual answer is none: nothing is allocated then).
+        let mut merges = Vec::new();
+        let mut runs = self.runs.range(first..=end);
+        let Some((&key, run)) = runs.next() else {
+            return;
+        };
+        let (mut left_key, mut left, mut left_end) = (key, run, run.end);
+        for (&key, run) in runs {
+            if left_end == key && left.same_state(run) {
+                merges.push((left_key, key));
+                left_end = run.end;
             } else {
-                current = Some(key);
+                (left_key, left, left_end) = (key, run, run.end);
+            }
+        }
+        for (left_key, key) in merges {
+            if let Some(right) = self.runs.remove(&key)
+                && let Some(left) = self.runs.get_mut(&left_key)
+            {
+                left.end = right.end;
             }
         }
     }
@@ -352,6 +425,58 @@ mod tests {
         shadow.access((0, 50, 0), &op(1, 3, false), &seen, true, &mut again);
         assert!(again.unwritten.is_none());
         shadow.forget(0, 100);
+        assert_eq!(shadow.len(), 0);
+    }
+
+    #[test]
+    fn a_free_is_checked_against_unordered_accesses_and_changes_no_run() {
+        let mut shadow = Shadow::default();
+        let seen = Clock::default();
+        let mut found = Findings::default();
+        shadow.access((100, 50, 0), &op(1, 1, true), &seen, false, &mut found);
+        shadow.access((150, 50, 0), &op(2, 1, false), &seen, false, &mut found);
+        assert!(found.is_empty(), "{found:?}");
+        let runs = shadow.len();
+        // The host frees 120..180, which neither access is ordered before.
+        let mut freed = Findings::default();
+        shadow.check_free((120, 60, 0), 0, &seen, &mut freed);
+        let spans: Vec<_> = freed
+            .conflicts
+            .iter()
+            .map(|c| (c.earlier.actor, c.offset, c.len))
+            .collect();
+        assert_eq!(spans, [(1, 0, 30), (2, 30, 30)]);
+        assert_eq!(shadow.len(), runs);
+        // Once the host has seen both, the same free is quiet.
+        let mut host = Clock::default();
+        host.tick(1);
+        host.tick(2);
+        let mut quiet = Findings::default();
+        shadow.check_free((100, 100, 0), 0, &host, &mut quiet);
+        assert!(quiet.is_empty(), "{quiet:?}");
+    }
+
+    #[test]
+    fn resets_and_frees_over_partial_overlaps_keep_runs_disjoint() {
+        let mut shadow = Shadow::default();
+        let seen = Clock::default();
+        shadow.reset(0, 100, Init::Unwritten("a"));
+        shadow.reset(50, 100, Init::Unwritten("b"));
+        // [0, 50) of the first, [50, 150) of the second.
+        let mut found = Findings::default();
+        shadow.access((0, 150, 0), &op(1, 1, false), &seen, true, &mut found);
+        let unwritten = found.unwritten.expect("reported");
+        assert_eq!((unwritten.offset, unwritten.len), (0, 150));
+        // Another actor frees the middle: it conflicts with the read there,
+        // and only the middle is forgotten.
+        let mut freed = Findings::default();
+        shadow.free((40, 20, 0), 2, &seen, &mut freed);
+        assert_eq!(freed.conflicts.len(), 1);
+        assert_eq!((freed.conflicts[0].offset, freed.conflicts[0].len), (0, 20));
+        let mut after = Findings::default();
+        shadow.free((0, 40, 0), 1, &seen, &mut after);
+        shadow.free((60, 90, 0), 1, &seen, &mut after);
+        assert!(after.conflicts.is_empty(), "the reader's own frees");
         assert_eq!(shadow.len(), 0);
     }
 

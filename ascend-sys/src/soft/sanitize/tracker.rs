@@ -68,9 +68,19 @@ struct EventState {
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
     host: Clock,
+    /// "the host", as reports name it (made once).
+    host_place: Option<Arc<str>>,
     streams: HashMap<Actor, StreamState>,
     events: HashMap<usize, EventState>,
     values: HashMap<usize, Clock>,
+    memory: Memory,
+}
+
+/// The shadow and the counts of what was reported: apart from the clocks,
+/// so that an operation's clock is lent, not copied, while its accesses
+/// are checked.
+#[derive(Debug, Default)]
+struct Memory {
     shadow: Shadow,
     summary: Summary,
 }
@@ -103,19 +113,16 @@ impl Reports {
     }
 }
 
-impl Tracker {
-    pub(crate) fn summary(&self) -> Summary {
-        self.summary
+/// The state of the stream `site` (made on first use).
+fn stream_state(streams: &mut HashMap<Actor, StreamState>, site: Site) -> &mut StreamState {
+    let state = streams.entry(site.actor).or_default();
+    if state.place.is_none() {
+        state.place = Some(Arc::from(site.name()));
     }
+    state
+}
 
-    fn stream(&mut self, site: Site) -> &mut StreamState {
-        let state = self.streams.entry(site.actor).or_default();
-        if state.place.is_none() {
-            state.place = Some(Arc::from(site.name()));
-        }
-        state
-    }
-
+impl Memory {
     fn keep(&mut self, out: &mut Vec<(&'static str, String)>, api: &'static str, text: String) {
         if self.summary.total() < MAX_REPORTS {
             out.push((api, text));
@@ -133,26 +140,42 @@ impl Tracker {
     fn accesses(
         &mut self,
         (checks, api): (Checks, &'static str),
-        (actor, epoch, place): (Actor, u64, Arc<str>),
+        (actor, epoch, place): (Actor, u64, &Arc<str>),
         seen: &Clock,
         touches: &[Touch<'_>],
     ) -> Reports {
         let mut out = Vec::new();
         for touch in touches {
-            let op = Arc::new(Op {
-                api,
-                actor,
-                epoch,
-                place: Arc::clone(&place),
-                address: touch.address,
-                len: touch.len,
-                kind: touch.kind,
-            });
+            let op = || {
+                Arc::new(Op {
+                    api,
+                    actor,
+                    epoch,
+                    place: Arc::clone(place),
+                    address: touch.address,
+                    len: touch.len,
+                    kind: touch.kind,
+                })
+            };
             let mut found = Findings::default();
-            let check_init = checks.contains(Checks::INIT) && touch.device && touch.kind == Kind::Read;
-            for &run in touch.bytes {
-                self.shadow.access(run, &op, seen, check_init, &mut found);
-            }
+            let op = if touch.kind == Kind::Free {
+                // A free is checked, then its bytes are forgotten; its
+                // operation is made for a report only.
+                for &run in touch.bytes {
+                    self.shadow.free(run, actor, seen, &mut found);
+                }
+                if found.is_empty() {
+                    continue;
+                }
+                op()
+            } else {
+                let op = op();
+                let check_init = checks.contains(Checks::INIT) && touch.device && touch.kind == Kind::Read;
+                for &run in touch.bytes {
+                    self.shadow.access(run, &op, seen, check_init, &mut found);
+                }
+                op
+            };
             if checks.contains(Checks::RACE) {
                 for conflict in &found.conflicts {
                     let text = report::race(&op, conflict, seen.get(conflict.earlier.actor));
@@ -168,6 +191,16 @@ impl Tracker {
         }
         Reports(out)
     }
+}
+
+impl Tracker {
+    pub(crate) fn summary(&self) -> Summary {
+        self.memory.summary
+    }
+
+    fn stream(&mut self, site: Site) -> &mut StreamState {
+        stream_state(&mut self.streams, site)
+    }
 
     /// An operation queued on a stream: it comes after everything the host
     /// did before the call, and after the stream's earlier operations.
@@ -178,31 +211,29 @@ impl Tracker {
         api: &'static str,
         touches: &[Touch<'_>],
     ) -> Reports {
-        let host = self.host.clone();
-        let state = self.stream(site);
-        state.clock.join(&host);
+        let state = stream_state(&mut self.streams, site);
+        state.clock.join(&self.host);
         let epoch = state.clock.tick(site.actor);
         if state.deferred {
             // Unordered, so unchecked; but what it writes is written.
             for touch in touches.iter().filter(|touch| touch.kind == Kind::Write) {
                 for &(pointer, len, _) in touch.bytes {
-                    self.shadow.written(pointer, len);
+                    self.memory.shadow.written(pointer, len);
                 }
             }
             return Reports::none();
         }
-        let (seen, place) = (
-            state.clock.clone(),
-            state.place.clone().unwrap_or_else(|| Arc::from("")),
-        );
-        self.accesses((checks, api), (site.actor, epoch, place), &seen, touches)
+        let place = state.place.get_or_insert_with(|| Arc::from(site.name()));
+        self.memory
+            .accesses((checks, api), (site.actor, epoch, place), &state.clock, touches)
     }
 
     /// A synchronous operation of the host.
     pub(crate) fn host_op(&mut self, checks: Checks, api: &'static str, touches: &[Touch<'_>]) -> Reports {
         let epoch = self.host.tick(HOST);
-        let seen = self.host.clone();
-        self.accesses((checks, api), (HOST, epoch, Arc::from("the host")), &seen, touches)
+        let place = self.host_place.get_or_insert_with(|| Arc::from("the host"));
+        self.memory
+            .accesses((checks, api), (HOST, epoch, place), &self.host, touches)
     }
 
     /// New memory at `bytes`: no history, and unwritten when `origin` names
@@ -210,14 +241,14 @@ impl Tracker {
     pub(crate) fn allocated(&mut self, bytes: &[(usize, usize, usize)], origin: Option<&'static str>) {
         let init = origin.map_or(Init::Unknown, Init::Unwritten);
         for &(pointer, len, _) in bytes {
-            self.shadow.reset(pointer, len, init);
+            self.memory.shadow.reset(pointer, len, init);
         }
     }
 
     /// Memory at `bytes` given back: its history goes.
     pub(crate) fn forget(&mut self, bytes: &[(usize, usize, usize)]) {
         for &(pointer, len, _) in bytes {
-            self.shadow.forget(pointer, len);
+            self.memory.shadow.forget(pointer, len);
         }
     }
 
@@ -265,8 +296,8 @@ impl Tracker {
     /// A sync-misuse report, counted.
     pub(crate) fn sync_misuse(&mut self, api: &'static str, text: String) -> Reports {
         let mut out = Vec::new();
-        self.keep(&mut out, api, format!("sync misuse: {text}"));
-        self.summary.sync_misuse += 1;
+        self.memory.keep(&mut out, api, format!("sync misuse: {text}"));
+        self.memory.summary.sync_misuse += 1;
         Reports(out)
     }
 
@@ -322,6 +353,6 @@ impl Tracker {
 
     /// Number of shadow runs kept (for tests and benchmarks).
     pub(crate) fn runs(&self) -> usize {
-        self.shadow.len()
+        self.memory.shadow.len()
     }
 }
