@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "acl/acl.h"
 
@@ -35,5 +36,18 @@ static inline void check_failed(const char *file, int line, const char *call, ac
             exit(1);                                                                                          \
         }                                                                                                     \
     } while (0)
+
+/* Pinned device memory of device 0 with huge pages: the properties the VMM programs allocate
+ * with. */
+static inline aclrtPhysicalMemProp device_prop(void) {
+    aclrtPhysicalMemProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
+    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    prop.memAttr = ACL_HBM_MEM_HUGE;
+    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    return prop;
+}
 
 #endif

@@ -68,17 +68,6 @@ static void expect_bytes(const void *pointer, size_t bytes, uint8_t value) {
     }
 }
 
-static aclrtPhysicalMemProp device_prop(void) {
-    aclrtPhysicalMemProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
-    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    prop.memAttr = ACL_HBM_MEM_HUGE;
-    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    return prop;
-}
-
 static size_t granularity(void) {
     aclrtPhysicalMemProp prop = device_prop();
     size_t value = 0;

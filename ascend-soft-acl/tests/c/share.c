@@ -33,17 +33,6 @@ static void receive_line(char *line, size_t size) {
     line[strcspn(line, "\n")] = '\0';
 }
 
-static aclrtPhysicalMemProp device_prop(void) {
-    aclrtPhysicalMemProp prop;
-    memset(&prop, 0, sizeof prop);
-    prop.handleType = ACL_MEM_HANDLE_TYPE_NONE;
-    prop.allocationType = ACL_MEM_ALLOCATION_TYPE_PINNED;
-    prop.memAttr = ACL_HBM_MEM_HUGE;
-    prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    return prop;
-}
-
 static size_t granularity(void) {
     aclrtPhysicalMemProp prop = device_prop();
     size_t value = 0;

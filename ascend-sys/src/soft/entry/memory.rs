@@ -11,7 +11,6 @@ fn malloc_into(devPtr: *mut *mut c_void, size: usize, rounding: Rounding, policy
     Ok(())
 }
 
-
 pub(crate) unsafe fn aclrtMalloc(devPtr: *mut *mut c_void, size: usize, policy: aclrtMemMallocPolicy) -> aclError {
     finish("aclrtMalloc", malloc_into(devPtr, size, Rounding::Padded, policy))
 }

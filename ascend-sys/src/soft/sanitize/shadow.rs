@@ -201,7 +201,12 @@ impl Shadow {
         // The usual case, memory nothing tracked yet (or freed and
         // forgotten): the last run starting before `end` ends by `start`,
         // so none overlaps; one insertion.
-        if self.runs.range(..end).next_back().is_none_or(|(_, run)| run.end <= start) {
+        if self
+            .runs
+            .range(..end)
+            .next_back()
+            .is_none_or(|(_, run)| run.end <= start)
+        {
             self.runs.insert(start, Run::fresh(end, init));
             return;
         }
