@@ -60,6 +60,13 @@ impl ErrorCode {
     /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` (507046): a stream synchronisation
     /// with a timeout found work still unfinished.
     pub const RT_STREAM_SYNC_TIMEOUT: Self = Self(sys::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    /// `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` (507047): an event synchronisation
+    /// with a timeout found the record not reached.
+    pub const RT_EVENT_SYNC_TIMEOUT: Self = Self(sys::ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+    /// `ACL_ERROR_RT_WAIT_TIMEOUT` (107019): on the software device, a
+    /// stream's wait for an event with a timeout gave up
+    /// ([`Stream::wait_event_timeout`](crate::stream::Stream::wait_event_timeout)).
+    pub const RT_WAIT_TIMEOUT: Self = Self(sys::ACL_ERROR_RT_WAIT_TIMEOUT);
     /// `ACL_ERROR_RT_NO_DEVICE` (207004).
     pub const RT_NO_DEVICE: Self = Self(sys::ACL_ERROR_RT_NO_DEVICE);
 

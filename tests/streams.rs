@@ -702,3 +702,73 @@ fn child_accounting() {
     assert_eq!(soft::live(), before, "leaked: {}", soft::leak_report());
     println!("child child_accounting done");
 }
+
+#[test]
+fn queries_and_timeouts_of_streams_and_events() {
+    let device = device();
+    let (a, b) = (Stream::new(&device).unwrap(), Stream::new(&device).unwrap());
+    assert!(a.query().unwrap());
+    let done = Event::new(&device).unwrap();
+    done.record(&a).unwrap();
+    done.synchronize_timeout(Duration::from_secs(10)).unwrap();
+    a.synchronize().unwrap();
+    assert!(a.query().unwrap());
+    b.wait_event_timeout(&done, Duration::from_millis(1)).unwrap();
+    b.synchronize().unwrap();
+    assert!(is_invalid_argument(
+        b.wait_event_timeout(&done, Duration::from_secs(u64::MAX))
+    ));
+    assert!(is_invalid_argument(
+        done.synchronize_timeout(Duration::from_secs(u64::MAX))
+    ));
+    // The software device's rules for a stream held back by a gate.
+    software_only(|| {
+        let gate = Event::with_flags(&device, EventFlags::SYNC).unwrap();
+        a.wait_event(&gate).unwrap();
+        let held = Event::new(&device).unwrap();
+        held.record(&a).unwrap();
+        assert!(!a.query().unwrap());
+        assert!(matches!(
+            held.synchronize_timeout(Duration::from_millis(20)),
+            Err(Error::Acl { code, .. }) if code == ErrorCode::RT_EVENT_SYNC_TIMEOUT
+        ));
+        // A wait that gives up fails on the stream; the next
+        // synchronisation reports it.
+        b.wait_event_timeout(&held, Duration::from_millis(1)).unwrap();
+        assert!(matches!(
+            b.synchronize(),
+            Err(Error::Acl { code, .. }) if code == ErrorCode::RT_WAIT_TIMEOUT
+        ));
+        b.synchronize().unwrap();
+        gate.record(&b).unwrap();
+        a.synchronize().unwrap();
+        assert!(a.query().unwrap() && held.query().unwrap());
+    });
+}
+
+#[test]
+fn a_reset_event_waits_for_its_next_record() {
+    let device = device();
+    let (a, b) = (Stream::new(&device).unwrap(), Stream::new(&device).unwrap());
+    let event = Event::with_flags(&device, EventFlags::SYNC).unwrap();
+    event.record(&a).unwrap();
+    a.synchronize().unwrap();
+    assert!(event.query().unwrap());
+    event.reset(&a).unwrap();
+    a.synchronize().unwrap();
+    assert!(!event.query().unwrap());
+    software_only(|| {
+        // A wait after the reset waits for the next record.
+        b.wait_event(&event).unwrap();
+        assert!(!b.query().unwrap());
+        event.record(&a).unwrap();
+        b.synchronize().unwrap();
+        assert!(event.query().unwrap());
+    });
+    // Events made by `with_flags_ex` cannot be reset.
+    let ex = Event::with_flags_ex(&device, EventFlags::SYNC).unwrap();
+    assert!(matches!(
+        ex.reset(&a),
+        Err(Error::Acl { code, .. }) if code == ErrorCode::RT_FEATURE_NOT_SUPPORT
+    ));
+}

@@ -1167,6 +1167,9 @@ aclError aclrtSynchronizeStream(aclrtStream stream);
 /** Waits until all work queued on a stream has completed, giving up after `timeout`. */
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 
+/** Reports whether every task queued on a stream has finished (NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
+
 /** Creates an event. */
 aclError aclrtCreateEvent(aclrtEvent *event);
 
@@ -1182,14 +1185,23 @@ aclError aclrtDestroyEvent(aclrtEvent event);
 /** Records an event at the current end of a stream. */
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 
+/** Resets an event on a stream: once the stream reaches the reset, the event counts as never recorded (hicann/runtime acl_rt.h). */
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+
 /** Waits until an event has completed. */
 aclError aclrtSynchronizeEvent(aclrtEvent event);
+
+/** Waits until an event has completed, giving up after `timeout` milliseconds (-1: no limit) (hicann/runtime acl_rt.h). */
+aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
 
 /** Reports whether the work before an event's record point has completed. */
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
 
 /** Makes later work on a stream wait for an event. */
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+
+/** Makes later work on a stream wait for an event, failing the wait after `timeout` seconds (0: no limit) (hicann/runtime acl_rt.h). */
+aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, int32_t timeout);
 
 /** Reports the time in milliseconds between two completed events. */
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);

@@ -25,10 +25,11 @@
 //!   `aclrtDeviceDisablePeerAccess`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
 //!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
-//!   `aclrtSynchronizeStreamWithTimeout`, `aclrtCreateEvent`,
+//!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtCreateEvent`,
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
-//!   `aclrtRecordEvent`, `aclrtSynchronizeEvent`, `aclrtQueryEventStatus`,
-//!   `aclrtStreamWaitEvent`, `aclrtEventElapsedTime`.
+//!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
+//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`,
+//!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`.
 //! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
 //!   `aclrtMallocCached`, `aclrtMallocWithCfg`, `aclrtMallocForTaskScheduler`,
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
@@ -57,9 +58,11 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 106 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite` and
-//! `aclrtValueWait` are not in the reference table; their signatures are those
-//! of `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
+//! 110 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
+//! `aclrtSynchronizeEventWithTimeout` and `aclrtStreamWaitEventWithTimeout`
+//! are not in the reference table; their signatures are those of
+//! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::dispatch::acl_functions;
 use crate::types::*;
@@ -187,6 +190,9 @@ macro_rules! for_each_acl_function {
             fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
             /// Like `aclrtSynchronizeStream`, but gives up after `timeout`.
             fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
+            /// Writes whether every task queued on `stream` (NULL: the default stream) has
+            /// finished.
+            fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError;
             /// Creates an event.
             fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
             /// Creates an event with `ACL_EVENT_*` flag bits.
@@ -197,12 +203,21 @@ macro_rules! for_each_acl_function {
             fn aclrtDestroyEvent(event: aclrtEvent) -> aclError;
             /// Records `event` at the current end of `stream`.
             fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
+            /// Enqueues a reset of `event` on `stream`: once the stream reaches it, the
+            /// event counts as never recorded.
+            fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
             /// Blocks until `event` has completed.
             fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
+            /// Like `aclrtSynchronizeEvent`, but gives up after `timeout` milliseconds
+            /// (-1: no limit).
+            fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
             /// Writes whether the work before `event`'s record point has completed.
             fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
             /// Makes work queued later on `stream` wait until `event` completes.
             fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
+            /// Like `aclrtStreamWaitEvent`, but the wait fails on the stream after `timeout`
+            /// seconds (0: no limit).
+            fn aclrtStreamWaitEventWithTimeout(stream: aclrtStream, event: aclrtEvent, timeout: i32) -> aclError;
             /// Writes the time in milliseconds between two completed events.
             fn aclrtEventElapsedTime(
                 ms: *mut f32,

@@ -1215,6 +1215,8 @@ pub mod c_functions {
         pub fn aclrtSynchronizeStream(stream: aclrtStream) -> aclError;
         #[doc = " Waits until all work queued on a stream has completed, giving up after `timeout`."]
         pub fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
+        #[doc = " Reports whether every task queued on a stream has finished (NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError;
         #[doc = " Creates an event."]
         pub fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
         #[doc = " Creates an event with `ACL_EVENT_*` flags."]
@@ -1225,12 +1227,18 @@ pub mod c_functions {
         pub fn aclrtDestroyEvent(event: aclrtEvent) -> aclError;
         #[doc = " Records an event at the current end of a stream."]
         pub fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
+        #[doc = " Resets an event on a stream: once the stream reaches the reset, the event counts as never recorded (hicann/runtime acl_rt.h)."]
+        pub fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream) -> aclError;
         #[doc = " Waits until an event has completed."]
         pub fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError;
+        #[doc = " Waits until an event has completed, giving up after `timeout` milliseconds (-1: no limit) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
         #[doc = " Reports whether the work before an event's record point has completed."]
         pub fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
         #[doc = " Makes later work on a stream wait for an event."]
         pub fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
+        #[doc = " Makes later work on a stream wait for an event, failing the wait after `timeout` seconds (0: no limit) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamWaitEventWithTimeout(stream: aclrtStream, event: aclrtEvent, timeout: i32) -> aclError;
         #[doc = " Reports the time in milliseconds between two completed events."]
         pub fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError;
         #[doc = " Allocates device memory (size rounded up to 32 bytes plus 32 bytes of padding)."]

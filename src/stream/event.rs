@@ -253,6 +253,84 @@ impl Event {
         })
     }
 
+    /// Waits at most `timeout` for the latest record
+    /// (`aclrtSynchronizeEventWithTimeout`); returns at once for an event
+    /// never recorded. The timeout is rounded up to whole milliseconds, at
+    /// least one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a timeout above `i32::MAX`
+    /// milliseconds (use [`Event::synchronize`] to wait without a limit);
+    /// `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT` when the record was not reached in
+    /// time; the runtime's other codes as for [`Event::synchronize`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// use std::time::Duration;
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::new(&device)?;
+    /// event.record(&stream)?;
+    /// event.synchronize_timeout(Duration::from_secs(10))?;
+    /// assert!(event.query()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
+        let millis = timeout.as_nanos().div_ceil(1_000_000).max(1).try_into().map_err(|_| {
+            Error::invalid(
+                Call::new("Event::synchronize_timeout", "aclrtSynchronizeEventWithTimeout"),
+                format!("timeout {timeout:?} is above i32::MAX milliseconds"),
+            )
+        })?;
+        self.device.make_current()?;
+        // SAFETY: the handle is live.
+        check("aclrtSynchronizeEventWithTimeout", unsafe {
+            sys::aclrtSynchronizeEventWithTimeout(self.as_raw(), millis)
+        })
+    }
+
+    /// Resets the event on `stream` (`aclrtResetEvent`): once `stream`
+    /// reaches the reset, the event counts as never recorded (a query says
+    /// not complete; a stream waiting for an event with
+    /// [`EventFlags::SYNC`] waits for its next record). The host does not
+    /// wait. Make sure the streams that wait for the latest record have
+    /// reached their wait first (the runtime's rule).
+    ///
+    /// [`EventFlags::SYNC`]: crate::stream::EventFlags::SYNC
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: events without [`EventFlags::SYNC`], and events
+    /// made with `aclrtCreateEventExWithFlag`, cannot be reset
+    /// (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`); a stream of another device is
+    /// refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, EventFlags, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = Event::with_flags(&device, EventFlags::SYNC)?;
+    /// event.record(&stream)?;
+    /// stream.synchronize()?;
+    /// assert!(event.query()?);
+    /// event.reset(&stream)?;
+    /// stream.synchronize()?; // the stream reached the reset
+    /// assert!(!event.query()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn reset(&self, stream: &Stream) -> Result<()> {
+        stream.device().make_current()?;
+        // SAFETY: both handles are live (owned by `self` and `stream`).
+        check("aclrtResetEvent", unsafe {
+            sys::aclrtResetEvent(self.as_raw(), stream.as_raw())
+        })
+    }
+
     /// Whether the latest record has been reached, without waiting
     /// (`aclrtQueryEventStatus`). An event never recorded is not complete.
     ///

@@ -256,6 +256,37 @@ impl Stream {
         Ok(())
     }
 
+    /// Whether every task queued on the stream has finished, without waiting
+    /// (`aclrtStreamQuery`). Unlike [`Stream::synchronize`], a query does
+    /// not report (nor clear) the failure of a queued task: the next
+    /// synchronisation does.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// assert!(stream.query()?); // nothing queued
+    /// stream.synchronize()?;
+    /// assert!(stream.query()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn query(&self) -> Result<bool> {
+        self.device.make_current()?;
+        let mut status = sys::ACL_STREAM_STATUS_NOT_READY;
+        // SAFETY: the handle is live (owned by `self`); `status` is a valid
+        // out-pointer.
+        check("aclrtStreamQuery", unsafe {
+            sys::aclrtStreamQuery(self.as_raw(), &mut status)
+        })?;
+        Ok(status == sys::ACL_STREAM_STATUS_COMPLETE)
+    }
+
     /// Makes the stream's later work wait until `event`'s latest record (at
     /// the time of this call) is reached (`aclrtStreamWaitEvent`). The host
     /// does not wait.
@@ -285,6 +316,51 @@ impl Stream {
         // SAFETY: both handles are live (owned by `self` and `event`).
         check("aclrtStreamWaitEvent", unsafe {
             sys::aclrtStreamWaitEvent(self.as_raw(), event.as_raw())
+        })
+    }
+
+    /// Like [`Stream::wait_event`], but the stream gives up waiting `timeout`
+    /// after it started to (`aclrtStreamWaitEventWithTimeout`): the wait
+    /// then fails on the stream, the later work runs, and the next
+    /// synchronisation reports `ACL_ERROR_RT_WAIT_TIMEOUT`. The runtime
+    /// counts whole seconds: the timeout is rounded up, at least one. The
+    /// host does not wait.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] for a timeout above `i32::MAX` seconds
+    /// (use [`Stream::wait_event`] to wait without a limit); the runtime's
+    /// other codes as for [`Stream::wait_event`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Event, Stream};
+    /// use std::time::Duration;
+    /// let device = Device::new(0)?;
+    /// let (first, second) = (Stream::new(&device)?, Stream::new(&device)?);
+    /// let event = Event::new(&device)?;
+    /// event.record(&first)?;
+    /// second.wait_event_timeout(&event, Duration::from_secs(10))?;
+    /// second.synchronize()?; // `first`'s work was done well within 10 s
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn wait_event_timeout(&self, event: &Event, timeout: Duration) -> Result<()> {
+        let seconds = timeout
+            .as_nanos()
+            .div_ceil(1_000_000_000)
+            .max(1)
+            .try_into()
+            .map_err(|_| {
+                Error::invalid(
+                    Call::new("Stream::wait_event_timeout", "aclrtStreamWaitEventWithTimeout"),
+                    format!("timeout {timeout:?} is above i32::MAX seconds"),
+                )
+            })?;
+        self.device.make_current()?;
+        // SAFETY: both handles are live (owned by `self` and `event`).
+        check("aclrtStreamWaitEventWithTimeout", unsafe {
+            sys::aclrtStreamWaitEventWithTimeout(self.as_raw(), event.as_raw(), seconds)
         })
     }
 

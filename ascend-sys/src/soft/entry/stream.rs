@@ -51,6 +51,16 @@ pub(crate) unsafe fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, time
     )
 }
 
+pub(crate) unsafe fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError {
+    let outcome = non_null(status, "status").and_then(|()| {
+        let value = streams::query_stream(stream as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtStreamQuery", outcome)
+}
+
 fn create_event_into(event: *mut aclrtEvent, creation: EventCreation, flag: u32) -> SoftResult {
     non_null(event, "event")?;
     let handle = streams::create_event(creation, flag)?;
@@ -91,6 +101,34 @@ pub(crate) unsafe fn aclrtRecordEvent(event: aclrtEvent, stream: aclrtStream) ->
     )
 }
 
+pub(crate) unsafe fn aclrtResetEvent(event: aclrtEvent, stream: aclrtStream) -> aclError {
+    finish(
+        "aclrtResetEvent",
+        non_null(event, "event").and_then(|()| streams::reset_event(event as usize, stream as usize)),
+    )
+}
+
+/// The ACL layer's check of `aclrtSynchronizeEventWithTimeout`'s timeout
+/// (before the NULL check): -1 or more.
+fn check_event_timeout(timeout: i32) -> SoftResult {
+    if timeout < -1 {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("timeout {timeout} ms is below -1 (-1: no limit)"),
+        );
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError {
+    finish(
+        "aclrtSynchronizeEventWithTimeout",
+        check_event_timeout(timeout)
+            .and(non_null(event, "event"))
+            .and_then(|()| streams::synchronize_event_timeout(event as usize, timeout)),
+    )
+}
+
 pub(crate) unsafe fn aclrtSynchronizeEvent(event: aclrtEvent) -> aclError {
     finish(
         "aclrtSynchronizeEvent",
@@ -112,6 +150,13 @@ pub(crate) unsafe fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent
     finish(
         "aclrtStreamWaitEvent",
         non_null(event, "event").and_then(|()| streams::stream_wait_event(stream as usize, event as usize)),
+    )
+}
+
+pub(crate) unsafe fn aclrtStreamWaitEventWithTimeout(stream: aclrtStream, event: aclrtEvent, timeout: i32) -> aclError {
+    finish(
+        "aclrtStreamWaitEventWithTimeout",
+        streams::stream_wait_event_timeout(stream as usize, event as usize, timeout),
     )
 }
 

@@ -27,6 +27,10 @@ struct Records {
     /// Records whose marker was dropped before a worker reached it
     /// (`aclrtDestroyStreamForce`): they will never be reached.
     dropped: BTreeSet<u64>,
+    /// Records numbered up to this one were forgotten by a reset
+    /// (`aclrtResetEvent`) a stream reached: the event counts as never
+    /// recorded until its next record.
+    forgotten: u64,
 }
 
 /// An event.
@@ -71,9 +75,30 @@ impl Event {
         number
     }
 
-    /// Number of the latest record issued (0: never recorded).
+    /// Number of the latest record issued (0: never recorded, or reset
+    /// since its latest record).
     pub(crate) fn latest(&self) -> u64 {
-        self.lock().latest
+        let records = self.lock();
+        if records.latest > records.forgotten {
+            records.latest
+        } else {
+            0
+        }
+    }
+
+    /// Number the next record will have (a wait for "the next record").
+    pub(crate) fn next_record(&self) -> u64 {
+        self.lock().latest + 1
+    }
+
+    /// A stream reached an `aclrtResetEvent` issued when record `through`
+    /// was the latest: records up to it are forgotten, and the event counts
+    /// as never recorded until a later record.
+    pub(crate) fn reset(&self, through: u64) {
+        let mut records = self.lock();
+        records.forgotten = records.forgotten.max(through);
+        drop(records);
+        self.changed.notify_all();
     }
 
     /// Marks record `number` reached by a worker.
@@ -96,33 +121,37 @@ impl Event {
         Self::reached(&self.lock(), number)
     }
 
-    /// When the latest record was reached (`None` if it was not yet).
+    /// When the latest record was reached (`None` if it was not yet, or if
+    /// it was reset since).
     pub(crate) fn timestamp(&self) -> Option<Instant> {
-        self.lock().reached_at
+        let records = self.lock();
+        records.reached_at.filter(|_| records.latest > records.forgotten)
     }
 
     /// Blocks until record `number` is reached. A record that was never
     /// issued (a wait for the "next" record) is given up when the event is
     /// destroyed, and that is recorded as misuse (`waiter` names the task).
-    pub(crate) fn wait_reached(&self, number: u64, waiter: Option<&str>) {
-        self.wait_reached_unless(number, waiter, &|| None);
+    /// Returns `false` only when `deadline` passed first (`None`: no limit).
+    pub(crate) fn wait_reached(&self, number: u64, waiter: Option<&str>, deadline: Option<Instant>) -> bool {
+        self.wait_reached_unless(number, waiter, &|| None, deadline)
     }
 
     /// [`Event::wait_reached`], also ending (recorded as misuse) when the
     /// record was dropped by `aclrtDestroyStreamForce`, or when `give_up`
     /// names a call that ends the wait (checked whenever [`Event::wake`] is
-    /// called).
+    /// called). Returns `false` only when `deadline` passed first.
     pub(crate) fn wait_reached_unless(
         &self,
         number: u64,
         waiter: Option<&str>,
         give_up: &dyn Fn() -> Option<&'static str>,
-    ) {
+        deadline: Option<Instant>,
+    ) -> bool {
         let waiter = waiter.unwrap_or("a stream");
         let mut records = self.lock();
         loop {
             if Self::reached(&records, number) {
-                return;
+                return true;
             }
             let ended = if records.destroyed && number > records.latest {
                 Some((
@@ -152,12 +181,24 @@ impl Event {
             if let Some((api, description)) = ended {
                 drop(records);
                 misuse::record(api, description);
-                return;
+                return true;
             }
-            records = self
-                .changed
-                .wait(records)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            records = match deadline {
+                None => self
+                    .changed
+                    .wait(records)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    self.changed
+                        .wait_timeout(records, deadline - now)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0
+                }
+            };
         }
     }
 

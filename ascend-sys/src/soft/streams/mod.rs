@@ -397,6 +397,33 @@ pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
     first.map_or(Ok(()), Err)
 }
 
+/// `aclrtStreamQuery`: whether every task queued on the stream (NULL: the
+/// current device's default stream) has finished. Like synchronisation, an
+/// explicit stream of another device may be queried; a task failure is not
+/// reported (nor cleared) by a query. "Complete" tells the sanitizer the
+/// host has seen the stream's work done.
+pub(crate) fn query_stream(handle: usize) -> SoftResult<aclrtStreamStatus> {
+    let stream = {
+        let streams = lock()?;
+        let explicit = lookup_stream(&streams, handle)?;
+        let device = context::require()?;
+        match explicit {
+            Some(stream) => stream,
+            None => match streams.defaults.get(&device) {
+                Some(entry) => Arc::clone(&entry.stream),
+                // No default stream yet: nothing was ever queued on it.
+                None => return Ok(ACL_STREAM_STATUS_COMPLETE),
+            },
+        }
+    };
+    if stream.backlog() == 0 {
+        sanitize::host_synchronized_stream(stream.site());
+        Ok(ACL_STREAM_STATUS_COMPLETE)
+    } else {
+        Ok(ACL_STREAM_STATUS_NOT_READY)
+    }
+}
+
 /// Tells the sanitizer that the host waited for `stream`'s work, unless
 /// the wait timed out (a task failure is reported after the work ended).
 fn joined(stream: &Stream, outcome: &SoftResult) {
@@ -564,27 +591,63 @@ pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
     Ok(())
 }
 
-/// `aclrtStreamWaitEvent`: the stream's later tasks wait until the event's
-/// latest record (at the time of this call) is reached.
-///
-/// An event never recorded: `aclrtCreateEventExWithFlag` events make this a
-/// no-op (documented); other events with `ACL_EVENT_SYNC` wait for the
-/// event's next record; others are refused (`ACL_ERROR_RT_PARAM_INVALID`,
-/// "record first"), as the runtime does.
-pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
-    let mut streams = lock()?;
-    let explicit = lookup_stream(&streams, stream)?;
-    let event = lookup_event(&streams, event, "event")?;
-    refuse_device_only(&event, "aclrtStreamWaitEvent")?;
+/// Refuses events no stream can wait for (nor reset): those without
+/// `ACL_EVENT_SYNC` (the runtime's "event without wait task").
+fn refuse_without_wait_task(event: &Event, api: &str) -> SoftResult {
     if event.flags & (EVENT_SYNC | EVENT_DDSYNC | EVENT_EXTERNAL | EVENT_IPC) == 0 {
         return fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
             format!(
-                "event {:#x} (flag {:#x}) has no ACL_EVENT_SYNC: a stream cannot wait for it",
+                "event {:#x} (flag {:#x}) has no ACL_EVENT_SYNC: {api} does not support it",
                 event.handle, event.flags
             ),
         );
     }
+    Ok(())
+}
+
+/// `aclrtStreamWaitEvent`: the stream's later tasks wait until the event's
+/// latest record (at the time of this call) is reached.
+///
+/// An event never recorded (or reset since its latest record):
+/// `aclrtCreateEventExWithFlag` events make this a no-op (documented);
+/// other events with `ACL_EVENT_SYNC` wait for the event's next record;
+/// others are refused (`ACL_ERROR_RT_PARAM_INVALID`, "record first"), as
+/// the runtime does.
+pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
+    enqueue_wait("aclrtStreamWaitEvent", stream, event, None)
+}
+
+/// `aclrtStreamWaitEventWithTimeout`: as [`stream_wait_event`], and the
+/// wait fails on the stream with `ACL_ERROR_RT_WAIT_TIMEOUT` when the record
+/// is not reached `timeout` seconds after the stream started waiting (0: no
+/// limit; the ACL layer refuses negative values with
+/// `ACL_ERROR_RT_PARAM_INVALID`). A NULL event is refused by the runtime
+/// with `ACL_ERROR_RT_PARAM_INVALID` (this call has no ACL-layer NULL
+/// check).
+pub(crate) fn stream_wait_event_timeout(stream: usize, event: usize, timeout: i32) -> SoftResult {
+    let timeout = match u64::try_from(timeout) {
+        Ok(0) => None,
+        Ok(seconds) => Some(Duration::from_secs(seconds)),
+        Err(_) => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout {timeout} s is negative (0: no limit, or a number of seconds)"),
+            );
+        }
+    };
+    enqueue_wait("aclrtStreamWaitEventWithTimeout", stream, event, timeout)
+}
+
+fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<Duration>) -> SoftResult {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    if event == 0 {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "event is NULL");
+    }
+    let event = lookup_event(&streams, event, "event")?;
+    refuse_device_only(&event, api)?;
+    refuse_without_wait_task(&event, api)?;
     let device = context::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let target = match event.latest() {
@@ -592,12 +655,12 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
             sanitize::wait_event(stream.site(), event.handle, None);
             return Ok(());
         }
-        0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => 1,
+        0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => event.next_record(),
         0 => {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,
                 format!(
-                    "event {:#x} has not been recorded: call aclrtRecordEvent before aclrtStreamWaitEvent",
+                    "event {:#x} has not been recorded: call aclrtRecordEvent before {api}",
                     event.handle
                 ),
             );
@@ -605,7 +668,46 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
         latest => latest,
     };
     sanitize::wait_event(stream.site(), event.handle, Some(target == event.latest()));
-    stream.submit(task::Task::wait(event, target));
+    stream.submit(task::Task::wait(api, event, target, timeout));
+    Ok(())
+}
+
+/// `aclrtResetEvent`: enqueues a reset on the stream (NULL: the default
+/// stream); when the stream reaches it, the records issued up to this call
+/// are forgotten and the event counts as never recorded (a query says not
+/// ready, a wait waits for the next record). The runtime's rules: handles
+/// first (event, then stream: 107017), `ACL_EVENT_DEVICE_USE_ONLY` events
+/// 107000, IPC events and events without `ACL_EVENT_SYNC` 207000, no
+/// context 107002, `aclrtCreateEventExWithFlag` events 207000, a stream of
+/// another device 107003.
+pub(crate) fn reset_event(event: usize, stream: usize) -> SoftResult {
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, event, "event")?;
+    let explicit = lookup_stream(&streams, stream)?;
+    refuse_device_only(&event, "aclrtResetEvent")?;
+    if event.flags & EVENT_IPC != 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} is an IPC event, which aclrtResetEvent does not support",
+                event.handle
+            ),
+        );
+    }
+    refuse_without_wait_task(&event, "aclrtResetEvent")?;
+    let device = context::require()?;
+    if event.mode == EventMode::Ex {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created by aclrtCreateEventExWithFlag, which aclrtResetEvent does not support",
+                event.handle
+            ),
+        );
+    }
+    let stream = target_stream(&mut streams, explicit, device)?;
+    let through = event.next_record() - 1;
+    stream.submit(task::Task::reset(event, through));
     Ok(())
 }
 
@@ -613,15 +715,37 @@ pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
 /// reached; an event never recorded returns at once (as the runtime does).
 pub(crate) fn synchronize_event(event: usize) -> SoftResult {
     let event = lookup_event(&*lock()?, event, "event")?;
-    refuse_external(&event, "synchronisation")?;
+    wait_for_event(&event, None, "aclrtSynchronizeEvent")
+}
+
+/// `aclrtSynchronizeEventWithTimeout` (the ACL layer has refused timeouts
+/// below -1 and a NULL event): after the handle, a `timeout` of 0 is refused
+/// with `ACL_ERROR_RT_PARAM_INVALID` as the runtime does; a record not
+/// reached within `timeout` ms gives `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`.
+pub(crate) fn synchronize_event_timeout(event: usize, timeout: i32) -> SoftResult {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    let deadline = deadline(timeout)?;
+    wait_for_event(&event, deadline, "aclrtSynchronizeEventWithTimeout")
+}
+
+fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -> SoftResult {
+    refuse_external(event, "synchronisation")?;
     match event.latest() {
         0 => {
-            sanitize::host_synchronized_event(event.handle, false, "aclrtSynchronizeEvent");
+            sanitize::host_synchronized_event(event.handle, false, api);
             Ok(())
         }
         latest => {
-            event.wait_reached(latest, None);
-            sanitize::host_synchronized_event(event.handle, true, "aclrtSynchronizeEvent");
+            if !event.wait_reached(latest, None, deadline) {
+                return fail(
+                    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                    format!(
+                        "record {latest} of event {:#x} was not reached when the timeout expired",
+                        event.handle
+                    ),
+                );
+            }
+            sanitize::host_synchronized_event(event.handle, true, api);
             Ok(())
         }
     }

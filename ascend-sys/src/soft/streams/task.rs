@@ -6,8 +6,9 @@ use super::rows::{self, Rows};
 use super::value;
 use crate::soft::copy;
 use crate::soft::fail::{Failure, SoftResult};
-use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA};
+use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_WAIT_TIMEOUT};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What a task does.
 pub(crate) enum Work {
@@ -19,8 +20,17 @@ pub(crate) enum Work {
     Copy2d(Rows),
     /// `aclrtRecordEvent`: marks the record reached.
     Record { event: Arc<Event>, number: u64 },
-    /// `aclrtStreamWaitEvent`: blocks the stream until the record is reached.
-    Wait { event: Arc<Event>, number: u64 },
+    /// `aclrtStreamWaitEvent(WithTimeout)`: blocks the stream until the
+    /// record is reached; with a `timeout` (counted from when the worker
+    /// starts the wait), the task fails with `ACL_ERROR_RT_WAIT_TIMEOUT` once
+    /// it passes.
+    Wait {
+        event: Arc<Event>,
+        number: u64,
+        timeout: Option<Duration>,
+    },
+    /// `aclrtResetEvent`: the event forgets its records up to `through`.
+    Reset { event: Arc<Event>, through: u64 },
     /// `aclrtValueWrite`: writes the 64-bit word at `address`.
     ValueWrite { address: usize, value: u64 },
     /// `aclrtValueWait`: blocks the stream until the 64-bit word at
@@ -59,8 +69,12 @@ impl Task {
         Self::new("aclrtRecordEvent", Work::Record { event, number }, Vec::new())
     }
 
-    pub(crate) fn wait(event: Arc<Event>, number: u64) -> Self {
-        Self::new("aclrtStreamWaitEvent", Work::Wait { event, number }, Vec::new())
+    pub(crate) fn wait(api: &'static str, event: Arc<Event>, number: u64, timeout: Option<Duration>) -> Self {
+        Self::new(api, Work::Wait { event, number, timeout }, Vec::new())
+    }
+
+    pub(crate) fn reset(event: Arc<Event>, through: u64) -> Self {
+        Self::new("aclrtResetEvent", Work::Reset { event, through }, Vec::new())
     }
 
     /// Says what the task is, for messages.
@@ -81,7 +95,21 @@ impl Task {
                 "a 2-D copy of {height} rows of {width} bytes from {src:#x} (pitch {spitch}) to {dst:#x} (pitch {dpitch})"
             ),
             Work::Record { event, number } => format!("record {number} of event {:#x}", event.handle),
-            Work::Wait { event, number } => format!("a wait for record {number} of event {:#x}", event.handle),
+            Work::Wait {
+                event,
+                number,
+                timeout: None,
+            } => format!("a wait for record {number} of event {:#x}", event.handle),
+            Work::Wait {
+                event,
+                number,
+                timeout: Some(timeout),
+            } => format!(
+                "a wait of at most {} s for record {number} of event {:#x}",
+                timeout.as_secs(),
+                event.handle
+            ),
+            Work::Reset { event, .. } => format!("a reset of event {:#x}", event.handle),
             Work::ValueWrite { address, value } => format!("a write of {value:#x} to the value at {address:#x}"),
             Work::ValueWait { address, value, flag } => {
                 format!("a wait until {}", value::condition(*address, *value, *flag))
@@ -113,9 +141,24 @@ impl Task {
                 event.reach(number);
                 Ok(())
             }
-            Work::Wait { ref event, number } => {
+            Work::Wait {
+                ref event,
+                number,
+                timeout,
+            } => {
                 let give_up = || stream.given_up(self.number, true);
-                event.wait_reached_unless(number, Some(&self.describe()), &give_up);
+                let deadline = timeout.map(|timeout| Instant::now() + timeout);
+                if event.wait_reached_unless(number, Some(&self.describe()), &give_up, deadline) {
+                    Ok(())
+                } else {
+                    Err(Failure {
+                        code: ACL_ERROR_RT_WAIT_TIMEOUT,
+                        message: format!("record {number} of event {:#x} was not reached in time", event.handle),
+                    })
+                }
+            }
+            Work::Reset { ref event, through } => {
+                event.reset(through);
                 Ok(())
             }
             Work::ValueWrite { address, value } => value::write(address, value),
@@ -132,8 +175,14 @@ impl Task {
                 message: "the software device's worker panicked".into(),
             })
         });
+        // A timed-out wait keeps its own code; the other failures are copies'.
+        let timed_out = |failure: &Failure| failure.code == ACL_ERROR_RT_WAIT_TIMEOUT;
         outcome.map_err(|failure| Failure {
-            code: ACL_ERROR_RT_SYS_DMA,
+            code: if timed_out(&failure) {
+                ACL_ERROR_RT_WAIT_TIMEOUT
+            } else {
+                ACL_ERROR_RT_SYS_DMA
+            },
             message: format!(
                 "{} failed on the device: {} (error {})",
                 self.describe(),
