@@ -1259,6 +1259,18 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
 
 /**
+ * Sets `N` 32-bit elements at `ptr` (4-byte aligned, capacity `memSize` bytes, at least N * 4)
+ * to `value`, synchronously; device memory or aclrtMallocHost memory only (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N);
+
+/**
+ * Queues on `stream` a set of `N` 32-bit elements at `ptr` to `value`; on pinned host memory
+ * the set happens during the call (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream);
+
+/**
  * Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte
  * aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h).
  */

@@ -34,8 +34,8 @@
 //!   `aclrtMallocCached`, `aclrtMallocWithCfg`, `aclrtMallocForTaskScheduler`,
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
 //!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
-//!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtValueWrite`,
-//!   `aclrtValueWait`.
+//!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtMemsetD32`,
+//!   `aclrtMemsetD32Async`, `aclrtValueWrite`, `aclrtValueWait`.
 //! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
 //!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
 //!   `aclrtHostGetDevicePointer`, `aclrtHostMemMapCapabilities`, `aclrtHostUnregister`.
@@ -58,10 +58,10 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 110 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 112 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
-//! `aclrtSynchronizeEventWithTimeout` and `aclrtStreamWaitEventWithTimeout`
-//! are not in the reference table; their signatures are those of
+//! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
+//! `aclrtMemsetD32` and `aclrtMemsetD32Async` are not in the reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::dispatch::acl_functions;
@@ -329,6 +329,21 @@ macro_rules! for_each_acl_function {
                 maxCount: usize,
                 value: i32,
                 count: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Sets `N` 32-bit elements at `ptr` (4-byte aligned; `memSize` bytes of
+            /// capacity, at least `N * 4`) to `value`, synchronously. Only device memory
+            /// and `aclrtMallocHost` memory are accepted; `N` 0, NULL, misalignment, a
+            /// short `memSize` or other memory return `ACL_ERROR_INVALID_PARAM`.
+            fn aclrtMemsetD32(ptr: *mut c_void, memSize: usize, value: u32, N: usize) -> aclError;
+            /// Queues on `stream` a set of `N` 32-bit elements at `ptr` to `value`, with the
+            /// checks of `aclrtMemsetD32`; on pinned host memory the set happens during
+            /// the call.
+            fn aclrtMemsetD32Async(
+                ptr: *mut c_void,
+                memSize: usize,
+                value: u32,
+                N: usize,
                 stream: aclrtStream,
             ) -> aclError;
             /// Queues on `stream` a write of `value` to the 64-bit word of device

@@ -1339,6 +1339,16 @@ pub mod c_functions {
             count: usize,
             stream: aclrtStream,
         ) -> aclError;
+        #[doc = " Sets `N` 32-bit elements at `ptr` (4-byte aligned, capacity `memSize` bytes, at least N * 4)\n to `value`, synchronously; device memory or aclrtMallocHost memory only (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemsetD32(ptr: *mut ::std::os::raw::c_void, memSize: usize, value: u32, N: usize) -> aclError;
+        #[doc = " Queues on `stream` a set of `N` 32-bit elements at `ptr` to `value`; on pinned host memory\n the set happens during the call (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemsetD32Async(
+            ptr: *mut ::std::os::raw::c_void,
+            memSize: usize,
+            value: u32,
+            N: usize,
+            stream: aclrtStream,
+        ) -> aclError;
         #[doc = " Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte\n aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h)."]
         pub fn aclrtValueWrite(
             devAddr: *mut ::std::os::raw::c_void,

@@ -184,6 +184,31 @@ fn a_stream_writing_what_another_reads() {
 }
 
 #[test]
+fn a_32_bit_memset_racing_a_byte_memset_and_the_synchronous_one_after_it() {
+    planted(
+        &["write after write", "aclrtMemsetD32Async", "aclrtMemsetAsync"],
+        |ordered| {
+            let (a, b, buf) = (stream(), stream(), malloc(N));
+            fill(buf, 1, N, a);
+            if ordered {
+                order(a, b);
+            }
+            // SAFETY: `buf` is device memory of `N` bytes.
+            ok(
+                unsafe { aclrtMemsetD32Async(buf, N, 0xDEAD_BEEF, N / 4, b) },
+                "memsetD32Async",
+            );
+            done(a);
+            done(b);
+            // Both streams are synchronised: the host set is ordered.
+            // SAFETY: as above.
+            ok(unsafe { aclrtMemsetD32(buf, N, 7, N / 4) }, "memsetD32");
+            free(buf);
+        },
+    );
+}
+
+#[test]
 fn the_host_reading_what_a_stream_still_writes() {
     planted(
         &["read after write", "aclrtMemcpy on the host", "aclrtSynchronizeStream"],

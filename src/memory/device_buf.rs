@@ -499,6 +499,29 @@ impl<T: Pod> DeviceBuf<T> {
         self.as_mut_slice().fill_bytes(value)
     }
 
+    /// Sets every 32-bit element of the buffer to `value`
+    /// (`aclrtMemsetD32`): the [`DeviceSliceMut::fill_u32`] of the whole
+    /// buffer.
+    ///
+    /// # Errors
+    ///
+    /// As [`DeviceSliceMut::fill_u32`]: a byte length that is not a
+    /// multiple of 4 is refused before any call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 3)?;
+    /// buf.fill_u32(0xDEAD_BEEF)?;
+    /// assert_eq!(buf.to_vec()?, [0xDEAD_BEEF; 3]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn fill_u32(&mut self, value: u32) -> Result<()> {
+        self.as_mut_slice().fill_u32(value)
+    }
+
     /// Frees the memory now, reporting a failure.
     ///
     /// # Errors

@@ -559,6 +559,38 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
         transfer::fill(self.device, self.as_raw(), value, self.byte_len())
     }
+
+    /// Sets every 32-bit element of the view to `value`, in the device's
+    /// byte order (`aclrtMemsetD32`); an empty view does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] if the view does not start on a 4-byte
+    /// boundary or its byte length is not a multiple of 4 (nothing is
+    /// called then); otherwise the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
+    /// buf.as_mut_slice().slice_mut(1..3)?.fill_u32(0xDEAD_BEEF)?;
+    /// assert_eq!(buf.to_vec()?, [0, 0xDEAD_BEEF, 0xDEAD_BEEF, 0]);
+    /// // Two bytes are not a 32-bit element.
+    /// let mut bytes = DeviceBuf::<u8>::zeroed(&device, 6)?;
+    /// assert!(bytes.as_mut_slice().slice_mut(..2)?.fill_u32(1).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn fill_u32(&mut self, value: u32) -> Result<()> {
+        transfer::fill_u32(
+            Call::new("DeviceSliceMut::fill_u32", "aclrtMemsetD32"),
+            self.device,
+            self.as_raw(),
+            value,
+            self.byte_len(),
+        )
+    }
 }
 
 impl<T: Pod> fmt::Debug for DeviceSlice<'_, T> {

@@ -90,6 +90,53 @@ pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> Soft
     Ok(())
 }
 
+/// Sets `count` 32-bit elements at `address` (device or host) to `value`,
+/// in native byte order. Segments and lock steps may split an element; each
+/// byte takes the pattern byte of its offset from `address`, so the result
+/// is the same either way.
+///
+/// # Safety
+///
+/// A host range must be valid for the write (the caller's contract).
+pub(crate) unsafe fn fill_u32(address: usize, value: u32, count: usize) -> SoftResult {
+    let Some(bytes) = count.checked_mul(4) else {
+        return fail(ACL_ERROR_INVALID_PARAM, format!("{count} 32-bit elements overflow"));
+    };
+    let pattern = value.to_ne_bytes();
+    let target = Translator::default().resolve(address, bytes, "ptr")?;
+    let mut offset = 0usize;
+    for segment in target.iter() {
+        let mut done = 0;
+        while done < segment.len {
+            // SAFETY: `done < segment.len`: inside the segment.
+            let pointer = unsafe { segment.pointer.add(done) };
+            let step = (segment.len - done).min(byte_locks::room(pointer as usize));
+            let _held = byte_locks::lock(pointer as usize, pointer as usize);
+            for index in 0..step {
+                // SAFETY: `index < step`, inside the segment; as in
+                // `copy_bytes` for validity.
+                unsafe { pointer.add(index).write(pattern[(offset + index) % 4]) };
+            }
+            done += step;
+            offset += step;
+        }
+    }
+    Ok(())
+}
+
+/// `aclrtMemsetD32`, after the ACL layer's checks (in `entry::memory`).
+///
+/// # Safety
+///
+/// A host range must be valid for the write (the caller's contract).
+pub(crate) unsafe fn memset_d32(address: usize, value: u32, count: usize) -> SoftResult {
+    context::require()?;
+    // SAFETY: forwarded contract.
+    unsafe { fill_u32(address, value, count) }?;
+    sanitize::host("aclrtMemsetD32", &[Range::write(address, count * 4)]);
+    Ok(())
+}
+
 /// The argument checks `aclrtMemcpy` and `aclrtMemcpyAsync` share after the
 /// ACL layer's NULL checks: the kind, `destMax` and `count > destMax`.
 pub(crate) fn check_copy_arguments(dest_max: usize, count: usize, kind: aclrtMemcpyKind) -> SoftResult {

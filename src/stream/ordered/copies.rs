@@ -6,6 +6,7 @@ use super::in_flight::InFlight;
 use super::lanes::{Lanes, Locked};
 use super::view::{AsView, OrderedView};
 use crate::error::{Call, Error, Result, check};
+use crate::memory::transfer;
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use crate::stream::Stream;
 use crate::stream::lengths::same_bytes;
@@ -263,6 +264,55 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         queued
     }
 
+    /// Queues on `stream` setting every 32-bit element of the view to
+    /// `value`, in the device's byte order (`aclrtMemsetD32Async`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] if the view does not start on a 4-byte
+    /// boundary or its byte length is not a multiple of 4; otherwise the
+    /// runtime's code. Nothing is queued then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// buf.elements::<u32>(1..3)?.fill_u32(0xDEAD_BEEF, &stream)?;
+    /// assert_eq!(buf.view().to_vec::<u32>()?, [0, 0xDEAD_BEEF, 0xDEAD_BEEF, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn fill_u32(&self, value: u32, stream: &Arc<Stream>) -> Result<()> {
+        let bytes = self.byte_len();
+        let call = Call::new("OrderedView::fill_u32", "aclrtMemsetD32Async");
+        let count = transfer::words(call, self.device_ptr_for_write(), bytes)?;
+        if count == 0 {
+            return Ok(());
+        }
+        let range = self.range();
+        let flight = {
+            let mut locked = self.owner().tracks_clear(&range, true);
+            locked.order(stream, &range, true)?;
+            InFlight::take_off(&mut locked, range, true, Some(stream))
+        };
+        let queued = stream.device().make_current().and_then(|()| {
+            // SAFETY: device memory of `bytes` bytes owned by the view's
+            // `Ordered`, not released before its tracks prove this memset
+            // finished (the flight notes it when it lands).
+            check("aclrtMemsetD32Async", unsafe {
+                sys::aclrtMemsetD32Async(self.device_ptr_for_write(), bytes, value, count, stream.as_raw())
+            })
+        });
+        if queued.is_err() {
+            flight.not_queued();
+        }
+        queued
+    }
+
     /// Queues on `stream` a 2-D copy of the rows of `shape` (in elements
     /// of `T`) from the pinned memory `src` into this view
     /// (`aclrtMemcpy2dAsync`, host to device). The rows' whole extent on
@@ -512,6 +562,31 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// ```
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         self.view().fill_bytes(value, stream)
+    }
+
+    /// Queues on `stream` setting every 32-bit element to `value`
+    /// (`aclrtMemsetD32Async`): the [`OrderedView::fill_u32`] of
+    /// [`Ordered::view`].
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::fill_u32`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// buf.fill_u32(0xDEAD_BEEF, &stream)?;
+    /// assert_eq!(buf.into_inner()?.to_vec()?, [0xDEAD_BEEF; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn fill_u32(&self, value: u32, stream: &Arc<Stream>) -> Result<()> {
+        self.view().fill_u32(value, stream)
     }
 }
 

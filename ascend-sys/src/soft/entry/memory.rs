@@ -229,6 +229,50 @@ pub(crate) unsafe fn aclrtMemset(devPtr: *mut c_void, maxCount: usize, value: i3
     finish("aclrtMemset", outcome)
 }
 
+/// The ACL layer's checks of `aclrtMemsetD32` and `aclrtMemsetD32Async`, in
+/// its order (`hicann/runtime` `src/acl/aclrt_impl/memory.cpp`): `ptr` not
+/// NULL, `N` not 0, `ptr` 4-byte aligned, `memSize` at least `N * 4`, and
+/// `ptr` device memory or `aclrtMallocHost` memory (what
+/// `aclrtPointerGetAttributes` reports as DEVICE or HOST). Every failure is
+/// `ACL_ERROR_INVALID_PARAM`; an `N * 4` that overflows counts as larger than
+/// `memSize`.
+fn check_d32(ptr: *mut c_void, memSize: usize, N: usize) -> SoftResult {
+    non_null(ptr, "ptr")?;
+    let address = ptr as usize;
+    if N == 0 {
+        return fail(ACL_ERROR_INVALID_PARAM, "N must be positive");
+    }
+    if !address.is_multiple_of(4) {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("ptr {address:#x} is not 4-byte aligned"),
+        );
+    }
+    if N.checked_mul(4).is_none_or(|bytes| bytes > memSize) {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("N * 4 must be less than or equal to memSize (N {N}, memSize {memSize})"),
+        );
+    }
+    let kind = pointer_attributes(address)?.location.type_;
+    if kind != ACL_MEM_LOCATION_TYPE_DEVICE && kind != ACL_MEM_LOCATION_TYPE_HOST {
+        return fail(
+            ACL_ERROR_INVALID_PARAM,
+            format!("ptr {address:#x}: only memory allocated by aclrtMalloc or aclrtMallocHost is supported"),
+        );
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn aclrtMemsetD32(ptr: *mut c_void, memSize: usize, value: u32, N: usize) -> aclError {
+    let outcome = check_d32(ptr, memSize, N).and_then(|()| {
+        // SAFETY: the range is device memory or pinned host memory the
+        // software device owns; the caller's contract covers the rest.
+        unsafe { copy::memset_d32(ptr as usize, value, N) }
+    });
+    finish("aclrtMemsetD32", outcome)
+}
+
 // ---- asynchronous and 2-D copies (streams) -----------------------------------
 
 pub(crate) unsafe fn aclrtMemcpyAsync(
@@ -269,6 +313,18 @@ pub(crate) unsafe fn aclrtMemsetAsync(
     let outcome = non_null(devPtr, "devPtr")
         .and_then(|()| crate::soft::streams::memset_async(devPtr as usize, maxCount, value, count, stream as usize));
     finish("aclrtMemsetAsync", outcome)
+}
+
+pub(crate) unsafe fn aclrtMemsetD32Async(
+    ptr: *mut c_void,
+    memSize: usize,
+    value: u32,
+    N: usize,
+    stream: aclrtStream,
+) -> aclError {
+    let outcome = check_d32(ptr, memSize, N)
+        .and_then(|()| crate::soft::streams::memset_d32_async(ptr as usize, value, N, stream as usize));
+    finish("aclrtMemsetD32Async", outcome)
 }
 
 fn rows(

@@ -16,6 +16,8 @@ pub(crate) enum Work {
     Copy { dst: usize, src: usize, count: usize },
     /// `aclrtMemsetAsync`.
     Fill { address: usize, value: u8, count: usize },
+    /// `aclrtMemsetD32Async` on device memory: `count` 32-bit elements.
+    Fill32 { address: usize, value: u32, count: usize },
     /// `aclrtMemcpy2dAsync`.
     Copy2d(Rows),
     /// `aclrtRecordEvent`: marks the record reached.
@@ -84,6 +86,9 @@ impl Task {
             Work::Fill { address, value, count } => {
                 format!("a memset of {count} bytes at {address:#x} to {value:#04x}")
             }
+            Work::Fill32 { address, value, count } => {
+                format!("a memset of {count} 32-bit elements at {address:#x} to {value:#010x}")
+            }
             Work::Copy2d(Rows {
                 dst,
                 dpitch,
@@ -135,6 +140,8 @@ impl Task {
             Work::Copy { dst, src, count } => unsafe { copy::copy_bytes(dst, src, count) },
             // SAFETY: see above.
             Work::Fill { address, value, count } => unsafe { copy::fill_bytes(address, value, count) },
+            // SAFETY: see above.
+            Work::Fill32 { address, value, count } => unsafe { copy::fill_u32(address, value, count) },
             // SAFETY: see above.
             Work::Copy2d(geometry) => unsafe { rows::copy_rows(geometry) },
             Work::Record { ref event, number } => {

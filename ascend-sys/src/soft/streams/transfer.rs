@@ -1,5 +1,5 @@
-//! `aclrtMemcpyAsync`, `aclrtMemsetAsync`, `aclrtMemcpy2d` and
-//! `aclrtMemcpy2dAsync`, after the ACL layer's checks (done by the entry
+//! `aclrtMemcpyAsync`, `aclrtMemsetAsync`, `aclrtMemsetD32Async`,
+//! `aclrtMemcpy2d` and `aclrtMemcpy2dAsync`, after the ACL layer's checks (done by the entry
 //! points): the runtime's checks in the runtime's order, the kind
 //! correction from the real location of each pointer, and the task.
 //!
@@ -222,6 +222,34 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
         count,
     };
     stream.submit(Task::new("aclrtMemsetAsync", work, host));
+    Ok(())
+}
+
+/// `aclrtMemsetD32Async` after the ACL checks (NULL, `count` 0, alignment,
+/// capacity, memory kind). As in the runtime, pinned host memory is set
+/// during the call, without the stream; device memory gets a task on the
+/// stream (NULL: the current device's default stream).
+pub(crate) fn memset_d32_async(address: usize, value: u32, count: usize, stream: usize) -> SoftResult {
+    let bytes = count.saturating_mul(4);
+    let mut streams = super::lock()?;
+    let mut tables = Translator::default();
+    let explicit = lookup_stream(&streams, stream)?;
+    let device = context::require()?;
+    let place = location(&mut tables, address)?;
+    if place != Location::Device {
+        drop((tables, streams));
+        // SAFETY: pinned host memory the software device owns (the ACL
+        // checks refused anything else).
+        unsafe { copy::fill_u32(address, value, count) }?;
+        sanitize::host("aclrtMemsetD32Async", &[Range::write(address, bytes)]);
+        return Ok(());
+    }
+    let stream = target_stream(&mut streams, explicit, device)?;
+    tables.resolve(address, bytes, "ptr")?;
+    drop((tables, streams));
+    sanitize::queued(stream.site(), "aclrtMemsetD32Async", &[Range::write(address, bytes)]);
+    let work = Work::Fill32 { address, value, count };
+    stream.submit(Task::new("aclrtMemsetD32Async", work, Vec::new()));
     Ok(())
 }
 
