@@ -6,19 +6,10 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::raw::malloc;
 use soft_common::{on_device, recent, software, without_device};
 use std::ffi::c_void;
 use std::ptr::null_mut;
-
-fn malloc(size: usize) -> *mut c_void {
-    let mut ptr = null_mut();
-    // SAFETY: `ptr` is a valid out-pointer.
-    assert_eq!(
-        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        ACL_SUCCESS
-    );
-    ptr
-}
 
 #[test]
 fn malloc_refuses_null_out_pointer_and_zero_size() {

@@ -7,38 +7,12 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::raw::{create_stream, destroy_stream, free, malloc};
 use soft_common::{on_device, recent};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
 const PATTERN: u32 = 0xDEAD_BEEF;
-
-fn malloc(size: usize) -> *mut c_void {
-    let mut ptr = null_mut();
-    // SAFETY: `ptr` is a valid out-pointer.
-    assert_eq!(
-        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        ACL_SUCCESS
-    );
-    ptr
-}
-
-fn free(ptr: *mut c_void) {
-    // SAFETY: `ptr` came from `malloc` and is freed once.
-    assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
-}
-
-fn create_stream() -> aclrtStream {
-    let mut stream = null_mut();
-    // SAFETY: `stream` is a valid out-pointer.
-    assert_eq!(unsafe { aclrtCreateStream(&mut stream) }, ACL_SUCCESS);
-    stream
-}
-
-fn destroy_stream(stream: aclrtStream) {
-    // SAFETY: a live stream, destroyed once.
-    assert_eq!(unsafe { aclrtDestroyStream(stream) }, ACL_SUCCESS);
-}
 
 fn sync(stream: aclrtStream) {
     // SAFETY: a live stream.

@@ -6,6 +6,7 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::raw::malloc;
 use soft_common::{on_device_id as on_device, recent, without_device};
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -27,16 +28,6 @@ fn set_device(device: i32) {
 fn reset_device(device: i32) {
     // SAFETY: no pointer arguments.
     assert_eq!(unsafe { aclrtResetDevice(device) }, ACL_SUCCESS);
-}
-
-fn malloc(size: usize) -> *mut c_void {
-    let mut ptr = null_mut();
-    // SAFETY: `ptr` is a valid out-pointer.
-    assert_eq!(
-        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        ACL_SUCCESS
-    );
-    ptr
 }
 
 fn copy(dst: *mut c_void, src: *mut c_void, count: usize) -> aclError {

@@ -11,25 +11,11 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::raw::{destroy_stream, free, malloc};
 use soft_common::{holding_device, on_device_id as on_device, recent, software, without_device};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
-
-fn malloc(size: usize) -> *mut c_void {
-    let mut ptr = null_mut();
-    // SAFETY: `ptr` is a valid out-pointer.
-    assert_eq!(
-        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        ACL_SUCCESS
-    );
-    ptr
-}
-
-fn free(ptr: *mut c_void) {
-    // SAFETY: `ptr` came from `malloc` and is freed once.
-    assert_eq!(unsafe { aclrtFree(ptr) }, ACL_SUCCESS);
-}
 
 /// Pinned host memory, filled with `fill`.
 fn malloc_host(size: usize, fill: u8) -> *mut u8 {
@@ -96,11 +82,6 @@ fn create_stream() -> aclrtStream {
     assert_eq!(unsafe { aclrtCreateStream(&mut stream) }, ACL_SUCCESS);
     assert!(!stream.is_null());
     stream
-}
-
-fn destroy_stream(stream: aclrtStream) {
-    // SAFETY: a live stream, destroyed once.
-    assert_eq!(unsafe { aclrtDestroyStream(stream) }, ACL_SUCCESS);
 }
 
 fn sync(stream: aclrtStream) -> aclError {

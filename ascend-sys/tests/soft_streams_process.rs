@@ -6,6 +6,7 @@
 mod soft_common;
 
 use ascend_sys::*;
+use soft_common::raw::create_stream;
 use soft_common::recent;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -31,13 +32,6 @@ fn expect_workers(expected: usize) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert_eq!(stream_workers(), expected);
-}
-
-fn create_stream() -> aclrtStream {
-    let mut stream = null_mut();
-    // SAFETY: `stream` is a valid out-pointer.
-    assert_eq!(unsafe { aclrtCreateStream(&mut stream) }, ACL_SUCCESS);
-    stream
 }
 
 fn sync_event() -> aclrtEvent {

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod peer;
+pub mod raw;
 
 use ascend_sys::*;
 use std::ffi::CStr;
