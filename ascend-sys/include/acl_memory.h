@@ -1170,6 +1170,15 @@ aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
 /** Reports whether every task queued on a stream has finished (NULL: the default stream) (hicann/runtime acl_rt.h). */
 aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status);
 
+/** Writes a stream's ID (NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtStreamGetId(aclrtStream stream, int32_t *streamId);
+
+/** Writes a stream's priority, 0 the highest (NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtStreamGetPriority(aclrtStream stream, uint32_t *priority);
+
+/** Writes a stream's `ACL_STREAM_*` flags (NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtStreamGetFlags(aclrtStream stream, uint32_t *flags);
+
 /** Creates an event. */
 aclError aclrtCreateEvent(aclrtEvent *event);
 
@@ -1205,6 +1214,9 @@ aclError aclrtStreamWaitEventWithTimeout(aclrtStream stream, aclrtEvent event, i
 
 /** Reports the time in milliseconds between two completed events. */
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/** Writes the time of an event's latest record, in microseconds of the device's system counter (hicann/runtime acl_rt.h). */
+aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t *timestamp);
 
 /* ======================================================================== */
 /* 3.4 Device memory, copy, set                                             */

@@ -25,11 +25,13 @@
 //!   `aclrtDeviceDisablePeerAccess`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
 //!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
-//!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtCreateEvent`,
+//!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtStreamGetId`,
+//!   `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtCreateEvent`,
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
 //!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
 //!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`,
-//!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`.
+//!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`,
+//!   `aclrtEventGetTimestamp`.
 //! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
 //!   `aclrtMallocCached`, `aclrtMallocWithCfg`, `aclrtMallocForTaskScheduler`,
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
@@ -58,10 +60,12 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 112 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 116 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
-//! `aclrtMemsetD32` and `aclrtMemsetD32Async` are not in the reference table; their signatures are those of
+//! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
+//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags` and `aclrtEventGetTimestamp` are not in the
+//! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::dispatch::acl_functions;
@@ -193,6 +197,12 @@ macro_rules! for_each_acl_function {
             /// Writes whether every task queued on `stream` (NULL: the default stream) has
             /// finished.
             fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError;
+            /// Writes the ID of `stream` (NULL: the default stream).
+            fn aclrtStreamGetId(stream: aclrtStream, streamId: *mut i32) -> aclError;
+            /// Writes the priority of `stream` (NULL: the default stream), 0 the highest.
+            fn aclrtStreamGetPriority(stream: aclrtStream, priority: *mut u32) -> aclError;
+            /// Writes the `ACL_STREAM_*` flags of `stream` (NULL: the default stream).
+            fn aclrtStreamGetFlags(stream: aclrtStream, flags: *mut u32) -> aclError;
             /// Creates an event.
             fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
             /// Creates an event with `ACL_EVENT_*` flag bits.
@@ -224,6 +234,9 @@ macro_rules! for_each_acl_function {
                 startEvent: aclrtEvent,
                 endEvent: aclrtEvent,
             ) -> aclError;
+            /// Writes the time of `event`'s latest record, in microseconds of the device's
+            /// system counter.
+            fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *mut u64) -> aclError;
 
             // 3.4 Device memory, copy, set
             /// Allocates device memory on the current device: size rounded up to 32 bytes

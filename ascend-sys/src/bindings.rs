@@ -1217,6 +1217,12 @@ pub mod c_functions {
         pub fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError;
         #[doc = " Reports whether every task queued on a stream has finished (NULL: the default stream) (hicann/runtime acl_rt.h)."]
         pub fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStreamStatus) -> aclError;
+        #[doc = " Writes a stream's ID (NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamGetId(stream: aclrtStream, streamId: *mut i32) -> aclError;
+        #[doc = " Writes a stream's priority, 0 the highest (NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamGetPriority(stream: aclrtStream, priority: *mut u32) -> aclError;
+        #[doc = " Writes a stream's `ACL_STREAM_*` flags (NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamGetFlags(stream: aclrtStream, flags: *mut u32) -> aclError;
         #[doc = " Creates an event."]
         pub fn aclrtCreateEvent(event: *mut aclrtEvent) -> aclError;
         #[doc = " Creates an event with `ACL_EVENT_*` flags."]
@@ -1241,6 +1247,8 @@ pub mod c_functions {
         pub fn aclrtStreamWaitEventWithTimeout(stream: aclrtStream, event: aclrtEvent, timeout: i32) -> aclError;
         #[doc = " Reports the time in milliseconds between two completed events."]
         pub fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError;
+        #[doc = " Writes the time of an event's latest record, in microseconds of the device's system counter (hicann/runtime acl_rt.h)."]
+        pub fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *mut u64) -> aclError;
         #[doc = " Allocates device memory (size rounded up to 32 bytes plus 32 bytes of padding)."]
         pub fn aclrtMalloc(
             devPtr: *mut *mut ::std::os::raw::c_void,

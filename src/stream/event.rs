@@ -361,6 +361,41 @@ impl Event {
         Ok(status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE)
     }
 
+    /// The time of the latest record, in microseconds of the device's system
+    /// counter (`aclrtEventGetTimestamp`); only differences between two
+    /// timestamps of one device mean something.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: the event never recorded
+    /// (`ACL_ERROR_RT_INTERNAL_ERROR`), its record not reached yet
+    /// (`ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`; synchronise first), an
+    /// external or IPC event (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let (first, second) = (Event::new(&device)?, Event::new(&device)?);
+    /// assert!(first.timestamp().is_err()); // never recorded
+    /// first.record(&stream)?;
+    /// second.record(&stream)?;
+    /// stream.synchronize()?;
+    /// assert!(second.timestamp()? >= first.timestamp()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn timestamp(&self) -> Result<u64> {
+        self.device.make_current()?;
+        let mut micros = 0_u64;
+        // SAFETY: the handle is live; `micros` is a valid out-pointer.
+        check("aclrtEventGetTimestamp", unsafe {
+            sys::aclrtEventGetTimestamp(self.as_raw(), &mut micros)
+        })?;
+        Ok(micros)
+    }
+
     /// Milliseconds from `start`'s latest record to this event's
     /// (`aclrtEventElapsedTime`); negative when this one was reached first.
     ///

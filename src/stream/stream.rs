@@ -287,6 +287,99 @@ impl Stream {
         Ok(status == sys::ACL_STREAM_STATUS_COMPLETE)
     }
 
+    /// The stream's ID (`aclrtStreamGetId`): the runtime's number for it,
+    /// unique among the live streams of the process.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Stream};
+    /// let device = Device::new(0)?;
+    /// let (first, second) = (Stream::new(&device)?, Stream::new(&device)?);
+    /// assert_ne!(first.id()?, second.id()?);
+    /// assert_eq!(first.id()?, first.id()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn id(&self) -> Result<i32> {
+        self.device.make_current()?;
+        let mut id = 0_i32;
+        // SAFETY: the handle is live (owned by `self`); `id` is a valid
+        // out-pointer.
+        check("aclrtStreamGetId", unsafe {
+            sys::aclrtStreamGetId(self.as_raw(), &mut id)
+        })?;
+        Ok(id)
+    }
+
+    /// The stream's priority (`aclrtStreamGetPriority`): the one given to
+    /// [`Stream::with_config`], [`StreamPriority::HIGHEST`] for
+    /// [`Stream::new`].
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code; [`Error::InvalidArgument`] if it reports a level
+    /// above 7.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Stream, StreamFlags, StreamPriority}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::with_config(&device, StreamPriority::new(3)?, StreamFlags::empty())?;
+    /// assert_eq!(stream.priority()?, StreamPriority::new(3)?);
+    /// assert_eq!(Stream::new(&device)?.priority()?, StreamPriority::HIGHEST);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn priority(&self) -> Result<StreamPriority> {
+        self.device.make_current()?;
+        let mut priority = 0_u32;
+        // SAFETY: the handle is live (owned by `self`); `priority` is a valid
+        // out-pointer.
+        check("aclrtStreamGetPriority", unsafe {
+            sys::aclrtStreamGetPriority(self.as_raw(), &mut priority)
+        })?;
+        let level = u8::try_from(priority).map_err(|_| {
+            Error::invalid(
+                Call::new("Stream::priority", "aclrtStreamGetPriority"),
+                format!("the runtime reported priority {priority}, outside 0 to 7"),
+            )
+        })?;
+        StreamPriority::new(level)
+    }
+
+    /// The stream's flags (`aclrtStreamGetFlags`): those given to
+    /// [`Stream::with_config`] that the runtime keeps, empty for
+    /// [`Stream::new`].
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Stream, StreamFlags, StreamPriority}};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::with_config(&device, StreamPriority::HIGHEST, StreamFlags::FAST_LAUNCH)?;
+    /// assert_eq!(stream.flags()?, StreamFlags::FAST_LAUNCH);
+    /// assert!(Stream::new(&device)?.flags()?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn flags(&self) -> Result<StreamFlags> {
+        self.device.make_current()?;
+        let mut flags = 0_u32;
+        // SAFETY: the handle is live (owned by `self`); `flags` is a valid
+        // out-pointer.
+        check("aclrtStreamGetFlags", unsafe {
+            sys::aclrtStreamGetFlags(self.as_raw(), &mut flags)
+        })?;
+        Ok(StreamFlags::from_bits_retain(flags))
+    }
+
     /// Makes the stream's later work wait until `event`'s latest record (at
     /// the time of this call) is reached (`aclrtStreamWaitEvent`). The host
     /// does not wait.

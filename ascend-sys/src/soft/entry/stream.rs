@@ -61,6 +61,36 @@ pub(crate) unsafe fn aclrtStreamQuery(stream: aclrtStream, status: *mut aclrtStr
     finish("aclrtStreamQuery", outcome)
 }
 
+/// The stream getters: the ACL layer's NULL check of the out-pointer, then
+/// the runtime's query.
+fn get_into<T>(api: &'static str, out: *mut T, name: &str, query: impl FnOnce() -> SoftResult<T>) -> aclError {
+    let outcome = non_null(out, name).and_then(|()| {
+        let value = query()?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(out, value) };
+        Ok(())
+    });
+    finish(api, outcome)
+}
+
+pub(crate) unsafe fn aclrtStreamGetId(stream: aclrtStream, streamId: *mut i32) -> aclError {
+    get_into("aclrtStreamGetId", streamId, "streamId", || {
+        streams::stream_id(stream as usize)
+    })
+}
+
+pub(crate) unsafe fn aclrtStreamGetPriority(stream: aclrtStream, priority: *mut u32) -> aclError {
+    get_into("aclrtStreamGetPriority", priority, "priority", || {
+        streams::stream_priority(stream as usize)
+    })
+}
+
+pub(crate) unsafe fn aclrtStreamGetFlags(stream: aclrtStream, flags: *mut u32) -> aclError {
+    get_into("aclrtStreamGetFlags", flags, "flags", || {
+        streams::stream_flags(stream as usize)
+    })
+}
+
 fn create_event_into(event: *mut aclrtEvent, creation: EventCreation, flag: u32) -> SoftResult {
     non_null(event, "event")?;
     let handle = streams::create_event(creation, flag)?;
@@ -158,6 +188,18 @@ pub(crate) unsafe fn aclrtStreamWaitEventWithTimeout(stream: aclrtStream, event:
         "aclrtStreamWaitEventWithTimeout",
         streams::stream_wait_event_timeout(stream as usize, event as usize, timeout),
     )
+}
+
+pub(crate) unsafe fn aclrtEventGetTimestamp(event: aclrtEvent, timestamp: *mut u64) -> aclError {
+    let outcome = non_null(timestamp, "timestamp")
+        .and(non_null(event, "event"))
+        .and_then(|()| {
+            let value = streams::event_timestamp(event as usize)?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(timestamp, value) };
+            Ok(())
+        });
+    finish("aclrtEventGetTimestamp", outcome)
 }
 
 pub(crate) unsafe fn aclrtEventElapsedTime(ms: *mut f32, startEvent: aclrtEvent, endEvent: aclrtEvent) -> aclError {

@@ -43,7 +43,7 @@ use super::{context, misuse, sanitize};
 use crate::soft::resource::{LiveResource, ResourceKind};
 use crate::types::*;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -182,8 +182,8 @@ impl Streams {
 }
 
 /// Starts a stream's worker thread.
-fn start(device: i32, id: u64, handle: usize) -> SoftResult<StreamEntry> {
-    let stream = Arc::new(Stream::new(device, handle, id));
+fn start(device: i32, id: u64, handle: usize, priority: u32, flags: u32) -> SoftResult<StreamEntry> {
+    let stream = Arc::new(Stream::new(device, handle, id, priority, flags));
     let runner = Arc::clone(&stream);
     let worker = std::thread::Builder::new()
         .name(format!("ascend-soft-stream-{id}"))
@@ -245,7 +245,7 @@ fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>>
     }
     let (id, _) = streams.next_handle(STREAM_TAG);
     // The default stream has no handle a caller could hold (NULL names it).
-    let entry = start(device, id, 0)?;
+    let entry = start(device, id, 0, 0, 0)?;
     let stream = Arc::clone(&entry.stream);
     streams.defaults.insert(device, entry);
     Ok(stream)
@@ -260,10 +260,11 @@ const UNSUPPORTED_FLAGS: u32 = ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE |
 
 /// `aclrtCreateStream` / `aclrtCreateStreamWithConfig`: a stream on the
 /// current device. `priority` is a reserved parameter (the runtime clamps it
-/// to 0–7 silently); bits of `flag` that are no `ACL_STREAM_*` flag are
-/// ignored, as the ACL layer does (it forwards only the flags it knows).
+/// to 0–7 silently, and `aclrtStreamGetPriority` reports the clamped value);
+/// bits of `flag` that are no `ACL_STREAM_*` flag are ignored, as the ACL
+/// layer does (it forwards only the flags it knows).
 pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
-    let _ = priority;
+    let priority = priority.min(LEAST_PRIORITY);
     let known = flag & (HINT_FLAGS | UNSUPPORTED_FLAGS);
     if known & ACL_STREAM_DEVICE_USE_ONLY != 0 && known != ACL_STREAM_DEVICE_USE_ONLY {
         return fail(
@@ -284,9 +285,63 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
     let mut streams = lock()?;
     runtime::core()?.device(device)?;
     let (id, handle) = streams.next_handle(STREAM_TAG);
-    let entry = start(device, id, handle)?;
+    let entry = start(device, id, handle, priority, known & HINT_FLAGS)?;
     streams.created.insert(handle, entry);
     Ok(handle)
+}
+
+/// The runtime's lowest stream priority (`RT_STREAM_LEAST_PRIORITY`); 0 is
+/// the highest.
+const LEAST_PRIORITY: u32 = 7;
+
+/// The stream a getter asks about: `handle`, or (NULL) the current device's
+/// default stream, started if need be. Handle first (107017); then, when
+/// `context_always`, or for NULL, a current context (107002). A stream of
+/// another device may be asked about.
+fn stream_for_getter(handle: usize, context_always: bool) -> SoftResult<Arc<Stream>> {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, handle)?;
+    match explicit {
+        Some(stream) => {
+            if context_always {
+                context::require()?;
+            }
+            Ok(stream)
+        }
+        None => {
+            let device = context::require()?;
+            default_stream(&mut streams, device)
+        }
+    }
+}
+
+/// `aclrtStreamGetId`: the stream's number among every stream of the
+/// process. The runtime asks for a current context only for NULL.
+pub(crate) fn stream_id(handle: usize) -> SoftResult<i32> {
+    let stream = stream_for_getter(handle, false)?;
+    match i32::try_from(stream.id) {
+        Ok(id) => Ok(id),
+        Err(_) => fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("the ID {} of {} does not fit in an int32_t", stream.id, stream.name()),
+        ),
+    }
+}
+
+/// `aclrtStreamGetPriority`: the clamped priority the stream was created
+/// with (0 for `aclrtCreateStream` and default streams). The runtime asks
+/// for a current context even for an explicit stream.
+pub(crate) fn stream_priority(handle: usize) -> SoftResult<u32> {
+    Ok(stream_for_getter(handle, true)?.priority)
+}
+
+/// `aclrtStreamGetFlags`: the `ACL_STREAM_*` flags the stream was created
+/// with (the software device creates only streams with
+/// `ACL_STREAM_FAST_LAUNCH`, `ACL_STREAM_FAST_SYNC` and `ACL_STREAM_HUGE`;
+/// 0 for a default stream). The runtime asks for a current context even for
+/// an explicit stream.
+pub(crate) fn stream_flags(handle: usize) -> SoftResult<u32> {
+    Ok(stream_for_getter(handle, true)?.flags)
 }
 
 /// Takes the created stream `handle` out of the table for its destruction:
@@ -524,6 +579,7 @@ fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
 /// `aclrtCreateEvent*`: an event on the current device.
 pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usize> {
     let flags = check_event_flag(creation, flag)?;
+    timestamp_origin();
     let device = context::require()?;
     let mode = if creation == EventCreation::ExWithFlag {
         EventMode::Ex
@@ -815,6 +871,45 @@ pub(crate) fn elapsed_time(start: usize, end: usize) -> SoftResult<f32> {
         -(from.duration_since(to).as_secs_f64() * 1e3)
     };
     Ok(millis as f32)
+}
+
+/// The software device's time origin for `aclrtEventGetTimestamp` (set when
+/// the first event is created, or asked about).
+static TIMESTAMP_ORIGIN: OnceLock<Instant> = OnceLock::new();
+
+fn timestamp_origin() -> Instant {
+    *TIMESTAMP_ORIGIN.get_or_init(Instant::now)
+}
+
+/// `aclrtEventGetTimestamp` (the ACL layer has refused NULL arguments): the
+/// time of the event's latest record in microseconds since an origin of the
+/// software device, as the runtime divides the device's system counter by
+/// its ticks per microsecond. The runtime's rules after the handle (107017):
+/// `ACL_EVENT_EXTERNAL` and IPC events 207000; an event never recorded (or
+/// reset since) `ACL_ERROR_RT_INTERNAL_ERROR` ("event recorder null"); a
+/// record not reached yet `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`.
+pub(crate) fn event_timestamp(event: usize) -> SoftResult<u64> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_external(&event, "timestamps")?;
+    if event.latest() == 0 {
+        return fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("event {:#x} has never been recorded", event.handle),
+        );
+    }
+    match event.timestamp() {
+        Some(stamp) => {
+            let micros = stamp.saturating_duration_since(timestamp_origin()).as_micros();
+            Ok(u64::try_from(micros).unwrap_or(u64::MAX))
+        }
+        None => fail(
+            ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+            format!(
+                "event {:#x}: its latest record has not been reached yet (synchronise first)",
+                event.handle
+            ),
+        ),
+    }
 }
 
 // ---- host memory -------------------------------------------------------------

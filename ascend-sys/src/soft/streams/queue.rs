@@ -59,17 +59,24 @@ pub(crate) struct Stream {
     pub(crate) handle: usize,
     /// Its number among every stream of the process (never reused).
     pub(crate) id: u64,
+    /// Its priority (0 the highest, 7 the lowest), as created.
+    pub(crate) priority: u32,
+    /// The `ACL_STREAM_*` flags it was created with that the software device
+    /// keeps (0 for a default stream).
+    pub(crate) flags: u32,
     queue: Mutex<Queue>,
     /// Signalled whenever a task is enqueued or finishes.
     changed: Condvar,
 }
 
 impl Stream {
-    pub(crate) fn new(device: i32, handle: usize, id: u64) -> Self {
+    pub(crate) fn new(device: i32, handle: usize, id: u64, priority: u32, flags: u32) -> Self {
         Self {
             device,
             handle,
             id,
+            priority,
+            flags,
             queue: Mutex::new(Queue::default()),
             changed: Condvar::new(),
         }
