@@ -238,13 +238,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         if bytes == 0 {
             return Ok(());
         }
-        let range = self.range();
-        let flight = {
-            let mut locked = self.owner().tracks_clear(&range, true);
-            locked.order(stream, &range, true)?;
-            InFlight::take_off(&mut locked, range, true, Some(stream))
-        };
-        let queued = stream.device().make_current().and_then(|()| {
+        self.queue_write(stream, || {
             // SAFETY: device memory of `bytes` bytes owned by the view's
             // `Ordered`, not released before its tracks prove this memset
             // finished (the flight notes it when it lands).
@@ -257,11 +251,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
                     stream.as_raw(),
                 )
             })
-        });
-        if queued.is_err() {
-            flight.not_queued();
-        }
-        queued
+        })
     }
 
     /// Queues on `stream` setting every 32-bit element of the view to
@@ -293,20 +283,28 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         if count == 0 {
             return Ok(());
         }
-        let range = self.range();
-        let flight = {
-            let mut locked = self.owner().tracks_clear(&range, true);
-            locked.order(stream, &range, true)?;
-            InFlight::take_off(&mut locked, range, true, Some(stream))
-        };
-        let queued = stream.device().make_current().and_then(|()| {
+        self.queue_write(stream, || {
             // SAFETY: device memory of `bytes` bytes owned by the view's
             // `Ordered`, not released before its tracks prove this memset
             // finished (the flight notes it when it lands).
             check("aclrtMemsetD32Async", unsafe {
                 sys::aclrtMemsetD32Async(self.device_ptr_for_write(), bytes, value, count, stream.as_raw())
             })
-        });
+        })
+    }
+
+    /// Orders a write of the whole view on `stream` after the uses it
+    /// conflicts with, marks it in flight, and queues it with `enqueue`
+    /// (on the stream's device); a write that fails to queue is taken off
+    /// again.
+    fn queue_write(&self, stream: &Arc<Stream>, enqueue: impl FnOnce() -> Result<()>) -> Result<()> {
+        let range = self.range();
+        let flight = {
+            let mut locked = self.owner().tracks_clear(&range, true);
+            locked.order(stream, &range, true)?;
+            InFlight::take_off(&mut locked, range, true, Some(stream))
+        };
+        let queued = stream.device().make_current().and_then(|()| enqueue());
         if queued.is_err() {
             flight.not_queued();
         }
