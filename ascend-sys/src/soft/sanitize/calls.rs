@@ -4,7 +4,7 @@
 
 use super::shadow::Kind;
 use super::tracker::{Site, Touch};
-use crate::soft::translate::{Side, Translator};
+use crate::soft::translate::{Segments, Side, Translator};
 
 /// One range a call touches, as the program named it.
 #[derive(Debug, Clone, Copy)]
@@ -79,12 +79,21 @@ fn touches(translated: &[Translated]) -> Vec<Touch<'_>> {
         .collect()
 }
 
-/// Work `api` queued on `site` touches `ranges`.
-pub(crate) fn queued(site: Site, api: &'static str, ranges: &[Range]) {
+/// Work `api` queued on `site` touches `ranges`, which the call has
+/// translated already: each with whether it is device memory and its
+/// segments (so nothing is translated twice).
+pub(crate) fn queued(site: Site, api: &'static str, ranges: &[(Range, bool, &Segments)]) {
     if !super::on() {
         return;
     }
-    let translated = translate(ranges);
+    let translated: Vec<Translated> = ranges
+        .iter()
+        .map(|&(range, device, segments)| Translated {
+            range,
+            device,
+            runs: segments.runs(),
+        })
+        .collect();
     super::stream_op(site, api, &touches(&translated));
 }
 

@@ -181,7 +181,10 @@ pub(crate) unsafe fn memcpy_async(
     sanitize::queued(
         stream.site(),
         "aclrtMemcpyAsync",
-        &[Range::write(dst, count), Range::read(src, count)],
+        &[
+            (Range::write(dst, count), to == Location::Device, &to_bytes),
+            (Range::read(src, count), from == Location::Device, &from_bytes),
+        ],
     );
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
     stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
@@ -212,9 +215,13 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
             ),
         );
     }
-    tables.resolve(address, count, "devPtr")?;
+    let bytes = tables.resolve(address, count, "devPtr")?;
     drop((tables, streams));
-    sanitize::queued(stream.site(), "aclrtMemsetAsync", &[Range::write(address, count)]);
+    sanitize::queued(
+        stream.site(),
+        "aclrtMemsetAsync",
+        &[(Range::write(address, count), place == Location::Device, &bytes)],
+    );
     let host = pinned_ranges(&[(place, address, count)]);
     let work = Work::Fill {
         address,
@@ -245,9 +252,13 @@ pub(crate) fn memset_d32_async(address: usize, value: u32, count: usize, stream:
         return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
-    tables.resolve(address, bytes, "ptr")?;
+    let segments = tables.resolve(address, bytes, "ptr")?;
     drop((tables, streams));
-    sanitize::queued(stream.site(), "aclrtMemsetD32Async", &[Range::write(address, bytes)]);
+    sanitize::queued(
+        stream.site(),
+        "aclrtMemsetD32Async",
+        &[(Range::write(address, bytes), true, &segments)],
+    );
     let work = Work::Fill32 { address, value, count };
     stream.submit(Task::new("aclrtMemsetD32Async", work, Vec::new()));
     Ok(())
