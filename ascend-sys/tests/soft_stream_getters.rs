@@ -10,7 +10,7 @@
 mod soft_common;
 
 use ascend_sys::*;
-use soft_common::raw::{create_stream, destroy_stream};
+use soft_common::raw::{create_stream, destroy_event, destroy_stream, event_with_flag};
 use soft_common::{holding_device, on_device_id as on_device, recent, without_device};
 use std::ptr::null_mut;
 
@@ -180,18 +180,6 @@ fn timestamp(event: aclrtEvent) -> Result<u64, aclError> {
         ACL_SUCCESS => Ok(stamp),
         code => Err(code),
     }
-}
-
-fn event_with_flag(flag: u32) -> aclrtEvent {
-    let mut event = null_mut();
-    // SAFETY: `event` is a valid out-pointer.
-    assert_eq!(unsafe { aclrtCreateEventWithFlag(&mut event, flag) }, ACL_SUCCESS);
-    event
-}
-
-fn destroy_event(event: aclrtEvent) {
-    // SAFETY: a live event, destroyed once.
-    assert_eq!(unsafe { aclrtDestroyEvent(event) }, ACL_SUCCESS);
 }
 
 fn record(event: aclrtEvent, stream: aclrtStream) {

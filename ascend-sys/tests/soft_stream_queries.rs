@@ -11,56 +11,20 @@
 mod soft_common;
 
 use ascend_sys::*;
-use soft_common::raw::{create_stream, destroy_stream, free, malloc};
+use soft_common::raw::{
+    create_stream, destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync,
+    sync_within, wait_event,
+};
 use soft_common::{holding_device, on_device_id as on_device, recent, software, without_device};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::time::{Duration, Instant};
-
-fn sync(stream: aclrtStream) -> aclError {
-    // SAFETY: a handle (live or not: validated).
-    unsafe { aclrtSynchronizeStream(stream) }
-}
-
-fn sync_within(stream: aclrtStream, ms: i32) -> aclError {
-    // SAFETY: a handle (live or not: validated).
-    unsafe { aclrtSynchronizeStreamWithTimeout(stream, ms) }
-}
-
-fn event_with_flag(flag: u32) -> aclrtEvent {
-    let mut event = null_mut();
-    // SAFETY: `event` is a valid out-pointer.
-    assert_eq!(unsafe { aclrtCreateEventWithFlag(&mut event, flag) }, ACL_SUCCESS);
-    event
-}
 
 fn ex_event(flag: u32) -> aclrtEvent {
     let mut event = null_mut();
     // SAFETY: `event` is a valid out-pointer.
     assert_eq!(unsafe { aclrtCreateEventExWithFlag(&mut event, flag) }, ACL_SUCCESS);
     event
-}
-
-fn plain_event() -> aclrtEvent {
-    let mut event = null_mut();
-    // SAFETY: `event` is a valid out-pointer.
-    assert_eq!(unsafe { aclrtCreateEvent(&mut event) }, ACL_SUCCESS);
-    event
-}
-
-fn destroy_event(event: aclrtEvent) {
-    // SAFETY: a live event, destroyed once.
-    assert_eq!(unsafe { aclrtDestroyEvent(event) }, ACL_SUCCESS);
-}
-
-fn record(event: aclrtEvent, stream: aclrtStream) -> aclError {
-    // SAFETY: handles only.
-    unsafe { aclrtRecordEvent(event, stream) }
-}
-
-fn wait_event(stream: aclrtStream, event: aclrtEvent) -> aclError {
-    // SAFETY: handles only.
-    unsafe { aclrtStreamWaitEvent(stream, event) }
 }
 
 fn wait_within(stream: aclrtStream, event: aclrtEvent, seconds: i32) -> aclError {

@@ -35,3 +35,49 @@ pub fn destroy_stream(stream: aclrtStream) {
     // SAFETY: a live stream, destroyed once.
     assert_eq!(unsafe { aclrtDestroyStream(stream) }, ACL_SUCCESS);
 }
+
+/// Synchronises a stream (any handle: validated).
+pub fn sync(stream: aclrtStream) -> aclError {
+    // SAFETY: a handle (live or not: validated).
+    unsafe { aclrtSynchronizeStream(stream) }
+}
+
+/// Synchronises a stream with a timeout in milliseconds.
+pub fn sync_within(stream: aclrtStream, ms: i32) -> aclError {
+    // SAFETY: a handle (live or not: validated).
+    unsafe { aclrtSynchronizeStreamWithTimeout(stream, ms) }
+}
+
+/// A new event made by `aclrtCreateEventWithFlag`.
+pub fn event_with_flag(flag: u32) -> aclrtEvent {
+    let mut event = null_mut();
+    // SAFETY: `event` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtCreateEventWithFlag(&mut event, flag) }, ACL_SUCCESS);
+    event
+}
+
+/// A new event made by `aclrtCreateEvent`.
+pub fn plain_event() -> aclrtEvent {
+    let mut event = null_mut();
+    // SAFETY: `event` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtCreateEvent(&mut event) }, ACL_SUCCESS);
+    event
+}
+
+/// Destroys a live event.
+pub fn destroy_event(event: aclrtEvent) {
+    // SAFETY: a live event, destroyed once.
+    assert_eq!(unsafe { aclrtDestroyEvent(event) }, ACL_SUCCESS);
+}
+
+/// Records an event on a stream.
+pub fn record(event: aclrtEvent, stream: aclrtStream) -> aclError {
+    // SAFETY: handles only.
+    unsafe { aclrtRecordEvent(event, stream) }
+}
+
+/// Makes a stream wait for an event.
+pub fn wait_event(stream: aclrtStream, event: aclrtEvent) -> aclError {
+    // SAFETY: handles only.
+    unsafe { aclrtStreamWaitEvent(stream, event) }
+}
