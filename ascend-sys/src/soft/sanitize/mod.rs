@@ -352,28 +352,38 @@ pub(crate) fn record(site: Site, event: usize) {
     update(|state| state.record(site, event));
 }
 
-/// `aclrtStreamWaitEvent`: `site` waits for the event's latest record
-/// (`Some(true)`), for its next one (`Some(false)`), or for nothing (an
-/// `aclrtCreateEventExWithFlag` event never recorded: `None`).
-pub(crate) fn wait_event(site: Site, event: usize, latest: Option<bool>) {
-    with_tracker(|state, checks| match latest {
-        Some(true) => {
+/// What a stream's wait for an event waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitFor {
+    /// The event's latest record.
+    Latest,
+    /// Its next record (none was issued yet).
+    Next,
+    /// Nothing: an `aclrtCreateEventExWithFlag` event never recorded.
+    Nothing,
+}
+
+/// `api` (`aclrtStreamWaitEvent*`): `site` waits for the event as `what`
+/// says.
+pub(crate) fn wait_event(site: Site, event: usize, what: WaitFor, api: &'static str) {
+    with_tracker(|state, checks| match what {
+        WaitFor::Latest => {
             state.wait_latest(site, event);
             tracker::Reports::none()
         }
-        Some(false) => {
+        WaitFor::Next => {
             state.wait_next(site, event);
             tracker::Reports::none()
         }
-        None if checks.contains(Checks::SYNC) => state.sync_misuse(
-            "aclrtStreamWaitEvent",
+        WaitFor::Nothing if checks.contains(Checks::SYNC) => state.sync_misuse(
+            api,
             format!(
                 "{} waits for event {event:#x}, which was never recorded: the wait is a no-op and orders \
                  nothing (record the event on the producing stream first)",
                 site.name()
             ),
         ),
-        None => tracker::Reports::none(),
+        WaitFor::Nothing => tracker::Reports::none(),
     });
 }
 

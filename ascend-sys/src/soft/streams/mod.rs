@@ -708,7 +708,7 @@ fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<
     let stream = target_stream(&mut streams, explicit, device)?;
     let target = match event.latest() {
         0 if event.mode == EventMode::Ex => {
-            sanitize::wait_event(stream.site(), event.handle, None);
+            sanitize::wait_event(stream.site(), event.handle, sanitize::WaitFor::Nothing, api);
             return Ok(());
         }
         0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => event.next_record(),
@@ -723,7 +723,12 @@ fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<
         }
         latest => latest,
     };
-    sanitize::wait_event(stream.site(), event.handle, Some(target == event.latest()));
+    let waits_for = if target == event.latest() {
+        sanitize::WaitFor::Latest
+    } else {
+        sanitize::WaitFor::Next
+    };
+    sanitize::wait_event(stream.site(), event.handle, waits_for, api);
     stream.submit(task::Task::wait(api, event, target, timeout));
     Ok(())
 }
