@@ -588,6 +588,52 @@ fn polling_an_event_until_complete_orders_the_host() {
 }
 
 #[test]
+fn polling_a_stream_until_complete_orders_the_host() {
+    planted(&["read after write", "aclrtMemcpy on the host"], |ordered| {
+        let (a, buf) = (stream(), malloc(N));
+        fill(buf, 6, N, a);
+        if ordered {
+            let mut status = ACL_STREAM_STATUS_NOT_READY;
+            while status != ACL_STREAM_STATUS_COMPLETE {
+                // SAFETY: a live stream and a valid out-pointer.
+                ok(unsafe { aclrtStreamQuery(a, &mut status) }, "stream query");
+            }
+        }
+        let bytes = read_host(buf, N);
+        if ordered {
+            assert!(bytes.iter().all(|&byte| byte == 6));
+        }
+        done(a);
+        free(buf);
+    });
+}
+
+#[test]
+fn a_timed_event_synchronisation_orders_the_host() {
+    planted(&["read after write", "aclrtSynchronizeEvent"], |ordered| {
+        let (a, buf) = (stream(), malloc(N));
+        let mut event = null_mut();
+        // SAFETY: valid out-pointer; live event and stream.
+        unsafe {
+            ok(aclrtCreateEvent(&mut event), "create event");
+            fill(buf, 8, N, a);
+            ok(aclrtRecordEvent(event, a), "record");
+            if ordered {
+                ok(aclrtSynchronizeEventWithTimeout(event, 10_000), "timed synchronize");
+            }
+        }
+        let bytes = read_host(buf, N);
+        if ordered {
+            assert!(bytes.iter().all(|&byte| byte == 8));
+        }
+        // SAFETY: a live event, destroyed once.
+        ok(unsafe { aclrtDestroyEvent(event) }, "destroy event");
+        done(a);
+        free(buf);
+    });
+}
+
+#[test]
 fn a_value_wait_is_not_reported() {
     quiet(|| {
         let (a, b, flag, buf, out) = (stream(), stream(), malloc(64), malloc(N), malloc(N));
