@@ -496,6 +496,44 @@ typedef struct {
     char reserved[64];
 } aclrtIpcEventHandle;
 
+/** Cache maintenance operation of `aclrtCmoAsync` and related calls. */
+typedef enum aclrtCmoType {
+    /** Prefetch the range into the cache. */
+    ACL_RT_CMO_TYPE_PREFETCH = 0,
+    /** Write dirty lines of the range back to memory (they stay cached). */
+    ACL_RT_CMO_TYPE_WRITEBACK,
+    /** Drop the range's lines from the cache without writing them back. */
+    ACL_RT_CMO_TYPE_INVALID,
+    /** Write dirty lines back and drop them. */
+    ACL_RT_CMO_TYPE_FLUSH,
+} aclrtCmoType;
+
+/** One barrier of `aclrtCmoWaitBarrier`: an operation type and its logical barrier id. */
+typedef struct {
+    /** The operation the barrier waits for (the runtime accepts `ACL_RT_CMO_TYPE_INVALID` only). */
+    aclrtCmoType cmoType;
+    /** The logical barrier id given to `aclrtCmoAsyncWithBarrier` (not 0). */
+    uint32_t barrierId;
+} aclrtBarrierCmoInfo;
+
+/** The barriers one `aclrtCmoWaitBarrier` waits for. */
+typedef struct {
+    /** How many entries of `cmoInfo` are used: 1 to `ACL_RT_CMO_MAX_BARRIER_NUM` (6). */
+    size_t barrierNum;
+    /** The barriers (`ACL_RT_CMO_MAX_BARRIER_NUM` entries). */
+    aclrtBarrierCmoInfo cmoInfo[6];
+} aclrtBarrierTaskInfo;
+
+/** A memory range with an uncorrectable error (UCE). */
+typedef struct aclrtMemUceInfo {
+    /** Start of the range. */
+    void *addr;
+    /** Length of the range in bytes. */
+    size_t len;
+    /** Reserved, zero (`UCE_INFO_RESERVED_SIZE` entries). */
+    size_t reserved[14];
+} aclrtMemUceInfo;
+
 /* ======================================================================== */
 /* Flags and other constants                                                */
 /* ======================================================================== */
@@ -506,6 +544,13 @@ static const int32_t ACL_MAJOR_VERSION = 1;
 static const int32_t ACL_MINOR_VERSION = 17;
 /** Patch number of the ACL interface version these declarations describe. */
 static const int32_t ACL_PATCH_VERSION = 0;
+
+/** Most barriers one `aclrtCmoWaitBarrier` waits for. */
+static const uint32_t ACL_RT_CMO_MAX_BARRIER_NUM = 6u;
+/** Most entries `aclrtMemUceRepair` accepts (`arraySize`). */
+static const uint32_t MAX_MEM_UCE_INFO_ARRAY_SIZE = 128u;
+/** Number of reserved words in `aclrtMemUceInfo`. */
+static const uint32_t UCE_INFO_RESERVED_SIZE = 14u;
 
 /** Event creation flag: synchronisation event. */
 static const uint32_t ACL_EVENT_SYNC = 0x1u;
@@ -1455,6 +1500,47 @@ aclError aclrtAllocatorGetByStream(aclrtStream stream, aclrtAllocatorDesc *alloc
 
 /** Removes the allocator registered for a stream. */
 aclError aclrtAllocatorUnregister(aclrtStream stream);
+
+/* ---- cache maintenance and memory checks (hicann/runtime acl_rt.h) ---- */
+
+/** Queues on `stream` a cache maintenance operation `cmoType` on `size` bytes of device memory at `src`. */
+aclError aclrtCmoAsync(void *src, size_t size, aclrtCmoType cmoType, aclrtStream stream);
+
+/** As `aclrtCmoAsync`, with a logical barrier id (> 0 for `ACL_RT_CMO_TYPE_INVALID`, 0 for the others). */
+aclError aclrtCmoAsyncWithBarrier(void *src, size_t size, aclrtCmoType cmoType, uint32_t barrierId, aclrtStream stream);
+
+/** Queues on `stream` a wait for the barriers in `taskInfo`; `flag` is reserved (0). */
+aclError aclrtCmoWaitBarrier(aclrtBarrierTaskInfo *taskInfo, aclrtStream stream, uint32_t flag);
+
+/** Writes the size in bytes of a cache maintenance descriptor. */
+aclError aclrtCmoGetDescSize(size_t *size);
+
+/** Writes into the descriptor at `cmoDesc` (device memory) the range `src`, `size`. */
+aclError aclrtCmoSetDesc(void *cmoDesc, void *src, size_t size);
+
+/** Queues on `stream` the operation `cmoType` on the range the descriptor `cmoDesc` holds; `reserve` is NULL. */
+aclError aclrtCmoAsyncWithDesc(void *cmoDesc, aclrtCmoType cmoType, aclrtStream stream, const void *reserve);
+
+/** Flushes the cached data of `size` bytes at `devPtr` to memory. */
+aclError aclrtMemFlush(void *devPtr, size_t size);
+
+/** Invalidates the cached data of `size` bytes at `devPtr`. */
+aclError aclrtMemInvalidate(void *devPtr, size_t size);
+
+/** Flushes the L2 cache of the current device; `rsv` is reserved (NULL). */
+aclError aclrtDeviceL2CacheFlush(void *rsv);
+
+/** Writes 1 to `checkResult` when every one of the `size` addresses is memory of a type in `memType`, else 0; `reserve` is 0. */
+aclError aclrtCheckMemType(void **addrList, uint32_t size, uint32_t memType, uint32_t *checkResult, uint32_t reserve);
+
+/** Maps `size` bytes of device memory at `devPtr` into the page table of device `dstDevId`; `flags` is reserved (0). */
+aclError aclrtMemP2PMap(void *devPtr, size_t size, int32_t dstDevId, uint64_t flags);
+
+/** Writes up to `arraySize` ranges of device `deviceId` with uncorrectable errors, and their number to `retSize`. */
+aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize, size_t *retSize);
+
+/** Repairs the `arraySize` ranges with uncorrectable errors given in `memUceInfoArray` (reserved fields 0). */
+aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize);
 
 #ifdef __cplusplus
 }

@@ -59,13 +59,18 @@
 //!   `aclrtAllocatorSetFreeFuncToDesc`, `aclrtAllocatorSetAllocAdviseFuncToDesc`,
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
+//! - 3.12 Cache maintenance and memory checks: `aclrtCmoAsync`,
+//!   `aclrtCmoAsyncWithBarrier`, `aclrtCmoWaitBarrier`, `aclrtCmoGetDescSize`,
+//!   `aclrtCmoSetDesc`, `aclrtCmoAsyncWithDesc`, `aclrtMemFlush`,
+//!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
+//!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
 //!
-//! 116 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 129 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
-//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags` and `aclrtEventGetTimestamp` are not in the
-//! reference table; their signatures are those of
+//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp` and the
+//! functions of group 3.12 are not in the reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::dispatch::acl_functions;
@@ -637,6 +642,69 @@ macro_rules! for_each_acl_function {
             ) -> aclError;
             /// Removes `stream`'s allocator; unknown streams succeed.
             fn aclrtAllocatorUnregister(stream: aclrtStream) -> aclError;
+
+            // 3.12 Cache maintenance and memory checks
+            /// Queues on `stream` the cache maintenance operation `cmoType` on `size`
+            /// bytes of device memory at `src` (the software device validates, orders
+            /// and moves nothing).
+            fn aclrtCmoAsync(src: *mut c_void, size: usize, cmoType: aclrtCmoType, stream: aclrtStream) -> aclError;
+            /// As `aclrtCmoAsync` with a logical barrier id: > 0 for
+            /// `ACL_RT_CMO_TYPE_INVALID`, 0 for the other operations.
+            fn aclrtCmoAsyncWithBarrier(
+                src: *mut c_void,
+                size: usize,
+                cmoType: aclrtCmoType,
+                barrierId: u32,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Queues on `stream` a wait for the invalidations carrying the barrier
+            /// ids in `taskInfo` (1 to 6 of them); `flag` is reserved.
+            fn aclrtCmoWaitBarrier(taskInfo: *mut aclrtBarrierTaskInfo, stream: aclrtStream, flag: u32) -> aclError;
+            /// Writes the size in bytes of a cache maintenance descriptor.
+            fn aclrtCmoGetDescSize(size: *mut usize) -> aclError;
+            /// Writes the range `src`, `size` into the descriptor at `cmoDesc` (device
+            /// memory of at least `aclrtCmoGetDescSize` bytes), synchronously.
+            fn aclrtCmoSetDesc(cmoDesc: *mut c_void, src: *mut c_void, size: usize) -> aclError;
+            /// Queues on `stream` the operation `cmoType` on the range held by the
+            /// descriptor at `cmoDesc`; `reserve` must be NULL.
+            fn aclrtCmoAsyncWithDesc(
+                cmoDesc: *mut c_void,
+                cmoType: aclrtCmoType,
+                stream: aclrtStream,
+                reserve: *const c_void,
+            ) -> aclError;
+            /// Flushes the cached data of `size` bytes at `devPtr` to memory
+            /// (synchronous; a validated no-op on the software device).
+            fn aclrtMemFlush(devPtr: *mut c_void, size: usize) -> aclError;
+            /// Invalidates the cached data of `size` bytes at `devPtr` (synchronous;
+            /// a validated no-op on the software device).
+            fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) -> aclError;
+            /// Flushes the current device's L2 cache; `rsv` must be NULL.
+            fn aclrtDeviceL2CacheFlush(rsv: *mut c_void) -> aclError;
+            /// Writes to `checkResult` 1 when every one of the `size` addresses in
+            /// `addrList` is memory of a type in `memType` (`ACL_RT_MEM_TYPE_*` bits),
+            /// else 0; `reserve` must be 0.
+            fn aclrtCheckMemType(
+                addrList: *mut *mut c_void,
+                size: u32,
+                memType: u32,
+                checkResult: *mut u32,
+                reserve: u32,
+            ) -> aclError;
+            /// Maps `size` bytes of device memory at `devPtr` into the page table of
+            /// device `dstDevId`; `flags` must be 0.
+            fn aclrtMemP2PMap(devPtr: *mut c_void, size: usize, dstDevId: i32, flags: u64) -> aclError;
+            /// Writes the ranges of device `deviceId` with uncorrectable errors (at most
+            /// `arraySize`) and their number to `retSize`.
+            fn aclrtGetMemUceInfo(
+                deviceId: i32,
+                memUceInfoArray: *mut aclrtMemUceInfo,
+                arraySize: usize,
+                retSize: *mut usize,
+            ) -> aclError;
+            /// Repairs the `arraySize` (at most 128) ranges in `memUceInfoArray`,
+            /// whose reserved fields must be 0.
+            fn aclrtMemUceRepair(deviceId: i32, memUceInfoArray: *mut aclrtMemUceInfo, arraySize: usize) -> aclError;
         }
     };
 }

@@ -96,6 +96,8 @@ pub mod c_types {
     pub type aclrtMemPgType = ::std::os::raw::c_uint;
     #[doc = " Physical memory kind (a plain, untypedef'd enum in the original headers)."]
     pub type aclrtMemType = ::std::os::raw::c_uint;
+    #[doc = " Cache maintenance operation of `aclrtCmoAsync` and related calls."]
+    pub type aclrtCmoType = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -210,6 +212,35 @@ pub mod c_types {
     pub struct aclrtIpcEventHandle {
         #[doc = " Opaque handle bytes (`ACL_IPC_EVENT_HANDLE_SIZE` of them)."]
         pub reserved: [::std::os::raw::c_char; 64usize],
+    }
+    #[doc = " One barrier of `aclrtCmoWaitBarrier`: an operation type and its logical barrier id."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtBarrierCmoInfo {
+        #[doc = " The operation the barrier waits for (the runtime accepts `ACL_RT_CMO_TYPE_INVALID` only)."]
+        pub cmoType: aclrtCmoType,
+        #[doc = " The logical barrier id given to `aclrtCmoAsyncWithBarrier` (not 0)."]
+        pub barrierId: u32,
+    }
+    #[doc = " The barriers one `aclrtCmoWaitBarrier` waits for."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtBarrierTaskInfo {
+        #[doc = " How many entries of `cmoInfo` are used: 1 to `ACL_RT_CMO_MAX_BARRIER_NUM` (6)."]
+        pub barrierNum: usize,
+        #[doc = " The barriers (`ACL_RT_CMO_MAX_BARRIER_NUM` entries)."]
+        pub cmoInfo: [aclrtBarrierCmoInfo; 6usize],
+    }
+    #[doc = " A memory range with an uncorrectable error (UCE)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemUceInfo {
+        #[doc = " Start of the range."]
+        pub addr: *mut ::std::os::raw::c_void,
+        #[doc = " Length of the range in bytes."]
+        pub len: usize,
+        #[doc = " Reserved, zero (`UCE_INFO_RESERVED_SIZE` entries)."]
+        pub reserved: [usize; 14usize],
     }
     #[doc = " Host to host."]
     pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -516,12 +547,52 @@ pub mod c_types {
         ["Offset of field: aclrtIpcEventHandle::reserved"]
             [::std::mem::offset_of!(aclrtIpcEventHandle, reserved) - 0usize];
     };
+    #[doc = " Prefetch the range into the cache."]
+    pub const ACL_RT_CMO_TYPE_PREFETCH: aclrtCmoType = 0;
+    #[doc = " Write dirty lines of the range back to memory (they stay cached)."]
+    pub const ACL_RT_CMO_TYPE_WRITEBACK: aclrtCmoType = 1;
+    #[doc = " Drop the range's lines from the cache without writing them back."]
+    pub const ACL_RT_CMO_TYPE_INVALID: aclrtCmoType = 2;
+    #[doc = " Write dirty lines back and drop them."]
+    pub const ACL_RT_CMO_TYPE_FLUSH: aclrtCmoType = 3;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtBarrierCmoInfo"][::std::mem::size_of::<aclrtBarrierCmoInfo>() - 8usize];
+        ["Alignment of aclrtBarrierCmoInfo"][::std::mem::align_of::<aclrtBarrierCmoInfo>() - 4usize];
+        ["Offset of field: aclrtBarrierCmoInfo::cmoType"]
+            [::std::mem::offset_of!(aclrtBarrierCmoInfo, cmoType) - 0usize];
+        ["Offset of field: aclrtBarrierCmoInfo::barrierId"]
+            [::std::mem::offset_of!(aclrtBarrierCmoInfo, barrierId) - 4usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtBarrierTaskInfo"][::std::mem::size_of::<aclrtBarrierTaskInfo>() - 56usize];
+        ["Alignment of aclrtBarrierTaskInfo"][::std::mem::align_of::<aclrtBarrierTaskInfo>() - 8usize];
+        ["Offset of field: aclrtBarrierTaskInfo::barrierNum"]
+            [::std::mem::offset_of!(aclrtBarrierTaskInfo, barrierNum) - 0usize];
+        ["Offset of field: aclrtBarrierTaskInfo::cmoInfo"]
+            [::std::mem::offset_of!(aclrtBarrierTaskInfo, cmoInfo) - 8usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemUceInfo"][::std::mem::size_of::<aclrtMemUceInfo>() - 128usize];
+        ["Alignment of aclrtMemUceInfo"][::std::mem::align_of::<aclrtMemUceInfo>() - 8usize];
+        ["Offset of field: aclrtMemUceInfo::addr"][::std::mem::offset_of!(aclrtMemUceInfo, addr) - 0usize];
+        ["Offset of field: aclrtMemUceInfo::len"][::std::mem::offset_of!(aclrtMemUceInfo, len) - 8usize];
+        ["Offset of field: aclrtMemUceInfo::reserved"][::std::mem::offset_of!(aclrtMemUceInfo, reserved) - 16usize];
+    };
     #[doc = " Major number of the ACL interface version these declarations describe."]
     pub const ACL_MAJOR_VERSION: i32 = 1;
     #[doc = " Minor number of the ACL interface version these declarations describe."]
     pub const ACL_MINOR_VERSION: i32 = 17;
     #[doc = " Patch number of the ACL interface version these declarations describe."]
     pub const ACL_PATCH_VERSION: i32 = 0;
+    #[doc = " Most barriers one `aclrtCmoWaitBarrier` waits for."]
+    pub const ACL_RT_CMO_MAX_BARRIER_NUM: u32 = 6;
+    #[doc = " Most entries `aclrtMemUceRepair` accepts (`arraySize`)."]
+    pub const MAX_MEM_UCE_INFO_ARRAY_SIZE: u32 = 128;
+    #[doc = " Number of reserved words in `aclrtMemUceInfo`."]
+    pub const UCE_INFO_RESERVED_SIZE: u32 = 14;
     #[doc = " Event creation flag: synchronisation event."]
     pub const ACL_EVENT_SYNC: u32 = 1;
     #[doc = " Event creation flag: captures stream progress."]
@@ -1139,6 +1210,33 @@ pub mod c_types {
             }
         }
     }
+    impl Default for aclrtBarrierCmoInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtBarrierTaskInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtMemUceInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
 }
 
 /// The header's function declarations, used only to check the signature
@@ -1601,5 +1699,62 @@ pub mod c_functions {
         ) -> aclError;
         #[doc = " Removes the allocator registered for a stream."]
         pub fn aclrtAllocatorUnregister(stream: aclrtStream) -> aclError;
+        #[doc = " Queues on `stream` a cache maintenance operation `cmoType` on `size` bytes of device memory at `src`."]
+        pub fn aclrtCmoAsync(
+            src: *mut ::std::os::raw::c_void,
+            size: usize,
+            cmoType: aclrtCmoType,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " As `aclrtCmoAsync`, with a logical barrier id (> 0 for `ACL_RT_CMO_TYPE_INVALID`, 0 for the others)."]
+        pub fn aclrtCmoAsyncWithBarrier(
+            src: *mut ::std::os::raw::c_void,
+            size: usize,
+            cmoType: aclrtCmoType,
+            barrierId: u32,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a wait for the barriers in `taskInfo`; `flag` is reserved (0)."]
+        pub fn aclrtCmoWaitBarrier(taskInfo: *mut aclrtBarrierTaskInfo, stream: aclrtStream, flag: u32) -> aclError;
+        #[doc = " Writes the size in bytes of a cache maintenance descriptor."]
+        pub fn aclrtCmoGetDescSize(size: *mut usize) -> aclError;
+        #[doc = " Writes into the descriptor at `cmoDesc` (device memory) the range `src`, `size`."]
+        pub fn aclrtCmoSetDesc(
+            cmoDesc: *mut ::std::os::raw::c_void,
+            src: *mut ::std::os::raw::c_void,
+            size: usize,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the operation `cmoType` on the range the descriptor `cmoDesc` holds; `reserve` is NULL."]
+        pub fn aclrtCmoAsyncWithDesc(
+            cmoDesc: *mut ::std::os::raw::c_void,
+            cmoType: aclrtCmoType,
+            stream: aclrtStream,
+            reserve: *const ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Flushes the cached data of `size` bytes at `devPtr` to memory."]
+        pub fn aclrtMemFlush(devPtr: *mut ::std::os::raw::c_void, size: usize) -> aclError;
+        #[doc = " Invalidates the cached data of `size` bytes at `devPtr`."]
+        pub fn aclrtMemInvalidate(devPtr: *mut ::std::os::raw::c_void, size: usize) -> aclError;
+        #[doc = " Flushes the L2 cache of the current device; `rsv` is reserved (NULL)."]
+        pub fn aclrtDeviceL2CacheFlush(rsv: *mut ::std::os::raw::c_void) -> aclError;
+        #[doc = " Writes 1 to `checkResult` when every one of the `size` addresses is memory of a type in `memType`, else 0; `reserve` is 0."]
+        pub fn aclrtCheckMemType(
+            addrList: *mut *mut ::std::os::raw::c_void,
+            size: u32,
+            memType: u32,
+            checkResult: *mut u32,
+            reserve: u32,
+        ) -> aclError;
+        #[doc = " Maps `size` bytes of device memory at `devPtr` into the page table of device `dstDevId`; `flags` is reserved (0)."]
+        pub fn aclrtMemP2PMap(devPtr: *mut ::std::os::raw::c_void, size: usize, dstDevId: i32, flags: u64) -> aclError;
+        #[doc = " Writes up to `arraySize` ranges of device `deviceId` with uncorrectable errors, and their number to `retSize`."]
+        pub fn aclrtGetMemUceInfo(
+            deviceId: i32,
+            memUceInfoArray: *mut aclrtMemUceInfo,
+            arraySize: usize,
+            retSize: *mut usize,
+        ) -> aclError;
+        #[doc = " Repairs the `arraySize` ranges with uncorrectable errors given in `memUceInfoArray` (reserved fields 0)."]
+        pub fn aclrtMemUceRepair(deviceId: i32, memUceInfoArray: *mut aclrtMemUceInfo, arraySize: usize) -> aclError;
     }
 }

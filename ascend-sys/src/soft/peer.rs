@@ -70,6 +70,12 @@ pub(crate) fn disable(peer: i32) -> SoftResult {
     Ok(())
 }
 
+/// Whether `device` has enabled access to `peer`
+/// (`aclrtDeviceEnablePeerAccess` on `device`).
+pub(crate) fn is_enabled(device: i32, peer: i32) -> bool {
+    enabled().contains(&(device, peer))
+}
+
 /// The peer-access rule for a copy whose two sides were translated to `to`
 /// and `from` ([`super::translate::resolve`]): nothing to check unless both
 /// are device memory of two different devices (one branch on the hot path),

@@ -20,6 +20,7 @@
 //! is held while a worker moves bytes or while anybody waits. The family's
 //! place among the others is in [`super::lock_order`].
 
+mod cmo;
 mod event;
 mod force;
 mod queue;
@@ -29,6 +30,9 @@ mod teardown;
 mod transfer;
 mod value;
 
+pub(crate) use cmo::{
+    DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
+};
 pub(crate) use event::{Event, EventMode};
 pub(crate) use force::destroy_stream_force;
 pub(crate) use queue::Stream;

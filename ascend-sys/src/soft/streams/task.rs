@@ -38,6 +38,13 @@ pub(crate) enum Work {
     /// `aclrtValueWait`: blocks the stream until the 64-bit word at
     /// `address` compares with `value` as `flag` says.
     ValueWait { address: usize, value: u64, flag: u32 },
+    /// `aclrtCmoAsync` and its variants: a cache maintenance operation
+    /// (`op`, an `aclrtCmoType`) on `len` bytes at `address`; it moves
+    /// nothing.
+    Cache { address: usize, len: usize, op: u32 },
+    /// `aclrtCmoWaitBarrier` for `count` barriers: it waits for nothing,
+    /// the stream being in order.
+    Barrier { count: usize },
 }
 
 /// One task on a stream.
@@ -119,6 +126,10 @@ impl Task {
             Work::ValueWait { address, value, flag } => {
                 format!("a wait until {}", value::condition(*address, *value, *flag))
             }
+            Work::Cache { address, len, op } => {
+                format!("cache maintenance operation {op} on {len} bytes at {address:#x}")
+            }
+            Work::Barrier { count } => format!("a wait for {count} cache maintenance barriers"),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -173,6 +184,7 @@ impl Task {
                 value::wait(stream, self, address, value, flag);
                 Ok(())
             }
+            Work::Cache { .. } | Work::Barrier { .. } => Ok(()),
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.
