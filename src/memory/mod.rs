@@ -18,6 +18,7 @@
 //! export.
 
 pub(crate) mod byte_len;
+mod cache;
 mod cast_error;
 mod device_buf;
 mod element_cast;
@@ -28,6 +29,7 @@ mod storage;
 pub(crate) mod transfer;
 mod view;
 
+pub use cache::{CacheOp, MemTypes, UceRange, check_mem_type};
 pub use cast_error::CastError;
 pub use device_buf::DeviceBuf;
 pub use pinned_host::PinnedHostBuf;

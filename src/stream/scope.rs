@@ -9,6 +9,7 @@ use super::sides::{DeviceDest, DeviceSource, HostDest, HostSource};
 use super::stream::Stream;
 use crate::Call;
 use crate::error::{Result, check};
+use crate::memory::CacheOp;
 use ascend_sys as sys;
 use bytemuck::Pod;
 use std::ffi::c_void;
@@ -367,6 +368,94 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
         // borrowed until the scope has synchronised.
         check("aclrtMemsetAsync", unsafe {
             sys::aclrtMemsetAsync(dst, bytes, i32::from(value), bytes, self.stream.as_raw())
+        })
+    }
+
+    /// Queues the cache maintenance operation `op` on the bytes of `src`
+    /// (`aclrtCmoAsync`): a prefetch, writeback or flush, which change no
+    /// byte the device sees and so borrow `src` shared, as a read, until the
+    /// scope ends. An invalidation may discard data, a write: it goes
+    /// through [`AsyncScope::invalidate`]. An empty range does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for
+    /// [`CacheOp::Invalidate`] or if the byte size overflows (nothing is
+    /// queued then); the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::CacheOp;
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let on_device = DeviceBuf::from_slice(&device, &[7u32; 4])?;
+    /// stream.scope(|s| {
+    ///     s.cache(&on_device, CacheOp::Prefetch)?;
+    ///     s.cache(&on_device, CacheOp::Writeback)
+    /// })?;
+    /// assert_eq!(on_device.to_vec()?, [7; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn cache<T: Pod>(&self, src: impl DeviceSource<'scope, T>, op: CacheOp) -> Result<()> {
+        let call = Call::new("AsyncScope::cache", "aclrtCmoAsync");
+        if op.is_write() {
+            return Err(crate::Error::invalid(
+                call,
+                "an invalidation is a write: use AsyncScope::invalidate",
+            ));
+        }
+        let (src, len) = src.device_read();
+        self.queue_cache::<T>(call, src.cast_mut(), len, op)
+    }
+
+    /// Queues an invalidation of the cached bytes of `dst`
+    /// (`aclrtCmoAsync`, [`CacheOp::Invalidate`]); it may discard data not
+    /// yet written back, so `dst` is borrowed exclusively until the scope
+    /// ends. An empty range does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the byte
+    /// size overflows; the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 4)?;
+    /// stream.scope(|s| {
+    ///     let (low, high) = on_device.split_at_mut(2)?;
+    ///     s.memset(low, 0xFF)?;
+    ///     s.invalidate(high) // queued after the memset
+    /// })?;
+    /// assert_eq!(on_device.to_vec()?, [u32::MAX, u32::MAX, 0, 0]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn invalidate<T: Pod>(&self, dst: impl DeviceDest<'scope, T>) -> Result<()> {
+        let (dst, len) = dst.device_write();
+        self.queue_cache::<T>(
+            Call::new("AsyncScope::invalidate", "aclrtCmoAsync"),
+            dst.cast(),
+            len,
+            CacheOp::Invalidate,
+        )
+    }
+
+    fn queue_cache<T: Pod>(&self, call: Call, address: *mut c_void, len: usize, op: CacheOp) -> Result<()> {
+        let bytes = byte_len::<T>(call, len)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.stream.device().make_current()?;
+        // SAFETY: `address` is device memory of `bytes` bytes, borrowed
+        // (shared for reads, exclusively for an invalidation) until the
+        // scope has synchronised.
+        check("aclrtCmoAsync", unsafe {
+            sys::aclrtCmoAsync(address, bytes, op.as_raw(), self.stream.as_raw())
         })
     }
 

@@ -6,6 +6,7 @@ use super::in_flight::InFlight;
 use super::lanes::{Lanes, Locked};
 use super::view::{AsView, OrderedView};
 use crate::error::{Call, Error, Result, check};
+use crate::memory::CacheOp;
 use crate::memory::transfer;
 use crate::memory::{DeviceStorage, DeviceStorageMut, PinnedHostBuf};
 use crate::stream::Stream;
@@ -311,6 +312,57 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         queued
     }
 
+    /// Queues on `stream` the cache maintenance operation `op` on the
+    /// view's bytes (`aclrtCmoAsync`). It is ordered like any other use of
+    /// the range: [`CacheOp::Invalidate`] as a write, the other operations
+    /// as reads, after the conflicting uses on other streams. An empty view
+    /// does nothing.
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code; nothing is queued then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::memory::CacheOp;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 1024)?);
+    /// buf.elements::<u32>(..256)?.fill_u32(7, &stream)?;
+    /// buf.elements::<u32>(..256)?.cache(CacheOp::Writeback, &stream)?; // after the fill
+    /// assert_eq!(buf.view().to_vec::<u32>()?[..256], [7; 256]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn cache(&self, op: CacheOp, stream: &Arc<Stream>) -> Result<()> {
+        let bytes = self.byte_len();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let write = op.is_write();
+        let range = self.range();
+        let flight = {
+            let mut locked = self.owner().tracks_clear(&range, write);
+            locked.order(stream, &range, write)?;
+            InFlight::take_off(&mut locked, range, write, Some(stream))
+        };
+        let queued = stream.device().make_current().and_then(|()| {
+            // SAFETY: device memory of `bytes` bytes owned by the view's
+            // `Ordered`, not released before its tracks prove this
+            // operation finished (the flight notes it when it lands).
+            check("aclrtCmoAsync", unsafe {
+                sys::aclrtCmoAsync(self.device_ptr_for_write(), bytes, op.as_raw(), stream.as_raw())
+            })
+        });
+        if queued.is_err() {
+            flight.not_queued();
+        }
+        queued
+    }
+
     /// Queues on `stream` a 2-D copy of the rows of `shape` (in elements
     /// of `T`) from the pinned memory `src` into this view
     /// (`aclrtMemcpy2dAsync`, host to device). The rows' whole extent on
@@ -560,6 +612,34 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// ```
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         self.view().fill_bytes(value, stream)
+    }
+
+    /// Queues on `stream` the cache maintenance operation `op` on the whole
+    /// buffer (`aclrtCmoAsync`): the [`OrderedView::cache`] of
+    /// [`Ordered::view`].
+    ///
+    /// # Errors
+    ///
+    /// As [`OrderedView::cache`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::memory::CacheOp;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let buf = Ordered::new(DeviceBuf::<u32>::zeroed(&device, 4)?);
+    /// buf.cache(CacheOp::Prefetch, &stream)?;
+    /// buf.fill_u32(1, &stream)?;
+    /// buf.cache(CacheOp::Flush, &stream)?;
+    /// assert_eq!(buf.into_inner()?.to_vec()?, [1; 4]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn cache(&self, op: CacheOp, stream: &Arc<Stream>) -> Result<()> {
+        self.view().cache(op, stream)
     }
 
     /// Queues on `stream` setting every 32-bit element to `value`
