@@ -161,6 +161,55 @@ fn a_stream_reading_what_another_writes() {
     );
 }
 
+fn cmo(ptr: *mut c_void, len: usize, op: aclrtCmoType, stream: aclrtStream) {
+    // SAFETY: live device memory of `len` bytes.
+    ok(unsafe { aclrtCmoAsync(ptr, len, op, stream) }, "cmo");
+}
+
+/// An invalidation may drop data not yet written back: a write of its
+/// range, racing a memset of another stream.
+#[test]
+fn an_invalidation_racing_a_write_of_another_stream() {
+    planted(&["write after write", "aclrtCmoAsync", "aclrtMemsetAsync"], |ordered| {
+        let (a, b, buf) = (stream(), stream(), malloc(N));
+        fill(buf, 1, N, a);
+        if ordered {
+            order(a, b);
+        }
+        cmo(buf, N, ACL_RT_CMO_TYPE_INVALID, b);
+        done(a);
+        done(b);
+        free(buf);
+    });
+}
+
+/// A writeback reads its range: racing a memset of another stream, it is
+/// reported; two prefetches of written memory on two streams are not.
+#[test]
+fn a_writeback_racing_a_write_and_prefetches_that_only_read() {
+    planted(&["read after write", "aclrtCmoAsync", "aclrtMemsetAsync"], |ordered| {
+        let (a, b, buf) = (stream(), stream(), malloc(N));
+        fill(buf, 1, N, a);
+        if ordered {
+            order(a, b);
+        }
+        cmo(buf, N, ACL_RT_CMO_TYPE_WRITEBACK, b);
+        done(a);
+        done(b);
+        free(buf);
+    });
+    quiet(|| {
+        let (setup, a, b, buf) = (stream(), stream(), stream(), malloc(N));
+        fill(buf, 1, N, setup);
+        done(setup);
+        cmo(buf, N, ACL_RT_CMO_TYPE_PREFETCH, a);
+        cmo(buf, N, ACL_RT_CMO_TYPE_PREFETCH, b);
+        done(a);
+        done(b);
+        free(buf);
+    });
+}
+
 #[test]
 fn a_stream_writing_what_another_reads() {
     planted(
