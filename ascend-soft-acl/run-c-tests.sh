@@ -24,6 +24,11 @@ mkdir -p "$build"
 # shellcheck source=/dev/null
 . "$prefix/set_env.sh"
 [ "$ASCEND_HOME_PATH" = "$prefix" ] || { echo "set_env.sh set ASCEND_HOME_PATH=$ASCEND_HOME_PATH" >&2; exit 1; }
+# bin/setenv.bash, the name most CANN sample scripts source, sets the same
+# variables (checked in a shell that has none of them yet).
+setenv_home=$(env -u ASCEND_HOME_PATH -u ASCEND_TOOLKIT_HOME bash -c \
+  '. "$1/bin/setenv.bash" && printf "%s|%s" "$ASCEND_HOME_PATH" "$ASCEND_TOOLKIT_HOME"' _ "$prefix")
+[ "$setenv_home" = "$prefix|$prefix" ] || { echo "bin/setenv.bash set ASCEND_HOME_PATH|ASCEND_TOOLKIT_HOME=$setenv_home" >&2; exit 1; }
 
 cc=${CC:-gcc}
 cxx=${CXX:-g++}
