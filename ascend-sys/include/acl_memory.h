@@ -336,6 +336,16 @@ typedef enum {
     ACL_EVENT_STATUS_RESERVED = 2
 } aclrtEventStatus;
 
+/** Whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** No stream wait for the event is outstanding. */
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    /** A stream wait for the event has not passed yet. */
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    /** Reserved value. */
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
+} aclrtEventWaitStatus;
+
 /** Status of a stream. */
 typedef enum {
     /** All work on the stream has completed. */
@@ -519,6 +529,11 @@ static const uint32_t ACL_EVENT_DEVICE_USE_ONLY = 0x10u;
 static const uint32_t ACL_EVENT_EXTERNAL = 0x20u;
 /** Event creation flag: inter-process (IPC) event. */
 static const uint32_t ACL_EVENT_IPC = 0x40u;
+
+/** `aclrtSetStreamFailureMode`: later tasks of the stream still run after one fails (the default). */
+static const uint32_t ACL_CONTINUE_ON_FAILURE = 0x0u;
+/** `aclrtSetStreamFailureMode`: once a task of the stream fails, its later tasks do not run. */
+static const uint32_t ACL_STOP_ON_FAILURE = 0x1u;
 
 /** Stream flag: fast task launch. */
 static const uint32_t ACL_STREAM_FAST_LAUNCH = 0x1u;
@@ -1205,6 +1220,15 @@ aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
 
 /** Reports whether the work before an event's record point has completed. */
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+
+/** Reports whether an event has completed: deprecated in favour of aclrtQueryEventStatus; complete before the first record (hicann/runtime acl_rt.h). */
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
+
+/** Reports whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h). */
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);
+
+/** Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 
 /** Makes later work on a stream wait for an event. */
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);

@@ -29,7 +29,8 @@
 //!   `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtCreateEvent`,
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
 //!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
-//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`,
+//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`, `aclrtQueryEvent`,
+//!   `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`,
 //!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`,
 //!   `aclrtEventGetTimestamp`.
 //! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
@@ -60,11 +61,12 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 116 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 119 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
-//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags` and `aclrtEventGetTimestamp` are not in the
+//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
+//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus` and `aclrtSetStreamFailureMode` are not in the
 //! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
@@ -223,6 +225,14 @@ macro_rules! for_each_acl_function {
             fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
             /// Writes whether the work before `event`'s record point has completed.
             fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
+            /// Writes whether `event` has completed (deprecated by the runtime in favour of
+            /// `aclrtQueryEventStatus`; complete before the first record).
+            fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError;
+            /// Writes whether every stream wait queued on `event` has passed.
+            fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError;
+            /// Sets whether `stream` (NULL: the default stream) still runs its later tasks
+            /// after one fails (`ACL_CONTINUE_ON_FAILURE`) or not (`ACL_STOP_ON_FAILURE`).
+            fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
             /// Makes work queued later on `stream` wait until `event` completes.
             fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
             /// Like `aclrtStreamWaitEvent`, but the wait fails on the stream after `timeout`

@@ -88,6 +88,8 @@ pub mod c_types {
     pub type aclrtEventRecordedStatus = ::std::os::raw::c_uint;
     #[doc = " Status of an event."]
     pub type aclrtEventStatus = ::std::os::raw::c_uint;
+    #[doc = " Whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h)."]
+    pub type aclrtEventWaitStatus = ::std::os::raw::c_uint;
     #[doc = " Status of a stream."]
     pub type aclrtStreamStatus = ::std::os::raw::c_uint;
     #[doc = " Location kind for unified (managed) memory."]
@@ -381,6 +383,12 @@ pub mod c_types {
     pub const ACL_EVENT_STATUS_NOT_READY: aclrtEventStatus = 1;
     #[doc = " Reserved value."]
     pub const ACL_EVENT_STATUS_RESERVED: aclrtEventStatus = 2;
+    #[doc = " No stream wait for the event is outstanding."]
+    pub const ACL_EVENT_WAIT_STATUS_COMPLETE: aclrtEventWaitStatus = 0;
+    #[doc = " A stream wait for the event has not passed yet."]
+    pub const ACL_EVENT_WAIT_STATUS_NOT_READY: aclrtEventWaitStatus = 1;
+    #[doc = " Reserved value."]
+    pub const ACL_EVENT_WAIT_STATUS_RESERVED: aclrtEventWaitStatus = 65535;
     #[doc = " All work on the stream has completed."]
     pub const ACL_STREAM_STATUS_COMPLETE: aclrtStreamStatus = 0;
     #[doc = " Work on the stream is pending."]
@@ -534,6 +542,10 @@ pub mod c_types {
     pub const ACL_EVENT_EXTERNAL: u32 = 32;
     #[doc = " Event creation flag: inter-process (IPC) event."]
     pub const ACL_EVENT_IPC: u32 = 64;
+    #[doc = " `aclrtSetStreamFailureMode`: later tasks of the stream still run after one fails (the default)."]
+    pub const ACL_CONTINUE_ON_FAILURE: u32 = 0;
+    #[doc = " `aclrtSetStreamFailureMode`: once a task of the stream fails, its later tasks do not run."]
+    pub const ACL_STOP_ON_FAILURE: u32 = 1;
     #[doc = " Stream flag: fast task launch."]
     pub const ACL_STREAM_FAST_LAUNCH: u32 = 1;
     #[doc = " Stream flag: fast synchronisation."]
@@ -1241,6 +1253,12 @@ pub mod c_functions {
         pub fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
         #[doc = " Reports whether the work before an event's record point has completed."]
         pub fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
+        #[doc = " Reports whether an event has completed: deprecated in favour of aclrtQueryEventStatus; complete before the first record (hicann/runtime acl_rt.h)."]
+        pub fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError;
+        #[doc = " Reports whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h)."]
+        pub fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError;
+        #[doc = " Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
         #[doc = " Makes later work on a stream wait for an event."]
         pub fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
         #[doc = " Makes later work on a stream wait for an event, failing the wait after `timeout` seconds (0: no limit) (hicann/runtime acl_rt.h)."]

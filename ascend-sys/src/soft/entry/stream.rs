@@ -176,6 +176,33 @@ pub(crate) unsafe fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrt
     finish("aclrtQueryEventStatus", outcome)
 }
 
+pub(crate) unsafe fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError {
+    let outcome = non_null(event, "event").and(non_null(status, "status")).and_then(|()| {
+        let value = streams::query_event_old(event as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtQueryEvent", outcome)
+}
+
+pub(crate) unsafe fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError {
+    let outcome = non_null(event, "event").and(non_null(status, "status")).and_then(|()| {
+        let value = streams::query_event_wait_status(event as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtQueryEventWaitStatus", outcome)
+}
+
+pub(crate) unsafe fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    finish(
+        "aclrtSetStreamFailureMode",
+        streams::set_failure_mode(stream as usize, mode),
+    )
+}
+
 pub(crate) unsafe fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError {
     finish(
         "aclrtStreamWaitEvent",

@@ -1,8 +1,8 @@
 //! One event: the records issued on it and which of them were reached.
 
 use crate::soft::misuse;
-use std::collections::BTreeSet;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// How an event behaves before its first record.
@@ -24,9 +24,13 @@ struct Records {
     /// When the latest record was reached, if it was.
     reached_at: Option<Instant>,
     destroyed: bool,
-    /// Records whose marker was dropped before a worker reached it
-    /// (`aclrtDestroyStreamForce`): they will never be reached.
-    dropped: BTreeSet<u64>,
+    /// Records whose marker was dropped before a worker reached it, with the
+    /// reason (`aclrtDestroyStreamForce`, or a stream in
+    /// `ACL_STOP_ON_FAILURE` mode that skipped it): they will never be reached.
+    dropped: BTreeMap<u64, &'static str>,
+    /// Stream waits for the event enqueued and not finished yet
+    /// (`aclrtQueryEventWaitStatus`), counted by [`WaitTicket`]s.
+    waiting: u64,
     /// Records numbered up to this one were forgotten by a reset
     /// (`aclrtResetEvent`) a stream reached: the event counts as never
     /// recorded until its next record.
@@ -161,11 +165,11 @@ impl Event {
                         self.handle
                     ),
                 ))
-            } else if records.dropped.contains(&number) {
+            } else if let Some(&why) = records.dropped.get(&number) {
                 Some((
-                    "aclrtDestroyStreamForce",
+                    why,
                     format!(
-                        "record {number} of event {:#x} was dropped with its stream before it was reached; {waiter} \
+                        "record {number} of event {:#x} was dropped before it was reached ({why}); {waiter} \
                          stops waiting for it",
                         self.handle
                     ),
@@ -202,10 +206,11 @@ impl Event {
         }
     }
 
-    /// Notes that the marker of record `number` was dropped (its stream was
-    /// destroyed by force): whoever waits for it stops waiting.
-    pub(crate) fn drop_record(&self, number: u64) {
-        self.lock().dropped.insert(number);
+    /// Notes that the marker of record `number` was dropped (`why`: its
+    /// stream was destroyed by force, or stopped after a failure): whoever
+    /// waits for it stops waiting.
+    pub(crate) fn drop_record(&self, number: u64, why: &'static str) {
+        self.lock().dropped.insert(number, why);
         self.changed.notify_all();
     }
 
@@ -219,5 +224,33 @@ impl Event {
     pub(crate) fn destroy(&self) {
         self.lock().destroyed = true;
         self.changed.notify_all();
+    }
+}
+
+/// One stream wait for an event, from its enqueueing until its task is
+/// dropped (it ran, failed, was skipped, or its stream was destroyed by
+/// force): while it lives, `aclrtQueryEventWaitStatus` says not ready.
+/// Dropping it takes the event's records lock (a leaf lock): a task is
+/// never dropped while its stream's queue lock is held.
+pub(crate) struct WaitTicket(Arc<Event>);
+
+impl WaitTicket {
+    pub(crate) fn new(event: &Arc<Event>) -> Self {
+        event.lock().waiting += 1;
+        Self(Arc::clone(event))
+    }
+}
+
+impl Drop for WaitTicket {
+    fn drop(&mut self) {
+        let mut records = self.0.lock();
+        records.waiting = records.waiting.saturating_sub(1);
+    }
+}
+
+impl Event {
+    /// Whether a stream wait for the event is enqueued and not finished.
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.lock().waiting > 0
     }
 }

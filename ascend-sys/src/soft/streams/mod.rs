@@ -832,6 +832,99 @@ pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> 
     })
 }
 
+/// The runtime's refusals shared by `aclrtQueryEvent` and
+/// `aclrtQueryEventWaitStatus` after the handle: events of
+/// `aclrtCreateEventExWithFlag` (its "new mode"), `ACL_EVENT_EXTERNAL` and
+/// IPC events, each `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.
+fn refuse_for_old_queries(event: &Event, api: &str) -> SoftResult {
+    if event.mode == EventMode::Ex {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created by aclrtCreateEventExWithFlag, which {api} does not support \
+                 (use aclrtQueryEventStatus)",
+                event.handle
+            ),
+        );
+    }
+    refuse_external(event, api)
+}
+
+/// `aclrtQueryEvent` (deprecated by the runtime): complete unless the
+/// event's latest record was issued and not reached yet, so an event never
+/// recorded (or reset since) is complete, unlike `aclrtQueryEventStatus`.
+/// The runtime's rules after the handle (107017): see
+/// [`refuse_for_old_queries`]. "Complete" after a record tells the
+/// sanitizer the host saw the event.
+pub(crate) fn query_event_old(event: usize) -> SoftResult<aclrtEventStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEvent")?;
+    let complete = match event.latest() {
+        0 => true,
+        latest => {
+            let reached = event.is_reached(latest);
+            if reached {
+                sanitize::host_saw_event(event.handle);
+            }
+            reached
+        }
+    };
+    Ok(if complete {
+        ACL_EVENT_STATUS_COMPLETE
+    } else {
+        ACL_EVENT_STATUS_NOT_READY
+    })
+}
+
+/// `aclrtQueryEventWaitStatus`: complete when no stream wait for the event
+/// (`aclrtStreamWaitEvent*`) is enqueued and unfinished, as the runtime
+/// answers from its table of the event's wait tasks. The rules after the
+/// handle (107017): see [`refuse_for_old_queries`]; no current context is
+/// needed.
+pub(crate) fn query_event_wait_status(event: usize) -> SoftResult<aclrtEventWaitStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEventWaitStatus")?;
+    Ok(if event.has_waiters() {
+        ACL_EVENT_WAIT_STATUS_NOT_READY
+    } else {
+        ACL_EVENT_WAIT_STATUS_COMPLETE
+    })
+}
+
+/// `aclrtSetStreamFailureMode`: bit 0 of `mode` (the runtime ignores the
+/// others) selects `ACL_CONTINUE_ON_FAILURE` (0, every stream's mode at
+/// creation) or `ACL_STOP_ON_FAILURE` (1). The runtime's rules: the handle
+/// (107017), a current context (107002), the same mode again succeeds, stop
+/// back to continue is refused (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`), a
+/// stream of another device 107003. NULL sets the default stream's mode.
+/// In stop mode, once a task of the stream fails, its later tasks are
+/// skipped until a synchronisation reports the failure.
+pub(crate) fn set_failure_mode(stream: usize, mode: u64) -> SoftResult {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    let device = context::require()?;
+    let stop = mode & 0x1 != 0;
+    let target = match &explicit {
+        Some(stream) => Arc::clone(stream),
+        None => target_stream(&mut streams, None, device)?,
+    };
+    if target.stops_on_failure() == stop {
+        return Ok(());
+    }
+    if !stop {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "{} is in ACL_STOP_ON_FAILURE mode, which cannot be changed back to ACL_CONTINUE_ON_FAILURE",
+                target.name()
+            ),
+        );
+    }
+    let target = target_stream(&mut streams, explicit, device)?;
+    target.stop_on_failure();
+    Ok(())
+}
+
 /// `aclrtEventElapsedTime`: milliseconds from `start`'s latest record to
 /// `end`'s (negative when `end` was reached first). An event never recorded
 /// gives `ACL_ERROR_RT_INTERNAL_ERROR` (the runtime's "event recorder null"

@@ -1,0 +1,271 @@
+//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus` and
+//! `aclrtSetStreamFailureMode` on the software device: each argument rule
+//! returns the real runtime's code; the old query says complete before the
+//! first record, the wait status follows the stream waits queued on an
+//! event, and a stream in `ACL_STOP_ON_FAILURE` mode skips its tasks after
+//! a failed one until a synchronisation reports the failure. Software device
+//! only.
+//!
+//! Tests here run in parallel threads of one process: each uses its own
+//! streams, and unblocks every stream it blocks.
+
+mod soft_common;
+
+use ascend_sys::*;
+use soft_common::raw::{
+    Gate, create_stream, destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync,
+    wait_event,
+};
+use soft_common::{holding_device, on_device_id as on_device, recent, without_device};
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+fn query_old(event: aclrtEvent) -> Result<aclrtEventStatus, aclError> {
+    let mut status = 99;
+    // SAFETY: `status` is a valid out-pointer; the handle is validated.
+    match unsafe { aclrtQueryEvent(event, &mut status) } {
+        ACL_SUCCESS => Ok(status),
+        code => Err(code),
+    }
+}
+
+fn query_wait(event: aclrtEvent) -> Result<aclrtEventWaitStatus, aclError> {
+    let mut status = 99;
+    // SAFETY: `status` is a valid out-pointer; the handle is validated.
+    match unsafe { aclrtQueryEventWaitStatus(event, &mut status) } {
+        ACL_SUCCESS => Ok(status),
+        code => Err(code),
+    }
+}
+
+fn set_mode(stream: aclrtStream, mode: u64) -> aclError {
+    // SAFETY: a handle (validated) and a value.
+    unsafe { aclrtSetStreamFailureMode(stream, mode) }
+}
+
+fn ex_event(flag: u32) -> aclrtEvent {
+    let mut event = null_mut();
+    // SAFETY: `event` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtCreateEventExWithFlag(&mut event, flag) }, ACL_SUCCESS);
+    event
+}
+
+fn memset_async(ptr: *mut c_void, value: i32, count: usize, stream: aclrtStream) -> aclError {
+    // SAFETY: callers pass live device memory of `count` bytes.
+    unsafe { aclrtMemsetAsync(ptr, count, value, count, stream) }
+}
+
+fn first_byte(ptr: *mut c_void) -> u8 {
+    let mut byte = 0u8;
+    // SAFETY: one byte of live device memory into a local.
+    let code = unsafe { aclrtMemcpy((&mut byte as *mut u8).cast(), 1, ptr, 1, ACL_MEMCPY_DEVICE_TO_HOST) };
+    assert_eq!(code, ACL_SUCCESS);
+    byte
+}
+
+/// Makes the next task of `stream` fail: a wait of at most one second for
+/// an event that is never recorded. Returns the event (destroy it after the
+/// stream was synchronised).
+fn failing_wait(stream: aclrtStream) -> aclrtEvent {
+    let event = event_with_flag(ACL_EVENT_SYNC);
+    // SAFETY: handles only.
+    assert_eq!(
+        unsafe { aclrtStreamWaitEventWithTimeout(stream, event, 1) },
+        ACL_SUCCESS
+    );
+    event
+}
+
+// ---- aclrtQueryEvent -----------------------------------------------------------
+
+#[test]
+fn old_query_is_complete_before_the_first_record_and_follows_records() {
+    on_device(0, || {
+        let event = plain_event();
+        // Unlike aclrtQueryEventStatus (not ready), complete before any record.
+        assert_eq!(query_old(event), Ok(ACL_EVENT_STATUS_COMPLETE));
+        let stream = create_stream();
+        let gate = Gate::block(stream);
+        assert_eq!(record(event, stream), ACL_SUCCESS);
+        assert_eq!(query_old(event), Ok(ACL_EVENT_STATUS_NOT_READY));
+        gate.open();
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        assert_eq!(query_old(event), Ok(ACL_EVENT_STATUS_COMPLETE));
+        destroy_stream(stream);
+        destroy_event(event);
+    });
+}
+
+#[test]
+fn old_query_argument_rules() {
+    on_device(0, || {
+        let event = plain_event();
+        // SAFETY: NULL arguments are refused before use.
+        assert_eq!(unsafe { aclrtQueryEvent(null_mut(), &mut 0) }, ACL_ERROR_INVALID_PARAM);
+        // SAFETY: as above.
+        assert_eq!(unsafe { aclrtQueryEvent(event, null_mut()) }, ACL_ERROR_INVALID_PARAM);
+        assert_eq!(query_old(0x5a5a_0000 as aclrtEvent), Err(ACL_ERROR_RT_INVALID_HANDLE));
+        // The runtime's "new mode" events and external events are refused.
+        let ex = ex_event(ACL_EVENT_SYNC);
+        assert_eq!(query_old(ex), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+        assert!(recent().contains("aclrtQueryEventStatus"), "{}", recent());
+        let external = event_with_flag(ACL_EVENT_EXTERNAL);
+        assert_eq!(query_old(external), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+        for event in [event, ex, external] {
+            destroy_event(event);
+        }
+        // No current context is needed.
+        let orphan = plain_event() as usize;
+        without_device(move || assert_eq!(query_old(orphan as aclrtEvent), Ok(ACL_EVENT_STATUS_COMPLETE)));
+        destroy_event(orphan as aclrtEvent);
+    });
+}
+
+// ---- aclrtQueryEventWaitStatus --------------------------------------------------
+
+#[test]
+fn wait_status_follows_the_stream_waits() {
+    on_device(0, || {
+        let event = event_with_flag(ACL_EVENT_SYNC);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_COMPLETE));
+        let (waiter, recorder) = (create_stream(), create_stream());
+        // A wait for the event's next record: outstanding until recorded.
+        assert_eq!(wait_event(waiter, event), ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_NOT_READY));
+        assert_eq!(record(event, recorder), ACL_SUCCESS);
+        assert_eq!(sync(recorder), ACL_SUCCESS);
+        assert_eq!(sync(waiter), ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_COMPLETE));
+        // A wait queued behind a blocked task is outstanding too.
+        let gate = Gate::block(waiter);
+        assert_eq!(wait_event(waiter, event), ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_NOT_READY));
+        gate.open();
+        assert_eq!(sync(waiter), ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_COMPLETE));
+        // A wait dropped with its stream is no longer outstanding.
+        let doomed = create_stream();
+        let gate = Gate::block(doomed);
+        assert_eq!(wait_event(doomed, event), ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_NOT_READY));
+        // SAFETY: a live stream, destroyed once.
+        assert_eq!(unsafe { aclrtDestroyStreamForce(doomed) }, ACL_SUCCESS);
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_COMPLETE));
+        destroy_event(gate.0 as aclrtEvent);
+        destroy_stream(waiter);
+        destroy_stream(recorder);
+        destroy_event(event);
+    });
+}
+
+#[test]
+fn wait_status_argument_rules() {
+    on_device(0, || {
+        let event = plain_event();
+        // SAFETY: NULL arguments are refused before use.
+        assert_eq!(
+            unsafe { aclrtQueryEventWaitStatus(null_mut(), &mut 0) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { aclrtQueryEventWaitStatus(event, null_mut()) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert_eq!(query_wait(0x5a5a_0000 as aclrtEvent), Err(ACL_ERROR_RT_INVALID_HANDLE));
+        let ex = ex_event(ACL_EVENT_SYNC);
+        assert_eq!(query_wait(ex), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+        let external = event_with_flag(ACL_EVENT_EXTERNAL);
+        assert_eq!(query_wait(external), Err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT));
+        // An event no stream can wait for: always complete.
+        assert_eq!(query_wait(event), Ok(ACL_EVENT_WAIT_STATUS_COMPLETE));
+        for event in [event, ex, external] {
+            destroy_event(event);
+        }
+    });
+}
+
+// ---- aclrtSetStreamFailureMode ---------------------------------------------------
+
+#[test]
+fn continue_mode_runs_the_tasks_after_a_failure() {
+    on_device(1, || {
+        let buf = malloc(64);
+        let stream = create_stream();
+        assert_eq!(set_mode(stream, u64::from(ACL_CONTINUE_ON_FAILURE)), ACL_SUCCESS);
+        assert_eq!(memset_async(buf, 0x11, 64, stream), ACL_SUCCESS);
+        let never = failing_wait(stream);
+        assert_eq!(memset_async(buf, 0x22, 64, stream), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_ERROR_RT_WAIT_TIMEOUT);
+        assert_eq!(first_byte(buf), 0x22, "the memset after the failed wait ran");
+        destroy_stream(stream);
+        destroy_event(never);
+        free(buf);
+    });
+}
+
+#[test]
+fn stop_mode_skips_the_tasks_after_a_failure_until_it_is_reported() {
+    on_device(1, || {
+        let buf = malloc(64);
+        let stream = create_stream();
+        let marker = plain_event();
+        assert_eq!(set_mode(stream, u64::from(ACL_STOP_ON_FAILURE)), ACL_SUCCESS);
+        assert_eq!(memset_async(buf, 0x11, 64, stream), ACL_SUCCESS);
+        let never = failing_wait(stream);
+        assert_eq!(memset_async(buf, 0x22, 64, stream), ACL_SUCCESS);
+        assert_eq!(record(marker, stream), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_ERROR_RT_WAIT_TIMEOUT);
+        assert_eq!(first_byte(buf), 0x11, "the memset after the failed wait was skipped");
+        // The skipped record never completes, and waiting for it does not hang.
+        assert_eq!(query_old(marker), Ok(ACL_EVENT_STATUS_NOT_READY));
+        // SAFETY: a live event.
+        assert_eq!(unsafe { aclrtSynchronizeEvent(marker) }, ACL_SUCCESS);
+        // The failure was reported: the stream runs its tasks again.
+        assert_eq!(memset_async(buf, 0x33, 64, stream), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        assert_eq!(first_byte(buf), 0x33);
+        destroy_stream(stream);
+        destroy_event(never);
+        destroy_event(marker);
+        free(buf);
+    });
+}
+
+#[test]
+fn failure_mode_argument_rules() {
+    on_device(1, || {
+        let stream = create_stream();
+        assert_eq!(set_mode(0x5a5a_0000 as aclrtStream, 1), ACL_ERROR_RT_INVALID_HANDLE);
+        // Only bit 0 counts; the same mode again succeeds.
+        assert_eq!(set_mode(stream, 0), ACL_SUCCESS);
+        assert_eq!(set_mode(stream, 2), ACL_SUCCESS);
+        assert_eq!(set_mode(stream, 3), ACL_SUCCESS);
+        assert_eq!(set_mode(stream, 1), ACL_SUCCESS);
+        // Stop back to continue is refused.
+        assert_eq!(set_mode(stream, 0), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+        assert!(recent().contains("ACL_CONTINUE_ON_FAILURE"), "{}", recent());
+        // NULL: the current device's default stream.
+        assert_eq!(set_mode(null_mut(), 0), ACL_SUCCESS);
+        destroy_stream(stream);
+    });
+}
+
+#[test]
+fn failure_mode_context_rules() {
+    holding_device(0, || {
+        let stream = on_device(0, || create_stream() as usize);
+        // No current context: the handle first, then the context.
+        without_device(|| {
+            assert_eq!(set_mode(0x1234 as aclrtStream, 1), ACL_ERROR_RT_INVALID_HANDLE);
+            assert_eq!(set_mode(stream as aclrtStream, 1), ACL_ERROR_RT_CONTEXT_NULL);
+            assert_eq!(set_mode(null_mut(), 1), ACL_ERROR_RT_CONTEXT_NULL);
+        });
+        // Another device's stream: the unchanged mode succeeds, a change is refused.
+        on_device(1, || {
+            assert_eq!(set_mode(stream as aclrtStream, 0), ACL_SUCCESS);
+            assert_eq!(set_mode(stream as aclrtStream, 1), ACL_ERROR_RT_STREAM_CONTEXT);
+        });
+        on_device(0, || destroy_stream(stream as aclrtStream));
+    });
+}
