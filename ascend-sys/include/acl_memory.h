@@ -1160,6 +1160,9 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
 /** Disables access from the current device to `peerDeviceId`. */
 aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 
+/** Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h). */
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+
 /* ======================================================================== */
 /* 3.3 Streams and events                                                   */
 /* ======================================================================== */

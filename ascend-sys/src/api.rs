@@ -22,7 +22,7 @@
 //!   `aclrtSetCurrentContext`, `aclrtGetCurrentContext`, `aclrtSynchronizeDevice`,
 //!   `aclrtSynchronizeDeviceWithTimeout`, `aclrtDeviceGetBareTgid`,
 //!   `aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
-//!   `aclrtDeviceDisablePeerAccess`.
+//!   `aclrtDeviceDisablePeerAccess`, `aclrtCtxGetCurrentDefaultStream`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
 //!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
 //!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtStreamGetId`,
@@ -61,12 +61,13 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 119 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 120 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
 //! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
-//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus` and `aclrtSetStreamFailureMode` are not in the
+//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode` and
+//! `aclrtCtxGetCurrentDefaultStream` are not in the
 //! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
@@ -181,6 +182,9 @@ macro_rules! for_each_acl_function {
             fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
             /// Disables access from the current device to `peerDeviceId`.
             fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+            /// Writes a handle of the current context's default stream, usable wherever a
+            /// stream is (NULL still names that stream too).
+            fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
 
             // 3.3 Stream / event
             /// Creates a stream on the current context.

@@ -1215,6 +1215,8 @@ pub mod c_functions {
         pub fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
         #[doc = " Disables access from the current device to `peerDeviceId`."]
         pub fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+        #[doc = " Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h)."]
+        pub fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
         #[doc = " Creates a stream on the current context."]
         pub fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
         #[doc = " Creates a stream with a priority (0 to 7) and `ACL_STREAM_*` flags."]

@@ -269,3 +269,88 @@ fn failure_mode_context_rules() {
         on_device(0, || destroy_stream(stream as aclrtStream));
     });
 }
+
+// ---- aclrtCtxGetCurrentDefaultStream ----------------------------------------------
+
+fn current_default() -> Result<aclrtStream, aclError> {
+    let mut stream = null_mut();
+    // SAFETY: `stream` is a valid out-pointer.
+    match unsafe { aclrtCtxGetCurrentDefaultStream(&mut stream) } {
+        ACL_SUCCESS => Ok(stream),
+        code => Err(code),
+    }
+}
+
+fn stream_id(stream: aclrtStream) -> i32 {
+    let mut id = -1;
+    // SAFETY: `id` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtStreamGetId(stream, &mut id) }, ACL_SUCCESS);
+    id
+}
+
+#[test]
+fn default_stream_handle_rules() {
+    without_device(|| {
+        assert_eq!(
+            // SAFETY: a NULL out-pointer is refused before use.
+            unsafe { aclrtCtxGetCurrentDefaultStream(null_mut()) },
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert_eq!(current_default(), Err(ACL_ERROR_RT_CONTEXT_NULL));
+    });
+    on_device(1, || {
+        let handle = current_default().unwrap();
+        assert!(!handle.is_null());
+        assert_eq!(current_default(), Ok(handle), "the same handle each time");
+        // It names the default stream: the same stream as NULL.
+        assert_eq!(stream_id(handle), stream_id(null_mut()));
+        // SAFETY: a handle; the default stream cannot be destroyed.
+        assert_eq!(unsafe { aclrtDestroyStream(handle) }, ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(sync(handle), ACL_SUCCESS, "still usable");
+    });
+}
+
+#[test]
+fn work_on_the_default_stream_handle_is_ordered_with_null() {
+    on_device(1, || {
+        let buf = malloc(256);
+        let handle = current_default().unwrap();
+        // Held back through the handle; work queued on NULL waits behind it.
+        let gate = Gate::block(handle);
+        assert_eq!(memset_async(buf, 0x5c, 256, null_mut()), ACL_SUCCESS);
+        let mut status = 99;
+        // SAFETY: `status` is a valid out-pointer.
+        assert_eq!(unsafe { aclrtStreamQuery(handle, &mut status) }, ACL_SUCCESS);
+        assert_eq!(status, ACL_STREAM_STATUS_NOT_READY);
+        let event = plain_event();
+        assert_eq!(record(event, handle), ACL_SUCCESS);
+        gate.open();
+        // SAFETY: a live event.
+        assert_eq!(unsafe { aclrtSynchronizeEvent(event) }, ACL_SUCCESS);
+        assert_eq!(
+            first_byte(buf),
+            0x5c,
+            "the memset on NULL ran before the record on the handle"
+        );
+        assert_eq!(sync(handle), ACL_SUCCESS);
+        destroy_event(event);
+        free(buf);
+    });
+}
+
+#[test]
+fn a_default_stream_handle_of_another_device_is_refused_for_work() {
+    holding_device(0, || {
+        let handle = on_device(0, || current_default().unwrap() as usize);
+        on_device(1, || {
+            let buf = malloc(16);
+            assert_eq!(
+                memset_async(buf, 1, 16, handle as aclrtStream),
+                ACL_ERROR_RT_STREAM_CONTEXT
+            );
+            // Synchronising another device's stream is allowed.
+            assert_eq!(sync(handle as aclrtStream), ACL_SUCCESS);
+            free(buf);
+        });
+    });
+}

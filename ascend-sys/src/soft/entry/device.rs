@@ -114,6 +114,18 @@ pub(crate) unsafe fn aclrtGetCurrentContext(context: *mut aclrtContext) -> aclEr
     )
 }
 
+pub(crate) unsafe fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError {
+    finish(
+        "aclrtCtxGetCurrentDefaultStream",
+        non_null(stream, "stream").and_then(|()| {
+            let handle = crate::soft::streams::current_default_stream()?;
+            // SAFETY: checked non-NULL; valid by the call's contract.
+            unsafe { put(stream, handle as aclrtStream) };
+            Ok(())
+        }),
+    )
+}
+
 // ---- peer access ---------------------------------------------------------------
 
 pub(crate) unsafe fn aclrtDeviceCanAccessPeer(canAccessPeer: *mut i32, deviceId: i32, peerDeviceId: i32) -> aclError {

@@ -72,6 +72,11 @@ pub(crate) struct Streams {
     defaults: BTreeMap<i32, StreamEntry>,
     /// Events by handle.
     events: BTreeMap<usize, Arc<Event>>,
+    /// Handles `aclrtCtxGetCurrentDefaultStream` gave out, each naming the
+    /// default stream of a device (by device), accepted wherever a stream
+    /// is; a device's last reset withdraws its handle, as its context and
+    /// that context's default stream end on hardware.
+    default_aliases: BTreeMap<usize, i32>,
 }
 
 impl std::fmt::Debug for Streams {
@@ -89,6 +94,7 @@ static STREAMS: Mutex<Streams> = Mutex::new(Streams {
     created: BTreeMap::new(),
     defaults: BTreeMap::new(),
     events: BTreeMap::new(),
+    default_aliases: BTreeMap::new(),
 });
 
 /// The family's state, locked ([`Rank::Streams`]); fails only if the
@@ -208,7 +214,11 @@ pub(crate) fn lookup_stream(streams: &Streams, handle: usize) -> SoftResult<Opti
     if handle == 0 {
         return Ok(None);
     }
-    match streams.created.get(&handle) {
+    let default = || {
+        let device = streams.default_aliases.get(&handle)?;
+        streams.defaults.get(device)
+    };
+    match streams.created.get(&handle).or_else(default) {
         Some(entry) => Ok(Some(Arc::clone(&entry.stream))),
         None => fail(
             ACL_ERROR_RT_INVALID_HANDLE,
@@ -249,6 +259,27 @@ fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>>
     let stream = Arc::clone(&entry.stream);
     streams.defaults.insert(device, entry);
     Ok(stream)
+}
+
+/// `aclrtCtxGetCurrentDefaultStream`: a handle naming the current
+/// device's default stream (started if need be), which every call taking a
+/// stream accepts as that stream (NULL still names it too). The same handle
+/// each time until the device's last reset; no current context → 107002.
+pub(crate) fn current_default_stream() -> SoftResult<usize> {
+    let device = context::require()?;
+    let mut streams = lock()?;
+    default_stream(&mut streams, device)?;
+    let existing = streams
+        .default_aliases
+        .iter()
+        .find(|&(_, &of)| of == device)
+        .map(|(&handle, _)| handle);
+    if let Some(handle) = existing {
+        return Ok(handle);
+    }
+    let (_, handle) = streams.next_handle(STREAM_TAG);
+    streams.default_aliases.insert(handle, device);
+    Ok(handle)
 }
 
 /// Flags of `aclrtCreateStreamWithConfig` the software device emulates:
@@ -356,6 +387,10 @@ fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
     target_stream(&mut streams, Some(stream), device)?;
     match streams.created.remove(&handle) {
         Some(entry) => Ok(entry),
+        None if streams.default_aliases.contains_key(&handle) => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("stream {handle:#x} is the default stream of the current context, which cannot be destroyed"),
+        ),
         None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
     }
 }

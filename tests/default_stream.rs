@@ -1,0 +1,40 @@
+//! `Device::default_stream` (`aclrtCtxGetCurrentDefaultStream`).
+
+mod common;
+
+use ascend::stream::{Event, Stream};
+use ascend::{DeviceBuf, PinnedHostBuf};
+use common::device;
+use common::gate::gated;
+
+#[test]
+fn the_default_stream_is_one_stream_that_outlives_its_borrows() {
+    let device = device();
+    let first = device.default_stream().unwrap();
+    let id = first.id().unwrap();
+    drop(first); // leaves the stream alone
+    let again = device.default_stream().unwrap();
+    assert_eq!(again.id().unwrap(), id);
+    assert_ne!(Stream::new(&device).unwrap().id().unwrap(), id);
+    let host = PinnedHostBuf::from_slice(&device, &[9u8; 32]).unwrap();
+    let (_, on_device) = again
+        .upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 32).unwrap())
+        .unwrap()
+        .wait()
+        .unwrap();
+    assert_eq!(on_device.to_vec().unwrap(), [9; 32]);
+}
+
+#[test]
+fn work_on_two_borrows_is_ordered_on_one_stream() {
+    let device = device();
+    let (held, other) = (device.default_stream().unwrap(), device.default_stream().unwrap());
+    let event = Event::new(&device).unwrap();
+    gated(&device, &held, || {
+        // Queued through the other borrow, behind the gate: not reached yet.
+        event.record(&other).unwrap();
+        assert!(!event.query().unwrap());
+    });
+    event.synchronize().unwrap();
+    assert!(event.query().unwrap());
+}
