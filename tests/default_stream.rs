@@ -1,4 +1,5 @@
-//! `Device::default_stream` (`aclrtCtxGetCurrentDefaultStream`).
+//! `Device::default_stream` (`aclrtCtxGetCurrentDefaultStream`) and
+//! `Device::resource_limit` (`aclrtGetResInCurrentThread`).
 
 mod common;
 
@@ -37,4 +38,14 @@ fn work_on_two_borrows_is_ordered_on_one_stream() {
     });
     event.synchronize().unwrap();
     assert!(event.query().unwrap());
+}
+
+#[test]
+fn resource_limits_are_core_counts() {
+    use ascend::CoreKind;
+    let device = device();
+    let cube = device.resource_limit(CoreKind::Cube).unwrap();
+    let vector = device.resource_limit(CoreKind::Vector).unwrap();
+    assert!(cube > 0 && vector > 0);
+    common::software_only(|| assert_eq!((cube, vector), (24, 48)));
 }

@@ -346,6 +346,14 @@ typedef enum {
     ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
 } aclrtEventWaitStatus;
 
+/** A kind of device resource whose limit a thread can read (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** Cube (AI) cores. */
+    ACL_RT_DEV_RES_CUBE_CORE = 0,
+    /** Vector cores. */
+    ACL_RT_DEV_RES_VECTOR_CORE
+} aclrtDevResLimitType;
+
 /** Status of a stream. */
 typedef enum {
     /** All work on the stream has completed. */
@@ -1162,6 +1170,9 @@ aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
 
 /** Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h). */
 aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+
+/** Writes how many cores of a kind the current thread may use on the current device (hicann/runtime acl_rt.h). */
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value);
 
 /* ======================================================================== */
 /* 3.3 Streams and events                                                   */

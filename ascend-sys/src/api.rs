@@ -22,7 +22,8 @@
 //!   `aclrtSetCurrentContext`, `aclrtGetCurrentContext`, `aclrtSynchronizeDevice`,
 //!   `aclrtSynchronizeDeviceWithTimeout`, `aclrtDeviceGetBareTgid`,
 //!   `aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
-//!   `aclrtDeviceDisablePeerAccess`, `aclrtCtxGetCurrentDefaultStream`.
+//!   `aclrtDeviceDisablePeerAccess`, `aclrtCtxGetCurrentDefaultStream`,
+//!   `aclrtGetResInCurrentThread`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
 //!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
 //!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtStreamGetId`,
@@ -61,13 +62,13 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 120 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 121 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
 //! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
-//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode` and
-//! `aclrtCtxGetCurrentDefaultStream` are not in the
+//! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`,
+//! `aclrtCtxGetCurrentDefaultStream` and `aclrtGetResInCurrentThread` are not in the
 //! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
@@ -185,6 +186,9 @@ macro_rules! for_each_acl_function {
             /// Writes a handle of the current context's default stream, usable wherever a
             /// stream is (NULL still names that stream too).
             fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
+            /// Writes how many cores of a kind (`ACL_RT_DEV_RES_*`) the current thread may
+            /// use on the current device.
+            fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
 
             // 3.3 Stream / event
             /// Creates a stream on the current context.

@@ -90,6 +90,8 @@ pub mod c_types {
     pub type aclrtEventStatus = ::std::os::raw::c_uint;
     #[doc = " Whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h)."]
     pub type aclrtEventWaitStatus = ::std::os::raw::c_uint;
+    #[doc = " A kind of device resource whose limit a thread can read (hicann/runtime acl_rt.h)."]
+    pub type aclrtDevResLimitType = ::std::os::raw::c_uint;
     #[doc = " Status of a stream."]
     pub type aclrtStreamStatus = ::std::os::raw::c_uint;
     #[doc = " Location kind for unified (managed) memory."]
@@ -389,6 +391,10 @@ pub mod c_types {
     pub const ACL_EVENT_WAIT_STATUS_NOT_READY: aclrtEventWaitStatus = 1;
     #[doc = " Reserved value."]
     pub const ACL_EVENT_WAIT_STATUS_RESERVED: aclrtEventWaitStatus = 65535;
+    #[doc = " Cube (AI) cores."]
+    pub const ACL_RT_DEV_RES_CUBE_CORE: aclrtDevResLimitType = 0;
+    #[doc = " Vector cores."]
+    pub const ACL_RT_DEV_RES_VECTOR_CORE: aclrtDevResLimitType = 1;
     #[doc = " All work on the stream has completed."]
     pub const ACL_STREAM_STATUS_COMPLETE: aclrtStreamStatus = 0;
     #[doc = " Work on the stream is pending."]
@@ -1217,6 +1223,8 @@ pub mod c_functions {
         pub fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
         #[doc = " Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h)."]
         pub fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
+        #[doc = " Writes how many cores of a kind the current thread may use on the current device (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
         #[doc = " Creates a stream on the current context."]
         pub fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
         #[doc = " Creates a stream with a priority (0 to 7) and `ACL_STREAM_*` flags."]

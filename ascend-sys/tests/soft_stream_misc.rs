@@ -354,3 +354,31 @@ fn a_default_stream_handle_of_another_device_is_refused_for_work() {
         });
     });
 }
+
+// ---- aclrtGetResInCurrentThread ----------------------------------------------------
+
+fn res_in_thread(kind: aclrtDevResLimitType) -> Result<u32, aclError> {
+    let mut value = 0;
+    // SAFETY: `value` is a valid out-pointer.
+    match unsafe { aclrtGetResInCurrentThread(kind, &mut value) } {
+        ACL_SUCCESS => Ok(value),
+        code => Err(code),
+    }
+}
+
+#[test]
+fn resources_in_current_thread() {
+    on_device(0, || {
+        assert_eq!(res_in_thread(ACL_RT_DEV_RES_CUBE_CORE), Ok(24));
+        assert_eq!(res_in_thread(ACL_RT_DEV_RES_VECTOR_CORE), Ok(48));
+        assert_eq!(res_in_thread(2), Err(ACL_ERROR_RT_PARAM_INVALID));
+        // SAFETY: a NULL out-pointer is refused before use (before the type).
+        let code = unsafe { aclrtGetResInCurrentThread(7, null_mut()) };
+        assert_eq!(code, ACL_ERROR_INVALID_PARAM);
+    });
+    without_device(|| {
+        // The type is checked before the context.
+        assert_eq!(res_in_thread(2), Err(ACL_ERROR_RT_PARAM_INVALID));
+        assert_eq!(res_in_thread(ACL_RT_DEV_RES_CUBE_CORE), Err(ACL_ERROR_RT_CONTEXT_NULL));
+    });
+}
