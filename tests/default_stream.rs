@@ -1,5 +1,6 @@
-//! `Device::default_stream` (`aclrtCtxGetCurrentDefaultStream`) and
-//! `Device::resource_limit` (`aclrtGetResInCurrentThread`).
+//! `Device::default_stream` (`aclrtCtxGetCurrentDefaultStream`),
+//! `Device::resource_limit` (`aclrtGetResInCurrentThread`) and
+//! `Device::error_verbose` (`aclrtGetErrorVerbose`).
 
 mod common;
 
@@ -48,4 +49,12 @@ fn resource_limits_are_core_counts() {
     let vector = device.resource_limit(CoreKind::Vector).unwrap();
     assert!(cube > 0 && vector > 0);
     common::software_only(|| assert_eq!((cube, vector), (24, 48)));
+}
+
+#[test]
+fn error_verbose_says_no_fault_on_a_healthy_device() {
+    let device = device();
+    let info = device.error_verbose().unwrap();
+    assert_eq!(info.kind, ascend::info::DeviceFaultKind::None);
+    assert!(!info.is_fault() && !info.try_repair && info.detail.is_none());
 }

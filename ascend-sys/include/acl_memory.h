@@ -508,6 +508,74 @@ typedef struct {
     char bytes[16];
 } aclrtUuid;
 
+/** Kind of a device fault (`aclrtErrorInfo::errorType`) (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** No fault. */
+    ACL_RT_NO_ERROR = 0,
+    /** A memory fault (uncorrectable ECC error). */
+    ACL_RT_ERROR_MEMORY = 1,
+    /** An L2 cache fault. */
+    ACL_RT_ERROR_L2 = 2,
+    /** An AI core fault. */
+    ACL_RT_ERROR_AICORE = 3,
+    /** A link fault. */
+    ACL_RT_ERROR_LINK = 4,
+    /** An L3 port fault. */
+    ACL_RT_ERROR_L3_PORT = 5,
+    /** Another fault. */
+    ACL_RT_ERROR_OTHERS = 0xFFFF
+} aclrtErrorType;
+
+/** Kind of an AI core fault (hicann/runtime acl_rt.h). */
+typedef enum aclrtAicoreErrorType {
+    /** Unknown. */
+    ACL_RT_AICORE_ERROR_UNKNOWN,
+    /** A software fault. */
+    ACL_RT_AICORE_ERROR_SW,
+    /** A local hardware fault. */
+    ACL_RT_AICORE_ERROR_HW_LOCAL
+} aclrtAicoreErrorType;
+
+/** One memory range with an uncorrectable error (hicann/runtime acl_rt.h). */
+typedef struct aclrtMemUceInfo {
+    /** Start of the range. */
+    void *addr;
+    /** Length in bytes. */
+    size_t len;
+    /** Reserved (`UCE_INFO_RESERVED_SIZE` of them). */
+    size_t reserved[14];
+} aclrtMemUceInfo;
+
+/** The memory ranges of a memory fault (hicann/runtime acl_rt.h). */
+typedef struct {
+    /** How many entries of `memUceInfoArray` are used. */
+    size_t arraySize;
+    /** The ranges (`ACL_RT_MEM_UCE_INFO_MAX_NUM` of them). */
+    aclrtMemUceInfo memUceInfoArray[20];
+} aclrtMemUceInfoArray;
+
+/** Details of a device fault, by `aclrtErrorInfo::errorType` (hicann/runtime acl_rt.h). */
+typedef union aclrtErrorInfoDetail {
+    /** `ACL_RT_ERROR_MEMORY`: the ranges. */
+    aclrtMemUceInfoArray uceInfo;
+    /** `ACL_RT_ERROR_AICORE`: the kind. */
+    aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+/** A device's fault, as `aclrtGetErrorVerbose` reports it (hicann/runtime acl_rt.h). */
+typedef struct aclrtErrorInfo {
+    /** 1 when `aclrtRepairError` may repair the fault. */
+    uint8_t tryRepair;
+    /** 1 when `detail` is filled in. */
+    uint8_t hasDetail;
+    /** Reserved. */
+    uint8_t reserved[2];
+    /** The kind of fault. */
+    aclrtErrorType errorType;
+    /** Details, by `errorType`. */
+    aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
 /** Handle of an event shared between processes. */
 typedef struct {
     /** Opaque handle bytes (`ACL_IPC_EVENT_HANDLE_SIZE` of them). */
@@ -569,6 +637,11 @@ static const uint32_t ACL_STREAM_WAIT_VALUE_EQ = 0x1u;
 static const uint32_t ACL_STREAM_WAIT_VALUE_AND = 0x2u;
 /** `aclrtValueWait`: `~(*devAddr | value) != 0`. */
 static const uint32_t ACL_STREAM_WAIT_VALUE_NOR = 0x3u;
+
+/** `aclrtMemUceInfo::reserved` entries. */
+static const int32_t UCE_INFO_RESERVED_SIZE = 14;
+/** `aclrtMemUceInfoArray::memUceInfoArray` entries. */
+static const int32_t ACL_RT_MEM_UCE_INFO_MAX_NUM = 20;
 
 /** Size in bytes of an `aclrtIpcEventHandle`. */
 static const int32_t ACL_IPC_EVENT_HANDLE_SIZE = 64;
@@ -1115,6 +1188,9 @@ aclError aclrtGetLastError(aclrtLastErrLevel level);
 
 /** Returns the last error at the given level without clearing it. */
 aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
+
+/** Writes the fault of device `deviceId` (ACL_RT_NO_ERROR when it has none) (hicann/runtime acl_rt.h). */
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
 
 /* ======================================================================== */
 /* 3.2 Devices, contexts, peer access                                       */

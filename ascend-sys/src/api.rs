@@ -15,7 +15,7 @@
 //! - 3.1 Init / version / errors: `aclInit`, `aclFinalize`, `aclFinalizeReference`,
 //!   `aclrtGetVersion`, `aclsysGetVersionStr`, `aclsysGetVersionNum`,
 //!   `aclGetRecentErrMsg`, `aclrtGetSocName`, `aclrtGetLastError`,
-//!   `aclrtPeekAtLastError`.
+//!   `aclrtPeekAtLastError`, `aclrtGetErrorVerbose`.
 //! - 3.2 Device / context / peer access: `aclrtSetDevice`, `aclrtResetDevice`,
 //!   `aclrtResetDeviceForce`, `aclrtGetDevice`, `aclrtGetDeviceCount`,
 //!   `aclrtGetRunMode`, `aclrtCreateContext`, `aclrtDestroyContext`,
@@ -62,14 +62,14 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 121 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 122 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
 //! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
 //! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`,
-//! `aclrtCtxGetCurrentDefaultStream` and `aclrtGetResInCurrentThread` are not in the
-//! reference table; their signatures are those of
+//! `aclrtCtxGetCurrentDefaultStream`, `aclrtGetResInCurrentThread` and
+//! `aclrtGetErrorVerbose` are not in the reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
 use crate::dispatch::acl_functions;
@@ -140,6 +140,8 @@ macro_rules! for_each_acl_function {
             fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
             /// Returns the last error recorded at `level` without clearing it.
             fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+            /// Writes the fault of device `deviceId` (`ACL_RT_NO_ERROR` when it has none).
+            fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError;
 
             // 3.2 Device / context / peer access
             /// Makes `deviceId` the calling thread's current device, retaining its primary

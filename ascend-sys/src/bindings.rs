@@ -100,6 +100,10 @@ pub mod c_types {
     pub type aclrtMemPgType = ::std::os::raw::c_uint;
     #[doc = " Physical memory kind (a plain, untypedef'd enum in the original headers)."]
     pub type aclrtMemType = ::std::os::raw::c_uint;
+    #[doc = " Kind of a device fault (`aclrtErrorInfo::errorType`) (hicann/runtime acl_rt.h)."]
+    pub type aclrtErrorType = ::std::os::raw::c_uint;
+    #[doc = " Kind of an AI core fault (hicann/runtime acl_rt.h)."]
+    pub type aclrtAicoreErrorType = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -207,6 +211,41 @@ pub mod c_types {
     pub struct aclrtUuid {
         #[doc = " Identifier bytes."]
         pub bytes: [::std::os::raw::c_char; 16usize],
+    }
+    #[doc = " One memory range with an uncorrectable error (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemUceInfo {
+        #[doc = " Start of the range."]
+        pub addr: *mut ::std::os::raw::c_void,
+        #[doc = " Length in bytes."]
+        pub len: usize,
+        #[doc = " Reserved (`UCE_INFO_RESERVED_SIZE` of them)."]
+        pub reserved: [usize; 14usize],
+    }
+    #[doc = " The memory ranges of a memory fault (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemUceInfoArray {
+        #[doc = " How many entries of `memUceInfoArray` are used."]
+        pub arraySize: usize,
+        #[doc = " The ranges (`ACL_RT_MEM_UCE_INFO_MAX_NUM` of them)."]
+        pub memUceInfoArray: [aclrtMemUceInfo; 20usize],
+    }
+    #[doc = " A device's fault, as `aclrtGetErrorVerbose` reports it (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Copy, Clone)]
+    pub struct aclrtErrorInfo {
+        #[doc = " 1 when `aclrtRepairError` may repair the fault."]
+        pub tryRepair: u8,
+        #[doc = " 1 when `detail` is filled in."]
+        pub hasDetail: u8,
+        #[doc = " Reserved."]
+        pub reserved: [u8; 2usize],
+        #[doc = " The kind of fault."]
+        pub errorType: aclrtErrorType,
+        #[doc = " Details, by `errorType`."]
+        pub detail: aclrtErrorInfoDetail,
     }
     #[doc = " Handle of an event shared between processes."]
     #[repr(C)]
@@ -523,6 +562,62 @@ pub mod c_types {
         ["Alignment of aclrtUuid"][::std::mem::align_of::<aclrtUuid>() - 1usize];
         ["Offset of field: aclrtUuid::bytes"][::std::mem::offset_of!(aclrtUuid, bytes) - 0usize];
     };
+    #[doc = " No fault."]
+    pub const ACL_RT_NO_ERROR: aclrtErrorType = 0;
+    #[doc = " A memory fault (uncorrectable ECC error)."]
+    pub const ACL_RT_ERROR_MEMORY: aclrtErrorType = 1;
+    #[doc = " An L2 cache fault."]
+    pub const ACL_RT_ERROR_L2: aclrtErrorType = 2;
+    #[doc = " An AI core fault."]
+    pub const ACL_RT_ERROR_AICORE: aclrtErrorType = 3;
+    #[doc = " A link fault."]
+    pub const ACL_RT_ERROR_LINK: aclrtErrorType = 4;
+    #[doc = " An L3 port fault."]
+    pub const ACL_RT_ERROR_L3_PORT: aclrtErrorType = 5;
+    #[doc = " Another fault."]
+    pub const ACL_RT_ERROR_OTHERS: aclrtErrorType = 65535;
+    #[doc = " Unknown."]
+    pub const ACL_RT_AICORE_ERROR_UNKNOWN: aclrtAicoreErrorType = 0;
+    #[doc = " A software fault."]
+    pub const ACL_RT_AICORE_ERROR_SW: aclrtAicoreErrorType = 1;
+    #[doc = " A local hardware fault."]
+    pub const ACL_RT_AICORE_ERROR_HW_LOCAL: aclrtAicoreErrorType = 2;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemUceInfo"][::std::mem::size_of::<aclrtMemUceInfo>() - 128usize];
+        ["Alignment of aclrtMemUceInfo"][::std::mem::align_of::<aclrtMemUceInfo>() - 8usize];
+        ["Offset of field: aclrtMemUceInfo::addr"][::std::mem::offset_of!(aclrtMemUceInfo, addr) - 0usize];
+        ["Offset of field: aclrtMemUceInfo::len"][::std::mem::offset_of!(aclrtMemUceInfo, len) - 8usize];
+        ["Offset of field: aclrtMemUceInfo::reserved"][::std::mem::offset_of!(aclrtMemUceInfo, reserved) - 16usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemUceInfoArray"][::std::mem::size_of::<aclrtMemUceInfoArray>() - 2568usize];
+        ["Alignment of aclrtMemUceInfoArray"][::std::mem::align_of::<aclrtMemUceInfoArray>() - 8usize];
+        ["Offset of field: aclrtMemUceInfoArray::arraySize"]
+            [::std::mem::offset_of!(aclrtMemUceInfoArray, arraySize) - 0usize];
+        ["Offset of field: aclrtMemUceInfoArray::memUceInfoArray"]
+            [::std::mem::offset_of!(aclrtMemUceInfoArray, memUceInfoArray) - 8usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtErrorInfoDetail"][::std::mem::size_of::<aclrtErrorInfoDetail>() - 2568usize];
+        ["Alignment of aclrtErrorInfoDetail"][::std::mem::align_of::<aclrtErrorInfoDetail>() - 8usize];
+        ["Offset of field: aclrtErrorInfoDetail::uceInfo"]
+            [::std::mem::offset_of!(aclrtErrorInfoDetail, uceInfo) - 0usize];
+        ["Offset of field: aclrtErrorInfoDetail::aicoreErrType"]
+            [::std::mem::offset_of!(aclrtErrorInfoDetail, aicoreErrType) - 0usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtErrorInfo"][::std::mem::size_of::<aclrtErrorInfo>() - 2576usize];
+        ["Alignment of aclrtErrorInfo"][::std::mem::align_of::<aclrtErrorInfo>() - 8usize];
+        ["Offset of field: aclrtErrorInfo::tryRepair"][::std::mem::offset_of!(aclrtErrorInfo, tryRepair) - 0usize];
+        ["Offset of field: aclrtErrorInfo::hasDetail"][::std::mem::offset_of!(aclrtErrorInfo, hasDetail) - 1usize];
+        ["Offset of field: aclrtErrorInfo::reserved"][::std::mem::offset_of!(aclrtErrorInfo, reserved) - 2usize];
+        ["Offset of field: aclrtErrorInfo::errorType"][::std::mem::offset_of!(aclrtErrorInfo, errorType) - 4usize];
+        ["Offset of field: aclrtErrorInfo::detail"][::std::mem::offset_of!(aclrtErrorInfo, detail) - 8usize];
+    };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtIpcEventHandle"][::std::mem::size_of::<aclrtIpcEventHandle>() - 64usize];
@@ -572,6 +667,10 @@ pub mod c_types {
     pub const ACL_STREAM_WAIT_VALUE_AND: u32 = 2;
     #[doc = " `aclrtValueWait`: `~(*devAddr | value) != 0`."]
     pub const ACL_STREAM_WAIT_VALUE_NOR: u32 = 3;
+    #[doc = " `aclrtMemUceInfo::reserved` entries."]
+    pub const UCE_INFO_RESERVED_SIZE: i32 = 14;
+    #[doc = " `aclrtMemUceInfoArray::memUceInfoArray` entries."]
+    pub const ACL_RT_MEM_UCE_INFO_MAX_NUM: i32 = 20;
     #[doc = " Size in bytes of an `aclrtIpcEventHandle`."]
     pub const ACL_IPC_EVENT_HANDLE_SIZE: i32 = 64;
     #[doc = " `aclrtHostRegisterV2` flag: map the host memory into the device address space."]
@@ -1067,6 +1166,15 @@ pub mod c_types {
         #[doc = " Reserved bytes (`ACL_RT_MEM_ATTR_RSV`)."]
         pub rsv: [u8; 8usize],
     }
+    #[doc = " Details of a device fault, by `aclrtErrorInfo::errorType` (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Copy, Clone)]
+    pub union aclrtErrorInfoDetail {
+        #[doc = " `ACL_RT_ERROR_MEMORY`: the ranges."]
+        pub uceInfo: aclrtMemUceInfoArray,
+        #[doc = " `ACL_RT_ERROR_AICORE`: the kind."]
+        pub aicoreErrType: aclrtAicoreErrorType,
+    }
     impl Default for aclrtMemLocation {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1148,6 +1256,42 @@ pub mod c_types {
             }
         }
     }
+    impl Default for aclrtMemUceInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtMemUceInfoArray {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtErrorInfoDetail {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtErrorInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
     impl Default for aclrtIpcEventHandle {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1189,6 +1333,8 @@ pub mod c_functions {
         pub fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
         #[doc = " Returns the last error at the given level without clearing it."]
         pub fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+        #[doc = " Writes the fault of device `deviceId` (ACL_RT_NO_ERROR when it has none) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError;
         #[doc = " Makes `deviceId` current on this thread, retaining its primary context."]
         pub fn aclrtSetDevice(deviceId: i32) -> aclError;
         #[doc = " Releases one retain of the device's primary context."]

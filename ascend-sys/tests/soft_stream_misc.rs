@@ -382,3 +382,53 @@ fn resources_in_current_thread() {
         assert_eq!(res_in_thread(ACL_RT_DEV_RES_CUBE_CORE), Err(ACL_ERROR_RT_CONTEXT_NULL));
     });
 }
+
+// ---- aclrtGetErrorVerbose ------------------------------------------------------------
+
+fn error_verbose(device: i32) -> Result<aclrtErrorInfo, aclError> {
+    // SAFETY: all-zero bytes are a valid `aclrtErrorInfo` (integers, a union
+    // of integers and a null pointer).
+    let mut info: aclrtErrorInfo = unsafe { std::mem::zeroed() };
+    info.errorType = 77;
+    info.hasDetail = 9;
+    // SAFETY: `info` is a valid out-pointer.
+    match unsafe { aclrtGetErrorVerbose(device, &mut info) } {
+        ACL_SUCCESS => Ok(info),
+        code => Err(code),
+    }
+}
+
+#[test]
+fn error_verbose_reports_a_device_whose_task_failed() {
+    // Device 0: no task of this binary fails on it (timed-out waits are no
+    // device fault).
+    on_device(0, || {
+        let info = error_verbose(0).unwrap();
+        assert_eq!(
+            (info.errorType, info.hasDetail, info.tryRepair),
+            (ACL_RT_NO_ERROR, 0, 0)
+        );
+    });
+    assert_eq!(error_verbose(2).err(), Some(ACL_ERROR_RT_INVALID_DEVICEID));
+    assert_eq!(error_verbose(-1).err(), Some(ACL_ERROR_RT_INVALID_DEVICEID));
+    // SAFETY: a NULL out-pointer is refused before use (before the device).
+    assert_eq!(unsafe { aclrtGetErrorVerbose(9, null_mut()) }, ACL_ERROR_INVALID_PARAM);
+    holding_device(1, || {
+        on_device(1, || {
+            // A memset whose memory is freed while it is queued fails on the device.
+            let buf = malloc(4096);
+            let stream = create_stream();
+            let gate = Gate::block(stream);
+            assert_eq!(memset_async(buf, 1, 4096, stream), ACL_SUCCESS);
+            free(buf);
+            gate.open();
+            assert_eq!(sync(stream), ACL_ERROR_RT_SYS_DMA);
+            destroy_stream(stream);
+        });
+        let info = error_verbose(1).unwrap();
+        assert_eq!(
+            (info.errorType, info.hasDetail, info.tryRepair),
+            (ACL_RT_ERROR_OTHERS, 0, 0)
+        );
+    });
+}

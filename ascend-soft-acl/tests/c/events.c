@@ -1,6 +1,7 @@
 /* events.c - the event queries, the stream failure mode, the current context's default
- * stream and the thread's resource limits through the installed tree: each call once for
- * its behaviour and once with a bad argument for the runtime's code. */
+ * stream, the thread's resource limits and the device's fault record through the installed
+ * tree: each call once for its behaviour and once with a bad argument for the runtime's
+ * code. */
 #include <stdint.h>
 
 #include "check.h"
@@ -106,6 +107,17 @@ static void resources(void) {
     CHECK_RC(aclrtGetResInCurrentThread(ACL_RT_DEV_RES_CUBE_CORE, NULL), ACL_ERROR_INVALID_PARAM);
 }
 
+/* aclrtGetErrorVerbose: no fault on a device where no task failed (a timed-out wait is
+ * none). */
+static void error_verbose(void) {
+    aclrtErrorInfo info;
+    memset(&info, 0xff, sizeof info);
+    CHECK(aclrtGetErrorVerbose(0, &info));
+    EXPECT(info.errorType == ACL_RT_NO_ERROR && info.hasDetail == 0 && info.tryRepair == 0);
+    CHECK_RC(aclrtGetErrorVerbose(0, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK_RC(aclrtGetErrorVerbose(-1, &info), ACL_ERROR_RT_INVALID_DEVICEID);
+}
+
 int main(void) {
     void *buffer = NULL;
     aclrtStream stream = NULL;
@@ -119,6 +131,7 @@ int main(void) {
     failure_mode(buffer);
     default_stream(buffer);
     resources();
+    error_verbose();
 
     CHECK(aclrtDestroyStream(stream));
     CHECK(aclrtFree(buffer));

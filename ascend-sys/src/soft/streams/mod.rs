@@ -21,6 +21,7 @@
 //! place among the others is in [`super::lock_order`].
 
 mod event;
+mod fault;
 mod force;
 mod queue;
 mod rows;
@@ -30,6 +31,7 @@ mod transfer;
 mod value;
 
 pub(crate) use event::{Event, EventMode};
+pub(crate) use fault::of as device_fault;
 pub(crate) use force::destroy_stream_force;
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;

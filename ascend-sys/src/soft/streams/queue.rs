@@ -328,6 +328,9 @@ pub(crate) fn run(stream: &Stream) {
         } else {
             task.execute(stream)
         };
+        if let Err(failure) = &outcome {
+            super::fault::task_failed(stream.device, failure);
+        }
         let mut queue = stream.lock();
         queue.running = None;
         queue.finished = task.number;
