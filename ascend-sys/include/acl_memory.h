@@ -1320,6 +1320,12 @@ aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *statu
 /** Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h). */
 aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 
+/** Writes a handle other processes open an ACL_EVENT_IPC event by (hicann/runtime acl_rt.h). */
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle);
+
+/** Opens an IPC event another process (or this one) shared: the event returned is waited for, synchronised and recorded like the original (hicann/runtime acl_rt.h). */
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event);
+
 /** Makes later work on a stream wait for an event. */
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 

@@ -31,7 +31,8 @@
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
 //!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
 //!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`, `aclrtQueryEvent`,
-//!   `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`,
+//!   `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`, `aclrtIpcGetEventHandle`,
+//!   `aclrtIpcOpenEventHandle`,
 //!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`,
 //!   `aclrtEventGetTimestamp`.
 //! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
@@ -62,12 +63,13 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 122 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 124 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
 //! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
 //! `aclrtQueryEvent`, `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`,
+//! `aclrtIpcGetEventHandle`, `aclrtIpcOpenEventHandle`,
 //! `aclrtCtxGetCurrentDefaultStream`, `aclrtGetResInCurrentThread` and
 //! `aclrtGetErrorVerbose` are not in the reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
@@ -243,6 +245,10 @@ macro_rules! for_each_acl_function {
             /// Sets whether `stream` (NULL: the default stream) still runs its later tasks
             /// after one fails (`ACL_CONTINUE_ON_FAILURE`) or not (`ACL_STOP_ON_FAILURE`).
             fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
+            /// Writes a handle other processes open an `ACL_EVENT_IPC` event by.
+            fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError;
+            /// Opens an IPC event another process (or this one) shared.
+            fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError;
             /// Makes work queued later on `stream` wait until `event` completes.
             fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
             /// Like `aclrtStreamWaitEvent`, but the wait fails on the stream after `timeout`

@@ -1415,6 +1415,10 @@ pub mod c_functions {
         pub fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError;
         #[doc = " Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h)."]
         pub fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
+        #[doc = " Writes a handle other processes open an ACL_EVENT_IPC event by (hicann/runtime acl_rt.h)."]
+        pub fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError;
+        #[doc = " Opens an IPC event another process (or this one) shared: the event returned is waited for, synchronised and recorded like the original (hicann/runtime acl_rt.h)."]
+        pub fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError;
         #[doc = " Makes later work on a stream wait for an event."]
         pub fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
         #[doc = " Makes later work on a stream wait for an event, failing the wait after `timeout` seconds (0: no limit) (hicann/runtime acl_rt.h)."]

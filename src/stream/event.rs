@@ -141,7 +141,7 @@ impl Event {
         )
     }
 
-    fn from_created(call: Call, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
+    pub(super) fn from_created(call: Call, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
         let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(call, "the runtime returned a NULL event"))?;
         Ok(Self {
             handle: Some(handle),

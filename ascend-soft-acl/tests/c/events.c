@@ -1,7 +1,7 @@
 /* events.c - the event queries, the stream failure mode, the current context's default
- * stream, the thread's resource limits and the device's fault record through the installed
- * tree: each call once for its behaviour and once with a bad argument for the runtime's
- * code. */
+ * stream, the thread's resource limits, the device's fault record and IPC events through
+ * the installed tree: each call once for its behaviour and once with a bad argument for
+ * the runtime's code. */
 #include <stdint.h>
 
 #include "check.h"
@@ -118,6 +118,33 @@ static void error_verbose(void) {
     CHECK_RC(aclrtGetErrorVerbose(-1, &info), ACL_ERROR_RT_INVALID_DEVICEID);
 }
 
+/* aclrtIpcGetEventHandle / aclrtIpcOpenEventHandle: an IPC event opened by its handle (in
+ * this process: the software device allows it) sees the original's records. */
+static void ipc_events(aclrtStream stream) {
+    aclrtEvent shared = NULL, opened = NULL, plain = NULL;
+    aclrtIpcEventHandle handle, garbage;
+    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    CHECK(aclrtCreateEventExWithFlag(&shared, ACL_EVENT_IPC));
+    CHECK(aclrtIpcGetEventHandle(shared, &handle));
+    CHECK(aclrtIpcOpenEventHandle(handle, &opened));
+    EXPECT(opened != NULL && opened != shared);
+    CHECK(aclrtRecordEvent(shared, stream));
+    CHECK(aclrtSynchronizeEvent(opened));
+    CHECK(aclrtQueryEventStatus(opened, &status));
+    EXPECT(status == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+    CHECK(aclrtStreamWaitEvent(stream, opened));
+    CHECK(aclrtSynchronizeStream(stream));
+    CHECK_RC(aclrtIpcGetEventHandle(shared, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK(aclrtCreateEvent(&plain));
+    CHECK_RC(aclrtIpcGetEventHandle(plain, &handle), ACL_ERROR_RT_PARAM_INVALID);
+    memset(&garbage, 7, sizeof garbage);
+    CHECK_RC(aclrtIpcOpenEventHandle(garbage, &opened), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK_RC(aclrtIpcOpenEventHandle(handle, NULL), ACL_ERROR_INVALID_PARAM);
+    CHECK(aclrtDestroyEvent(plain));
+    CHECK(aclrtDestroyEvent(opened));
+    CHECK(aclrtDestroyEvent(shared));
+}
+
 int main(void) {
     void *buffer = NULL;
     aclrtStream stream = NULL;
@@ -132,6 +159,7 @@ int main(void) {
     default_stream(buffer);
     resources();
     error_verbose();
+    ipc_events(stream);
 
     CHECK(aclrtDestroyStream(stream));
     CHECK(aclrtFree(buffer));

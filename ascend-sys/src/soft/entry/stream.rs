@@ -203,6 +203,32 @@ pub(crate) unsafe fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -
     )
 }
 
+pub(crate) unsafe fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError {
+    let outcome = non_null(handle, "handle").and(non_null(event, "event")).and_then(|()| {
+        let bytes = streams::ipc_event_handle(event as usize)?;
+        // SAFETY: checked non-NULL; valid for a write of the handle by
+        // the call's contract. The bytes are written through the raw
+        // pointer (the runtime writes its own part only).
+        unsafe {
+            let out = (&raw mut (*handle).reserved).cast::<u8>();
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len());
+        }
+        Ok(())
+    });
+    finish("aclrtIpcGetEventHandle", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError {
+    let outcome = non_null(event, "event").and_then(|()| {
+        let bytes: [u8; 64] = handle.reserved.map(|byte| byte as u8);
+        let opened = streams::open_ipc_event(&bytes)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(event, opened as aclrtEvent) };
+        Ok(())
+    });
+    finish("aclrtIpcOpenEventHandle", outcome)
+}
+
 pub(crate) unsafe fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError {
     finish(
         "aclrtStreamWaitEvent",

@@ -23,6 +23,7 @@
 mod event;
 mod fault;
 mod force;
+mod ipc_event;
 mod queue;
 mod rows;
 mod task;
@@ -593,12 +594,6 @@ fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
                     format!("flag {flag:#x}: ACL_EVENT_IPC cannot be combined with other flags"),
                 );
             }
-            if flag == EVENT_IPC {
-                return fail(
-                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "ACL_EVENT_IPC events (shared between processes) are not supported by the software device",
-                );
-            }
             let valid = EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_IPC;
             if flag & valid == 0 || flag > valid {
                 return fail(
@@ -623,11 +618,50 @@ pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usi
     } else {
         EventMode::Classic
     };
+    let ipc = if flags == EVENT_IPC {
+        Some(ipc_event::IpcShared::create()?)
+    } else {
+        None
+    };
     let mut streams = lock()?;
     let (_, handle) = streams.next_handle(EVENT_TAG);
     streams
         .events
-        .insert(handle, Arc::new(Event::new(handle, device, flags, mode)));
+        .insert(handle, Arc::new(Event::new(handle, device, flags, mode, ipc)));
+    Ok(handle)
+}
+
+/// `aclrtIpcGetEventHandle` (the ACL layer has refused NULL arguments):
+/// the handle (107017), then an event not created with `ACL_EVENT_IPC`
+/// alone → `ACL_ERROR_RT_PARAM_INVALID`. The handle names the event's
+/// shared page; it stays valid while the event lives.
+pub(crate) fn ipc_event_handle(event: usize) -> SoftResult<[u8; ipc_event::HANDLE_BYTES]> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    match &event.ipc {
+        Some(ipc) => Ok(ipc.handle()),
+        None => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "event {:#x} (flag {:#x}) was not created with ACL_EVENT_IPC (aclrtCreateEventExWithFlag)",
+                event.handle, event.flags
+            ),
+        ),
+    }
+}
+
+/// `aclrtIpcOpenEventHandle` (the ACL layer has refused a NULL out-pointer):
+/// a current context (107002), then the page the handle names: another
+/// process's IPC event or this process's own (107000 when it names no live
+/// IPC event, 207006 for a process of another user). The opened event is an
+/// IPC event of the current device: record it, wait for it, synchronise
+/// with it, query it; destroy it with `aclrtDestroyEvent`.
+pub(crate) fn open_ipc_event(handle: &[u8; ipc_event::HANDLE_BYTES]) -> SoftResult<usize> {
+    let device = context::require()?;
+    let ipc = ipc_event::IpcShared::open(handle)?;
+    let mut streams = lock()?;
+    let (_, handle) = streams.next_handle(EVENT_TAG);
+    let event = Event::new(handle, device, EVENT_IPC, EventMode::Ex, Some(ipc));
+    streams.events.insert(handle, Arc::new(event));
     Ok(handle)
 }
 
@@ -657,11 +691,26 @@ fn refuse_device_only(event: &Event, api: &str) -> SoftResult {
 }
 
 fn refuse_external(event: &Event, what: &str) -> SoftResult {
-    if event.flags & (EVENT_EXTERNAL | EVENT_IPC) != 0 {
+    refuse_flags(event, EVENT_EXTERNAL | EVENT_IPC, what)
+}
+
+/// Refuses `ACL_EVENT_EXTERNAL` events only: IPC events may be
+/// synchronised and queried (the runtime's IPC query and sync).
+fn refuse_external_only(event: &Event, what: &str) -> SoftResult {
+    refuse_flags(event, EVENT_EXTERNAL, what)
+}
+
+fn refuse_flags(event: &Event, refused: u32, what: &str) -> SoftResult {
+    if event.flags & refused != 0 {
+        let flag = if event.flags & EVENT_IPC != 0 {
+            "ACL_EVENT_IPC"
+        } else {
+            "ACL_EVENT_EXTERNAL"
+        };
         return fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
             format!(
-                "event {:#x} was created with ACL_EVENT_EXTERNAL, which does not support {what}",
+                "event {:#x} was created with {flag}, which does not support {what}",
                 event.handle
             ),
         );
@@ -827,7 +876,7 @@ pub(crate) fn synchronize_event_timeout(event: usize, timeout: i32) -> SoftResul
 }
 
 fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -> SoftResult {
-    refuse_external(event, "synchronisation")?;
+    refuse_external_only(event, "synchronisation")?;
     match event.latest() {
         0 => {
             sanitize::host_synchronized_event(event.handle, false, api);
@@ -854,7 +903,7 @@ fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -
 /// (documented), not ready for the others (as the runtime does).
 pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> {
     let event = lookup_event(&*lock()?, event, "event")?;
-    refuse_external(&event, "status queries")?;
+    refuse_external_only(&event, "status queries")?;
     let complete = match event.latest() {
         0 => event.mode == EventMode::Ex,
         latest => event.is_reached(latest),
