@@ -9,6 +9,7 @@
 #   PREFIX/lib64/libascendcl.so     the library (SONAME libascendcl.so)
 #   PREFIX/lib64/libacl_rt.so       a symlink to it, the name newer CANN programs link
 #   PREFIX/set_env.sh               sets the variables CANN's set_env.sh sets
+#   PREFIX/bin/setenv.bash          the same, under the name most CANN samples source
 #
 # Usage: ascend-soft-acl/install.sh [--debug] PREFIX
 #   --debug   build without optimisations (faster to build, slower to run)
@@ -26,7 +27,7 @@ prefix=
 for arg in "$@"; do
   case "$arg" in
     --debug) profile=debug ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) usage ;;
     *) [ -z "$prefix" ] || usage; prefix=$arg ;;
   esac
@@ -103,20 +104,23 @@ done
 install -m 0755 "$library" "$prefix/lib64/libascendcl.so"
 ln -sfn libascendcl.so "$prefix/lib64/libacl_rt.so"
 
-# set_env.sh: the variables CANN's own set_env.sh exports, for this tree. The
-# tree is found from the script's own path when the shell says it (bash, zsh),
-# otherwise it is where install.sh put it.
-cat > "$prefix/set_env.sh" <<SCRIPT
-# set_env.sh - environment for the ascend-rs software device's CANN-shaped tree
-# (ascend-soft-acl). Source it: . $prefix/set_env.sh
+# set_env.sh and bin/setenv.bash: the variables CANN's own set_env.sh exports,
+# for this tree (CANN installs both; most sample scripts source bin/setenv.bash).
+# The tree is found from the script's own path when the shell says it (bash,
+# zsh), otherwise it is where install.sh put it. $1 is the script's path inside
+# the tree, $2 the relative path from the script's directory up to the tree.
+write_env_script() {
+  cat > "$prefix/$1" <<SCRIPT
+# $1 - environment for the ascend-rs software device's CANN-shaped tree
+# (ascend-soft-acl). Source it: . $prefix/$1
 # Sets what CANN's set_env.sh sets that applies here: ASCEND_TOOLKIT_HOME and
 # ASCEND_HOME_PATH (the tree), ASCEND_OPP_PATH, ASCEND_AICPU_PATH, TOOLCHAIN_HOME,
 # and lib64 first on LD_LIBRARY_PATH.
 ascend_soft_acl_root="$prefix"
 if [ -n "\${BASH_SOURCE:-}" ]; then
-  ascend_soft_acl_root=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
+  ascend_soft_acl_root=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")/$2" && pwd)
 elif [ -n "\${ZSH_VERSION:-}" ]; then
-  ascend_soft_acl_root=\$(cd "\$(dirname "\${(%):-%x}")" && pwd)
+  ascend_soft_acl_root=\$(cd "\$(dirname "\${(%):-%x}")/$2" && pwd)
 fi
 export ASCEND_TOOLKIT_HOME="\$ascend_soft_acl_root"
 export ASCEND_HOME_PATH="\$ascend_soft_acl_root"
@@ -129,8 +133,12 @@ case ":\${LD_LIBRARY_PATH:-}:" in
 esac
 unset ascend_soft_acl_root
 SCRIPT
+}
+mkdir -p "$prefix/bin"
+write_env_script set_env.sh .
+write_env_script bin/setenv.bash ..
 
 echo "installed into $prefix:" >&2
-echo "  include/acl/acl.h, lib64/libascendcl.so, lib64/libacl_rt.so -> libascendcl.so, set_env.sh" >&2
+echo "  include/acl/acl.h, lib64/libascendcl.so, lib64/libacl_rt.so -> libascendcl.so, set_env.sh, bin/setenv.bash" >&2
 echo "use it:  source $prefix/set_env.sh" >&2
 echo "         gcc prog.c -I\"\$ASCEND_HOME_PATH/include\" -L\"\$ASCEND_HOME_PATH/lib64\" -lascendcl" >&2

@@ -1,4 +1,9 @@
-//! What runtime this is: interface version, chip name, run mode.
+//! What runtime this is: interface version, chip name, run mode; a
+//! device's fault ([`DeviceErrorInfo`]).
+
+mod fault;
+
+pub use fault::{AiCoreFaultKind, DeviceErrorInfo, DeviceFaultKind, FaultDetail, UceRange};
 
 use crate::Call;
 use crate::error::{Error, Result, check};

@@ -73,6 +73,7 @@ pub mod allocator;
 mod backend;
 mod byte_units;
 mod device;
+mod device_resources;
 mod error;
 mod error_code;
 mod error_code_names;
@@ -122,6 +123,7 @@ pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 /// `...: Pod` was not satisfied", at the call that needs it.
 pub use bytemuck;
 pub use device::{Device, MemoryUsage};
+pub use device_resources::CoreKind;
 pub(crate) use error::Call;
 pub use error::{Error, Result, check};
 pub use error_code::ErrorCode;

@@ -56,8 +56,9 @@ fn an_ordered_cache_operation_waits_for_a_queued_write_on_another_stream() {
     std::thread::sleep(Duration::from_millis(30));
     assert!(!b.query().unwrap(), "the writeback ran before the write it follows");
     gate.set(1).unwrap();
+    // (Whether `a` reports complete now is a race with its worker marking
+    // the record done: the wait above is the assertion.)
     b.synchronize().unwrap();
-    assert!(a.query().unwrap(), "the write had finished when the writeback did");
     // Reads of disjoint views and the invalidation of a part.
     buf.elements::<u32>(..1024)
         .unwrap()
@@ -120,13 +121,7 @@ fn uce_info_and_repair() {
         assert!(damaged.is_empty(), "{damaged:?}");
     }
     device.repair_uce(&damaged).unwrap();
-    let too_many = vec![
-        ascend::memory::UceRange {
-            address: std::ptr::null_mut(),
-            len: 0,
-        };
-        129
-    ];
+    let too_many = vec![ascend::info::UceRange { address: 0, len: 0 }; 129];
     assert!(matches!(
         device.repair_uce(&too_many),
         Err(ascend::Error::InvalidArgument { .. })

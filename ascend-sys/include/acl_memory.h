@@ -336,6 +336,24 @@ typedef enum {
     ACL_EVENT_STATUS_RESERVED = 2
 } aclrtEventStatus;
 
+/** Whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** No stream wait for the event is outstanding. */
+    ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+    /** A stream wait for the event has not passed yet. */
+    ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+    /** Reserved value. */
+    ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
+} aclrtEventWaitStatus;
+
+/** A kind of device resource whose limit a thread can read (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** Cube (AI) cores. */
+    ACL_RT_DEV_RES_CUBE_CORE = 0,
+    /** Vector cores. */
+    ACL_RT_DEV_RES_VECTOR_CORE
+} aclrtDevResLimitType;
+
 /** Status of a stream. */
 typedef enum {
     /** All work on the stream has completed. */
@@ -490,6 +508,74 @@ typedef struct {
     char bytes[16];
 } aclrtUuid;
 
+/** Kind of a device fault (`aclrtErrorInfo::errorType`) (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** No fault. */
+    ACL_RT_NO_ERROR = 0,
+    /** A memory fault (uncorrectable ECC error). */
+    ACL_RT_ERROR_MEMORY = 1,
+    /** An L2 cache fault. */
+    ACL_RT_ERROR_L2 = 2,
+    /** An AI core fault. */
+    ACL_RT_ERROR_AICORE = 3,
+    /** A link fault. */
+    ACL_RT_ERROR_LINK = 4,
+    /** An L3 port fault. */
+    ACL_RT_ERROR_L3_PORT = 5,
+    /** Another fault. */
+    ACL_RT_ERROR_OTHERS = 0xFFFF
+} aclrtErrorType;
+
+/** Kind of an AI core fault (hicann/runtime acl_rt.h). */
+typedef enum aclrtAicoreErrorType {
+    /** Unknown. */
+    ACL_RT_AICORE_ERROR_UNKNOWN,
+    /** A software fault. */
+    ACL_RT_AICORE_ERROR_SW,
+    /** A local hardware fault. */
+    ACL_RT_AICORE_ERROR_HW_LOCAL
+} aclrtAicoreErrorType;
+
+/** One memory range with an uncorrectable error (hicann/runtime acl_rt.h). */
+typedef struct aclrtMemUceInfo {
+    /** Start of the range. */
+    void *addr;
+    /** Length in bytes. */
+    size_t len;
+    /** Reserved (`UCE_INFO_RESERVED_SIZE` of them). */
+    size_t reserved[14];
+} aclrtMemUceInfo;
+
+/** The memory ranges of a memory fault (hicann/runtime acl_rt.h). */
+typedef struct {
+    /** How many entries of `memUceInfoArray` are used. */
+    size_t arraySize;
+    /** The ranges (`ACL_RT_MEM_UCE_INFO_MAX_NUM` of them). */
+    aclrtMemUceInfo memUceInfoArray[20];
+} aclrtMemUceInfoArray;
+
+/** Details of a device fault, by `aclrtErrorInfo::errorType` (hicann/runtime acl_rt.h). */
+typedef union aclrtErrorInfoDetail {
+    /** `ACL_RT_ERROR_MEMORY`: the ranges. */
+    aclrtMemUceInfoArray uceInfo;
+    /** `ACL_RT_ERROR_AICORE`: the kind. */
+    aclrtAicoreErrorType aicoreErrType;
+} aclrtErrorInfoDetail;
+
+/** A device's fault, as `aclrtGetErrorVerbose` reports it (hicann/runtime acl_rt.h). */
+typedef struct aclrtErrorInfo {
+    /** 1 when `aclrtRepairError` may repair the fault. */
+    uint8_t tryRepair;
+    /** 1 when `detail` is filled in. */
+    uint8_t hasDetail;
+    /** Reserved. */
+    uint8_t reserved[2];
+    /** The kind of fault. */
+    aclrtErrorType errorType;
+    /** Details, by `errorType`. */
+    aclrtErrorInfoDetail detail;
+} aclrtErrorInfo;
+
 /** Handle of an event shared between processes. */
 typedef struct {
     /** Opaque handle bytes (`ACL_IPC_EVENT_HANDLE_SIZE` of them). */
@@ -524,16 +610,6 @@ typedef struct {
     aclrtBarrierCmoInfo cmoInfo[6];
 } aclrtBarrierTaskInfo;
 
-/** A memory range with an uncorrectable error (UCE). */
-typedef struct aclrtMemUceInfo {
-    /** Start of the range. */
-    void *addr;
-    /** Length of the range in bytes. */
-    size_t len;
-    /** Reserved, zero (`UCE_INFO_RESERVED_SIZE` entries). */
-    size_t reserved[14];
-} aclrtMemUceInfo;
-
 /* ======================================================================== */
 /* Flags and other constants                                                */
 /* ======================================================================== */
@@ -565,6 +641,11 @@ static const uint32_t ACL_EVENT_EXTERNAL = 0x20u;
 /** Event creation flag: inter-process (IPC) event. */
 static const uint32_t ACL_EVENT_IPC = 0x40u;
 
+/** `aclrtSetStreamFailureMode`: later tasks of the stream still run after one fails (the default). */
+static const uint32_t ACL_CONTINUE_ON_FAILURE = 0x0u;
+/** `aclrtSetStreamFailureMode`: once a task of the stream fails, its later tasks do not run. */
+static const uint32_t ACL_STOP_ON_FAILURE = 0x1u;
+
 /** Stream flag: fast task launch. */
 static const uint32_t ACL_STREAM_FAST_LAUNCH = 0x1u;
 /** Stream flag: fast synchronisation. */
@@ -591,6 +672,9 @@ static const uint32_t ACL_STREAM_WAIT_VALUE_EQ = 0x1u;
 static const uint32_t ACL_STREAM_WAIT_VALUE_AND = 0x2u;
 /** `aclrtValueWait`: `~(*devAddr | value) != 0`. */
 static const uint32_t ACL_STREAM_WAIT_VALUE_NOR = 0x3u;
+
+/** `aclrtMemUceInfoArray::memUceInfoArray` entries. */
+static const int32_t ACL_RT_MEM_UCE_INFO_MAX_NUM = 20;
 
 /** Size in bytes of an `aclrtIpcEventHandle`. */
 static const int32_t ACL_IPC_EVENT_HANDLE_SIZE = 64;
@@ -1138,6 +1222,9 @@ aclError aclrtGetLastError(aclrtLastErrLevel level);
 /** Returns the last error at the given level without clearing it. */
 aclError aclrtPeekAtLastError(aclrtLastErrLevel level);
 
+/** Writes the fault of device `deviceId` (ACL_RT_NO_ERROR when it has none) (hicann/runtime acl_rt.h). */
+aclError aclrtGetErrorVerbose(int32_t deviceId, aclrtErrorInfo *errorInfo);
+
 /* ======================================================================== */
 /* 3.2 Devices, contexts, peer access                                       */
 /* ======================================================================== */
@@ -1189,6 +1276,12 @@ aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
 
 /** Disables access from the current device to `peerDeviceId`. */
 aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+
+/** Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h). */
+aclError aclrtCtxGetCurrentDefaultStream(aclrtStream *stream);
+
+/** Writes how many cores of a kind the current thread may use on the current device (hicann/runtime acl_rt.h). */
+aclError aclrtGetResInCurrentThread(aclrtDevResLimitType type, uint32_t *value);
 
 /* ======================================================================== */
 /* 3.3 Streams and events                                                   */
@@ -1250,6 +1343,21 @@ aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
 
 /** Reports whether the work before an event's record point has completed. */
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+
+/** Reports whether an event has completed: deprecated in favour of aclrtQueryEventStatus; complete before the first record (hicann/runtime acl_rt.h). */
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
+
+/** Reports whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h). */
+aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus *status);
+
+/** Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h). */
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
+
+/** Writes a handle other processes open an ACL_EVENT_IPC event by (hicann/runtime acl_rt.h). */
+aclError aclrtIpcGetEventHandle(aclrtEvent event, aclrtIpcEventHandle *handle);
+
+/** Opens an IPC event another process (or this one) shared: the event returned is waited for, synchronised and recorded like the original (hicann/runtime acl_rt.h). */
+aclError aclrtIpcOpenEventHandle(aclrtIpcEventHandle handle, aclrtEvent *event);
 
 /** Makes later work on a stream wait for an event. */
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);

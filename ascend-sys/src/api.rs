@@ -15,21 +15,24 @@
 //! - 3.1 Init / version / errors: `aclInit`, `aclFinalize`, `aclFinalizeReference`,
 //!   `aclrtGetVersion`, `aclsysGetVersionStr`, `aclsysGetVersionNum`,
 //!   `aclGetRecentErrMsg`, `aclrtGetSocName`, `aclrtGetLastError`,
-//!   `aclrtPeekAtLastError`.
+//!   `aclrtPeekAtLastError`, `aclrtGetErrorVerbose`.
 //! - 3.2 Device / context / peer access: `aclrtSetDevice`, `aclrtResetDevice`,
 //!   `aclrtResetDeviceForce`, `aclrtGetDevice`, `aclrtGetDeviceCount`,
 //!   `aclrtGetRunMode`, `aclrtCreateContext`, `aclrtDestroyContext`,
 //!   `aclrtSetCurrentContext`, `aclrtGetCurrentContext`, `aclrtSynchronizeDevice`,
 //!   `aclrtSynchronizeDeviceWithTimeout`, `aclrtDeviceGetBareTgid`,
 //!   `aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
-//!   `aclrtDeviceDisablePeerAccess`.
+//!   `aclrtDeviceDisablePeerAccess`, `aclrtCtxGetCurrentDefaultStream`,
+//!   `aclrtGetResInCurrentThread`.
 //! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
 //!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
 //!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtStreamGetId`,
 //!   `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtCreateEvent`,
 //!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
 //!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
-//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`,
+//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`, `aclrtQueryEvent`,
+//!   `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`, `aclrtIpcGetEventHandle`,
+//!   `aclrtIpcOpenEventHandle`,
 //!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`,
 //!   `aclrtEventGetTimestamp`.
 //! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
@@ -65,13 +68,11 @@
 //!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
 //!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
 //!
-//! 129 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
-//! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
-//! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
-//! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
-//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp` and the
-//! functions of group 3.12 are not in the reference table; their signatures are those of
-//! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
+//! 137 functions in all. The reference table lists 103 of them; the
+//! signatures of the others (every function added since, among them groups
+//! 3.10 to 3.13) are those of `hicann/runtime`
+//! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
+//! 681ef7610.
 
 use crate::dispatch::acl_functions;
 use crate::types::*;
@@ -141,6 +142,8 @@ macro_rules! for_each_acl_function {
             fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
             /// Returns the last error recorded at `level` without clearing it.
             fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+            /// Writes the fault of device `deviceId` (`ACL_RT_NO_ERROR` when it has none).
+            fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError;
 
             // 3.2 Device / context / peer access
             /// Makes `deviceId` the calling thread's current device, retaining its primary
@@ -184,6 +187,12 @@ macro_rules! for_each_acl_function {
             fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
             /// Disables access from the current device to `peerDeviceId`.
             fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+            /// Writes a handle of the current context's default stream, usable wherever a
+            /// stream is (NULL still names that stream too).
+            fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
+            /// Writes how many cores of a kind (`ACL_RT_DEV_RES_*`) the current thread may
+            /// use on the current device.
+            fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
 
             // 3.3 Stream / event
             /// Creates a stream on the current context.
@@ -228,6 +237,18 @@ macro_rules! for_each_acl_function {
             fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
             /// Writes whether the work before `event`'s record point has completed.
             fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
+            /// Writes whether `event` has completed (deprecated by the runtime in favour of
+            /// `aclrtQueryEventStatus`; complete before the first record).
+            fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError;
+            /// Writes whether every stream wait queued on `event` has passed.
+            fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError;
+            /// Sets whether `stream` (NULL: the default stream) still runs its later tasks
+            /// after one fails (`ACL_CONTINUE_ON_FAILURE`) or not (`ACL_STOP_ON_FAILURE`).
+            fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
+            /// Writes a handle other processes open an `ACL_EVENT_IPC` event by.
+            fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError;
+            /// Opens an IPC event another process (or this one) shared.
+            fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError;
             /// Makes work queued later on `stream` wait until `event` completes.
             fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
             /// Like `aclrtStreamWaitEvent`, but the wait fails on the stream after `timeout`

@@ -88,6 +88,10 @@ pub mod c_types {
     pub type aclrtEventRecordedStatus = ::std::os::raw::c_uint;
     #[doc = " Status of an event."]
     pub type aclrtEventStatus = ::std::os::raw::c_uint;
+    #[doc = " Whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h)."]
+    pub type aclrtEventWaitStatus = ::std::os::raw::c_uint;
+    #[doc = " A kind of device resource whose limit a thread can read (hicann/runtime acl_rt.h)."]
+    pub type aclrtDevResLimitType = ::std::os::raw::c_uint;
     #[doc = " Status of a stream."]
     pub type aclrtStreamStatus = ::std::os::raw::c_uint;
     #[doc = " Location kind for unified (managed) memory."]
@@ -96,6 +100,10 @@ pub mod c_types {
     pub type aclrtMemPgType = ::std::os::raw::c_uint;
     #[doc = " Physical memory kind (a plain, untypedef'd enum in the original headers)."]
     pub type aclrtMemType = ::std::os::raw::c_uint;
+    #[doc = " Kind of a device fault (`aclrtErrorInfo::errorType`) (hicann/runtime acl_rt.h)."]
+    pub type aclrtErrorType = ::std::os::raw::c_uint;
+    #[doc = " Kind of an AI core fault (hicann/runtime acl_rt.h)."]
+    pub type aclrtAicoreErrorType = ::std::os::raw::c_uint;
     #[doc = " Cache maintenance operation of `aclrtCmoAsync` and related calls."]
     pub type aclrtCmoType = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
@@ -206,6 +214,41 @@ pub mod c_types {
         #[doc = " Identifier bytes."]
         pub bytes: [::std::os::raw::c_char; 16usize],
     }
+    #[doc = " One memory range with an uncorrectable error (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemUceInfo {
+        #[doc = " Start of the range."]
+        pub addr: *mut ::std::os::raw::c_void,
+        #[doc = " Length in bytes."]
+        pub len: usize,
+        #[doc = " Reserved (`UCE_INFO_RESERVED_SIZE` of them)."]
+        pub reserved: [usize; 14usize],
+    }
+    #[doc = " The memory ranges of a memory fault (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemUceInfoArray {
+        #[doc = " How many entries of `memUceInfoArray` are used."]
+        pub arraySize: usize,
+        #[doc = " The ranges (`ACL_RT_MEM_UCE_INFO_MAX_NUM` of them)."]
+        pub memUceInfoArray: [aclrtMemUceInfo; 20usize],
+    }
+    #[doc = " A device's fault, as `aclrtGetErrorVerbose` reports it (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Copy, Clone)]
+    pub struct aclrtErrorInfo {
+        #[doc = " 1 when `aclrtRepairError` may repair the fault."]
+        pub tryRepair: u8,
+        #[doc = " 1 when `detail` is filled in."]
+        pub hasDetail: u8,
+        #[doc = " Reserved."]
+        pub reserved: [u8; 2usize],
+        #[doc = " The kind of fault."]
+        pub errorType: aclrtErrorType,
+        #[doc = " Details, by `errorType`."]
+        pub detail: aclrtErrorInfoDetail,
+    }
     #[doc = " Handle of an event shared between processes."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -230,17 +273,6 @@ pub mod c_types {
         pub barrierNum: usize,
         #[doc = " The barriers (`ACL_RT_CMO_MAX_BARRIER_NUM` entries)."]
         pub cmoInfo: [aclrtBarrierCmoInfo; 6usize],
-    }
-    #[doc = " A memory range with an uncorrectable error (UCE)."]
-    #[repr(C)]
-    #[derive(Debug, Copy, Clone)]
-    pub struct aclrtMemUceInfo {
-        #[doc = " Start of the range."]
-        pub addr: *mut ::std::os::raw::c_void,
-        #[doc = " Length of the range in bytes."]
-        pub len: usize,
-        #[doc = " Reserved, zero (`UCE_INFO_RESERVED_SIZE` entries)."]
-        pub reserved: [usize; 14usize],
     }
     #[doc = " Host to host."]
     pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -412,6 +444,16 @@ pub mod c_types {
     pub const ACL_EVENT_STATUS_NOT_READY: aclrtEventStatus = 1;
     #[doc = " Reserved value."]
     pub const ACL_EVENT_STATUS_RESERVED: aclrtEventStatus = 2;
+    #[doc = " No stream wait for the event is outstanding."]
+    pub const ACL_EVENT_WAIT_STATUS_COMPLETE: aclrtEventWaitStatus = 0;
+    #[doc = " A stream wait for the event has not passed yet."]
+    pub const ACL_EVENT_WAIT_STATUS_NOT_READY: aclrtEventWaitStatus = 1;
+    #[doc = " Reserved value."]
+    pub const ACL_EVENT_WAIT_STATUS_RESERVED: aclrtEventWaitStatus = 65535;
+    #[doc = " Cube (AI) cores."]
+    pub const ACL_RT_DEV_RES_CUBE_CORE: aclrtDevResLimitType = 0;
+    #[doc = " Vector cores."]
+    pub const ACL_RT_DEV_RES_VECTOR_CORE: aclrtDevResLimitType = 1;
     #[doc = " All work on the stream has completed."]
     pub const ACL_STREAM_STATUS_COMPLETE: aclrtStreamStatus = 0;
     #[doc = " Work on the stream is pending."]
@@ -540,6 +582,62 @@ pub mod c_types {
         ["Alignment of aclrtUuid"][::std::mem::align_of::<aclrtUuid>() - 1usize];
         ["Offset of field: aclrtUuid::bytes"][::std::mem::offset_of!(aclrtUuid, bytes) - 0usize];
     };
+    #[doc = " No fault."]
+    pub const ACL_RT_NO_ERROR: aclrtErrorType = 0;
+    #[doc = " A memory fault (uncorrectable ECC error)."]
+    pub const ACL_RT_ERROR_MEMORY: aclrtErrorType = 1;
+    #[doc = " An L2 cache fault."]
+    pub const ACL_RT_ERROR_L2: aclrtErrorType = 2;
+    #[doc = " An AI core fault."]
+    pub const ACL_RT_ERROR_AICORE: aclrtErrorType = 3;
+    #[doc = " A link fault."]
+    pub const ACL_RT_ERROR_LINK: aclrtErrorType = 4;
+    #[doc = " An L3 port fault."]
+    pub const ACL_RT_ERROR_L3_PORT: aclrtErrorType = 5;
+    #[doc = " Another fault."]
+    pub const ACL_RT_ERROR_OTHERS: aclrtErrorType = 65535;
+    #[doc = " Unknown."]
+    pub const ACL_RT_AICORE_ERROR_UNKNOWN: aclrtAicoreErrorType = 0;
+    #[doc = " A software fault."]
+    pub const ACL_RT_AICORE_ERROR_SW: aclrtAicoreErrorType = 1;
+    #[doc = " A local hardware fault."]
+    pub const ACL_RT_AICORE_ERROR_HW_LOCAL: aclrtAicoreErrorType = 2;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemUceInfo"][::std::mem::size_of::<aclrtMemUceInfo>() - 128usize];
+        ["Alignment of aclrtMemUceInfo"][::std::mem::align_of::<aclrtMemUceInfo>() - 8usize];
+        ["Offset of field: aclrtMemUceInfo::addr"][::std::mem::offset_of!(aclrtMemUceInfo, addr) - 0usize];
+        ["Offset of field: aclrtMemUceInfo::len"][::std::mem::offset_of!(aclrtMemUceInfo, len) - 8usize];
+        ["Offset of field: aclrtMemUceInfo::reserved"][::std::mem::offset_of!(aclrtMemUceInfo, reserved) - 16usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemUceInfoArray"][::std::mem::size_of::<aclrtMemUceInfoArray>() - 2568usize];
+        ["Alignment of aclrtMemUceInfoArray"][::std::mem::align_of::<aclrtMemUceInfoArray>() - 8usize];
+        ["Offset of field: aclrtMemUceInfoArray::arraySize"]
+            [::std::mem::offset_of!(aclrtMemUceInfoArray, arraySize) - 0usize];
+        ["Offset of field: aclrtMemUceInfoArray::memUceInfoArray"]
+            [::std::mem::offset_of!(aclrtMemUceInfoArray, memUceInfoArray) - 8usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtErrorInfoDetail"][::std::mem::size_of::<aclrtErrorInfoDetail>() - 2568usize];
+        ["Alignment of aclrtErrorInfoDetail"][::std::mem::align_of::<aclrtErrorInfoDetail>() - 8usize];
+        ["Offset of field: aclrtErrorInfoDetail::uceInfo"]
+            [::std::mem::offset_of!(aclrtErrorInfoDetail, uceInfo) - 0usize];
+        ["Offset of field: aclrtErrorInfoDetail::aicoreErrType"]
+            [::std::mem::offset_of!(aclrtErrorInfoDetail, aicoreErrType) - 0usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtErrorInfo"][::std::mem::size_of::<aclrtErrorInfo>() - 2576usize];
+        ["Alignment of aclrtErrorInfo"][::std::mem::align_of::<aclrtErrorInfo>() - 8usize];
+        ["Offset of field: aclrtErrorInfo::tryRepair"][::std::mem::offset_of!(aclrtErrorInfo, tryRepair) - 0usize];
+        ["Offset of field: aclrtErrorInfo::hasDetail"][::std::mem::offset_of!(aclrtErrorInfo, hasDetail) - 1usize];
+        ["Offset of field: aclrtErrorInfo::reserved"][::std::mem::offset_of!(aclrtErrorInfo, reserved) - 2usize];
+        ["Offset of field: aclrtErrorInfo::errorType"][::std::mem::offset_of!(aclrtErrorInfo, errorType) - 4usize];
+        ["Offset of field: aclrtErrorInfo::detail"][::std::mem::offset_of!(aclrtErrorInfo, detail) - 8usize];
+    };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
         ["Size of aclrtIpcEventHandle"][::std::mem::size_of::<aclrtIpcEventHandle>() - 64usize];
@@ -573,14 +671,6 @@ pub mod c_types {
         ["Offset of field: aclrtBarrierTaskInfo::cmoInfo"]
             [::std::mem::offset_of!(aclrtBarrierTaskInfo, cmoInfo) - 8usize];
     };
-    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
-    const _: () = {
-        ["Size of aclrtMemUceInfo"][::std::mem::size_of::<aclrtMemUceInfo>() - 128usize];
-        ["Alignment of aclrtMemUceInfo"][::std::mem::align_of::<aclrtMemUceInfo>() - 8usize];
-        ["Offset of field: aclrtMemUceInfo::addr"][::std::mem::offset_of!(aclrtMemUceInfo, addr) - 0usize];
-        ["Offset of field: aclrtMemUceInfo::len"][::std::mem::offset_of!(aclrtMemUceInfo, len) - 8usize];
-        ["Offset of field: aclrtMemUceInfo::reserved"][::std::mem::offset_of!(aclrtMemUceInfo, reserved) - 16usize];
-    };
     #[doc = " Major number of the ACL interface version these declarations describe."]
     pub const ACL_MAJOR_VERSION: i32 = 1;
     #[doc = " Minor number of the ACL interface version these declarations describe."]
@@ -605,6 +695,10 @@ pub mod c_types {
     pub const ACL_EVENT_EXTERNAL: u32 = 32;
     #[doc = " Event creation flag: inter-process (IPC) event."]
     pub const ACL_EVENT_IPC: u32 = 64;
+    #[doc = " `aclrtSetStreamFailureMode`: later tasks of the stream still run after one fails (the default)."]
+    pub const ACL_CONTINUE_ON_FAILURE: u32 = 0;
+    #[doc = " `aclrtSetStreamFailureMode`: once a task of the stream fails, its later tasks do not run."]
+    pub const ACL_STOP_ON_FAILURE: u32 = 1;
     #[doc = " Stream flag: fast task launch."]
     pub const ACL_STREAM_FAST_LAUNCH: u32 = 1;
     #[doc = " Stream flag: fast synchronisation."]
@@ -625,6 +719,8 @@ pub mod c_types {
     pub const ACL_STREAM_WAIT_VALUE_AND: u32 = 2;
     #[doc = " `aclrtValueWait`: `~(*devAddr | value) != 0`."]
     pub const ACL_STREAM_WAIT_VALUE_NOR: u32 = 3;
+    #[doc = " `aclrtMemUceInfoArray::memUceInfoArray` entries."]
+    pub const ACL_RT_MEM_UCE_INFO_MAX_NUM: i32 = 20;
     #[doc = " Size in bytes of an `aclrtIpcEventHandle`."]
     pub const ACL_IPC_EVENT_HANDLE_SIZE: i32 = 64;
     #[doc = " `aclrtHostRegisterV2` flag: map the host memory into the device address space."]
@@ -1120,6 +1216,15 @@ pub mod c_types {
         #[doc = " Reserved bytes (`ACL_RT_MEM_ATTR_RSV`)."]
         pub rsv: [u8; 8usize],
     }
+    #[doc = " Details of a device fault, by `aclrtErrorInfo::errorType` (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Copy, Clone)]
+    pub union aclrtErrorInfoDetail {
+        #[doc = " `ACL_RT_ERROR_MEMORY`: the ranges."]
+        pub uceInfo: aclrtMemUceInfoArray,
+        #[doc = " `ACL_RT_ERROR_AICORE`: the kind."]
+        pub aicoreErrType: aclrtAicoreErrorType,
+    }
     impl Default for aclrtMemLocation {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1201,6 +1306,42 @@ pub mod c_types {
             }
         }
     }
+    impl Default for aclrtMemUceInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtMemUceInfoArray {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtErrorInfoDetail {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtErrorInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
     impl Default for aclrtIpcEventHandle {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1220,15 +1361,6 @@ pub mod c_types {
         }
     }
     impl Default for aclrtBarrierTaskInfo {
-        fn default() -> Self {
-            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
-            unsafe {
-                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
-                s.assume_init()
-            }
-        }
-    }
-    impl Default for aclrtMemUceInfo {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
             unsafe {
@@ -1269,6 +1401,8 @@ pub mod c_functions {
         pub fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError;
         #[doc = " Returns the last error at the given level without clearing it."]
         pub fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError;
+        #[doc = " Writes the fault of device `deviceId` (ACL_RT_NO_ERROR when it has none) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError;
         #[doc = " Makes `deviceId` current on this thread, retaining its primary context."]
         pub fn aclrtSetDevice(deviceId: i32) -> aclError;
         #[doc = " Releases one retain of the device's primary context."]
@@ -1301,6 +1435,10 @@ pub mod c_functions {
         pub fn aclrtDeviceEnablePeerAccess(peerDeviceId: i32, flags: u32) -> aclError;
         #[doc = " Disables access from the current device to `peerDeviceId`."]
         pub fn aclrtDeviceDisablePeerAccess(peerDeviceId: i32) -> aclError;
+        #[doc = " Writes a handle of the current context's default stream, usable wherever a stream is (hicann/runtime acl_rt.h)."]
+        pub fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -> aclError;
+        #[doc = " Writes how many cores of a kind the current thread may use on the current device (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
         #[doc = " Creates a stream on the current context."]
         pub fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError;
         #[doc = " Creates a stream with a priority (0 to 7) and `ACL_STREAM_*` flags."]
@@ -1339,6 +1477,16 @@ pub mod c_functions {
         pub fn aclrtSynchronizeEventWithTimeout(event: aclrtEvent, timeout: i32) -> aclError;
         #[doc = " Reports whether the work before an event's record point has completed."]
         pub fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrtEventRecordedStatus) -> aclError;
+        #[doc = " Reports whether an event has completed: deprecated in favour of aclrtQueryEventStatus; complete before the first record (hicann/runtime acl_rt.h)."]
+        pub fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError;
+        #[doc = " Reports whether every stream wait queued on an event has passed (hicann/runtime acl_rt.h)."]
+        pub fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError;
+        #[doc = " Sets what a stream does after one of its tasks fails: ACL_CONTINUE_ON_FAILURE or ACL_STOP_ON_FAILURE (bit 0 of `mode`; NULL: the default stream) (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError;
+        #[doc = " Writes a handle other processes open an ACL_EVENT_IPC event by (hicann/runtime acl_rt.h)."]
+        pub fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError;
+        #[doc = " Opens an IPC event another process (or this one) shared: the event returned is waited for, synchronised and recorded like the original (hicann/runtime acl_rt.h)."]
+        pub fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError;
         #[doc = " Makes later work on a stream wait for an event."]
         pub fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError;
         #[doc = " Makes later work on a stream wait for an event, failing the wait after `timeout` seconds (0: no limit) (hicann/runtime acl_rt.h)."]

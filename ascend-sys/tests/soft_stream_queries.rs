@@ -12,7 +12,7 @@ mod soft_common;
 
 use ascend_sys::*;
 use soft_common::raw::{
-    create_stream, destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync,
+    Gate, create_stream, destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync,
     sync_within, wait_event,
 };
 use soft_common::{holding_device, on_device_id as on_device, recent, software, without_device};
@@ -61,28 +61,6 @@ fn query_stream(stream: aclrtStream) -> Result<aclrtStreamStatus, aclError> {
 fn memset_async(ptr: *mut c_void, value: i32, count: usize, stream: aclrtStream) -> aclError {
     // SAFETY: callers pass live device memory of `count` bytes.
     unsafe { aclrtMemsetAsync(ptr, count, value, count, stream) }
-}
-
-/// A stream blocked until [`Gate::open`]: it waits for the first record of
-/// an `ACL_EVENT_SYNC` event that has none yet.
-struct Gate(usize);
-
-impl Gate {
-    fn block(stream: aclrtStream) -> Gate {
-        let event = event_with_flag(ACL_EVENT_SYNC);
-        assert_eq!(wait_event(stream, event), ACL_SUCCESS);
-        Gate(event as usize)
-    }
-
-    /// Records the gate on a stream of its own (the current device's).
-    fn open(self) {
-        let event = self.0 as aclrtEvent;
-        let opener = create_stream();
-        assert_eq!(record(event, opener), ACL_SUCCESS);
-        assert_eq!(sync(opener), ACL_SUCCESS);
-        destroy_stream(opener);
-        destroy_event(event);
-    }
 }
 
 // ---- aclrtStreamQuery ----------------------------------------------------------

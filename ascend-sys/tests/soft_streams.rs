@@ -12,7 +12,8 @@ mod soft_common;
 
 use ascend_sys::*;
 use soft_common::raw::{
-    destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync, sync_within, wait_event,
+    Gate, destroy_event, destroy_stream, event_with_flag, free, malloc, plain_event, record, sync, sync_within,
+    wait_event,
 };
 use soft_common::{holding_device, on_device_id as on_device, recent, software, without_device};
 use std::ffi::c_void;
@@ -126,29 +127,6 @@ fn misuse_about(api: &str, words: &[&str]) -> usize {
         .iter()
         .filter(|m| m.api == api && words.iter().all(|word| m.description.contains(word)))
         .count()
-}
-
-/// A stream blocked until [`Gate::open`]: it waits for the first record of
-/// an `ACL_EVENT_SYNC` event that has none yet. (The handle is kept as an
-/// integer so that another thread may open the gate.)
-struct Gate(usize);
-
-impl Gate {
-    fn block(stream: aclrtStream) -> Gate {
-        let event = event_with_flag(ACL_EVENT_SYNC);
-        assert_eq!(wait_event(stream, event), ACL_SUCCESS);
-        Gate(event as usize)
-    }
-
-    /// Records the gate on a stream of its own (the current device's).
-    fn open(self) {
-        let event = self.0 as aclrtEvent;
-        let opener = create_stream();
-        assert_eq!(record(event, opener), ACL_SUCCESS);
-        assert_eq!(sync(opener), ACL_SUCCESS);
-        destroy_stream(opener);
-        destroy_event(event);
-    }
 }
 
 // ---- ordering and asynchrony -------------------------------------------------
@@ -408,12 +386,8 @@ fn event_flags_are_checked() {
                     "{bad:#x}"
                 );
             }
-            // Events shared between processes are not emulated.
-            assert_eq!(
-                aclrtCreateEventExWithFlag(&mut event, ACL_EVENT_IPC),
-                ACL_ERROR_RT_FEATURE_NOT_SUPPORT
-            );
             for good in [
+                ACL_EVENT_IPC,
                 ACL_EVENT_SYNC,
                 ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC,
                 ACL_EVENT_CAPTURE_STREAM_PROGRESS,

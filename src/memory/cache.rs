@@ -24,6 +24,7 @@
 
 use crate::Device;
 use crate::error::{Call, Error, Result, check};
+use crate::info::UceRange;
 use crate::memory::DeviceBuf;
 use ascend_sys as sys;
 use bytemuck::Pod;
@@ -130,21 +131,6 @@ pub fn check_mem_type(device: &Device, addresses: &[*const c_void], types: MemTy
     Ok(result != 0)
 }
 
-/// A memory range with an uncorrectable error (`aclrtMemUceInfo`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UceRange {
-    /// Start of the range (a device address, never dereferenced here).
-    pub address: *mut c_void,
-    /// Length in bytes.
-    pub len: usize,
-}
-
-// SAFETY: a device address and a length, plain data never dereferenced on
-// the host.
-unsafe impl Send for UceRange {}
-// SAFETY: as above.
-unsafe impl Sync for UceRange {}
-
 /// How many ranges `aclrtMemUceRepair` accepts at once.
 const MAX_UCE: usize = 128;
 
@@ -200,7 +186,7 @@ impl Device {
             .iter()
             .take(count.min(MAX_UCE))
             .map(|entry| UceRange {
-                address: entry.addr,
+                address: entry.addr as usize,
                 len: entry.len,
             })
             .collect())
@@ -227,7 +213,7 @@ impl Device {
         let mut list: Vec<sys::aclrtMemUceInfo> = ranges
             .iter()
             .map(|range| sys::aclrtMemUceInfo {
-                addr: range.address,
+                addr: range.address as *mut c_void,
                 len: range.len,
                 reserved: [0; 14],
             })

@@ -29,7 +29,7 @@ mod storage;
 pub(crate) mod transfer;
 mod view;
 
-pub use cache::{CacheOp, MemTypes, UceRange, check_mem_type};
+pub use cache::{CacheOp, MemTypes, check_mem_type};
 pub use cast_error::CastError;
 pub use device_buf::DeviceBuf;
 pub use pinned_host::PinnedHostBuf;

@@ -89,8 +89,8 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a NULL handle (the default stream is
-    /// not a stream handle this crate can hold).
+    /// [`Error::InvalidArgument`] for a NULL handle (NULL names the default
+    /// stream: [`Device::default_stream`] lends that one).
     ///
     /// # Examples
     ///
@@ -115,6 +115,44 @@ impl Stream {
             stream: Stream::lent(handle, device),
             _handle: PhantomData,
         })
+    }
+}
+
+impl Device {
+    /// The default stream of the device's primary context
+    /// (`aclrtCtxGetCurrentDefaultStream`), the stream a NULL handle names
+    /// in the C API, usable as a [`Stream`] while `self` lives. Dropping it
+    /// leaves the stream alone: the runtime owns it and ends it with the
+    /// context. Work queued on it is ordered with work other code queues on
+    /// the default stream (through NULL or this handle).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let default = device.default_stream()?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 16)?;
+    /// default.scope(|s| s.memset(&mut on_device, 7))?;
+    /// assert_eq!(on_device.to_vec()?, [7; 16]);
+    /// assert_eq!(default.id()?, device.default_stream()?.id()?); // the same stream
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn default_stream(&self) -> Result<BorrowedStream<'_>> {
+        self.make_current()?;
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: `handle` is a valid out-pointer.
+        crate::error::check("aclrtCtxGetCurrentDefaultStream", unsafe {
+            sys::aclrtCtxGetCurrentDefaultStream(&mut handle)
+        })?;
+        // SAFETY: the handle names the default stream of `self`'s primary
+        // context (made current above), which lives as long as `self`
+        // retains the device; nobody destroys a default stream.
+        unsafe { Stream::borrow_raw(handle, self) }
     }
 }
 

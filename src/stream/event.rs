@@ -141,7 +141,7 @@ impl Event {
         )
     }
 
-    fn from_created(call: Call, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
+    pub(super) fn from_created(call: Call, raw: sys::aclrtEvent, device: &Device) -> Result<Self> {
         let handle = NonNull::new(raw).ok_or_else(|| Error::invalid(call, "the runtime returned a NULL event"))?;
         Ok(Self {
             handle: Some(handle),
@@ -359,6 +359,45 @@ impl Event {
             sys::aclrtQueryEventStatus(self.as_raw(), &mut status)
         })?;
         Ok(status == sys::ACL_EVENT_RECORDED_STATUS_COMPLETE)
+    }
+
+    /// Whether every stream wait for this event queued so far
+    /// ([`Stream::wait_event`], [`Stream::wait_event_timeout`]) has passed,
+    /// without waiting (`aclrtQueryEventWaitStatus`). `true` when no stream
+    /// waits for it, and always for an event without [`EventFlags::SYNC`]
+    /// (no stream can wait for it). Useful before recording the event again
+    /// for another round: a wait still queued would see the new record.
+    ///
+    /// [`EventFlags::SYNC`]: crate::stream::EventFlags::SYNC
+    ///
+    /// # Errors
+    ///
+    /// The runtime's code: an event of [`Event::with_flags_ex`], or an
+    /// external or IPC event, is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`
+    /// ([`crate::Error::Unsupported`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, stream::{Event, Stream}};
+    /// let device = Device::new(0)?;
+    /// let (first, second) = (Stream::new(&device)?, Stream::new(&device)?);
+    /// let event = Event::new(&device)?;
+    /// assert!(event.waits_passed()?); // nobody waits for it
+    /// event.record(&first)?;
+    /// second.wait_event(&event)?;
+    /// second.synchronize()?;
+    /// assert!(event.waits_passed()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn waits_passed(&self) -> Result<bool> {
+        self.device.make_current()?;
+        let mut status = sys::ACL_EVENT_WAIT_STATUS_NOT_READY;
+        // SAFETY: the handle is live; `status` is a valid out-pointer.
+        check("aclrtQueryEventWaitStatus", unsafe {
+            sys::aclrtQueryEventWaitStatus(self.as_raw(), &mut status)
+        })?;
+        Ok(status == sys::ACL_EVENT_WAIT_STATUS_COMPLETE)
     }
 
     /// The time of the latest record, in microseconds of the device's system

@@ -68,8 +68,8 @@ bitflags::bitflags! {
         const DEVICE_USE_ONLY = sys::ACL_EVENT_DEVICE_USE_ONLY;
         /// Shared with an external component (`ACL_EVENT_EXTERNAL`).
         const EXTERNAL = sys::ACL_EVENT_EXTERNAL;
-        /// Shared between processes (`ACL_EVENT_IPC`; only with the
-        /// extended creation call, not offered here).
+        /// Shared between processes (`ACL_EVENT_IPC`; alone, with the
+        /// extended creation call: see [`IpcEvent`](super::IpcEvent)).
         const IPC = sys::ACL_EVENT_IPC;
     }
 }

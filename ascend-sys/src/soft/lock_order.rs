@@ -24,8 +24,9 @@
 //! builds check this on every acquisition and panic with both ranks named,
 //! so a test run catches an inversion before it can deadlock. Leaf locks
 //! that never call out while held (the fault list, the misuse sink, a
-//! stream's queue, an event's records, the core's map of host ranges, the
-//! sanitizer's clocks and shadow) are outside the order.
+//! stream's queue, an event's records, the devices whose stream tasks
+//! failed, the core's map of host ranges, the sanitizer's clocks and
+//! shadow) are outside the order.
 
 use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::ops::{Deref, DerefMut};

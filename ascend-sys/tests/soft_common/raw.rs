@@ -81,3 +81,27 @@ pub fn wait_event(stream: aclrtStream, event: aclrtEvent) -> aclError {
     // SAFETY: handles only.
     unsafe { aclrtStreamWaitEvent(stream, event) }
 }
+
+/// A stream blocked until [`Gate::open`]: it waits for the first record of
+/// an `ACL_EVENT_SYNC` event that has none yet. (The handle is kept as an
+/// integer so that another thread may open the gate.)
+pub struct Gate(pub usize);
+
+impl Gate {
+    /// Blocks `stream` (its later tasks wait for the gate).
+    pub fn block(stream: aclrtStream) -> Gate {
+        let event = event_with_flag(ACL_EVENT_SYNC);
+        assert_eq!(wait_event(stream, event), ACL_SUCCESS);
+        Gate(event as usize)
+    }
+
+    /// Records the gate on a stream of its own (the current device's).
+    pub fn open(self) {
+        let event = self.0 as aclrtEvent;
+        let opener = create_stream();
+        assert_eq!(record(event, opener), ACL_SUCCESS);
+        assert_eq!(sync(opener), ACL_SUCCESS);
+        destroy_stream(opener);
+        destroy_event(event);
+    }
+}

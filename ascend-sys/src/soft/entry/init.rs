@@ -151,3 +151,33 @@ pub(crate) unsafe fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError {
 pub(crate) unsafe fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError {
     last_error("aclrtPeekAtLastError", level, false)
 }
+
+/// `aclrtGetErrorVerbose`: the ACL layer's NULL check, then the runtime's
+/// device ID check (107001). A device whose stream task failed on it (not a
+/// timed-out wait) reports `ACL_RT_ERROR_OTHERS` without detail until its
+/// last reset; otherwise `ACL_RT_NO_ERROR`. As the ACL layer, only
+/// `tryRepair`, `hasDetail`, `errorType` and `detail.aicoreErrType` are
+/// written.
+pub(crate) unsafe fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError {
+    let outcome = non_null(errorInfo, "errorInfo").and_then(|()| {
+        crate::soft::runtime::core()?.device(deviceId)?;
+        let error_type = match crate::soft::streams::device_fault(deviceId) {
+            Some(message) => {
+                log::debug!("aclrtGetErrorVerbose: device {deviceId} faulted: {message}");
+                ACL_RT_ERROR_OTHERS
+            }
+            None => ACL_RT_NO_ERROR,
+        };
+        // SAFETY: checked non-NULL; valid for writes of an `aclrtErrorInfo`
+        // by the call's contract. Fields are written one by one through the
+        // raw pointer, as the ACL layer does (the rest is left alone).
+        unsafe {
+            (&raw mut (*errorInfo).tryRepair).write(0);
+            (&raw mut (*errorInfo).hasDetail).write(0);
+            (&raw mut (*errorInfo).errorType).write(error_type);
+            (&raw mut (*errorInfo).detail.aicoreErrType).write(ACL_RT_AICORE_ERROR_UNKNOWN);
+        }
+        Ok(())
+    });
+    finish("aclrtGetErrorVerbose", outcome)
+}

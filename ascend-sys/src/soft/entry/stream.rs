@@ -176,6 +176,59 @@ pub(crate) unsafe fn aclrtQueryEventStatus(event: aclrtEvent, status: *mut aclrt
     finish("aclrtQueryEventStatus", outcome)
 }
 
+pub(crate) unsafe fn aclrtQueryEvent(event: aclrtEvent, status: *mut aclrtEventStatus) -> aclError {
+    let outcome = non_null(event, "event").and(non_null(status, "status")).and_then(|()| {
+        let value = streams::query_event_old(event as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtQueryEvent", outcome)
+}
+
+pub(crate) unsafe fn aclrtQueryEventWaitStatus(event: aclrtEvent, status: *mut aclrtEventWaitStatus) -> aclError {
+    let outcome = non_null(event, "event").and(non_null(status, "status")).and_then(|()| {
+        let value = streams::query_event_wait_status(event as usize)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(status, value) };
+        Ok(())
+    });
+    finish("aclrtQueryEventWaitStatus", outcome)
+}
+
+pub(crate) unsafe fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    finish(
+        "aclrtSetStreamFailureMode",
+        streams::set_failure_mode(stream as usize, mode),
+    )
+}
+
+pub(crate) unsafe fn aclrtIpcGetEventHandle(event: aclrtEvent, handle: *mut aclrtIpcEventHandle) -> aclError {
+    let outcome = non_null(handle, "handle").and(non_null(event, "event")).and_then(|()| {
+        let bytes = streams::ipc_event_handle(event as usize)?;
+        // SAFETY: checked non-NULL; valid for a write of the handle by
+        // the call's contract. The bytes are written through the raw
+        // pointer (the runtime writes its own part only).
+        unsafe {
+            let out = (&raw mut (*handle).reserved).cast::<u8>();
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len());
+        }
+        Ok(())
+    });
+    finish("aclrtIpcGetEventHandle", outcome)
+}
+
+pub(crate) unsafe fn aclrtIpcOpenEventHandle(handle: aclrtIpcEventHandle, event: *mut aclrtEvent) -> aclError {
+    let outcome = non_null(event, "event").and_then(|()| {
+        let bytes: [u8; 64] = handle.reserved.map(|byte| byte as u8);
+        let opened = streams::open_ipc_event(&bytes)?;
+        // SAFETY: checked non-NULL; valid by the call's contract.
+        unsafe { put(event, opened as aclrtEvent) };
+        Ok(())
+    });
+    finish("aclrtIpcOpenEventHandle", outcome)
+}
+
 pub(crate) unsafe fn aclrtStreamWaitEvent(stream: aclrtStream, event: aclrtEvent) -> aclError {
     finish(
         "aclrtStreamWaitEvent",

@@ -1,9 +1,13 @@
 //! One event: the records issued on it and which of them were reached.
 
+use super::ipc_event::IpcShared;
 use crate::soft::misuse;
-use std::collections::BTreeSet;
-use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How often a wait for an IPC event's record looks at the shared page.
+const IPC_POLL: Duration = Duration::from_millis(1);
 
 /// How an event behaves before its first record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,9 +28,13 @@ struct Records {
     /// When the latest record was reached, if it was.
     reached_at: Option<Instant>,
     destroyed: bool,
-    /// Records whose marker was dropped before a worker reached it
-    /// (`aclrtDestroyStreamForce`): they will never be reached.
-    dropped: BTreeSet<u64>,
+    /// Records whose marker was dropped before a worker reached it, with the
+    /// reason (`aclrtDestroyStreamForce`, or a stream in
+    /// `ACL_STOP_ON_FAILURE` mode that skipped it): they will never be reached.
+    dropped: BTreeMap<u64, &'static str>,
+    /// Stream waits for the event enqueued and not finished yet
+    /// (`aclrtQueryEventWaitStatus`), counted by [`WaitTicket`]s.
+    waiting: u64,
     /// Records numbered up to this one were forgotten by a reset
     /// (`aclrtResetEvent`) a stream reached: the event counts as never
     /// recorded until its next record.
@@ -43,18 +51,22 @@ pub(crate) struct Event {
     pub(crate) mode: EventMode,
     /// Creation sequence number ([`crate::soft::sequence_now`]).
     pub(crate) created: u64,
+    /// An IPC event's shared page (`ACL_EVENT_IPC`): its record numbers
+    /// are shared with the other processes that opened it, and waits poll.
+    pub(crate) ipc: Option<IpcShared>,
     records: Mutex<Records>,
     changed: Condvar,
 }
 
 impl Event {
-    pub(crate) fn new(handle: usize, device: i32, flags: u32, mode: EventMode) -> Self {
+    pub(crate) fn new(handle: usize, device: i32, flags: u32, mode: EventMode, ipc: Option<IpcShared>) -> Self {
         Self {
             handle,
             device,
             flags,
             mode,
             created: crate::soft::sequence::next(),
+            ipc,
             records: Mutex::new(Records::default()),
             changed: Condvar::new(),
         }
@@ -68,7 +80,10 @@ impl Event {
     /// number.
     pub(crate) fn issue(&self) -> u64 {
         let mut records = self.lock();
-        records.latest += 1;
+        records.latest = match &self.ipc {
+            Some(ipc) => ipc.issue(),
+            None => records.latest + 1,
+        };
         let number = records.latest;
         records.pending.insert(number);
         records.reached_at = None;
@@ -78,6 +93,9 @@ impl Event {
     /// Number of the latest record issued (0: never recorded, or reset
     /// since its latest record).
     pub(crate) fn latest(&self) -> u64 {
+        if let Some(ipc) = &self.ipc {
+            return ipc.latest();
+        }
         let records = self.lock();
         if records.latest > records.forgotten {
             records.latest
@@ -103,6 +121,9 @@ impl Event {
 
     /// Marks record `number` reached by a worker.
     pub(crate) fn reach(&self, number: u64) {
+        if let Some(ipc) = &self.ipc {
+            ipc.reach(number);
+        }
         let mut records = self.lock();
         records.pending.remove(&number);
         if number == records.latest {
@@ -112,13 +133,16 @@ impl Event {
         self.changed.notify_all();
     }
 
-    fn reached(records: &Records, number: u64) -> bool {
-        number <= records.latest && !records.pending.contains(&number)
+    fn reached(&self, records: &Records, number: u64) -> bool {
+        match &self.ipc {
+            Some(ipc) => ipc.is_reached(number),
+            None => number <= records.latest && !records.pending.contains(&number),
+        }
     }
 
     /// Whether record `number` was reached.
     pub(crate) fn is_reached(&self, number: u64) -> bool {
-        Self::reached(&self.lock(), number)
+        self.reached(&self.lock(), number)
     }
 
     /// When the latest record was reached (`None` if it was not yet, or if
@@ -150,7 +174,7 @@ impl Event {
         let waiter = waiter.unwrap_or("a stream");
         let mut records = self.lock();
         loop {
-            if Self::reached(&records, number) {
+            if self.reached(&records, number) {
                 return true;
             }
             let ended = if records.destroyed && number > records.latest {
@@ -161,11 +185,11 @@ impl Event {
                         self.handle
                     ),
                 ))
-            } else if records.dropped.contains(&number) {
+            } else if let Some(&why) = records.dropped.get(&number) {
                 Some((
-                    "aclrtDestroyStreamForce",
+                    why,
                     format!(
-                        "record {number} of event {:#x} was dropped with its stream before it was reached; {waiter} \
+                        "record {number} of event {:#x} was dropped before it was reached ({why}); {waiter} \
                          stops waiting for it",
                         self.handle
                     ),
@@ -183,18 +207,24 @@ impl Event {
                 misuse::record(api, description);
                 return true;
             }
-            records = match deadline {
+            // An IPC event's record may be reached in another process,
+            // which cannot wake this one: poll.
+            let poll = self.ipc.as_ref().map(|_| IPC_POLL);
+            let now = Instant::now();
+            let pause = match (deadline, poll) {
+                (Some(deadline), _) if now >= deadline => return false,
+                (Some(deadline), Some(poll)) => Some((deadline - now).min(poll)),
+                (Some(deadline), None) => Some(deadline - now),
+                (None, poll) => poll,
+            };
+            records = match pause {
                 None => self
                     .changed
                     .wait(records)
                     .unwrap_or_else(|poisoned| poisoned.into_inner()),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return false;
-                    }
+                Some(pause) => {
                     self.changed
-                        .wait_timeout(records, deadline - now)
+                        .wait_timeout(records, pause)
                         .unwrap_or_else(|poisoned| poisoned.into_inner())
                         .0
                 }
@@ -202,10 +232,11 @@ impl Event {
         }
     }
 
-    /// Notes that the marker of record `number` was dropped (its stream was
-    /// destroyed by force): whoever waits for it stops waiting.
-    pub(crate) fn drop_record(&self, number: u64) {
-        self.lock().dropped.insert(number);
+    /// Notes that the marker of record `number` was dropped (`why`: its
+    /// stream was destroyed by force, or stopped after a failure): whoever
+    /// waits for it stops waiting.
+    pub(crate) fn drop_record(&self, number: u64, why: &'static str) {
+        self.lock().dropped.insert(number, why);
         self.changed.notify_all();
     }
 
@@ -219,5 +250,33 @@ impl Event {
     pub(crate) fn destroy(&self) {
         self.lock().destroyed = true;
         self.changed.notify_all();
+    }
+}
+
+/// One stream wait for an event, from its enqueueing until its task is
+/// dropped (it ran, failed, was skipped, or its stream was destroyed by
+/// force): while it lives, `aclrtQueryEventWaitStatus` says not ready.
+/// Dropping it takes the event's records lock (a leaf lock): a task is
+/// never dropped while its stream's queue lock is held.
+pub(crate) struct WaitTicket(Arc<Event>);
+
+impl WaitTicket {
+    pub(crate) fn new(event: &Arc<Event>) -> Self {
+        event.lock().waiting += 1;
+        Self(Arc::clone(event))
+    }
+}
+
+impl Drop for WaitTicket {
+    fn drop(&mut self) {
+        let mut records = self.0.lock();
+        records.waiting = records.waiting.saturating_sub(1);
+    }
+}
+
+impl Event {
+    /// Whether a stream wait for the event is enqueued and not finished.
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.lock().waiting > 0
     }
 }

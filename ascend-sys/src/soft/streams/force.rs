@@ -23,7 +23,7 @@ pub(crate) fn destroy_stream_force(handle: usize) -> SoftResult {
     let dropped = entry.stream.drop_queued(API);
     for task in &dropped {
         if let Work::Record { event, number } = &task.work {
-            event.drop_record(*number);
+            event.drop_record(*number, API);
         }
         misuse::record(
             API,

@@ -22,7 +22,9 @@
 
 mod cmo;
 mod event;
+mod fault;
 mod force;
+mod ipc_event;
 mod queue;
 mod rows;
 mod task;
@@ -34,6 +36,7 @@ pub(crate) use cmo::{
     DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
 };
 pub(crate) use event::{Event, EventMode};
+pub(crate) use fault::of as device_fault;
 pub(crate) use force::destroy_stream_force;
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
@@ -76,6 +79,11 @@ pub(crate) struct Streams {
     defaults: BTreeMap<i32, StreamEntry>,
     /// Events by handle.
     events: BTreeMap<usize, Arc<Event>>,
+    /// Handles `aclrtCtxGetCurrentDefaultStream` gave out, each naming the
+    /// default stream of a device (by device), accepted wherever a stream
+    /// is; a device's last reset withdraws its handle, as its context and
+    /// that context's default stream end on hardware.
+    default_aliases: BTreeMap<usize, i32>,
 }
 
 impl std::fmt::Debug for Streams {
@@ -93,6 +101,7 @@ static STREAMS: Mutex<Streams> = Mutex::new(Streams {
     created: BTreeMap::new(),
     defaults: BTreeMap::new(),
     events: BTreeMap::new(),
+    default_aliases: BTreeMap::new(),
 });
 
 /// The family's state, locked ([`Rank::Streams`]); fails only if the
@@ -212,7 +221,11 @@ pub(crate) fn lookup_stream(streams: &Streams, handle: usize) -> SoftResult<Opti
     if handle == 0 {
         return Ok(None);
     }
-    match streams.created.get(&handle) {
+    let default = || {
+        let device = streams.default_aliases.get(&handle)?;
+        streams.defaults.get(device)
+    };
+    match streams.created.get(&handle).or_else(default) {
         Some(entry) => Ok(Some(Arc::clone(&entry.stream))),
         None => fail(
             ACL_ERROR_RT_INVALID_HANDLE,
@@ -253,6 +266,27 @@ fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>>
     let stream = Arc::clone(&entry.stream);
     streams.defaults.insert(device, entry);
     Ok(stream)
+}
+
+/// `aclrtCtxGetCurrentDefaultStream`: a handle naming the current
+/// device's default stream (started if need be), which every call taking a
+/// stream accepts as that stream (NULL still names it too). The same handle
+/// each time until the device's last reset; no current context → 107002.
+pub(crate) fn current_default_stream() -> SoftResult<usize> {
+    let device = context::require()?;
+    let mut streams = lock()?;
+    default_stream(&mut streams, device)?;
+    let existing = streams
+        .default_aliases
+        .iter()
+        .find(|&(_, &of)| of == device)
+        .map(|(&handle, _)| handle);
+    if let Some(handle) = existing {
+        return Ok(handle);
+    }
+    let (_, handle) = streams.next_handle(STREAM_TAG);
+    streams.default_aliases.insert(handle, device);
+    Ok(handle)
 }
 
 /// Flags of `aclrtCreateStreamWithConfig` the software device emulates:
@@ -360,6 +394,10 @@ fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
     target_stream(&mut streams, Some(stream), device)?;
     match streams.created.remove(&handle) {
         Some(entry) => Ok(entry),
+        None if streams.default_aliases.contains_key(&handle) => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("stream {handle:#x} is the default stream of the current context, which cannot be destroyed"),
+        ),
         None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
     }
 }
@@ -560,12 +598,6 @@ fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
                     format!("flag {flag:#x}: ACL_EVENT_IPC cannot be combined with other flags"),
                 );
             }
-            if flag == EVENT_IPC {
-                return fail(
-                    ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                    "ACL_EVENT_IPC events (shared between processes) are not supported by the software device",
-                );
-            }
             let valid = EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_IPC;
             if flag & valid == 0 || flag > valid {
                 return fail(
@@ -590,11 +622,50 @@ pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usi
     } else {
         EventMode::Classic
     };
+    let ipc = if flags == EVENT_IPC {
+        Some(ipc_event::IpcShared::create()?)
+    } else {
+        None
+    };
     let mut streams = lock()?;
     let (_, handle) = streams.next_handle(EVENT_TAG);
     streams
         .events
-        .insert(handle, Arc::new(Event::new(handle, device, flags, mode)));
+        .insert(handle, Arc::new(Event::new(handle, device, flags, mode, ipc)));
+    Ok(handle)
+}
+
+/// `aclrtIpcGetEventHandle` (the ACL layer has refused NULL arguments):
+/// the handle (107017), then an event not created with `ACL_EVENT_IPC`
+/// alone → `ACL_ERROR_RT_PARAM_INVALID`. The handle names the event's
+/// shared page; it stays valid while the event lives.
+pub(crate) fn ipc_event_handle(event: usize) -> SoftResult<[u8; ipc_event::HANDLE_BYTES]> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    match &event.ipc {
+        Some(ipc) => Ok(ipc.handle()),
+        None => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "event {:#x} (flag {:#x}) was not created with ACL_EVENT_IPC (aclrtCreateEventExWithFlag)",
+                event.handle, event.flags
+            ),
+        ),
+    }
+}
+
+/// `aclrtIpcOpenEventHandle` (the ACL layer has refused a NULL out-pointer):
+/// a current context (107002), then the page the handle names: another
+/// process's IPC event or this process's own (107000 when it names no live
+/// IPC event, 207006 for a process of another user). The opened event is an
+/// IPC event of the current device: record it, wait for it, synchronise
+/// with it, query it; destroy it with `aclrtDestroyEvent`.
+pub(crate) fn open_ipc_event(handle: &[u8; ipc_event::HANDLE_BYTES]) -> SoftResult<usize> {
+    let device = context::require()?;
+    let ipc = ipc_event::IpcShared::open(handle)?;
+    let mut streams = lock()?;
+    let (_, handle) = streams.next_handle(EVENT_TAG);
+    let event = Event::new(handle, device, EVENT_IPC, EventMode::Ex, Some(ipc));
+    streams.events.insert(handle, Arc::new(event));
     Ok(handle)
 }
 
@@ -624,11 +695,26 @@ fn refuse_device_only(event: &Event, api: &str) -> SoftResult {
 }
 
 fn refuse_external(event: &Event, what: &str) -> SoftResult {
-    if event.flags & (EVENT_EXTERNAL | EVENT_IPC) != 0 {
+    refuse_flags(event, EVENT_EXTERNAL | EVENT_IPC, what)
+}
+
+/// Refuses `ACL_EVENT_EXTERNAL` events only: IPC events may be
+/// synchronised and queried (the runtime's IPC query and sync).
+fn refuse_external_only(event: &Event, what: &str) -> SoftResult {
+    refuse_flags(event, EVENT_EXTERNAL, what)
+}
+
+fn refuse_flags(event: &Event, refused: u32, what: &str) -> SoftResult {
+    if event.flags & refused != 0 {
+        let flag = if event.flags & EVENT_IPC != 0 {
+            "ACL_EVENT_IPC"
+        } else {
+            "ACL_EVENT_EXTERNAL"
+        };
         return fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
             format!(
-                "event {:#x} was created with ACL_EVENT_EXTERNAL, which does not support {what}",
+                "event {:#x} was created with {flag}, which does not support {what}",
                 event.handle
             ),
         );
@@ -794,7 +880,7 @@ pub(crate) fn synchronize_event_timeout(event: usize, timeout: i32) -> SoftResul
 }
 
 fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -> SoftResult {
-    refuse_external(event, "synchronisation")?;
+    refuse_external_only(event, "synchronisation")?;
     match event.latest() {
         0 => {
             sanitize::host_synchronized_event(event.handle, false, api);
@@ -821,7 +907,7 @@ fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -
 /// (documented), not ready for the others (as the runtime does).
 pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> {
     let event = lookup_event(&*lock()?, event, "event")?;
-    refuse_external(&event, "status queries")?;
+    refuse_external_only(&event, "status queries")?;
     let complete = match event.latest() {
         0 => event.mode == EventMode::Ex,
         latest => event.is_reached(latest),
@@ -834,6 +920,99 @@ pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> 
     } else {
         ACL_EVENT_RECORDED_STATUS_NOT_READY
     })
+}
+
+/// The runtime's refusals shared by `aclrtQueryEvent` and
+/// `aclrtQueryEventWaitStatus` after the handle: events of
+/// `aclrtCreateEventExWithFlag` (its "new mode"), `ACL_EVENT_EXTERNAL` and
+/// IPC events, each `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.
+fn refuse_for_old_queries(event: &Event, api: &str) -> SoftResult {
+    if event.mode == EventMode::Ex {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created by aclrtCreateEventExWithFlag, which {api} does not support \
+                 (use aclrtQueryEventStatus)",
+                event.handle
+            ),
+        );
+    }
+    refuse_external(event, api)
+}
+
+/// `aclrtQueryEvent` (deprecated by the runtime): complete unless the
+/// event's latest record was issued and not reached yet, so an event never
+/// recorded (or reset since) is complete, unlike `aclrtQueryEventStatus`.
+/// The runtime's rules after the handle (107017): see
+/// [`refuse_for_old_queries`]. "Complete" after a record tells the
+/// sanitizer the host saw the event.
+pub(crate) fn query_event_old(event: usize) -> SoftResult<aclrtEventStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEvent")?;
+    let complete = match event.latest() {
+        0 => true,
+        latest => {
+            let reached = event.is_reached(latest);
+            if reached {
+                sanitize::host_saw_event(event.handle);
+            }
+            reached
+        }
+    };
+    Ok(if complete {
+        ACL_EVENT_STATUS_COMPLETE
+    } else {
+        ACL_EVENT_STATUS_NOT_READY
+    })
+}
+
+/// `aclrtQueryEventWaitStatus`: complete when no stream wait for the event
+/// (`aclrtStreamWaitEvent*`) is enqueued and unfinished, as the runtime
+/// answers from its table of the event's wait tasks. The rules after the
+/// handle (107017): see [`refuse_for_old_queries`]; no current context is
+/// needed.
+pub(crate) fn query_event_wait_status(event: usize) -> SoftResult<aclrtEventWaitStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEventWaitStatus")?;
+    Ok(if event.has_waiters() {
+        ACL_EVENT_WAIT_STATUS_NOT_READY
+    } else {
+        ACL_EVENT_WAIT_STATUS_COMPLETE
+    })
+}
+
+/// `aclrtSetStreamFailureMode`: bit 0 of `mode` (the runtime ignores the
+/// others) selects `ACL_CONTINUE_ON_FAILURE` (0, every stream's mode at
+/// creation) or `ACL_STOP_ON_FAILURE` (1). The runtime's rules: the handle
+/// (107017), a current context (107002), the same mode again succeeds, stop
+/// back to continue is refused (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`), a
+/// stream of another device 107003. NULL sets the default stream's mode.
+/// In stop mode, once a task of the stream fails, its later tasks are
+/// skipped until a synchronisation reports the failure.
+pub(crate) fn set_failure_mode(stream: usize, mode: u64) -> SoftResult {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    let device = context::require()?;
+    let stop = mode & 0x1 != 0;
+    let target = match &explicit {
+        Some(stream) => Arc::clone(stream),
+        None => target_stream(&mut streams, None, device)?,
+    };
+    if target.stops_on_failure() == stop {
+        return Ok(());
+    }
+    if !stop {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "{} is in ACL_STOP_ON_FAILURE mode, which cannot be changed back to ACL_CONTINUE_ON_FAILURE",
+                target.name()
+            ),
+        );
+    }
+    let target = target_stream(&mut streams, explicit, device)?;
+    target.stop_on_failure();
+    Ok(())
 }
 
 /// `aclrtEventElapsedTime`: milliseconds from `start`'s latest record to

@@ -48,6 +48,10 @@ struct Queue {
     give_up: Option<GiveUp>,
     /// The value wait the worker is blocked in, if any.
     blocked: Option<BlockedOn>,
+    /// `aclrtSetStreamFailureMode(ACL_STOP_ON_FAILURE)`: while a task
+    /// failure is pending (not yet reported by a synchronisation), later
+    /// tasks are skipped.
+    stop_on_failure: bool,
 }
 
 /// A stream: tasks run in the order they were enqueued, one at a time, on
@@ -215,6 +219,17 @@ impl Stream {
         self.lock().blocked
     }
 
+    /// Whether the stream is in `ACL_STOP_ON_FAILURE` mode.
+    pub(crate) fn stops_on_failure(&self) -> bool {
+        self.lock().stop_on_failure
+    }
+
+    /// Puts the stream in `ACL_STOP_ON_FAILURE` mode (the caller has checked
+    /// the change is allowed).
+    pub(crate) fn stop_on_failure(&self) {
+        self.lock().stop_on_failure = true;
+    }
+
     /// `aclrtDestroyStreamForce`: takes every queued task out (they will
     /// never run), makes the worker end after the task it is running, and
     /// ends a wait it is blocked in. Returns the dropped tasks.
@@ -272,7 +287,7 @@ impl Stream {
 /// closed and its queue is empty.
 pub(crate) fn run(stream: &Stream) {
     loop {
-        let task = {
+        let (task, stopped) = {
             let mut queue = stream.lock();
             let task = loop {
                 if let Some(task) = queue.tasks.pop_front() {
@@ -283,7 +298,9 @@ pub(crate) fn run(stream: &Stream) {
                 }
                 queue = stream.wait(queue);
             };
-            if !task.cancelled {
+            // Stop mode: a failure is pending, so this task does not run.
+            let stopped = !task.cancelled && queue.stop_on_failure && queue.failure.is_some();
+            if !task.cancelled && !stopped {
                 let event = match &task.work {
                     Work::Wait { event, .. } => Some(Arc::clone(event)),
                     _ => None,
@@ -294,9 +311,12 @@ pub(crate) fn run(stream: &Stream) {
                     event,
                 });
             }
-            task
+            (task, stopped)
         };
-        let outcome = if task.cancelled {
+        let outcome = if stopped {
+            task.skip_after_failure();
+            Ok(())
+        } else if task.cancelled {
             misuse::record(
                 task.api,
                 format!(
@@ -308,6 +328,9 @@ pub(crate) fn run(stream: &Stream) {
         } else {
             task.execute(stream)
         };
+        if let Err(failure) = &outcome {
+            super::fault::task_failed(stream.device, failure);
+        }
         let mut queue = stream.lock();
         queue.running = None;
         queue.finished = task.number;

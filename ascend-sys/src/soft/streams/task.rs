@@ -1,6 +1,6 @@
 //! The work a stream runs.
 
-use super::event::Event;
+use super::event::{Event, WaitTicket};
 use super::queue::Stream;
 use super::rows::{self, Rows};
 use super::value;
@@ -30,6 +30,8 @@ pub(crate) enum Work {
         event: Arc<Event>,
         number: u64,
         timeout: Option<Duration>,
+        /// Counts the wait as outstanding until the task is dropped.
+        _ticket: WaitTicket,
     },
     /// `aclrtResetEvent`: the event forgets its records up to `through`.
     Reset { event: Arc<Event>, through: u64 },
@@ -79,7 +81,17 @@ impl Task {
     }
 
     pub(crate) fn wait(api: &'static str, event: Arc<Event>, number: u64, timeout: Option<Duration>) -> Self {
-        Self::new(api, Work::Wait { event, number, timeout }, Vec::new())
+        let _ticket = WaitTicket::new(&event);
+        Self::new(
+            api,
+            Work::Wait {
+                event,
+                number,
+                timeout,
+                _ticket,
+            },
+            Vec::new(),
+        )
     }
 
     pub(crate) fn reset(event: Arc<Event>, through: u64) -> Self {
@@ -111,11 +123,13 @@ impl Task {
                 event,
                 number,
                 timeout: None,
+                ..
             } => format!("a wait for record {number} of event {:#x}", event.handle),
             Work::Wait {
                 event,
                 number,
                 timeout: Some(timeout),
+                ..
             } => format!(
                 "a wait of at most {} s for record {number} of event {:#x}",
                 timeout.as_secs(),
@@ -135,6 +149,20 @@ impl Task {
             "{} (task {} on {}, queued by {})",
             what, self.number, self.stream, self.api
         )
+    }
+
+    /// Skips the task because an earlier task of its stream failed and the
+    /// stream is in `ACL_STOP_ON_FAILURE` mode: a record's marker is dropped
+    /// (whoever waits for it stops waiting, recorded as misuse: on hardware
+    /// that wait would not end), and the skip is logged.
+    pub(crate) fn skip_after_failure(&self) {
+        if let Work::Record { event, number } = &self.work {
+            event.drop_record(*number, "ACL_STOP_ON_FAILURE");
+        }
+        log::debug!(
+            "{} skipped: an earlier task of the stream failed and it is in ACL_STOP_ON_FAILURE mode",
+            self.describe()
+        );
     }
 
     /// Runs the task on the worker. A failure (memory freed meanwhile, for
@@ -163,6 +191,7 @@ impl Task {
                 ref event,
                 number,
                 timeout,
+                ..
             } => {
                 let give_up = || stream.given_up(self.number, true);
                 let deadline = timeout.map(|timeout| Instant::now() + timeout);

@@ -19,7 +19,9 @@ pub(crate) struct Detached {
 impl Streams {
     /// Removes every stream created on `device` and every event created on
     /// it: later calls with their handles fail with
-    /// `ACL_ERROR_RT_INVALID_HANDLE`, as for destroyed handles. Returns the
+    /// `ACL_ERROR_RT_INVALID_HANDLE`, as for destroyed handles (so does the
+    /// handle `aclrtCtxGetCurrentDefaultStream` gave for its default
+    /// stream). Returns the
     /// count of events removed with the streams.
     pub(crate) fn detach_device(&mut self, device: i32) -> (Detached, usize) {
         let handles: Vec<usize> = self
@@ -33,6 +35,8 @@ impl Streams {
             .filter_map(|handle| self.created.remove(handle))
             .collect();
         let default = self.defaults.get(&device).map(|entry| Arc::clone(&entry.stream));
+        self.default_aliases.retain(|_, &mut of| of != device);
+        super::fault::clear(device);
         let events_before = self.events.len();
         self.events.retain(|_, event| event.device != device);
         (Detached { entries, default }, events_before - self.events.len())
