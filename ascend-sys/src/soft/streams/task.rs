@@ -38,6 +38,11 @@ pub(crate) enum Work {
     /// `aclrtValueWait`: blocks the stream until the 64-bit word at
     /// `address` compares with `value` as `flag` says.
     ValueWait { address: usize, value: u64, flag: u32 },
+    /// `aclrtMemManagedPrefetch(Batch)Async`: `ranges` managed ranges
+    /// starting at `first`. Managed memory is one memory on the software
+    /// device, so a prefetch moves nothing; it only takes its place in the
+    /// stream's order.
+    Prefetch { first: usize, ranges: usize },
 }
 
 /// One task on a stream.
@@ -119,6 +124,9 @@ impl Task {
             Work::ValueWait { address, value, flag } => {
                 format!("a wait until {}", value::condition(*address, *value, *flag))
             }
+            Work::Prefetch { first, ranges } => {
+                format!("a prefetch of {ranges} managed range(s) starting with {first:#x}")
+            }
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -173,6 +181,7 @@ impl Task {
                 value::wait(stream, self, address, value, flag);
                 Ok(())
             }
+            Work::Prefetch { .. } => Ok(()),
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.
