@@ -678,3 +678,50 @@ fn batch_prefetch_is_all_or_nothing() {
         free(two);
     });
 }
+
+#[test]
+fn the_sanitizer_sees_the_device_side_and_announced_host_accesses() {
+    let output = soft_common::child_output("child_sanitized_managed_memory", &[(soft::ENV_SANITIZE, "all")]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("child done"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+#[ignore = "run by the_sanitizer_sees_the_device_side_and_announced_host_accesses in a child process"]
+fn child_sanitized_managed_memory() {
+    on_dev(|| {
+        let watch = soft::MisuseWatch::start();
+        let ptr = managed(4096);
+        // The host writes unseen; a device read of those bytes is no
+        // unwritten read (managed memory's contents are unknown, not unset).
+        // SAFETY: 4096 bytes of managed memory.
+        unsafe { ptr.cast::<u8>().write_bytes(3, 4096) };
+        let mut out = [0u8; 64];
+        // SAFETY: `out` holds 64 bytes.
+        let code = unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), 64, ptr, 64, ACL_MEMCPY_DEVICE_TO_HOST) };
+        assert_eq!(code, ACL_SUCCESS);
+        assert_eq!(out, [3; 64]);
+        assert_eq!(watch.seen().len(), 0, "{:?}", watch.seen());
+        // A queued device write, then an announced host read before the
+        // stream is synchronised: a race; after it, none.
+        let stream = create_stream();
+        // SAFETY: live managed memory.
+        assert_eq!(unsafe { aclrtMemsetAsync(ptr, 4096, 1, 4096, stream) }, ACL_SUCCESS);
+        soft::sanitize_host_access("host_read", ptr, 64, false);
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        soft::sanitize_host_access("host_read", ptr, 64, false);
+        let seen = watch.seen();
+        assert_eq!(
+            seen.iter().filter(|misuse| misuse.api == "host_read").count(),
+            1,
+            "{seen:?}"
+        );
+        destroy_stream(stream);
+        free(ptr);
+    });
+    println!("child done");
+}

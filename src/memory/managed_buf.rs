@@ -177,7 +177,10 @@ pub struct ManagedAttributes {
 ///
 /// **Sanitizer** (software device): device-side uses are checked as for any
 /// device memory; host loads and stores through the slices are plain
-/// memory accesses it cannot see (the borrows above order them).
+/// memory accesses it cannot see (the borrows above order them; raw code
+/// may announce its own with `ascend::sys::soft::sanitize_host_access`).
+/// Managed memory starts with unknown contents for it, not unwritten: the
+/// host may have written it.
 ///
 /// **Threads:** `ManagedBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
 pub struct ManagedBuf<T> {

@@ -64,20 +64,28 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
     }
     let reserved = rounded_size(size, rounding, policy)?;
     let device = context::require()?;
-    place_on(device, reserved, size as u64, runtime::DEVICE_ALIGN, "aclrtMalloc").map(|(address, _)| address)
+    place_on(
+        device,
+        reserved,
+        size as u64,
+        runtime::DEVICE_ALIGN,
+        Some("aclrtMalloc"),
+    )
+    .map(|(address, _)| address)
 }
 
 /// Places an allocation of `reserved` bytes (`requested` asked for) on
-/// `device` at a physical offset that is a multiple of `align`, for the
-/// call `api` (named to the sanitizer); returns its device address and
-/// physical offset. Managed memory is placed this way: it is device memory
+/// `device` at a physical offset that is a multiple of `align`; returns its
+/// device address and physical offset. For the sanitizer the memory starts
+/// unwritten when `origin` names the allocating call, or with unknown
+/// contents (`None`: memory the host writes unseen, managed memory). Managed memory is placed this way: it is device memory
 /// of this family, freed by `aclrtFree` like any other.
 pub(crate) fn place_on(
     device: i32,
     reserved: u64,
     requested: u64,
     align: u64,
-    api: &'static str,
+    origin: Option<&'static str>,
 ) -> SoftResult<(usize, u64)> {
     let core = runtime::core()?;
     let slot = core.device(device)?;
@@ -100,7 +108,7 @@ pub(crate) fn place_on(
             let offset = (address - slot.arena.device_base()) as u64;
             if sanitize::on() {
                 let view = slot.arena.view_at(offset);
-                sanitize::allocated(view as usize, reserved as usize, Some(api));
+                sanitize::allocated(view as usize, reserved as usize, origin);
             }
             Ok((address, offset))
         }

@@ -20,7 +20,10 @@
 //! The sanitizer sees device-side accesses to managed memory as it sees
 //! any device memory (copies and memsets translate it to the device view);
 //! host accesses through the managed address are plain loads and stores it
-//! cannot see.
+//! cannot see (a program may announce them with
+//! `soft::sanitize_host_access`, which checks them against queued work). So
+//! managed memory starts with unknown contents for the sanitizer, not
+//! unwritten: the host may have written it.
 //!
 //! Locking: one mutex of rank [`Rank::Managed`], held over a whole
 //! allocation or free (device memory's shards and space, contexts and the
@@ -120,7 +123,7 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
         );
     };
     let mut managed = lock();
-    let (address, offset) = device_mem::place_on(device, reserved, size, GRANULE, "aclrtMemAllocManaged")?;
+    let (address, offset) = device_mem::place_on(device, reserved, size, GRANULE, None)?;
     let arena = arena(device)?;
     if let Err(failure) = arena.expose(offset, reserved as usize) {
         if let Err(undone) = device_mem::free(address) {
