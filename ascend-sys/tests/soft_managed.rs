@@ -725,3 +725,51 @@ fn child_sanitized_managed_memory() {
     });
     println!("child done");
 }
+
+#[test]
+fn a_device_reset_frees_managed_memory_too() {
+    let output = soft_common::child_output("child_reset_with_managed_memory", &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("child done"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+#[ignore = "run by a_device_reset_frees_managed_memory_too in a child process (the reset must be the last)"]
+fn child_reset_with_managed_memory() {
+    software();
+    std::thread::spawn(|| {
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let old = managed(64);
+        // The last retain goes: the device's memory, managed memory too.
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let mut attributes = aclrtPtrAttributes::default();
+        // SAFETY: valid out-pointer.
+        assert_eq!(unsafe { aclrtPointerGetAttributes(old, &mut attributes) }, ACL_SUCCESS);
+        assert_ne!(attributes.location.type_, ACL_MEM_LOCATION_TYPE_MANAGED);
+        assert_eq!(
+            advise(old, 8, ACL_MEM_ADVISE_SET_READ_MOSTLY, host()),
+            ACL_ERROR_RT_PARAM_INVALID
+        );
+        // SAFETY: freed by the reset: refused.
+        assert_eq!(unsafe { aclrtFree(old) }, ACL_ERROR_RT_PARAM_INVALID);
+        // New managed memory (likely at the same address) works.
+        let new = managed(64);
+        // SAFETY: 64 bytes of managed memory.
+        unsafe { new.cast::<u8>().write_bytes(0x42, 64) };
+        assert_eq!(attr(ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, new, 64), 0);
+        free(new);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+    })
+    .join()
+    .expect("the child's thread");
+    println!("child done");
+}

@@ -80,6 +80,10 @@ struct Page {
 /// One managed allocation.
 struct Allocation {
     device: i32,
+    /// The device-memory allocation's creation number: a device reset frees
+    /// device memory without this family, and an entry whose allocation is
+    /// no longer the one it was made for is stale ([`Managed::live`]).
+    created: u64,
     /// Physical offset in the device's arena.
     offset: u64,
     /// Bytes reserved (a multiple of [`GRANULE`]).
@@ -91,6 +95,35 @@ struct Allocation {
 struct Managed {
     /// Live managed allocations by start address.
     allocations: BTreeMap<usize, Allocation>,
+}
+
+impl Managed {
+    /// The entry containing `address`, with its start, if it is still the
+    /// device-memory allocation it was made for. A stale one (its device
+    /// was reset, which frees every allocation of it) is dropped on the
+    /// way, its range made inaccessible to the host again.
+    fn live(&mut self, address: usize) -> Option<(usize, &mut Allocation)> {
+        let (&start, allocation) = self.allocations.range(..=address).next_back()?;
+        if address - start >= allocation.size {
+            return None;
+        }
+        let current = device_mem::find(start).is_some_and(|(at, now)| at == start && now.created == allocation.created);
+        if !current {
+            self.forget_stale(start);
+            return None;
+        }
+        self.allocations.get_mut(&start).map(|allocation| (start, allocation))
+    }
+
+    /// Drops the stale entry at `start` and conceals its range.
+    fn forget_stale(&mut self, start: usize) {
+        if let Some(stale) = self.allocations.remove(&start) {
+            log::debug!("software device: managed memory at {start:#x} was freed by a device reset");
+            if let Ok(arena) = arena(stale.device) {
+                arena.conceal(stale.offset, stale.size);
+            }
+        }
+    }
 }
 
 static FAMILY: Mutex<Managed> = Mutex::new(Managed {
@@ -124,6 +157,19 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
     };
     let mut managed = lock();
     let (address, offset) = device_mem::place_on(device, reserved, size, GRANULE, None)?;
+    // Entries overlapping memory just placed are stale (a device reset
+    // freed them): forgotten, and concealed before the new range is exposed.
+    let end = address + reserved as usize;
+    let overlapping: Vec<usize> = managed
+        .allocations
+        .range(..end)
+        .filter(|(start, allocation)| **start + allocation.size > address)
+        .map(|(start, _)| *start)
+        .collect();
+    for start in overlapping {
+        managed.forget_stale(start);
+    }
+    let created = device_mem::find(address).map_or(0, |(_, allocation)| allocation.created);
     let arena = arena(device)?;
     if let Err(failure) = arena.expose(offset, reserved as usize) {
         if let Err(undone) = device_mem::free(address) {
@@ -138,6 +184,7 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
         address,
         Allocation {
             device,
+            created,
             offset,
             size: reserved as usize,
             pages: vec![Page::default(); (reserved / GRANULE) as usize],
@@ -160,17 +207,14 @@ pub(crate) fn free(address: usize) -> Option<SoftResult> {
 
 /// The device of the managed allocation containing `address`, if any.
 pub(crate) fn device_of(address: usize) -> Option<i32> {
-    let managed = lock();
-    let (&start, allocation) = managed.allocations.range(..=address).next_back()?;
-    (address - start < allocation.size).then_some(allocation.device)
+    lock().live(address).map(|(_, allocation)| allocation.device)
 }
 
 /// The pages of `[address, address + size)`, which must lie in one managed
 /// allocation (`ACL_ERROR_RT_PARAM_INVALID` otherwise: the driver's
 /// INVALID_VALUE).
 fn pages_of<'a>(managed: &'a mut Managed, address: usize, size: usize, role: &str) -> SoftResult<&'a mut [Page]> {
-    let found = managed.allocations.range_mut(..=address).next_back();
-    let Some((&start, allocation)) = found.filter(|(start, allocation)| address - **start < allocation.size) else {
+    let Some((start, allocation)) = managed.live(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("{role} {address:#x} is not managed memory (aclrtMemAllocManaged)"),
