@@ -190,6 +190,42 @@ typedef enum {
     ACL_MEM_LOCATION_TYPE_HOST_NUMA = 4
 } aclrtMemLocationType;
 
+/** Advice for a range of managed memory (`aclrtMemManagedAdvise`). */
+typedef enum {
+    /** The range is mostly read: devices may keep read-only copies. */
+    ACL_MEM_ADVISE_SET_READ_MOSTLY = 0,
+    /** Undoes `ACL_MEM_ADVISE_SET_READ_MOSTLY`. */
+    ACL_MEM_ADVISE_UNSET_READ_MOSTLY = 1,
+    /** Sets the location the range's pages should preferably live in. */
+    ACL_MEM_ADVISE_SET_PREFERRED_LOCATION = 2,
+    /** Clears the preferred location. */
+    ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 3,
+    /** The location will access the range: keep it mapped there. */
+    ACL_MEM_ADVISE_SET_ACCESSED_BY = 4,
+    /** Undoes `ACL_MEM_ADVISE_SET_ACCESSED_BY` for the location. */
+    ACL_MEM_ADVISE_UNSET_ACCESSED_BY = 5
+} aclrtMemManagedAdviseType;
+
+/** Attribute of a range of managed memory (`aclrtMemManagedGetAttr(s)`). */
+typedef enum {
+    /** Whether the whole range is read-mostly (int32_t, 1 or 0). */
+    ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
+    /** The preferred location as a device id, -1 for the host, -2 for none (int32_t). */
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+    /** The devices set accessed-by (int32_t array, -1 the host, -2 padding). */
+    ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+    /** The preferred location's type (int32_t `aclrtMemManagedLocationType`). */
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 4,
+    /** The preferred location's id (int32_t). */
+    ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 5,
+    /** The last prefetch location as a device id, -1 for the host, -2 for none (int32_t). */
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 6,
+    /** The last prefetch location's type (int32_t `aclrtMemManagedLocationType`). */
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7,
+    /** The last prefetch location's id (int32_t). */
+    ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+} aclrtMemManagedRangeAttribute;
+
 /** Allocation type of physical memory. */
 typedef enum {
     /** Pinned (non-migratable) memory; the only value. */
@@ -412,6 +448,14 @@ typedef struct {
     aclrtMemLocationType type;
 } aclrtMemLocation;
 
+/** A managed-memory location: a device, the host or a host NUMA node. */
+typedef struct {
+    /** Kind of location. */
+    aclrtMemManagedLocationType type;
+    /** Device id or NUMA node id, depending on `type`. */
+    int32_t id;
+} aclrtMemManagedLocation;
+
 /** Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries). */
 typedef struct {
     /** Handle type; must be `ACL_MEM_HANDLE_TYPE_NONE` for `aclrtMallocPhysical`. */
@@ -614,6 +658,8 @@ typedef struct {
 /* Flags and other constants                                                */
 /* ======================================================================== */
 
+/** The only `flag` of `aclrtMemAllocManaged`: memory reachable from every device and the host. */
+static const uint32_t ACL_RT_MEM_ATTACH_GLOBAL = 0x01U;
 /** Major number of the ACL interface version these declarations describe. */
 static const int32_t ACL_MAJOR_VERSION = 1;
 /** Minor number of the ACL interface version these declarations describe. */
@@ -1649,6 +1695,33 @@ aclError aclrtGetMemUceInfo(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, 
 
 /** Repairs the `arraySize` ranges with uncorrectable errors given in `memUceInfoArray` (reserved fields 0). */
 aclError aclrtMemUceRepair(int32_t deviceId, aclrtMemUceInfo *memUceInfoArray, size_t arraySize);
+/* ======================================================================== */
+/* 3.11 Managed memory                                                      */
+/* ======================================================================== */
+
+/**
+ * Allocates `size` bytes of managed (unified) memory, reachable from the host and every device;
+ * `flag` must be `ACL_RT_MEM_ATTACH_GLOBAL`. Freed with `aclrtFree` (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemAllocManaged(void **ptr, uint64_t size, uint32_t flag);
+
+/** Sets or clears advice for a range of managed memory (hicann/runtime acl_rt.h). */
+aclError aclrtMemManagedAdvise(const void *const ptr, uint64_t size, aclrtMemManagedAdviseType advise, aclrtMemManagedLocation location);
+
+/** Queries one attribute of a range of managed memory into `data` (`dataSize` bytes). */
+aclError aclrtMemManagedGetAttr(aclrtMemManagedRangeAttribute attribute, const void *ptr, size_t size, void *data, size_t dataSize);
+
+/** Queries `numAttributes` attributes of a range of managed memory, each into `data[i]` (`dataSizes[i]` bytes). */
+aclError aclrtMemManagedGetAttrs(aclrtMemManagedRangeAttribute *attributes, size_t numAttributes, const void *ptr, size_t size, void **data, size_t *dataSizes);
+
+/** Queues on `stream` a prefetch of a range of managed memory to `location`; `flags` must be 0. */
+aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size, aclrtMemManagedLocation location, uint32_t flags, aclrtStream stream);
+
+/**
+ * Queues on `stream` the prefetch of `count` ranges; `prefetchLocs[k]` applies to the ranges from
+ * `prefetchLocIdxs[k]` to the next index (the last to `count - 1`); `flags` must be 0.
+ */
+aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count, aclrtMemManagedLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, uint64_t flags, aclrtStream stream);
 
 #ifdef __cplusplus
 }

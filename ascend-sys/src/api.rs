@@ -62,13 +62,16 @@
 //!   `aclrtAllocatorSetFreeFuncToDesc`, `aclrtAllocatorSetAllocAdviseFuncToDesc`,
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
+//! - 3.11 Managed memory: `aclrtMemAllocManaged`, `aclrtMemManagedAdvise`,
+//!   `aclrtMemManagedGetAttr`, `aclrtMemManagedGetAttrs`, `aclrtMemManagedPrefetchAsync`,
+//!   `aclrtMemManagedPrefetchBatchAsync`.
 //! - 3.12 Cache maintenance and memory checks: `aclrtCmoAsync`,
 //!   `aclrtCmoAsyncWithBarrier`, `aclrtCmoWaitBarrier`, `aclrtCmoGetDescSize`,
 //!   `aclrtCmoSetDesc`, `aclrtCmoAsyncWithDesc`, `aclrtMemFlush`,
 //!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
 //!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
 //!
-//! 137 functions in all. The reference table lists 103 of them; the
+//! 143 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
 //! 3.10 to 3.13) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
@@ -726,6 +729,58 @@ macro_rules! for_each_acl_function {
             /// Repairs the `arraySize` (at most 128) ranges in `memUceInfoArray`,
             /// whose reserved fields must be 0.
             fn aclrtMemUceRepair(deviceId: i32, memUceInfoArray: *mut aclrtMemUceInfo, arraySize: usize) -> aclError;
+            // 3.11 Managed memory
+            /// Allocates `size` bytes of managed memory (rounded up to 2 MiB), reachable
+            /// from the host and every device; `flag` must be `ACL_RT_MEM_ATTACH_GLOBAL`.
+            /// Freed with `aclrtFree`.
+            fn aclrtMemAllocManaged(ptr: *mut *mut c_void, size: u64, flag: u32) -> aclError;
+            /// Sets or clears `advise` for the managed range `[ptr, ptr + size)` at `location`.
+            fn aclrtMemManagedAdvise(
+                ptr: *const c_void,
+                size: u64,
+                advise: aclrtMemManagedAdviseType,
+                location: aclrtMemManagedLocation,
+            ) -> aclError;
+            /// Writes one attribute of the managed range `[ptr, ptr + size)` into `data`
+            /// (`dataSize` bytes).
+            fn aclrtMemManagedGetAttr(
+                attribute: aclrtMemManagedRangeAttribute,
+                ptr: *const c_void,
+                size: usize,
+                data: *mut c_void,
+                dataSize: usize,
+            ) -> aclError;
+            /// Writes `numAttributes` attributes of the managed range, each into `data[i]`
+            /// (`dataSizes[i]` bytes).
+            fn aclrtMemManagedGetAttrs(
+                attributes: *mut aclrtMemManagedRangeAttribute,
+                numAttributes: usize,
+                ptr: *const c_void,
+                size: usize,
+                data: *mut *mut c_void,
+                dataSizes: *mut usize,
+            ) -> aclError;
+            /// Queues on `stream` a prefetch of the managed range to `location`; `flags`
+            /// must be 0.
+            fn aclrtMemManagedPrefetchAsync(
+                ptr: *const c_void,
+                size: usize,
+                location: aclrtMemManagedLocation,
+                flags: u32,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Queues on `stream` the prefetch of `count` managed ranges, `prefetchLocs[k]`
+            /// applying from range `prefetchLocIdxs[k]` on; `flags` must be 0.
+            fn aclrtMemManagedPrefetchBatchAsync(
+                ptrs: *mut *const c_void,
+                sizes: *mut usize,
+                count: usize,
+                prefetchLocs: *mut aclrtMemManagedLocation,
+                prefetchLocIdxs: *mut usize,
+                numPrefetchLocs: usize,
+                flags: u64,
+                stream: aclrtStream,
+            ) -> aclError;
         }
     };
 }

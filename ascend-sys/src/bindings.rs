@@ -58,6 +58,10 @@ pub mod c_types {
     pub type aclrtMemAttr = ::std::os::raw::c_uint;
     #[doc = " Kind of place a memory location refers to."]
     pub type aclrtMemLocationType = ::std::os::raw::c_uint;
+    #[doc = " Advice for a range of managed memory (`aclrtMemManagedAdvise`)."]
+    pub type aclrtMemManagedAdviseType = ::std::os::raw::c_uint;
+    #[doc = " Attribute of a range of managed memory (`aclrtMemManagedGetAttr(s)`)."]
+    pub type aclrtMemManagedRangeAttribute = ::std::os::raw::c_uint;
     #[doc = " Allocation type of physical memory."]
     pub type aclrtMemAllocationType = ::std::os::raw::c_uint;
     #[doc = " Handle type requested for a physical allocation."]
@@ -120,6 +124,15 @@ pub mod c_types {
         pub id: u32,
         #[doc = " Kind of location."]
         pub type_: aclrtMemLocationType,
+    }
+    #[doc = " A managed-memory location: a device, the host or a host NUMA node."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemManagedLocation {
+        #[doc = " Kind of location."]
+        pub type_: aclrtMemManagedLocationType,
+        #[doc = " Device id or NUMA node id, depending on `type`."]
+        pub id: i32,
     }
     #[doc = " Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries)."]
     #[repr(C)]
@@ -358,6 +371,34 @@ pub mod c_types {
     pub const ACL_MEM_LOCATION_TYPE_MANAGED: aclrtMemLocationType = 3;
     #[doc = " Host memory on a given NUMA node; the location id is the NUMA id."]
     pub const ACL_MEM_LOCATION_TYPE_HOST_NUMA: aclrtMemLocationType = 4;
+    #[doc = " The range is mostly read: devices may keep read-only copies."]
+    pub const ACL_MEM_ADVISE_SET_READ_MOSTLY: aclrtMemManagedAdviseType = 0;
+    #[doc = " Undoes `ACL_MEM_ADVISE_SET_READ_MOSTLY`."]
+    pub const ACL_MEM_ADVISE_UNSET_READ_MOSTLY: aclrtMemManagedAdviseType = 1;
+    #[doc = " Sets the location the range's pages should preferably live in."]
+    pub const ACL_MEM_ADVISE_SET_PREFERRED_LOCATION: aclrtMemManagedAdviseType = 2;
+    #[doc = " Clears the preferred location."]
+    pub const ACL_MEM_ADVISE_UNSET_PREFERRED_LOCATION: aclrtMemManagedAdviseType = 3;
+    #[doc = " The location will access the range: keep it mapped there."]
+    pub const ACL_MEM_ADVISE_SET_ACCESSED_BY: aclrtMemManagedAdviseType = 4;
+    #[doc = " Undoes `ACL_MEM_ADVISE_SET_ACCESSED_BY` for the location."]
+    pub const ACL_MEM_ADVISE_UNSET_ACCESSED_BY: aclrtMemManagedAdviseType = 5;
+    #[doc = " Whether the whole range is read-mostly (int32_t, 1 or 0)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: aclrtMemManagedRangeAttribute = 1;
+    #[doc = " The preferred location as a device id, -1 for the host, -2 for none (int32_t)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: aclrtMemManagedRangeAttribute = 2;
+    #[doc = " The devices set accessed-by (int32_t array, -1 the host, -2 padding)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: aclrtMemManagedRangeAttribute = 3;
+    #[doc = " The preferred location's type (int32_t `aclrtMemManagedLocationType`)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: aclrtMemManagedRangeAttribute = 4;
+    #[doc = " The preferred location's id (int32_t)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: aclrtMemManagedRangeAttribute = 5;
+    #[doc = " The last prefetch location as a device id, -1 for the host, -2 for none (int32_t)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: aclrtMemManagedRangeAttribute = 6;
+    #[doc = " The last prefetch location's type (int32_t `aclrtMemManagedLocationType`)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: aclrtMemManagedRangeAttribute = 7;
+    #[doc = " The last prefetch location's id (int32_t)."]
+    pub const ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: aclrtMemManagedRangeAttribute = 8;
     #[doc = " Pinned (non-migratable) memory; the only value."]
     pub const ACL_MEM_ALLOCATION_TYPE_PINNED: aclrtMemAllocationType = 0;
     #[doc = " No OS handle; the value required by `aclrtMallocPhysical` and `aclrtMemExportToShareableHandle`."]
@@ -490,6 +531,14 @@ pub mod c_types {
         ["Alignment of aclrtMemLocation"][::std::mem::align_of::<aclrtMemLocation>() - 4usize];
         ["Offset of field: aclrtMemLocation::id"][::std::mem::offset_of!(aclrtMemLocation, id) - 0usize];
         ["Offset of field: aclrtMemLocation::type_"][::std::mem::offset_of!(aclrtMemLocation, type_) - 4usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemManagedLocation"][::std::mem::size_of::<aclrtMemManagedLocation>() - 8usize];
+        ["Alignment of aclrtMemManagedLocation"][::std::mem::align_of::<aclrtMemManagedLocation>() - 4usize];
+        ["Offset of field: aclrtMemManagedLocation::type_"]
+            [::std::mem::offset_of!(aclrtMemManagedLocation, type_) - 0usize];
+        ["Offset of field: aclrtMemManagedLocation::id"][::std::mem::offset_of!(aclrtMemManagedLocation, id) - 4usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
@@ -671,6 +720,8 @@ pub mod c_types {
         ["Offset of field: aclrtBarrierTaskInfo::cmoInfo"]
             [::std::mem::offset_of!(aclrtBarrierTaskInfo, cmoInfo) - 8usize];
     };
+    #[doc = " The only `flag` of `aclrtMemAllocManaged`: memory reachable from every device and the host."]
+    pub const ACL_RT_MEM_ATTACH_GLOBAL: u32 = 1;
     #[doc = " Major number of the ACL interface version these declarations describe."]
     pub const ACL_MAJOR_VERSION: i32 = 1;
     #[doc = " Minor number of the ACL interface version these declarations describe."]
@@ -1226,6 +1277,15 @@ pub mod c_types {
         pub aicoreErrType: aclrtAicoreErrorType,
     }
     impl Default for aclrtMemLocation {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtMemManagedLocation {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
             unsafe {
@@ -1904,5 +1964,50 @@ pub mod c_functions {
         ) -> aclError;
         #[doc = " Repairs the `arraySize` ranges with uncorrectable errors given in `memUceInfoArray` (reserved fields 0)."]
         pub fn aclrtMemUceRepair(deviceId: i32, memUceInfoArray: *mut aclrtMemUceInfo, arraySize: usize) -> aclError;
+        #[doc = " Allocates `size` bytes of managed (unified) memory, reachable from the host and every device;\n `flag` must be `ACL_RT_MEM_ATTACH_GLOBAL`. Freed with `aclrtFree` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemAllocManaged(ptr: *mut *mut ::std::os::raw::c_void, size: u64, flag: u32) -> aclError;
+        #[doc = " Sets or clears advice for a range of managed memory (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemManagedAdvise(
+            ptr: *const ::std::os::raw::c_void,
+            size: u64,
+            advise: aclrtMemManagedAdviseType,
+            location: aclrtMemManagedLocation,
+        ) -> aclError;
+        #[doc = " Queries one attribute of a range of managed memory into `data` (`dataSize` bytes)."]
+        pub fn aclrtMemManagedGetAttr(
+            attribute: aclrtMemManagedRangeAttribute,
+            ptr: *const ::std::os::raw::c_void,
+            size: usize,
+            data: *mut ::std::os::raw::c_void,
+            dataSize: usize,
+        ) -> aclError;
+        #[doc = " Queries `numAttributes` attributes of a range of managed memory, each into `data[i]` (`dataSizes[i]` bytes)."]
+        pub fn aclrtMemManagedGetAttrs(
+            attributes: *mut aclrtMemManagedRangeAttribute,
+            numAttributes: usize,
+            ptr: *const ::std::os::raw::c_void,
+            size: usize,
+            data: *mut *mut ::std::os::raw::c_void,
+            dataSizes: *mut usize,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a prefetch of a range of managed memory to `location`; `flags` must be 0."]
+        pub fn aclrtMemManagedPrefetchAsync(
+            ptr: *const ::std::os::raw::c_void,
+            size: usize,
+            location: aclrtMemManagedLocation,
+            flags: u32,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the prefetch of `count` ranges; `prefetchLocs[k]` applies to the ranges from\n `prefetchLocIdxs[k]` to the next index (the last to `count - 1`); `flags` must be 0."]
+        pub fn aclrtMemManagedPrefetchBatchAsync(
+            ptrs: *mut *const ::std::os::raw::c_void,
+            sizes: *mut usize,
+            count: usize,
+            prefetchLocs: *mut aclrtMemManagedLocation,
+            prefetchLocIdxs: *mut usize,
+            numPrefetchLocs: usize,
+            flags: u64,
+            stream: aclrtStream,
+        ) -> aclError;
     }
 }

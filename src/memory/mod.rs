@@ -1,5 +1,5 @@
-//! Memory owners: device memory ([`DeviceBuf`]) and page-locked host memory
-//! ([`PinnedHostBuf`]).
+//! Memory owners: device memory ([`DeviceBuf`]), page-locked host memory
+//! ([`PinnedHostBuf`]) and managed memory, reachable from both ([`ManagedBuf`]).
 //!
 //! Device memory is never a Rust reference: a [`DeviceBuf`] is a handle, and
 //! its bytes move only through checked copies. Element types are bounded by
@@ -22,6 +22,7 @@ mod cache;
 mod cast_error;
 mod device_buf;
 mod element_cast;
+mod managed_buf;
 mod pinned_host;
 mod policy;
 mod query;
@@ -32,6 +33,7 @@ mod view;
 pub use cache::{CacheOp, MemTypes, check_mem_type};
 pub use cast_error::CastError;
 pub use device_buf::DeviceBuf;
+pub use managed_buf::{ManagedAdvice, ManagedAttributes, ManagedBuf, ManagedLocation};
 pub use pinned_host::PinnedHostBuf;
 pub use policy::{AllocCall, MallocPolicy};
 pub use query::{AddressRange, PointerAttributes, address_range, pointer_attributes};

@@ -9,7 +9,10 @@
 //!   private to the software device: copies and memsets go through it.
 //! - **Device addresses** are a separate range reserved `PROT_NONE` in the
 //!   process: they are real, unique addresses, and a host dereference of one
-//!   faults, as it does on hardware.
+//!   faults, as it does on hardware. Managed memory is the one exception:
+//!   its range of device addresses is mapped to its own physical bytes
+//!   ([`Arena::expose`]), so the host dereferences the same address the
+//!   device uses.
 
 use super::byte_locks;
 use super::fail::{SoftResult, fail};
@@ -124,6 +127,56 @@ impl Arena {
         // SAFETY: `offset` is within the view mapping (callers translate
         // from allocations inside the capacity).
         unsafe { self.view.add(offset as usize) }
+    }
+
+    /// Maps the physical bytes `[offset, offset + length)` at their own
+    /// device addresses, readable and writable by the host (managed
+    /// memory): the host then sees the bytes the device view sees. Both
+    /// `offset` and `length` must be multiples of the host page size, inside
+    /// the capacity, and the range an allocation of the caller.
+    pub(crate) fn expose(&self, offset: u64, length: usize) -> SoftResult {
+        debug_assert!(offset.is_multiple_of(PAGE) && (length as u64).is_multiple_of(PAGE));
+        debug_assert!(offset + length as u64 <= self.capacity);
+        let address = self.device_base + offset as usize;
+        // SAFETY: `[address, address + length)` lies inside the device
+        // address reservation this arena owns (the caller's allocation), so
+        // MAP_FIXED replaces only that part of it.
+        let mapped = unsafe {
+            mmap(
+                address as *mut c_void,
+                length,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED | MapFlags::FIXED,
+                &self._memfd,
+                offset,
+            )
+        };
+        match mapped {
+            Ok(_) => Ok(()),
+            Err(error) => fail(
+                ACL_ERROR_RT_MEMORY_ALLOCATION,
+                format!("mapping managed memory for the host failed: {error}"),
+            ),
+        }
+    }
+
+    /// Makes the device addresses of `[offset, offset + length)`
+    /// inaccessible to the host again (undoes [`Arena::expose`]). On
+    /// failure the range stays mapped, which only leaves it readable.
+    pub(crate) fn conceal(&self, offset: u64, length: usize) {
+        let address = self.device_base + offset as usize;
+        // SAFETY: as in `expose`: a part of this arena's own reservation.
+        let restored = unsafe {
+            mmap_anonymous(
+                address as *mut c_void,
+                length,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE | MapFlags::NORESERVE | MapFlags::FIXED,
+            )
+        };
+        if let Err(error) = restored {
+            log::warn!("software device: could not unmap managed memory from the host: {error}");
+        }
     }
 
     /// Gives back the pages of a large free (at least

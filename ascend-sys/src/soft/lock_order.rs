@@ -6,18 +6,25 @@
 //! 1. [`Rank::Init`]: `aclInit` / `aclFinalize`.
 //! 2. [`Rank::Streams`]: streams and events (an enqueue translates its
 //!    addresses under the stream's lock).
-//! 3. [`Rank::Vmm`]: physical allocations, reservations and mappings.
-//! 4. [`Rank::Share`]: exports, IPC keys and IPC imports (freeing a
+//! 3. [`Rank::Managed`]: managed memory (`aclrtMemAllocManaged`): held
+//!    over a managed allocation's whole life cycle step (placing it in
+//!    device memory and mapping it for the host, or unmapping and freeing
+//!    it), so it comes before every lock those steps take (contexts, the
+//!    sharing tables when an exported allocation is freed, the device
+//!    memory's shards and space); a prefetch takes it under the streams'
+//!    lock.
+//! 4. [`Rank::Vmm`]: physical allocations, reservations and mappings.
+//! 5. [`Rank::Share`]: exports, IPC keys and IPC imports (freeing a
 //!    physical allocation withdraws its export; exporting one reads it).
-//! 5. [`Rank::Contexts`]: contexts and the primary contexts' retains.
-//! 6. [`Rank::Registrations`]: host registrations.
-//! 7. [`Rank::HostMemory`]: pinned host memory.
-//! 8. [`Rank::Allocators`]: custom allocator descriptors.
-//! 9. [`Rank::Peers`]: peer access between devices.
-//! 10. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 11. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//! 6. [`Rank::Contexts`]: contexts and the primary contexts' retains.
+//! 7. [`Rank::Registrations`]: host registrations.
+//! 8. [`Rank::HostMemory`]: pinned host memory.
+//! 9. [`Rank::Allocators`]: custom allocator descriptors.
+//! 10. [`Rank::Peers`]: peer access between devices.
+//! 11. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 12. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!     allocations).
-//! 12. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 13. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -40,27 +47,29 @@ pub(crate) enum Rank {
     Init = 0,
     /// Streams and events.
     Streams = 1,
+    /// Managed memory (`aclrtMemAllocManaged` and its advice).
+    Managed = 2,
     /// Virtual memory management: physical allocations, reservations and
     /// mappings.
-    Vmm = 2,
+    Vmm = 3,
     /// Memory shared with other processes.
-    Share = 3,
+    Share = 4,
     /// Contexts and the primary contexts' retains.
-    Contexts = 4,
+    Contexts = 5,
     /// Host registrations (`aclrtHostRegister*`).
-    Registrations = 5,
+    Registrations = 6,
     /// Pinned host memory (`aclrtMallocHost`).
-    HostMemory = 6,
+    HostMemory = 7,
     /// Custom allocator descriptors and their registrations on streams.
-    Allocators = 7,
+    Allocators = 8,
     /// Peer access between devices.
-    Peers = 8,
+    Peers = 9,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 9,
+    DeviceShard = 10,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 10,
+    DeviceSpace = 11,
     /// The byte stripes of one copy or fill step.
-    Bytes = 11,
+    Bytes = 12,
 }
 
 #[cfg(debug_assertions)]
@@ -189,6 +198,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Contexts,
         Rank::Share,
         Rank::Vmm,
+        Rank::Managed,
         Rank::Streams,
         Rank::Init,
     ]

@@ -105,3 +105,25 @@ impl Gate {
         destroy_event(event);
     }
 }
+
+/// `size` bytes of managed memory (`aclrtMemAllocManaged`, global).
+pub fn managed(size: u64) -> *mut c_void {
+    let mut ptr = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    let code = unsafe { aclrtMemAllocManaged(&mut ptr, size, ACL_RT_MEM_ATTACH_GLOBAL) };
+    assert_eq!(code, ACL_SUCCESS, "aclrtMemAllocManaged of {size} bytes");
+    ptr
+}
+
+/// A managed-memory location of `type_` and `id`.
+pub fn managed_location(type_: aclrtMemManagedLocationType, id: i32) -> aclrtMemManagedLocation {
+    aclrtMemManagedLocation { type_, id }
+}
+
+/// The number of devices.
+pub fn device_count() -> i32 {
+    let mut count = 0u32;
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
+    count as i32
+}

@@ -64,6 +64,29 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
     }
     let reserved = rounded_size(size, rounding, policy)?;
     let device = context::require()?;
+    place_on(
+        device,
+        reserved,
+        size as u64,
+        runtime::DEVICE_ALIGN,
+        Some("aclrtMalloc"),
+    )
+    .map(|(address, _)| address)
+}
+
+/// Places an allocation of `reserved` bytes (`requested` asked for) on
+/// `device` at a physical offset that is a multiple of `align`; returns its
+/// device address and physical offset. For the sanitizer the memory starts
+/// unwritten when `origin` names the allocating call, or with unknown
+/// contents (`None`: memory the host writes unseen, managed memory). Managed memory is placed this way: it is device memory
+/// of this family, freed by `aclrtFree` like any other.
+pub(crate) fn place_on(
+    device: i32,
+    reserved: u64,
+    requested: u64,
+    align: u64,
+    origin: Option<&'static str>,
+) -> SoftResult<(usize, u64)> {
     let core = runtime::core()?;
     let slot = core.device(device)?;
     let memory = &family(core)[device as usize];
@@ -71,22 +94,23 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
         device,
         offset: 0,
         size: reserved,
-        requested: size as u64,
+        requested,
         created: super::sequence::next(),
         exported: false,
     };
-    let placed = memory.place(allocation, slot).or_else(|| {
+    let placed = memory.place(allocation, slot, align).or_else(|| {
         // Room may be held by other threads' shards: credit, empty slabs.
         memory.reclaim(slot);
-        memory.place(allocation, slot)
+        memory.place(allocation, slot, align)
     });
     match placed {
         Some(address) => {
+            let offset = (address - slot.arena.device_base()) as u64;
             if sanitize::on() {
-                let view = slot.arena.view_at((address - slot.arena.device_base()) as u64);
-                sanitize::allocated(view as usize, reserved as usize, Some("aclrtMalloc"));
+                let view = slot.arena.view_at(offset);
+                sanitize::allocated(view as usize, reserved as usize, origin);
             }
-            Ok(address)
+            Ok((address, offset))
         }
         None => fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,

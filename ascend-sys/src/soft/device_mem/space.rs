@@ -115,16 +115,15 @@ impl DeviceMemory {
         self.in_owner(address, |allocations| allocations.find(address))
     }
 
-    /// Places `allocation.size` bytes: in this thread's shard if small,
-    /// else (or when no slab is free) in the space. Returns the device
-    /// address, or `None` when no free range is large enough.
     /// Counts and places `allocation.size` bytes: in this thread's shard
     /// if small (paid from the shard's credit), else (or when no slab is
-    /// free) in the space. Returns the device address, or `None` when the
-    /// device's capacity or its free ranges have no room.
-    pub(super) fn place(&self, mut allocation: DeviceAllocation, device: &DeviceCore) -> Option<usize> {
+    /// free) in the space; at a physical offset that is a multiple of
+    /// `align` (more than the device's 512 bytes: always in the space).
+    /// Returns the device address, or `None` when the device's capacity or
+    /// its free ranges have no room.
+    pub(super) fn place(&self, mut allocation: DeviceAllocation, device: &DeviceCore, align: u64) -> Option<usize> {
         let size = allocation.size;
-        if size < RELEASE_AT_ONCE {
+        if size < RELEASE_AT_ONCE && align <= DEVICE_ALIGN {
             let index = my_shard();
             let mut shard = self.shard(index);
             if !shard.credit.cover(size, device) {
@@ -152,7 +151,7 @@ impl DeviceMemory {
             return None;
         }
         let mut space = self.space();
-        let Some(offset) = space.free.allocate(size, DEVICE_ALIGN) else {
+        let Some(offset) = space.free.allocate(size, align.max(DEVICE_ALIGN)) else {
             device.uncommit(size);
             return None;
         };

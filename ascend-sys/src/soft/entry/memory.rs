@@ -90,10 +90,16 @@ pub(crate) unsafe fn aclrtMallocForTaskScheduler(
     )
 }
 
+/// `aclrtFree`'s body: managed memory goes back through its own family
+/// (which unmaps it from the host first), the rest to device memory.
+fn free_device_or_managed(address: usize) -> SoftResult {
+    crate::soft::managed::free(address).unwrap_or_else(|| device_mem::free(address))
+}
+
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFree",
-        non_null(devPtr, "devPtr").and_then(|()| device_mem::free(devPtr as usize)),
+        non_null(devPtr, "devPtr").and_then(|()| free_device_or_managed(devPtr as usize)),
     )
 }
 
@@ -102,7 +108,7 @@ pub(crate) unsafe fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError {
         "aclrtFreeWithDevSync",
         non_null(devPtr, "devPtr")
             .and_then(|()| crate::soft::streams::synchronize_device(None))
-            .and_then(|()| device_mem::free(devPtr as usize)),
+            .and_then(|()| free_device_or_managed(devPtr as usize)),
     )
 }
 
@@ -170,11 +176,26 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
 /// What `aclrtPointerGetAttributes` reports for `address`: device memory
 /// (allocations, mapped VMM ranges, the device pointer of a host
 /// registration) is DEVICE with its device id; `aclrtMallocHost*` memory and
-/// registered host ranges are HOST; anything else is UNREGISTERED. The page
-/// size is the 4 KiB the software device uses everywhere.
+/// registered host ranges are HOST; `aclrtMemAllocManaged` memory is
+/// MANAGED with its device id and 2 MiB pages (the runtime's huge pages for
+/// it); anything else is UNREGISTERED. The page size is otherwise the 4 KiB
+/// the software device uses everywhere.
 fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
     use crate::soft::translate::{Side, Translator, is_pinned_host};
-    let (kind, id) = match Translator::default().side_of(address)? {
+    let side = Translator::default().side_of(address)?;
+    if let Side::Device(Some(_)) = side
+        && let Some(device) = crate::soft::managed::device_of(address)
+    {
+        return Ok(aclrtPtrAttributes {
+            location: aclrtMemLocation {
+                id: device as u32,
+                type_: ACL_MEM_LOCATION_TYPE_MANAGED,
+            },
+            pageSize: crate::soft::managed::GRANULE as u32,
+            rsv: [0; 4],
+        });
+    }
+    let (kind, id) = match side {
         Side::Device(Some(device)) => (ACL_MEM_LOCATION_TYPE_DEVICE, device as u32),
         // A reserved range with nothing mapped yet has no device: it is
         // whatever host memory says.

@@ -737,6 +737,31 @@ pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
     Ok(())
 }
 
+/// `aclrtMemManagedPrefetch(Batch)Async`: resolves `stream` (its handle is
+/// checked first; NULL is the current device's default stream), runs
+/// `check` (the call's remaining argument checks) and, when it passes,
+/// enqueues a task that moves nothing: managed memory is one memory on the
+/// software device, so a prefetch only takes its place in the stream's
+/// order. Nothing is enqueued when a check fails.
+pub(crate) fn enqueue_prefetch(
+    api: &'static str,
+    stream: usize,
+    (first, ranges): (usize, usize),
+    check: impl FnOnce() -> SoftResult,
+) -> SoftResult {
+    let mut streams = lock()?;
+    let stream = match lookup_stream(&streams, stream)? {
+        Some(stream) => stream,
+        None => {
+            let device = context::require()?;
+            default_stream(&mut streams, device)?
+        }
+    };
+    check()?;
+    stream.submit(task::Task::new(api, task::Work::Prefetch { first, ranges }, Vec::new()));
+    Ok(())
+}
+
 /// Refuses events no stream can wait for (nor reset): those without
 /// `ACL_EVENT_SYNC` (the runtime's "event without wait task").
 fn refuse_without_wait_task(event: &Event, api: &str) -> SoftResult {

@@ -47,6 +47,11 @@ pub(crate) enum Work {
     /// `aclrtCmoWaitBarrier` for `count` barriers: it waits for nothing,
     /// the stream being in order.
     Barrier { count: usize },
+    /// `aclrtMemManagedPrefetch(Batch)Async`: `ranges` managed ranges
+    /// starting at `first`. Managed memory is one memory on the software
+    /// device, so a prefetch moves nothing; it only takes its place in the
+    /// stream's order.
+    Prefetch { first: usize, ranges: usize },
 }
 
 /// One task on a stream.
@@ -144,6 +149,9 @@ impl Task {
                 format!("cache maintenance operation {op} on {len} bytes at {address:#x}")
             }
             Work::Barrier { count } => format!("a wait for {count} cache maintenance barriers"),
+            Work::Prefetch { first, ranges } => {
+                format!("a prefetch of {ranges} managed range(s) starting with {first:#x}")
+            }
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -214,6 +222,7 @@ impl Task {
                 Ok(())
             }
             Work::Cache { .. } | Work::Barrier { .. } => Ok(()),
+            Work::Prefetch { .. } => Ok(()),
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.
