@@ -14,10 +14,14 @@
 //! 7. [`Rank::HostMemory`]: pinned host memory.
 //! 8. [`Rank::Allocators`]: custom allocator descriptors.
 //! 9. [`Rank::Peers`]: peer access between devices.
-//! 10. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 11. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//! 10. [`Rank::MemPools`]: stream-ordered memory pools (`aclrtMemPool*`):
+//!     taken after a call has looked its stream up (the streams' lock is
+//!     let go first), and held while a pool takes device memory for a
+//!     block (a shard, then the space).
+//! 11. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 12. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!     allocations).
-//! 12. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 13. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -54,12 +58,14 @@ pub(crate) enum Rank {
     Allocators = 7,
     /// Peer access between devices.
     Peers = 8,
+    /// Stream-ordered memory pools (`aclrtMemPool*`).
+    MemPools = 9,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 9,
+    DeviceShard = 10,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 10,
+    DeviceSpace = 11,
     /// The byte stripes of one copy or fill step.
-    Bytes = 11,
+    Bytes = 12,
 }
 
 #[cfg(debug_assertions)]
@@ -181,6 +187,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Bytes,
         Rank::DeviceSpace,
         Rank::DeviceShard,
+        Rank::MemPools,
         Rank::Peers,
         Rank::Allocators,
         Rank::HostMemory,

@@ -8,6 +8,7 @@ use crate::soft::copy;
 use crate::soft::fail::{Failure, SoftResult};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_WAIT_TIMEOUT};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a task does.
@@ -38,6 +39,9 @@ pub(crate) enum Work {
     /// `aclrtValueWait`: blocks the stream until the 64-bit word at
     /// `address` compares with `value` as `flag` says.
     ValueWait { address: usize, value: u64, flag: u32 },
+    /// A marker that sets `done` when the worker reaches it (the position
+    /// of an `aclrtMemPoolFreeAsync`: the pool learns when it has run).
+    Signal { done: Arc<AtomicBool> },
 }
 
 /// One task on a stream.
@@ -119,6 +123,7 @@ impl Task {
             Work::ValueWait { address, value, flag } => {
                 format!("a wait until {}", value::condition(*address, *value, *flag))
             }
+            Work::Signal { .. } => "a memory pool free".to_string(),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -171,6 +176,10 @@ impl Task {
             Work::ValueWrite { address, value } => value::write(address, value),
             Work::ValueWait { address, value, flag } => {
                 value::wait(stream, self, address, value, flag);
+                Ok(())
+            }
+            Work::Signal { ref done } => {
+                done.store(true, Ordering::Release);
                 Ok(())
             }
         };
