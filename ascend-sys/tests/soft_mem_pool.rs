@@ -530,12 +530,15 @@ fn destroy_with_live_allocations() {
         let stream = create_stream();
         let block = alloc(64, pool, stream);
         sync(stream);
-        let kinds =
-            |since| -> Vec<soft::ResourceKind> { soft::live_since(since).into_iter().map(|r| r.kind).collect() };
-        assert!(kinds(since).contains(&soft::ResourceKind::MemPool));
+        let pool_live = || {
+            soft::live_since(since)
+                .iter()
+                .any(|r| r.kind == soft::ResourceKind::MemPool && r.id == pool as u64)
+        };
+        assert!(pool_live());
         assert!(soft::leak_report().contains(&format!("memory pool {:#x}", pool as usize)));
         assert_eq!(destroy(pool), ACL_SUCCESS);
-        assert!(!kinds(since).contains(&soft::ResourceKind::MemPool));
+        assert!(!pool_live());
         let block_live = soft::live_since(since).iter().any(|r| r.id == block as u64);
         assert!(!block_live, "the pool's block went with it");
         assert_eq!(free_async(block, stream), ACL_ERROR_RT_PARAM_INVALID);
@@ -543,23 +546,40 @@ fn destroy_with_live_allocations() {
     });
 }
 
-/// The last `aclrtResetDevice` releases the device's pools and their memory.
+/// The last `aclrtResetDevice` releases the device's pools and their memory
+/// (in a child process: no other test may hold the device).
 #[test]
 fn reset_device_releases_pools() {
+    let output = soft_common::child_output("reset_device_releases_pools_child", &[]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("1 passed"));
+}
+
+#[test]
+#[ignore = "run alone by reset_device_releases_pools"]
+fn reset_device_releases_pools_child() {
     let since = std::sync::Mutex::new(0);
     let pool = on_device(|| {
         *since.lock().unwrap() = soft::sequence_now();
         let pool = create(4 * MIB2);
         let stream = create_stream();
-        let _block = alloc(64, pool, stream);
+        let block = alloc(64, pool, stream);
         sync(stream);
         destroy_stream(stream);
+        assert!(
+            soft::live_since(*since.lock().unwrap())
+                .iter()
+                .any(|r| r.id == block as u64)
+        );
         pool as usize
     });
     let since = *since.lock().unwrap();
-    let left: Vec<_> = soft::live_since(since)
-        .into_iter()
-        .filter(|r| r.kind == soft::ResourceKind::MemPool && r.id == pool as u64)
-        .collect();
+    let left = soft::live_since(since);
     assert!(left.is_empty(), "{left:?}");
+    assert!(!soft::leak_report().contains(&format!("memory pool {pool:#x}")));
 }

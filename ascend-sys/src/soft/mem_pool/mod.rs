@@ -21,8 +21,10 @@ use super::device_mem::{self, Rounding};
 use super::fail::{SoftResult, fail};
 use super::lock_order::{self, Rank, Ranked};
 use super::resource::{LiveResource, ResourceKind};
+use super::sanitize::{self, Range};
 use super::streams::{self, Stream};
-use super::{context, runtime, sanitize};
+use super::translate::Translator;
+use super::{context, runtime};
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,6 +125,16 @@ fn release(blocks: Vec<(usize, u64)>, api: &'static str) {
     }
 }
 
+/// [`release`] for idle blocks whose free has run: the pool knows their
+/// work is over (the host need not have seen it), so the sanitizer forgets
+/// their history first.
+fn release_idle_blocks(blocks: Vec<(usize, u64)>, api: &'static str) {
+    for &(address, size) in &blocks {
+        sanitize::allocated_device(address, size as usize, None);
+    }
+    release(blocks, api);
+}
+
 /// `aclrtMemPoolCreate` after the ACL layer's checks: the pool's device must
 /// exist, and `maxSize` (0: the device's memory, rounded down to 2 MiB;
 /// otherwise rounded up to 2 MiB) must fit in it.
@@ -188,11 +200,20 @@ pub(crate) fn destroy(handle: usize) -> SoftResult {
     if live > 0 {
         log::warn!("aclrtMemPoolDestroy: memory pool {handle:#x} destroyed with {live} live allocation(s)");
     }
+    // Blocks whose free has run are over; the others (live, or their free
+    // still queued) go as `aclrtFree` would take them: the sanitizer
+    // reports queued work that still uses them.
+    let (idle, busy): (Vec<_>, Vec<_>) = pool
+        .blocks
+        .iter()
+        .map(|(&address, block)| ((address, block.size), Pool::free_has_run(block)))
+        .partition(|&(_, idle)| idle);
+    release_idle_blocks(
+        idle.into_iter().map(|(block, _)| block).collect(),
+        "aclrtMemPoolDestroy",
+    );
     release(
-        pool.blocks
-            .iter()
-            .map(|(&address, block)| (address, block.size))
-            .collect(),
+        busy.into_iter().map(|(block, _)| block).collect(),
         "aclrtMemPoolDestroy",
     );
     Ok(())
@@ -343,7 +364,7 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
             let released = pool.release_idle(room);
             if pool.reserved + size > pool.max_size {
                 drop(pools);
-                release(released, "aclrtMemPoolMallocAsync");
+                release_idle_blocks(released, "aclrtMemPoolMallocAsync");
                 return fail(
                     ACL_ERROR_RT_INTERNAL_ERROR,
                     format!("memory pool {handle:#x} cannot allocate {size} bytes: it would exceed its maxSize"),
@@ -351,7 +372,7 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
             }
             let device = pool.device;
             drop(pools);
-            release(released, "aclrtMemPoolMallocAsync");
+            release_idle_blocks(released, "aclrtMemPoolMallocAsync");
             return fresh(handle, device, size);
         }
         let device = pool.device;
@@ -399,6 +420,8 @@ fn fresh(handle: usize, device: i32, size: u64) -> SoftResult<usize> {
     pool.reserved_high = pool.reserved_high.max(pool.reserved);
     pool.used += size;
     pool.used_high = pool.used_high.max(pool.used);
+    drop(pools);
+    sanitize::allocated_device(address, size as usize, Some("aclrtMemPoolMallocAsync"));
     Ok(address)
 }
 
@@ -427,9 +450,22 @@ pub(crate) fn free_async(address: usize, stream: usize) -> SoftResult {
         stream: Arc::clone(&stream),
         done: Arc::clone(&done),
     };
+    let size = block.size as usize;
     pool.used -= block.size;
-    // The marker is queued under the lock: a malloc on this stream that
-    // sees the block cached is queued after it.
+    drop(pools);
+    // For the sanitizer the free writes the block at the stream's position:
+    // a use on another stream not ordered after it is a race with it. (A
+    // block reused later starts afresh.)
+    if sanitize::on()
+        && let Ok(segments) = Translator::default().resolve(address, size, "ptr")
+    {
+        sanitize::queued(
+            stream.site(),
+            "aclrtMemPoolFreeAsync",
+            &[(Range::write(address, size), true, &segments)],
+        );
+    }
+    // Another stream reuses the block only once this marker has run.
     streams::enqueue_signal("aclrtMemPoolFreeAsync", &stream, done);
     Ok(())
 }
@@ -463,7 +499,7 @@ pub(crate) fn trim_to(handle: usize, keep: usize) -> SoftResult {
     }
     let released = pool.release_idle(keep);
     drop(pools);
-    release(released, "aclrtMemPoolTrimTo");
+    release_idle_blocks(released, "aclrtMemPoolTrimTo");
     Ok(())
 }
 
@@ -485,7 +521,8 @@ pub(crate) fn release_device(device: i32) -> usize {
     };
     let count = gone.len();
     for (_, pool) in gone {
-        release(
+        // The device's streams have run to the end.
+        release_idle_blocks(
             pool.blocks
                 .iter()
                 .map(|(&address, block)| (address, block.size))
