@@ -121,8 +121,9 @@ fn unblock(stream: aclrtStream, word: *mut c_void) {
 // ---- argument rules ------------------------------------------------------------
 
 /// ACL layer (100000): NULL memPool / poolProps, allocType not PINNED,
-/// location.type not DEVICE, reserved bytes not zero; runtime: maxSize above
-/// the device's memory after 2 MiB rounding → 107000.
+/// location.type not DEVICE, reserved bytes not zero; runtime: a device id
+/// that does not exist → 107001, maxSize above the device's memory after
+/// 2 MiB rounding → 107000.
 #[test]
 fn create_argument_rules() {
     on_device(|| {
@@ -148,6 +149,9 @@ fn create_argument_rules() {
         let mut bad = good;
         bad.reserved[31] = 1;
         assert_eq!(create_with(&bad).0, ACL_ERROR_INVALID_PARAM);
+        let mut elsewhere = good;
+        elsewhere.location.id = 99;
+        assert_eq!(create_with(&elsewhere).0, ACL_ERROR_RT_INVALID_DEVICEID);
         let huge = props(1 << 50);
         assert_eq!(create_with(&huge).0, ACL_ERROR_RT_PARAM_INVALID);
         // maxSize 0: the device's memory.
