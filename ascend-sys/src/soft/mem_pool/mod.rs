@@ -229,7 +229,8 @@ pub(crate) fn is_flag(attr: aclrtMemPoolAttr) -> bool {
     )
 }
 
-fn unknown(handle: usize, what: &str) -> SoftResult<Ranked<'static, Pools>> {
+/// An attribute call on a pool that does not exist (`ACL_ERROR_RT_PARAM_INVALID`).
+fn unknown<T>(handle: usize, what: &str) -> SoftResult<T> {
     fail(
         ACL_ERROR_RT_PARAM_INVALID,
         format!("memory pool {handle:#x} is not created: create it before {what} its attributes"),
@@ -251,9 +252,7 @@ fn bad_attr<T>(attr: aclrtMemPoolAttr) -> SoftResult<T> {
 pub(crate) fn set_attr(handle: usize, attr: aclrtMemPoolAttr, value: u64) -> SoftResult {
     let mut pools = lock()?;
     if !pools.pools.contains_key(&handle) {
-        drop(pools);
-        unknown(handle, "setting")?;
-        return Ok(());
+        return unknown(handle, "setting");
     }
     if attr == ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT || attr == ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT {
         return fail(
@@ -301,9 +300,7 @@ pub(crate) fn set_attr(handle: usize, attr: aclrtMemPoolAttr, value: u64) -> Sof
 pub(crate) fn get_attr(handle: usize, attr: aclrtMemPoolAttr) -> SoftResult<u64> {
     let pools = lock()?;
     let Some(pool) = pools.pools.get(&handle) else {
-        drop(pools);
-        unknown(handle, "getting")?;
-        return Ok(0);
+        return unknown(handle, "getting");
     };
     Ok(match attr {
         ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES => u64::from(pool.event_dependencies),
