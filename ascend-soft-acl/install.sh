@@ -4,7 +4,8 @@
 #
 #   PREFIX/include/acl/acl.h        the header C and C++ programs include
 #   PREFIX/include/acl/acl_memory.h the declarations (ascend-sys/include)
-#   PREFIX/include/acl/acl_rt.h, acl_base.h, acl_base_rt.h, acl_rt_allocator.h
+#   PREFIX/include/acl/acl_rt.h, acl_base.h, acl_base_rt.h, acl_rt_allocator.h,
+#   acl_rt_memory_soma.h
 #                                   CANN's other header names, each including acl.h
 #   PREFIX/lib64/libascendcl.so     the library (SONAME libascendcl.so)
 #   PREFIX/lib64/libacl_rt.so       a symlink to it, the name newer CANN programs link
@@ -90,7 +91,7 @@ HEADER
 HEADER
 } > "$include/acl.h"
 
-for name in acl_rt acl_base acl_base_rt acl_rt_allocator; do
+for name in acl_rt acl_base acl_base_rt acl_rt_allocator acl_rt_memory_soma; do
   guard=ASCEND_RS_ACL_$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')_H
   cat > "$include/$name.h" <<HEADER
 /* acl/$name.h - CANN's header name; everything is in acl/acl.h (ascend-soft-acl). */

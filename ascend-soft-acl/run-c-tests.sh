@@ -62,7 +62,7 @@ $cxx "${warnings[@]}" -std=c++14 -pthread "$tests/value_wait.cpp" -I"$ASCEND_HOM
 $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/host_device.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lacl_rt -o "$build/host_device_acl_rt"
 # Every header name compiles on its own, in C and in C++.
-for header in acl acl_rt acl_base acl_base_rt acl_rt_allocator; do
+for header in acl acl_rt acl_base acl_base_rt acl_rt_allocator acl_rt_memory_soma; do
   printf '#include "acl/%s.h"\nint main(void) { return ACL_SUCCESS; }\n' "$header" > "$build/h_$header.c"
   $cc "${warnings[@]}" -pedantic -std=c99 -I"$ASCEND_HOME_PATH/include" -c "$build/h_$header.c" -o /dev/null
   $cxx "${warnings[@]}" -pedantic -x c++ -I"$ASCEND_HOME_PATH/include" -c "$build/h_$header.c" -o /dev/null

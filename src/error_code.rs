@@ -69,6 +69,10 @@ impl ErrorCode {
     pub const RT_WAIT_TIMEOUT: Self = Self(sys::ACL_ERROR_RT_WAIT_TIMEOUT);
     /// `ACL_ERROR_RT_NO_DEVICE` (207004).
     pub const RT_NO_DEVICE: Self = Self(sys::ACL_ERROR_RT_NO_DEVICE);
+    /// `ACL_ERROR_RT_INTERNAL_ERROR` (507000): among others, a runtime
+    /// memory pool ([`RuntimePool`](crate::pool::RuntimePool)) at its
+    /// `max_size`, or unknown to the runtime.
+    pub const RT_INTERNAL_ERROR: Self = Self(sys::ACL_ERROR_RT_INTERNAL_ERROR);
 
     /// The C name of this code, or `None` for a code this crate does not know.
     ///

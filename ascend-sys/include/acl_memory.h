@@ -1722,6 +1722,52 @@ aclError aclrtMemManagedPrefetchAsync(const void *ptr, size_t size, aclrtMemMana
  * `prefetchLocIdxs[k]` to the next index (the last to `count - 1`); `flags` must be 0.
  */
 aclError aclrtMemManagedPrefetchBatchAsync(const void **ptrs, size_t *sizes, size_t count, aclrtMemManagedLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, uint64_t flags, aclrtStream stream);
+/* ---- 3.10 Stream-ordered memory pools (hicann/runtime include/external/acl/acl_rt_memory_soma.h) ---- */
+
+/** A stream-ordered memory pool. */
+typedef void *aclrtMemPool;
+
+/** Attributes of a memory pool (reuse flags: uint32_t values; the others: uint64_t values). */
+typedef enum aclrtMemPoolAttr {
+    ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES = 0x1,
+    ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC = 0x2,
+    ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 0x3,
+    ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD = 0x4,
+    ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT = 0x5,
+    ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_HIGH = 0x6,
+    ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT = 0x7,
+    ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH = 0x8
+} aclrtMemPoolAttr;
+
+/** Properties of a new memory pool: pinned device memory; `maxSize` 0 means the device's memory. */
+typedef struct {
+    aclrtMemAllocationType allocType;
+    aclrtMemHandleType handleType;
+    aclrtMemLocation location;
+    size_t maxSize;
+    unsigned char reserved[32];
+} aclrtMemPoolProps;
+
+/** Creates a stream-ordered memory pool. */
+aclError aclrtMemPoolCreate(aclrtMemPool *memPool, const aclrtMemPoolProps *poolProps);
+
+/** Destroys a memory pool. */
+aclError aclrtMemPoolDestroy(const aclrtMemPool memPool);
+
+/** Sets an attribute of a memory pool (`value` points to a uint32_t or uint64_t, by attribute). */
+aclError aclrtMemPoolSetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *value);
+
+/** Reads an attribute of a memory pool (`value` points to a uint32_t or uint64_t, by attribute). */
+aclError aclrtMemPoolGetAttr(aclrtMemPool memPool, aclrtMemPoolAttr attr, void *value);
+
+/** Allocates `size` bytes from a pool, ordered on `stream`. */
+aclError aclrtMemPoolMallocAsync(void **ptr, size_t size, aclrtMemPool memPool, aclrtStream stream);
+
+/** Gives memory back to its pool at `stream`'s position. */
+aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream);
+
+/** Releases idle cached memory of a pool down to `minBytesToKeep` reserved bytes. */
+aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,9 @@
 //!   `aclrtAllocatorSetFreeFuncToDesc`, `aclrtAllocatorSetAllocAdviseFuncToDesc`,
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
+//! - 3.10 Stream-ordered memory pools: `aclrtMemPoolCreate`, `aclrtMemPoolDestroy`,
+//!   `aclrtMemPoolSetAttr`, `aclrtMemPoolGetAttr`, `aclrtMemPoolMallocAsync`,
+//!   `aclrtMemPoolFreeAsync`, `aclrtMemPoolTrimTo`.
 //! - 3.11 Managed memory: `aclrtMemAllocManaged`, `aclrtMemManagedAdvise`,
 //!   `aclrtMemManagedGetAttr`, `aclrtMemManagedGetAttrs`, `aclrtMemManagedPrefetchAsync`,
 //!   `aclrtMemManagedPrefetchBatchAsync`.
@@ -71,7 +74,7 @@
 //!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
 //!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
 //!
-//! 143 functions in all. The reference table lists 103 of them; the
+//! 150 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
 //! 3.10 to 3.13) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
@@ -781,6 +784,32 @@ macro_rules! for_each_acl_function {
                 flags: u64,
                 stream: aclrtStream,
             ) -> aclError;
+            // 3.10 Stream-ordered memory pools
+            /// Creates a stream-ordered memory pool of pinned device memory
+            /// (`poolProps->maxSize` rounded up to 2 MiB; 0: the device's memory).
+            fn aclrtMemPoolCreate(memPool: *mut aclrtMemPool, poolProps: *const aclrtMemPoolProps) -> aclError;
+            /// Destroys a memory pool and releases its memory.
+            fn aclrtMemPoolDestroy(memPool: aclrtMemPool) -> aclError;
+            /// Sets an attribute of a pool; `value` points to a `u32` (reuse flags) or a
+            /// `u64` (release threshold; the high-water marks accept only 0, a reset).
+            fn aclrtMemPoolSetAttr(memPool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void) -> aclError;
+            /// Reads an attribute of a pool into a `u32` (reuse flags) or a `u64`.
+            fn aclrtMemPoolGetAttr(memPool: aclrtMemPool, attr: aclrtMemPoolAttr, value: *mut c_void) -> aclError;
+            /// Allocates `size` bytes from `memPool`, ordered on `stream`: memory freed
+            /// earlier on the same stream may be reused at once, memory freed on another
+            /// stream only once that free is known complete. `size` 0 succeeds and writes
+            /// nothing.
+            fn aclrtMemPoolMallocAsync(
+                ptr: *mut *mut c_void,
+                size: usize,
+                memPool: aclrtMemPool,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Gives a pool allocation back to its pool at `stream`'s position.
+            fn aclrtMemPoolFreeAsync(ptr: *mut c_void, stream: aclrtStream) -> aclError;
+            /// Releases idle cached memory of `memPool` until it reserves at most
+            /// `minBytesToKeep` bytes.
+            fn aclrtMemPoolTrimTo(memPool: aclrtMemPool, minBytesToKeep: usize) -> aclError;
         }
     };
 }

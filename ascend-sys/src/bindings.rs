@@ -110,6 +110,10 @@ pub mod c_types {
     pub type aclrtAicoreErrorType = ::std::os::raw::c_uint;
     #[doc = " Cache maintenance operation of `aclrtCmoAsync` and related calls."]
     pub type aclrtCmoType = ::std::os::raw::c_uint;
+    #[doc = " A stream-ordered memory pool."]
+    pub type aclrtMemPool = *mut ::std::os::raw::c_void;
+    #[doc = " Attributes of a memory pool (reuse flags: uint32_t values; the others: uint64_t values)."]
+    pub type aclrtMemPoolAttr = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -286,6 +290,16 @@ pub mod c_types {
         pub barrierNum: usize,
         #[doc = " The barriers (`ACL_RT_CMO_MAX_BARRIER_NUM` entries)."]
         pub cmoInfo: [aclrtBarrierCmoInfo; 6usize],
+    }
+    #[doc = " Properties of a new memory pool: pinned device memory; `maxSize` 0 means the device's memory."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemPoolProps {
+        pub allocType: aclrtMemAllocationType,
+        pub handleType: aclrtMemHandleType,
+        pub location: aclrtMemLocation,
+        pub maxSize: usize,
+        pub reserved: [::std::os::raw::c_uchar; 32usize],
     }
     #[doc = " Host to host."]
     pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -1254,6 +1268,26 @@ pub mod c_types {
     pub const ACL_ERROR_GE_MEMORY_OPERATE_FAILED: aclError = 245001;
     #[doc = " Device memory operation failed (graph engine)."]
     pub const ACL_ERROR_GE_DEVICE_MEMORY_OPERATE_FAILED: aclError = 245002;
+    pub const ACL_RT_MEM_POOL_REUSE_FOLLOW_EVENT_DEPENDENCIES: aclrtMemPoolAttr = 1;
+    pub const ACL_RT_MEM_POOL_REUSE_ALLOW_OPPORTUNISTIC: aclrtMemPoolAttr = 2;
+    pub const ACL_RT_MEM_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES: aclrtMemPoolAttr = 3;
+    pub const ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD: aclrtMemPoolAttr = 4;
+    pub const ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT: aclrtMemPoolAttr = 5;
+    pub const ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_HIGH: aclrtMemPoolAttr = 6;
+    pub const ACL_RT_MEM_POOL_ATTR_USED_MEM_CURRENT: aclrtMemPoolAttr = 7;
+    pub const ACL_RT_MEM_POOL_ATTR_USED_MEM_HIGH: aclrtMemPoolAttr = 8;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemPoolProps"][::std::mem::size_of::<aclrtMemPoolProps>() - 56usize];
+        ["Alignment of aclrtMemPoolProps"][::std::mem::align_of::<aclrtMemPoolProps>() - 8usize];
+        ["Offset of field: aclrtMemPoolProps::allocType"]
+            [::std::mem::offset_of!(aclrtMemPoolProps, allocType) - 0usize];
+        ["Offset of field: aclrtMemPoolProps::handleType"]
+            [::std::mem::offset_of!(aclrtMemPoolProps, handleType) - 4usize];
+        ["Offset of field: aclrtMemPoolProps::location"][::std::mem::offset_of!(aclrtMemPoolProps, location) - 8usize];
+        ["Offset of field: aclrtMemPoolProps::maxSize"][::std::mem::offset_of!(aclrtMemPoolProps, maxSize) - 16usize];
+        ["Offset of field: aclrtMemPoolProps::reserved"][::std::mem::offset_of!(aclrtMemPoolProps, reserved) - 24usize];
+    };
     #[doc = " Value of one allocation attribute; the member used depends on the attribute kind."]
     #[repr(C)]
     #[derive(Copy, Clone)]
@@ -1421,6 +1455,15 @@ pub mod c_types {
         }
     }
     impl Default for aclrtBarrierTaskInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtMemPoolProps {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
             unsafe {
@@ -2009,5 +2052,32 @@ pub mod c_functions {
             flags: u64,
             stream: aclrtStream,
         ) -> aclError;
+        #[doc = " Creates a stream-ordered memory pool."]
+        pub fn aclrtMemPoolCreate(memPool: *mut aclrtMemPool, poolProps: *const aclrtMemPoolProps) -> aclError;
+        #[doc = " Destroys a memory pool."]
+        pub fn aclrtMemPoolDestroy(memPool: aclrtMemPool) -> aclError;
+        #[doc = " Sets an attribute of a memory pool (`value` points to a uint32_t or uint64_t, by attribute)."]
+        pub fn aclrtMemPoolSetAttr(
+            memPool: aclrtMemPool,
+            attr: aclrtMemPoolAttr,
+            value: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Reads an attribute of a memory pool (`value` points to a uint32_t or uint64_t, by attribute)."]
+        pub fn aclrtMemPoolGetAttr(
+            memPool: aclrtMemPool,
+            attr: aclrtMemPoolAttr,
+            value: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Allocates `size` bytes from a pool, ordered on `stream`."]
+        pub fn aclrtMemPoolMallocAsync(
+            ptr: *mut *mut ::std::os::raw::c_void,
+            size: usize,
+            memPool: aclrtMemPool,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Gives memory back to its pool at `stream`'s position."]
+        pub fn aclrtMemPoolFreeAsync(ptr: *mut ::std::os::raw::c_void, stream: aclrtStream) -> aclError;
+        #[doc = " Releases idle cached memory of a pool down to `minBytesToKeep` reserved bytes."]
+        pub fn aclrtMemPoolTrimTo(memPool: aclrtMemPool, minBytesToKeep: usize) -> aclError;
     }
 }

@@ -722,3 +722,122 @@ fn child_bad_sanitize_variable() {
         "{message}"
     );
 }
+
+// ---- stream-ordered memory pools ----------------------------------------------
+
+fn pool_create() -> aclrtMemPool {
+    // SAFETY: a plain C struct; all zeros is valid.
+    let mut props: aclrtMemPoolProps = unsafe { std::mem::zeroed() };
+    props.allocType = ACL_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type_ = ACL_MEM_LOCATION_TYPE_DEVICE;
+    props.maxSize = 16 << 20;
+    let mut pool = null_mut();
+    // SAFETY: valid pointers.
+    ok(unsafe { aclrtMemPoolCreate(&mut pool, &props) }, "pool create");
+    pool
+}
+
+fn pool_alloc(pool: aclrtMemPool, stream: aclrtStream) -> *mut c_void {
+    let mut ptr = null_mut();
+    // SAFETY: a valid out-pointer, a live pool and stream.
+    ok(
+        unsafe { aclrtMemPoolMallocAsync(&mut ptr, N, pool, stream) },
+        "pool malloc",
+    );
+    ptr
+}
+
+fn pool_free(ptr: *mut c_void, stream: aclrtStream) {
+    // SAFETY: a live pool allocation, freed once.
+    ok(unsafe { aclrtMemPoolFreeAsync(ptr, stream) }, "pool free");
+}
+
+fn pool_destroy(pool: aclrtMemPool) {
+    // SAFETY: a live pool, destroyed once.
+    ok(unsafe { aclrtMemPoolDestroy(pool) }, "pool destroy");
+}
+
+/// A use on another stream not ordered after `aclrtMemPoolFreeAsync` races
+/// with the free; ordered after it (an event recorded after the free), it
+/// does not.
+#[test]
+fn a_stream_using_pool_memory_another_freed() {
+    planted(
+        &["write after write", "aclrtMemsetAsync", "aclrtMemPoolFreeAsync"],
+        |ordered| {
+            let (a, b, pool) = (stream(), stream(), pool_create());
+            let ptr = pool_alloc(pool, a);
+            fill(ptr, 1, N, a);
+            pool_free(ptr, a);
+            if ordered {
+                order(a, b);
+            }
+            fill(ptr, 2, N, b);
+            done(a);
+            done(b);
+            pool_destroy(pool);
+        },
+    );
+}
+
+/// A reused block is fresh: reading it before writing it is reported, even
+/// though its previous owner wrote it.
+#[test]
+fn reading_a_reused_pool_block_before_writing_it() {
+    planted(&["uninitialized read", "aclrtMemPoolMallocAsync"], |write_first| {
+        let (a, pool) = (stream(), pool_create());
+        let out = malloc(N);
+        let first = pool_alloc(pool, a);
+        fill(first, 1, N, a);
+        pool_free(first, a);
+        let again = pool_alloc(pool, a);
+        assert_eq!(again, first, "reused on the freeing stream");
+        if write_first {
+            fill(again, 2, N, a);
+        }
+        copy(out, again, N, a);
+        pool_free(again, a);
+        done(a);
+        free(out);
+        pool_destroy(pool);
+    });
+}
+
+/// Correct stream-ordered reuse is not reported: on the freeing stream at
+/// once, on another after the free has run (a synchronisation, or an event
+/// recorded after the free), then trimming and destroying.
+#[test]
+fn stream_ordered_pool_reuse_is_quiet() {
+    quiet(|| {
+        let (a, b, pool) = (stream(), stream(), pool_create());
+        let first = pool_alloc(pool, a);
+        fill(first, 1, N, a);
+        pool_free(first, a);
+        let same = pool_alloc(pool, a);
+        fill(same, 2, N, a);
+        pool_free(same, a);
+        order(a, b);
+        // SAFETY: a live stream.
+        ok(unsafe { aclrtSynchronizeStream(a) }, "sync");
+        let other = pool_alloc(pool, b);
+        assert_eq!(other, first, "the free has run: reused on another stream");
+        fill(other, 3, N, b);
+        assert!(read_host_after(other, b).iter().all(|&byte| byte == 3));
+        pool_free(other, b);
+        // A block freed on `b` and not yet seen by the host: the trim
+        // releases only blocks whose free has run.
+        // SAFETY: a live stream.
+        ok(unsafe { aclrtSynchronizeStream(b) }, "sync");
+        // SAFETY: a live pool.
+        ok(unsafe { aclrtMemPoolTrimTo(pool, 0) }, "trim");
+        done(a);
+        done(b);
+        pool_destroy(pool);
+    });
+}
+
+fn read_host_after(ptr: *mut c_void, stream: aclrtStream) -> Vec<u8> {
+    // SAFETY: a live stream.
+    ok(unsafe { aclrtSynchronizeStream(stream) }, "sync");
+    read_host(ptr, N)
+}

@@ -16,6 +16,10 @@
 //! the pool can serve the runtime's allocations for a stream
 //! ([`PoolAllocator`]).
 //!
+//! [`RuntimePool`] is the runtime's own stream-ordered pool
+//! (`aclrtMemPool*`): allocations ordered on a stream, freed on it and
+//! reused by the runtime; its allocations are `Ordered` owners too.
+//!
 //! [`PinnedPool`] caches pinned host buffers in power-of-two buckets; a
 //! buffer goes back with the copies that may still use it, and its next
 //! owner's host access waits for them.
@@ -35,6 +39,7 @@ mod device_pool;
 mod free_list;
 mod pinned_pool;
 mod pool_block;
+mod runtime_pool;
 mod sleep;
 mod snapshot;
 mod snapshot_svg;
@@ -49,6 +54,7 @@ pub use config_env::ENV_ALLOC_CONF;
 pub use device_pool::DevicePool;
 pub use pinned_pool::{PinnedPool, PinnedStats};
 pub use pool_block::PoolBlock;
+pub use runtime_pool::{RuntimePool, RuntimePoolBuf, RuntimePoolConfig, RuntimePoolStats};
 pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;
 pub use stream_allocator::PoolAllocator;

@@ -26,6 +26,9 @@ pub struct Live {
     pub contexts: usize,
     /// Live custom allocator descriptors (`aclrtAllocatorCreateDesc`).
     pub allocator_descriptors: usize,
+    /// Live stream-ordered memory pools (`aclrtMemPoolCreate`); their
+    /// blocks count as device memory.
+    pub mem_pools: usize,
     /// Live physical allocations (`aclrtMallocPhysical`, imports), including
     /// ones freed but still mapped.
     pub physical_allocations: usize,
@@ -93,6 +96,7 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
         registered_bytes: registrations.1,
         contexts: super::context::created_count(),
         allocator_descriptors: super::allocator_desc::descriptor_count(),
+        mem_pools: super::mem_pool::pool_count(),
         physical_allocations: vmm.physicals.len(),
         physical_bytes: vmm.physicals.values().map(|p| p.size).sum(),
         reservations: vmm.reservations.len(),
@@ -127,6 +131,7 @@ fn created_since(vmm: &Vmm, share: &Share, since: u64, streams: Vec<LiveResource
     all.extend(super::host_register::created_since(since));
     all.extend(super::context::created_since(since));
     all.extend(super::allocator_desc::created_since(since));
+    all.extend(super::mem_pool::created_since(since));
     all.extend(vmm.created_since(since));
     all.extend(streams);
     all.extend(share.created_since(since));
@@ -160,6 +165,14 @@ fn report(vmm: &Vmm, share: &Share, streams: Vec<String>) -> String {
     }
     for handle in super::allocator_desc::descriptor_handles() {
         lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
+    }
+    for pool in super::mem_pool::created_since(0) {
+        lines.push(format!(
+            "memory pool {:#x} on device {}: not destroyed ({})",
+            pool.id,
+            pool.device.unwrap_or(0),
+            pool.detail
+        ));
     }
     for (handle, physical) in &vmm.physicals {
         lines.push(format!(

@@ -21,10 +21,14 @@
 //! 8. [`Rank::HostMemory`]: pinned host memory.
 //! 9. [`Rank::Allocators`]: custom allocator descriptors.
 //! 10. [`Rank::Peers`]: peer access between devices.
-//! 11. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
-//! 12. [`Rank::DeviceSpace`]: a device's space (slabs and large
+//! 11. [`Rank::MemPools`]: stream-ordered memory pools (`aclrtMemPool*`):
+//!     taken after a call has looked its stream up (the streams' lock is
+//!     let go first), and held while a pool takes device memory for a
+//!     block (a shard, then the space).
+//! 12. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
+//! 13. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!     allocations).
-//! 13. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
+//! 14. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
@@ -64,12 +68,14 @@ pub(crate) enum Rank {
     Allocators = 8,
     /// Peer access between devices.
     Peers = 9,
+    /// Stream-ordered memory pools (`aclrtMemPool*`).
+    MemPools = 10,
     /// One shard of a device's `aclrtMalloc` memory.
-    DeviceShard = 10,
+    DeviceShard = 11,
     /// One device's space: slabs handed to shards, and large allocations.
-    DeviceSpace = 11,
+    DeviceSpace = 12,
     /// The byte stripes of one copy or fill step.
-    Bytes = 12,
+    Bytes = 13,
 }
 
 #[cfg(debug_assertions)]
@@ -191,6 +197,7 @@ fn highest(held: u32) -> Option<Rank> {
         Rank::Bytes,
         Rank::DeviceSpace,
         Rank::DeviceShard,
+        Rank::MemPools,
         Rank::Peers,
         Rank::Allocators,
         Rank::HostMemory,

@@ -141,16 +141,21 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     };
     let stream_count = streams.len();
     streams.finish();
+    let pools = if context::retains(id)? == 0 {
+        super::mem_pool::release_device(id)
+    } else {
+        0
+    };
     let mut share = super::share::write()?;
     let allocations = if context::retains(id)? == 0 {
         super::device_mem::free_device(&mut share, id)
     } else {
         0
     };
-    if stream_count + events + allocations > 0 {
+    if stream_count + events + allocations + pools > 0 {
         log::warn!(
-            "device {id} reset by its last retain: {stream_count} stream(s), {events} event(s) and {allocations} \
-             allocation(s) of its primary context are destroyed"
+            "device {id} reset by its last retain: {stream_count} stream(s), {events} event(s), {pools} memory \
+             pool(s) and {allocations} allocation(s) of its primary context are destroyed"
         );
     }
     Ok(())

@@ -18,6 +18,9 @@ pub enum ResourceKind {
     /// An allocator descriptor (`aclrtAllocatorCreateDesc`); the id is its
     /// handle.
     AllocatorDescriptor,
+    /// A stream-ordered memory pool (`aclrtMemPoolCreate`); the id is its
+    /// handle, the bytes what it reserves.
+    MemPool,
     /// A physical allocation (`aclrtMallocPhysical`, or an import of a
     /// shareable handle); the id is its handle.
     PhysicalAllocation,
@@ -47,6 +50,7 @@ impl fmt::Display for ResourceKind {
             ResourceKind::HostRegistration => "host registration",
             ResourceKind::Context => "context",
             ResourceKind::AllocatorDescriptor => "allocator descriptor",
+            ResourceKind::MemPool => "memory pool",
             ResourceKind::PhysicalAllocation => "physical allocation",
             ResourceKind::Reservation => "reserved range",
             ResourceKind::Mapping => "mapping",

@@ -12,7 +12,7 @@ use crate::error::Result;
 use lanes::Lanes;
 use std::fmt;
 use std::mem::ManuallyDrop;
-pub(crate) use tracks::{Settled, Tracks};
+pub(crate) use tracks::{Settled, Tracks, WHOLE, complete_all, wait_for};
 pub use view::{AsView, OrderedMemory, OrderedView, OwnedView};
 
 /// An owner of memory whose asynchronous uses on any stream are ordered at

@@ -289,6 +289,22 @@ pub(crate) fn current_default_stream() -> SoftResult<usize> {
     Ok(handle)
 }
 
+/// The stream an ordered call of another family names (`handle`; NULL: the
+/// current device's default stream): a live stream of the current device
+/// (`ACL_ERROR_RT_INVALID_HANDLE`, `ACL_ERROR_RT_STREAM_CONTEXT`).
+pub(crate) fn ordering_stream(handle: usize) -> SoftResult<Arc<Stream>> {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, handle)?;
+    let device = context::require()?;
+    target_stream(&mut streams, explicit, device)
+}
+
+/// Queues on `stream` a marker that sets `done` when the worker reaches
+/// it (for `api`, whose position on the stream it is).
+pub(crate) fn enqueue_signal(api: &'static str, stream: &Stream, done: Arc<std::sync::atomic::AtomicBool>) {
+    stream.submit(task::Task::new(api, task::Work::Signal { done }, Vec::new()));
+}
+
 /// Flags of `aclrtCreateStreamWithConfig` the software device emulates:
 /// their effect is about speed or capacity only.
 const HINT_FLAGS: u32 = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_HUGE;

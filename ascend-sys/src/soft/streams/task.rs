@@ -8,6 +8,7 @@ use crate::soft::copy;
 use crate::soft::fail::{Failure, SoftResult};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_WAIT_TIMEOUT};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a task does.
@@ -52,6 +53,9 @@ pub(crate) enum Work {
     /// device, so a prefetch moves nothing; it only takes its place in the
     /// stream's order.
     Prefetch { first: usize, ranges: usize },
+    /// A marker that sets `done` when the worker reaches it (the position
+    /// of an `aclrtMemPoolFreeAsync`: the pool learns when it has run).
+    Signal { done: Arc<AtomicBool> },
 }
 
 /// One task on a stream.
@@ -152,6 +156,7 @@ impl Task {
             Work::Prefetch { first, ranges } => {
                 format!("a prefetch of {ranges} managed range(s) starting with {first:#x}")
             }
+            Work::Signal { .. } => "a memory pool free".to_string(),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -223,6 +228,10 @@ impl Task {
             }
             Work::Cache { .. } | Work::Barrier { .. } => Ok(()),
             Work::Prefetch { .. } => Ok(()),
+            Work::Signal { ref done } => {
+                done.store(true, Ordering::Release);
+                Ok(())
+            }
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.
