@@ -19,6 +19,9 @@
 //!     allocations).
 //! 12. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
+//! 13. [`Rank::Mbufs`]: message buffers (`aclrtAllocBuf` & co). Their data
+//!     areas are the family's own host memory, so the lock calls no other
+//!     family while held; it is last so any call may take it.
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
 //! builds check this on every acquisition and panic with both ranks named,
@@ -60,6 +63,8 @@ pub(crate) enum Rank {
     DeviceSpace = 10,
     /// The byte stripes of one copy or fill step.
     Bytes = 11,
+    /// Message buffers: headers, data areas and chains.
+    Mbufs = 12,
 }
 
 #[cfg(debug_assertions)]
@@ -178,6 +183,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>, rank: Rank) -> Ranked<'_, T> {
 #[cfg(debug_assertions)]
 fn highest(held: u32) -> Option<Rank> {
     [
+        Rank::Mbufs,
         Rank::Bytes,
         Rank::DeviceSpace,
         Rank::DeviceShard,

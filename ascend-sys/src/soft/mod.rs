@@ -53,6 +53,7 @@ mod host_mem;
 mod host_register;
 mod introspect;
 mod lock_order;
+mod mbuf;
 mod misuse;
 mod peer;
 mod process;
