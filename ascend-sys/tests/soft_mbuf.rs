@@ -11,6 +11,15 @@ use soft_common::{recent, software};
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
+/// Keeps this file's tests from running at once: they count live
+/// resources, which are process-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    software();
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A handle that was never allocated (never dereferenced).
 const BOGUS: usize = 0x1234_5600;
 
@@ -45,7 +54,7 @@ fn append(head: aclrtMbuf, buf: aclrtMbuf) -> aclError {
 
 #[test]
 fn alloc_checks_null_and_zero_size_then_gives_a_zeroed_area() {
-    software();
+    let _serial = serial();
     // SAFETY: NULL out-pointer is refused before any write.
     assert_eq!(unsafe { aclrtAllocBuf(null_mut(), 16) }, ACL_ERROR_INVALID_PARAM);
     assert!(recent().contains("buf"), "{}", recent());
@@ -68,7 +77,7 @@ fn alloc_checks_null_and_zero_size_then_gives_a_zeroed_area() {
 
 #[test]
 fn getters_check_null_pointers_in_the_runtime_order() {
-    software();
+    let _serial = serial();
     let buf = alloc_buf(8);
     let (mut data, mut size) = (null_mut::<c_void>(), 0usize);
     // SAFETY: NULL arguments are refused before any write.
@@ -99,7 +108,7 @@ fn getters_check_null_pointers_in_the_runtime_order() {
 
 #[test]
 fn data_length_is_at_most_the_capacity() {
-    software();
+    let _serial = serial();
     let buf = alloc_buf(32);
     assert_eq!(set_len(buf, 32), ACL_SUCCESS);
     assert_eq!(get_len(buf), Ok(32));
@@ -112,7 +121,7 @@ fn data_length_is_at_most_the_capacity() {
 
 #[test]
 fn user_data_is_96_bytes_and_the_range_check_comes_first() {
-    software();
+    let _serial = serial();
     let buf = alloc_buf(8);
     let mut out = [0u8; 96];
     // size + offset above 96: INVALID_PARAM even before the NULL checks.
@@ -152,7 +161,7 @@ fn user_data_is_96_bytes_and_the_range_check_comes_first() {
 
 #[test]
 fn copy_buf_ref_shares_the_data_and_free_drops_one_reference() {
-    software();
+    let _serial = serial();
     let since = soft::sequence_now();
     let buf = alloc_buf(64);
     assert_eq!(set_len(buf, 10), ACL_SUCCESS);
@@ -189,7 +198,7 @@ fn copy_buf_ref_shares_the_data_and_free_drops_one_reference() {
 
 #[test]
 fn double_free_and_use_after_free_are_refused_and_recorded() {
-    software();
+    let _serial = serial();
     let watch = soft::MisuseWatch::start();
     let buf = alloc_buf(8);
     assert_eq!(free_buf(buf), ACL_SUCCESS);
@@ -214,7 +223,7 @@ fn double_free_and_use_after_free_are_refused_and_recorded() {
 
 #[test]
 fn chains_append_count_index_and_free_with_their_head() {
-    software();
+    let _serial = serial();
     let since = soft::sequence_now();
     let (a, b, c, d) = (alloc_buf(4), alloc_buf(8), alloc_buf(16), alloc_buf(32));
     assert_eq!(chain_num(a), Ok(1), "a lone mbuf is a chain of one");
@@ -244,7 +253,7 @@ fn chains_append_count_index_and_free_with_their_head() {
 
 #[test]
 fn cycles_and_double_links_are_refused_and_recorded() {
-    software();
+    let _serial = serial();
     let watch = soft::MisuseWatch::start();
     let (a, b, c) = (alloc_buf(4), alloc_buf(4), alloc_buf(4));
     assert_eq!(append(a, a), ACL_ERROR_RT_PARAM_INVALID);
@@ -263,7 +272,7 @@ fn cycles_and_double_links_are_refused_and_recorded() {
 
 #[test]
 fn live_counts_and_the_leak_report_show_mbufs() {
-    software();
+    let _serial = serial();
     let buf = alloc_buf(4096);
     let copy = copy_buf_ref(buf);
     let live = soft::live();
