@@ -156,6 +156,18 @@ fn user_data_is_96_bytes_and_the_range_check_comes_first() {
     assert_eq!(get_user(buf, &mut [], 10), ACL_ERROR_FAILURE);
     assert_eq!(set_user(buf, &[], 96), ACL_ERROR_FAILURE);
     assert_eq!(set_user(buf, &[], 10), ACL_SUCCESS);
+    // A wrapped sum passes the range check; the bounded copy then refuses.
+    // SAFETY: refused before any access.
+    unsafe {
+        assert_eq!(
+            aclrtGetBufUserData(buf, out.as_mut_ptr().cast(), usize::MAX, 2),
+            ACL_ERROR_FAILURE
+        );
+        assert_eq!(
+            aclrtSetBufUserData(buf, out.as_ptr().cast(), 2, usize::MAX),
+            ACL_ERROR_FAILURE
+        );
+    }
     assert_eq!(free_buf(buf), ACL_SUCCESS);
 }
 

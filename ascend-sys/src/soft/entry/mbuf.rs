@@ -74,13 +74,27 @@ fn user_data_range(size: usize, offset: usize) -> SoftResult {
     Ok(())
 }
 
+/// After the NULL checks: a wrapped sum passes the range check, but then
+/// `size` or `offset` alone is above 96 and the runtime's bounded copy
+/// refuses it (`ACL_ERROR_FAILURE`).
+fn user_data_parts(size: usize, offset: usize) -> SoftResult {
+    if size > USER_DATA_SIZE || offset > USER_DATA_SIZE {
+        return fail(
+            ACL_ERROR_FAILURE,
+            format!("the bounded copy of the user data refused size={size}, offset={offset}"),
+        );
+    }
+    Ok(())
+}
+
 pub(crate) unsafe fn aclrtGetBufUserData(buf: aclrtMbuf, dataPtr: *mut c_void, size: usize, offset: usize) -> aclError {
     let outcome = user_data_range(size, offset)
         .and(non_null(buf, "buf"))
         .and(non_null(dataPtr, "dataPtr"))
+        .and_then(|()| user_data_parts(size, offset))
         .and_then(|()| {
             let mut bytes = [0u8; USER_DATA_SIZE];
-            let out = &mut bytes[..size.min(USER_DATA_SIZE - offset.min(USER_DATA_SIZE))];
+            let out = &mut bytes[..size];
             mbuf::get_user_data(buf as usize, out, offset)?;
             // SAFETY: `dataPtr` is non-NULL and, as the runtime requires,
             // valid for `size` bytes (`out.len() == size` after the range check).
@@ -99,6 +113,7 @@ pub(crate) unsafe fn aclrtSetBufUserData(
     let outcome = user_data_range(size, offset)
         .and(non_null(buf, "buf"))
         .and(non_null(dataPtr, "dataPtr"))
+        .and_then(|()| user_data_parts(size, offset))
         .and_then(|()| {
             // SAFETY: `dataPtr` is non-NULL and, as the runtime requires,
             // valid for reads of `size` (at most 96) bytes.
