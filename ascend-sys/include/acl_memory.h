@@ -55,6 +55,9 @@ typedef void *aclrtAllocatorBlock;
 /** Address hint passed to a user allocator's advise callback. */
 typedef void *aclrtAllocatorAddr;
 
+/** A message buffer (mbuf): a header with a data area, a user-data area and a chain link. */
+typedef void *aclrtMbuf;
+
 /** Opaque runtime exception record, only ever used through a pointer. */
 struct rtExceptionInfo;
 
@@ -1768,6 +1771,40 @@ aclError aclrtMemPoolFreeAsync(void *ptr, aclrtStream stream);
 
 /** Releases idle cached memory of a pool down to `minBytesToKeep` reserved bytes. */
 aclError aclrtMemPoolTrimTo(aclrtMemPool memPool, size_t minBytesToKeep);
+/* ---- Mbuf (message buffers) ---- */
+
+/** Gets the mbuf at `index` of the chain headed by `headBuf` (index 0 is the head). */
+aclError aclrtGetBufFromChain(aclrtMbuf headBuf, uint32_t index, aclrtMbuf *buf);
+
+/** Gets the number of mbufs in the chain headed by `headBuf`. */
+aclError aclrtGetBufChainNum(aclrtMbuf headBuf, uint32_t *num);
+
+/** Appends `buf` (and its own chain) to the end of the chain headed by `headBuf`. */
+aclError aclrtAppendBufChain(aclrtMbuf headBuf, aclrtMbuf buf);
+
+/** Creates a new mbuf header sharing the data area of `buf` (one more reference). */
+aclError aclrtCopyBufRef(const aclrtMbuf buf, aclrtMbuf *newBuf);
+
+/** Copies `size` bytes at `offset` of the user-data area (96 bytes) into `dataPtr`. */
+aclError aclrtGetBufUserData(const aclrtMbuf buf, void *dataPtr, size_t size, size_t offset);
+
+/** Copies `size` bytes from `dataPtr` into the user-data area (96 bytes) at `offset`. */
+aclError aclrtSetBufUserData(aclrtMbuf buf, const void *dataPtr, size_t size, size_t offset);
+
+/** Gets the address and capacity of the data area of `buf`. */
+aclError aclrtGetBufData(const aclrtMbuf buf, void **dataPtr, size_t *size);
+
+/** Gets the data length set by aclrtSetBufDataLen. */
+aclError aclrtGetBufDataLen(aclrtMbuf buf, size_t *len);
+
+/** Sets the data length (at most the capacity). */
+aclError aclrtSetBufDataLen(aclrtMbuf buf, size_t len);
+
+/** Frees an mbuf header (its chain with it) and drops its reference to the data area. */
+aclError aclrtFreeBuf(aclrtMbuf buf);
+
+/** Allocates an mbuf whose data area has `size` bytes. */
+aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size);
 
 #ifdef __cplusplus
 }

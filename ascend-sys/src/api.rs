@@ -73,8 +73,12 @@
 //!   `aclrtCmoSetDesc`, `aclrtCmoAsyncWithDesc`, `aclrtMemFlush`,
 //!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
 //!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
+//! - 3.13 Mbuf (message buffers): `aclrtAllocBuf`, `aclrtFreeBuf`, `aclrtGetBufData`,
+//!   `aclrtGetBufDataLen`, `aclrtSetBufDataLen`, `aclrtGetBufUserData`,
+//!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
+//!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
 //!
-//! 150 functions in all. The reference table lists 103 of them; the
+//! 161 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
 //! 3.10 to 3.13) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
@@ -810,6 +814,33 @@ macro_rules! for_each_acl_function {
             /// Releases idle cached memory of `memPool` until it reserves at most
             /// `minBytesToKeep` bytes.
             fn aclrtMemPoolTrimTo(memPool: aclrtMemPool, minBytesToKeep: usize) -> aclError;
+            // 3.13 Mbuf (message buffers)
+            /// Allocates an mbuf whose data area has `size` bytes (0 is rejected); its data
+            /// length starts at 0, its 96-byte user-data area zeroed.
+            fn aclrtAllocBuf(buf: *mut aclrtMbuf, size: usize) -> aclError;
+            /// Frees an mbuf header (and the chain it heads), dropping its reference to the
+            /// data area; the data area goes with its last reference.
+            fn aclrtFreeBuf(buf: aclrtMbuf) -> aclError;
+            /// Writes the address and capacity (the size given to `aclrtAllocBuf`) of the data area.
+            fn aclrtGetBufData(buf: aclrtMbuf, dataPtr: *mut *mut c_void, size: *mut usize) -> aclError;
+            /// Writes the data length set by `aclrtSetBufDataLen`.
+            fn aclrtGetBufDataLen(buf: aclrtMbuf, len: *mut usize) -> aclError;
+            /// Sets the data length (at most the capacity).
+            fn aclrtSetBufDataLen(buf: aclrtMbuf, len: usize) -> aclError;
+            /// Copies `size` bytes at `offset` of the user-data area into `dataPtr`
+            /// (`size + offset` at most 96).
+            fn aclrtGetBufUserData(buf: aclrtMbuf, dataPtr: *mut c_void, size: usize, offset: usize) -> aclError;
+            /// Copies `size` bytes from `dataPtr` into the user-data area at `offset`
+            /// (`size + offset` at most 96).
+            fn aclrtSetBufUserData(buf: aclrtMbuf, dataPtr: *const c_void, size: usize, offset: usize) -> aclError;
+            /// Creates a new mbuf header sharing `buf`'s data area (one more reference).
+            fn aclrtCopyBufRef(buf: aclrtMbuf, newBuf: *mut aclrtMbuf) -> aclError;
+            /// Appends `buf` (with its own chain) at the end of the chain `headBuf` heads.
+            fn aclrtAppendBufChain(headBuf: aclrtMbuf, buf: aclrtMbuf) -> aclError;
+            /// Writes the number of mbufs in the chain `headBuf` heads (the head included).
+            fn aclrtGetBufChainNum(headBuf: aclrtMbuf, num: *mut u32) -> aclError;
+            /// Writes the mbuf at `index` of the chain `headBuf` heads (0 is the head).
+            fn aclrtGetBufFromChain(headBuf: aclrtMbuf, index: u32, buf: *mut aclrtMbuf) -> aclError;
         }
     };
 }

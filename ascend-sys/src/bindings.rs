@@ -23,6 +23,8 @@ pub mod c_types {
     pub type aclrtAllocatorBlock = *mut ::std::os::raw::c_void;
     #[doc = " Address hint passed to a user allocator's advise callback."]
     pub type aclrtAllocatorAddr = *mut ::std::os::raw::c_void;
+    #[doc = " A message buffer (mbuf): a header with a data area, a user-data area and a chain link."]
+    pub type aclrtMbuf = *mut ::std::os::raw::c_void;
     #[doc = " Runtime exception information (incomplete type, used by pointer only)."]
     pub type aclrtExceptionInfo = rtExceptionInfo;
     #[doc = " User allocator callback: allocate a block of `size` bytes; returns the block handle or NULL."]
@@ -2079,5 +2081,38 @@ pub mod c_functions {
         pub fn aclrtMemPoolFreeAsync(ptr: *mut ::std::os::raw::c_void, stream: aclrtStream) -> aclError;
         #[doc = " Releases idle cached memory of a pool down to `minBytesToKeep` reserved bytes."]
         pub fn aclrtMemPoolTrimTo(memPool: aclrtMemPool, minBytesToKeep: usize) -> aclError;
+        #[doc = " Gets the mbuf at `index` of the chain headed by `headBuf` (index 0 is the head)."]
+        pub fn aclrtGetBufFromChain(headBuf: aclrtMbuf, index: u32, buf: *mut aclrtMbuf) -> aclError;
+        #[doc = " Gets the number of mbufs in the chain headed by `headBuf`."]
+        pub fn aclrtGetBufChainNum(headBuf: aclrtMbuf, num: *mut u32) -> aclError;
+        #[doc = " Appends `buf` (and its own chain) to the end of the chain headed by `headBuf`."]
+        pub fn aclrtAppendBufChain(headBuf: aclrtMbuf, buf: aclrtMbuf) -> aclError;
+        #[doc = " Creates a new mbuf header sharing the data area of `buf` (one more reference)."]
+        pub fn aclrtCopyBufRef(buf: aclrtMbuf, newBuf: *mut aclrtMbuf) -> aclError;
+        #[doc = " Copies `size` bytes at `offset` of the user-data area (96 bytes) into `dataPtr`."]
+        pub fn aclrtGetBufUserData(
+            buf: aclrtMbuf,
+            dataPtr: *mut ::std::os::raw::c_void,
+            size: usize,
+            offset: usize,
+        ) -> aclError;
+        #[doc = " Copies `size` bytes from `dataPtr` into the user-data area (96 bytes) at `offset`."]
+        pub fn aclrtSetBufUserData(
+            buf: aclrtMbuf,
+            dataPtr: *const ::std::os::raw::c_void,
+            size: usize,
+            offset: usize,
+        ) -> aclError;
+        #[doc = " Gets the address and capacity of the data area of `buf`."]
+        pub fn aclrtGetBufData(buf: aclrtMbuf, dataPtr: *mut *mut ::std::os::raw::c_void, size: *mut usize)
+        -> aclError;
+        #[doc = " Gets the data length set by aclrtSetBufDataLen."]
+        pub fn aclrtGetBufDataLen(buf: aclrtMbuf, len: *mut usize) -> aclError;
+        #[doc = " Sets the data length (at most the capacity)."]
+        pub fn aclrtSetBufDataLen(buf: aclrtMbuf, len: usize) -> aclError;
+        #[doc = " Frees an mbuf header (its chain with it) and drops its reference to the data area."]
+        pub fn aclrtFreeBuf(buf: aclrtMbuf) -> aclError;
+        #[doc = " Allocates an mbuf whose data area has `size` bytes."]
+        pub fn aclrtAllocBuf(buf: *mut aclrtMbuf, size: usize) -> aclError;
     }
 }

@@ -21,7 +21,7 @@ use ascend_sys::soft::Live;
 /// # Ok::<(), ascend::Error>(())
 /// ```
 pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
-    let fields: [(&str, u64, u64); 18] = [
+    let fields: [(&str, u64, u64); 20] = [
         (
             "device_allocations",
             count(before.device_allocations),
@@ -68,6 +68,8 @@ pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
         ),
         ("ipc_keys", count(before.ipc_keys), count(after.ipc_keys)),
         ("ipc_imports", count(before.ipc_imports), count(after.ipc_imports)),
+        ("mbufs", count(before.mbufs), count(after.mbufs)),
+        ("mbuf_bytes", before.mbuf_bytes, after.mbuf_bytes),
     ];
     fields
         .iter()

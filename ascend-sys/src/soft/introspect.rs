@@ -53,6 +53,12 @@ pub struct Live {
     pub ipc_keys: usize,
     /// IPC imports this process has not closed.
     pub ipc_imports: usize,
+    /// Live mbuf headers (`aclrtAllocBuf`, `aclrtCopyBufRef`), chain members
+    /// included.
+    pub mbufs: usize,
+    /// Bytes of their data areas (an area shared by reference copies counts
+    /// once).
+    pub mbuf_bytes: u64,
 }
 
 impl Live {
@@ -87,6 +93,7 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
     let host = super::host_mem::all();
     let registrations = super::host_register::live();
     let (device_allocations, device_bytes) = super::device_mem::live();
+    let (mbufs, mbuf_bytes) = super::mbuf::live();
     Live {
         device_allocations,
         device_bytes,
@@ -107,6 +114,8 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
         shareable_imports: vmm.physicals.values().filter(|p| p.imported).count(),
         ipc_keys: share.keys.len(),
         ipc_imports: share.imports.len(),
+        mbufs,
+        mbuf_bytes,
     }
 }
 
@@ -135,6 +144,7 @@ fn created_since(vmm: &Vmm, share: &Share, since: u64, streams: Vec<LiveResource
     all.extend(vmm.created_since(since));
     all.extend(streams);
     all.extend(share.created_since(since));
+    all.extend(super::mbuf::created_since(since));
     all.sort_by_key(|resource| resource.created);
     all
 }
@@ -197,6 +207,7 @@ fn report(vmm: &Vmm, share: &Share, streams: Vec<String>) -> String {
     }
     lines.extend(streams);
     lines.extend(share.report());
+    lines.extend(super::mbuf::report());
     lines.join("\n")
 }
 

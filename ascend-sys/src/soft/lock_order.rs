@@ -30,6 +30,9 @@
 //!     allocations).
 //! 14. [`Rank::Bytes`]: the byte stripes of one copy or fill step (a step
 //!     takes its one or two stripes together, lower stripe first).
+//! 15. [`Rank::Mbufs`]: message buffers (`aclrtAllocBuf` & co). Their data
+//!     areas are the family's own host memory, so the lock calls no other
+//!     family while held; it is last so any call may take it.
 //!
 //! A thread never takes a lock of a rank at or below one it holds. Debug
 //! builds check this on every acquisition and panic with both ranks named,
@@ -76,6 +79,8 @@ pub(crate) enum Rank {
     DeviceSpace = 12,
     /// The byte stripes of one copy or fill step.
     Bytes = 13,
+    /// Message buffers: headers, data areas and chains.
+    Mbufs = 14,
 }
 
 #[cfg(debug_assertions)]
@@ -194,6 +199,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>, rank: Rank) -> Ranked<'_, T> {
 #[cfg(debug_assertions)]
 fn highest(held: u32) -> Option<Rank> {
     [
+        Rank::Mbufs,
         Rank::Bytes,
         Rank::DeviceSpace,
         Rank::DeviceShard,

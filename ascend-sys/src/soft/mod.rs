@@ -54,6 +54,7 @@ mod host_register;
 mod introspect;
 mod lock_order;
 mod managed;
+mod mbuf;
 mod mem_pool;
 mod misuse;
 mod peer;

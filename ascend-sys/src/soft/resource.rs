@@ -40,6 +40,10 @@ pub enum ResourceKind {
     IpcKey,
     /// An IPC import not yet closed; the id is the device address it gave.
     IpcImport,
+    /// A message buffer header (`aclrtAllocBuf`, `aclrtCopyBufRef`); the id
+    /// is its handle, the bytes those of its data area (shared by reference
+    /// copies).
+    Mbuf,
 }
 
 impl fmt::Display for ResourceKind {
@@ -59,6 +63,7 @@ impl fmt::Display for ResourceKind {
             ResourceKind::ShareableExport => "shareable handle",
             ResourceKind::IpcKey => "IPC key",
             ResourceKind::IpcImport => "IPC import",
+            ResourceKind::Mbuf => "mbuf",
         })
     }
 }

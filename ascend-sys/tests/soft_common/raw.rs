@@ -127,3 +127,54 @@ pub fn device_count() -> i32 {
     assert_eq!(unsafe { aclrtGetDeviceCount(&mut count) }, ACL_SUCCESS);
     count as i32
 }
+
+/// A new mbuf with a data area of `size` bytes.
+pub fn alloc_buf(size: usize) -> aclrtMbuf {
+    let mut buf = null_mut();
+    // SAFETY: `buf` is a valid out-pointer.
+    assert_eq!(unsafe { aclrtAllocBuf(&mut buf, size) }, ACL_SUCCESS);
+    assert!(!buf.is_null());
+    buf
+}
+
+/// Frees an mbuf (or the chain it heads), returning the code.
+pub fn free_buf(buf: aclrtMbuf) -> aclError {
+    // SAFETY: the handle is only looked up by the software device.
+    unsafe { aclrtFreeBuf(buf) }
+}
+
+/// The address and capacity of an mbuf's data area.
+pub fn buf_data(buf: aclrtMbuf) -> (*mut c_void, usize) {
+    let (mut data, mut size) = (null_mut(), 0usize);
+    // SAFETY: valid out-pointers.
+    assert_eq!(unsafe { aclrtGetBufData(buf, &mut data, &mut size) }, ACL_SUCCESS);
+    (data, size)
+}
+
+/// A reference copy of an mbuf.
+pub fn copy_buf_ref(buf: aclrtMbuf) -> aclrtMbuf {
+    let mut copy = null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { aclrtCopyBufRef(buf, &mut copy) }, ACL_SUCCESS);
+    copy
+}
+
+/// The number of mbufs in the chain `head` heads, or the code.
+pub fn chain_num(head: aclrtMbuf) -> Result<u32, aclError> {
+    let mut num = 0u32;
+    // SAFETY: valid out-pointer.
+    match unsafe { aclrtGetBufChainNum(head, &mut num) } {
+        ACL_SUCCESS => Ok(num),
+        code => Err(code),
+    }
+}
+
+/// Member `index` of the chain `head` heads, or the code.
+pub fn chain_get(head: aclrtMbuf, index: u32) -> Result<aclrtMbuf, aclError> {
+    let mut buf = null_mut();
+    // SAFETY: valid out-pointer.
+    match unsafe { aclrtGetBufFromChain(head, index, &mut buf) } {
+        ACL_SUCCESS => Ok(buf),
+        code => Err(code),
+    }
+}
