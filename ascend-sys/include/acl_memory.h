@@ -394,6 +394,19 @@ typedef struct {
     aclrtMemLocationType type;
 } aclrtMemLocation;
 
+/**
+ * Where the destination and the source of a batch copy live
+ * (`aclrtMemcpyBatch*`); `rsv` must be all 0.
+ */
+typedef struct {
+    /** Location of the destinations this attribute applies to. */
+    aclrtMemLocation dstLoc;
+    /** Location of the sources this attribute applies to. */
+    aclrtMemLocation srcLoc;
+    /** Reserved: all 0. */
+    uint8_t rsv[16];
+} aclrtMemcpyBatchAttr;
+
 /** Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries). */
 typedef struct {
     /** Handle type; must be `ACL_MEM_HANDLE_TYPE_NONE` for `aclrtMallocPhysical`. */
@@ -1281,6 +1294,33 @@ aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N);
  * the set happens during the call (hicann/runtime acl_rt.h).
  */
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream);
+
+/**
+ * Copies `numBatches` ranges synchronously (host to device or device to host
+ * only); `attrs[n]` applies from `attrsIndexes[n]` to the next index - 1. On a
+ * copy-related failure `*failIndex` is the failing entry, else SIZE_MAX
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                          aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex);
+
+/** `aclrtMemcpyBatch` without `failIndex` (hicann/runtime acl_rt.h). */
+aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                            aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs);
+
+/**
+ * Queues on `stream` the copies of `aclrtMemcpyBatch`; with pageable host
+ * memory the stream is synchronised and the copies happen during the call
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                               aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs,
+                               size_t *failIndex, aclrtStream stream);
+
+/** `aclrtMemcpyBatchAsync` without `failIndex` (hicann/runtime acl_rt.h). */
+aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                                 aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs,
+                                 aclrtStream stream);
 
 /**
  * Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte

@@ -37,7 +37,9 @@
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
 //!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
 //!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtMemsetD32`,
-//!   `aclrtMemsetD32Async`, `aclrtValueWrite`, `aclrtValueWait`.
+//!   `aclrtMemsetD32Async`, `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`,
+//!   `aclrtMemcpyBatchAsync`, `aclrtMemcpyBatchAsyncV2`, `aclrtValueWrite`,
+//!   `aclrtValueWait`.
 //! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
 //!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
 //!   `aclrtHostGetDevicePointer`, `aclrtHostMemMapCapabilities`, `aclrtHostUnregister`.
@@ -60,11 +62,13 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 116 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 120 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
-//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags` and `aclrtEventGetTimestamp` are not in the
+//! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
+//! `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`, `aclrtMemcpyBatchAsync` and
+//! `aclrtMemcpyBatchAsyncV2` are not in the
 //! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
@@ -357,6 +361,60 @@ macro_rules! for_each_acl_function {
                 memSize: usize,
                 value: u32,
                 N: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Copies `numBatches` ranges synchronously, host to device or device to
+            /// host only. `attrs[n]` (the expected locations; `rsv` all 0) applies from
+            /// entry `attrsIndexes[n]` up to the next index. Every entry is checked before
+            /// a byte moves; on a failure about one entry `*failIndex` is its index,
+            /// otherwise `SIZE_MAX`.
+            fn aclrtMemcpyBatch(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+                failIndex: *mut usize,
+            ) -> aclError;
+            /// `aclrtMemcpyBatch` without the failing index.
+            fn aclrtMemcpyBatchV2(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+            ) -> aclError;
+            /// Queues the copies of `aclrtMemcpyBatch` on `stream` as one task, after
+            /// checking every entry (each size also not 0); with pageable host memory the
+            /// stream is synchronised and the copies happen during the call.
+            fn aclrtMemcpyBatchAsync(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+                failIndex: *mut usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// `aclrtMemcpyBatchAsync` without the failing index.
+            fn aclrtMemcpyBatchAsyncV2(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
                 stream: aclrtStream,
             ) -> aclError;
             /// Queues on `stream` a write of `value` to the 64-bit word of device

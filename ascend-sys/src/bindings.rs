@@ -111,6 +111,17 @@ pub mod c_types {
         #[doc = " Kind of location."]
         pub type_: aclrtMemLocationType,
     }
+    #[doc = " Where the destination and the source of a batch copy live\n (`aclrtMemcpyBatch*`); `rsv` must be all 0."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemcpyBatchAttr {
+        #[doc = " Location of the destinations this attribute applies to."]
+        pub dstLoc: aclrtMemLocation,
+        #[doc = " Location of the sources this attribute applies to."]
+        pub srcLoc: aclrtMemLocation,
+        #[doc = " Reserved: all 0."]
+        pub rsv: [u8; 16usize],
+    }
     #[doc = " Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries)."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -417,6 +428,16 @@ pub mod c_types {
         ["Alignment of aclrtMemLocation"][::std::mem::align_of::<aclrtMemLocation>() - 4usize];
         ["Offset of field: aclrtMemLocation::id"][::std::mem::offset_of!(aclrtMemLocation, id) - 0usize];
         ["Offset of field: aclrtMemLocation::type_"][::std::mem::offset_of!(aclrtMemLocation, type_) - 4usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemcpyBatchAttr"][::std::mem::size_of::<aclrtMemcpyBatchAttr>() - 32usize];
+        ["Alignment of aclrtMemcpyBatchAttr"][::std::mem::align_of::<aclrtMemcpyBatchAttr>() - 4usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::dstLoc"]
+            [::std::mem::offset_of!(aclrtMemcpyBatchAttr, dstLoc) - 0usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::srcLoc"]
+            [::std::mem::offset_of!(aclrtMemcpyBatchAttr, srcLoc) - 8usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::rsv"][::std::mem::offset_of!(aclrtMemcpyBatchAttr, rsv) - 16usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
@@ -1058,6 +1079,15 @@ pub mod c_types {
             }
         }
     }
+    impl Default for aclrtMemcpyBatchAttr {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
     impl Default for aclrtPhysicalMemProp {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1355,6 +1385,54 @@ pub mod c_functions {
             memSize: usize,
             value: u32,
             N: usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Copies `numBatches` ranges synchronously (host to device or device to host\n only); `attrs[n]` applies from `attrsIndexes[n]` to the next index - 1. On a\n copy-related failure `*failIndex` is the failing entry, else SIZE_MAX\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatch(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+            failIndex: *mut usize,
+        ) -> aclError;
+        #[doc = " `aclrtMemcpyBatch` without `failIndex` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchV2(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the copies of `aclrtMemcpyBatch`; with pageable host\n memory the stream is synchronised and the copies happen during the call\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchAsync(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+            failIndex: *mut usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " `aclrtMemcpyBatchAsync` without `failIndex` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchAsyncV2(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
             stream: aclrtStream,
         ) -> aclError;
         #[doc = " Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte\n aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h)."]

@@ -32,6 +32,7 @@ unsafe fn put<T>(out: *mut T, value: T) {
 }
 
 mod allocator;
+mod copy_batch;
 mod device;
 mod host;
 mod init;
@@ -42,6 +43,7 @@ mod stream;
 mod vmm;
 
 pub(crate) use allocator::*;
+pub(crate) use copy_batch::*;
 pub(crate) use device::*;
 pub(crate) use host::*;
 pub(crate) use init::*;

@@ -20,6 +20,7 @@
 //! is held while a worker moves bytes or while anybody waits. The family's
 //! place among the others is in [`super::lock_order`].
 
+mod batch;
 mod event;
 mod force;
 mod queue;
@@ -29,6 +30,7 @@ mod teardown;
 mod transfer;
 mod value;
 
+pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
 pub(crate) use event::{Event, EventMode};
 pub(crate) use force::destroy_stream_force;
 pub(crate) use queue::Stream;

@@ -20,6 +20,8 @@ pub(crate) enum Work {
     Fill32 { address: usize, value: u32, count: usize },
     /// `aclrtMemcpy2dAsync`.
     Copy2d(Rows),
+    /// `aclrtMemcpyBatchAsync(V2)`: `(dst, src, count)` copies, in order.
+    CopyBatch(Vec<(usize, usize, usize)>),
     /// `aclrtRecordEvent`: marks the record reached.
     Record { event: Arc<Event>, number: u64 },
     /// `aclrtStreamWaitEvent(WithTimeout)`: blocks the stream until the
@@ -99,6 +101,11 @@ impl Task {
             }) => format!(
                 "a 2-D copy of {height} rows of {width} bytes from {src:#x} (pitch {spitch}) to {dst:#x} (pitch {dpitch})"
             ),
+            Work::CopyBatch(pieces) => format!(
+                "a batch of {} copies ({} bytes in all)",
+                pieces.len(),
+                pieces.iter().map(|piece| piece.2).sum::<usize>()
+            ),
             Work::Record { event, number } => format!("record {number} of event {:#x}", event.handle),
             Work::Wait {
                 event,
@@ -144,6 +151,10 @@ impl Task {
             Work::Fill32 { address, value, count } => unsafe { copy::fill_u32(address, value, count) },
             // SAFETY: see above.
             Work::Copy2d(geometry) => unsafe { rows::copy_rows(geometry) },
+            Work::CopyBatch(ref pieces) => pieces
+                .iter()
+                // SAFETY: see above.
+                .try_for_each(|&(dst, src, count)| unsafe { copy::copy_bytes(dst, src, count) }),
             Work::Record { ref event, number } => {
                 event.reach(number);
                 Ok(())

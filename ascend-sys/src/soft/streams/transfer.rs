@@ -111,7 +111,7 @@ fn correct_kind(kind: aclrtMemcpyKind, src: Location, dst: Location) -> SoftResu
 }
 
 /// Host ranges of a task on pinned memory (for `aclrtFreeHost`).
-fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
+pub(super) fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
     sides
         .iter()
         .filter(|(place, _, _)| *place == Location::Host)
