@@ -1323,6 +1323,42 @@ aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, siz
                                  aclrtStream stream);
 
 /**
+ * Queues on `stream` a device-to-device copy through two pointers held in device memory:
+ * `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset` (`dstDataOffset + count`
+ * at most `destMax`), the addresses read when the copy runs; `kind` must be
+ * ACL_MEMCPY_INNER_DEVICE_TO_DEVICE (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count,
+                                    size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream);
+
+/**
+ * The size of a memory-copy descriptor for `kind` (ACL_MEMCPY_INNER_DEVICE_TO_DEVICE only)
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize);
+
+/**
+ * Writes into `desc` (device memory, 64-byte aligned, of aclrtGetMemcpyDescSize bytes) a copy of
+ * `count` bytes from `srcAddr` to `dstAddr` (device memory of one device); `config` is reserved:
+ * NULL (hicann/runtime acl_rt.h).
+ */
+aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count,
+                            void *config);
+
+/**
+ * Queues on `stream` the copy the descriptor `desc` holds when the copy runs
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream);
+
+/**
+ * aclrtMemcpyAsync asking the runtime to check whether host memory is page-locked; deprecated
+ * for aclrtMemcpyAsync (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
+                                       aclrtMemcpyKind kind, aclrtStream stream);
+
+/**
  * Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte
  * aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h).
  */

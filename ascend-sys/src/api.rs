@@ -38,7 +38,9 @@
 //!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
 //!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtMemsetD32`,
 //!   `aclrtMemsetD32Async`, `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`,
-//!   `aclrtMemcpyBatchAsync`, `aclrtMemcpyBatchAsyncV2`, `aclrtValueWrite`,
+//!   `aclrtMemcpyBatchAsync`, `aclrtMemcpyBatchAsyncV2`,
+//!   `aclrtMemcpyAsyncWithOffset`, `aclrtGetMemcpyDescSize`, `aclrtSetMemcpyDesc`,
+//!   `aclrtMemcpyAsyncWithDesc`, `aclrtMemcpyAsyncWithCondition`, `aclrtValueWrite`,
 //!   `aclrtValueWait`.
 //! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
 //!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
@@ -62,13 +64,14 @@
 //!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
 //!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
 //!
-//! 120 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
+//! 125 functions in all. `aclrtDestroyStreamForce`, `aclrtValueWrite`,
 //! `aclrtValueWait`, `aclrtStreamQuery`, `aclrtResetEvent`,
 //! `aclrtSynchronizeEventWithTimeout`, `aclrtStreamWaitEventWithTimeout`,
 //! `aclrtMemsetD32`, `aclrtMemsetD32Async`, `aclrtStreamGetId`,
 //! `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtEventGetTimestamp`,
-//! `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`, `aclrtMemcpyBatchAsync` and
-//! `aclrtMemcpyBatchAsyncV2` are not in the
+//! `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`, `aclrtMemcpyBatchAsync`,
+//! `aclrtMemcpyBatchAsyncV2`, `aclrtMemcpyAsyncWithOffset`, `aclrtGetMemcpyDescSize`,
+//! `aclrtSetMemcpyDesc`, `aclrtMemcpyAsyncWithDesc` and `aclrtMemcpyAsyncWithCondition` are not in the
 //! reference table; their signatures are those of
 //! `hicann/runtime` `include/external/acl/acl_rt.h` at the same commit.
 
@@ -415,6 +418,48 @@ macro_rules! for_each_acl_function {
                 attrs: *mut aclrtMemcpyBatchAttr,
                 attrsIndexes: *mut usize,
                 numAttrs: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Queues a device-to-device copy through two pointers held in device
+            /// memory: `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset`,
+            /// the pointers read when the copy runs. `kind` must be
+            /// `ACL_MEMCPY_INNER_DEVICE_TO_DEVICE`; `dstDataOffset + count` at most `destMax`.
+            fn aclrtMemcpyAsyncWithOffset(
+                dst: *mut *mut c_void,
+                destMax: usize,
+                dstDataOffset: usize,
+                src: *mut *const c_void,
+                count: usize,
+                srcDataOffset: usize,
+                kind: aclrtMemcpyKind,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// The size of a memory-copy descriptor (`ACL_MEMCPY_INNER_DEVICE_TO_DEVICE`
+            /// only; other kinds return `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`).
+            fn aclrtGetMemcpyDescSize(kind: aclrtMemcpyKind, descSize: *mut usize) -> aclError;
+            /// Writes into `desc` (device memory, 64-byte aligned) a device-to-device copy
+            /// of `count` bytes from `srcAddr` to `dstAddr`, both on one device. `config` is
+            /// reserved: NULL.
+            fn aclrtSetMemcpyDesc(
+                desc: *mut c_void,
+                kind: aclrtMemcpyKind,
+                srcAddr: *mut c_void,
+                dstAddr: *mut c_void,
+                count: usize,
+                config: *mut c_void,
+            ) -> aclError;
+            /// Queues on `stream` (not NULL) the copy the descriptor `desc` holds when the
+            /// copy runs.
+            fn aclrtMemcpyAsyncWithDesc(desc: *mut c_void, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
+            /// `aclrtMemcpyAsync` asking the runtime to check that host memory is
+            /// page-locked, which it can always tell here: the same behaviour as
+            /// `aclrtMemcpyAsync` (deprecated for it).
+            fn aclrtMemcpyAsyncWithCondition(
+                dst: *mut c_void,
+                destMax: usize,
+                src: *const c_void,
+                count: usize,
+                kind: aclrtMemcpyKind,
                 stream: aclrtStream,
             ) -> aclError;
             /// Queues on `stream` a write of `value` to the 64-bit word of device

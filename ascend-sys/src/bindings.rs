@@ -1435,6 +1435,43 @@ pub mod c_functions {
             numAttrs: usize,
             stream: aclrtStream,
         ) -> aclError;
+        #[doc = " Queues on `stream` a device-to-device copy through two pointers held in device memory:\n `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset` (`dstDataOffset + count`\n at most `destMax`), the addresses read when the copy runs; `kind` must be\n ACL_MEMCPY_INNER_DEVICE_TO_DEVICE (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithOffset(
+            dst: *mut *mut ::std::os::raw::c_void,
+            destMax: usize,
+            dstDataOffset: usize,
+            src: *mut *const ::std::os::raw::c_void,
+            count: usize,
+            srcDataOffset: usize,
+            kind: aclrtMemcpyKind,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " The size of a memory-copy descriptor for `kind` (ACL_MEMCPY_INNER_DEVICE_TO_DEVICE only)\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetMemcpyDescSize(kind: aclrtMemcpyKind, descSize: *mut usize) -> aclError;
+        #[doc = " Writes into `desc` (device memory, 64-byte aligned, of aclrtGetMemcpyDescSize bytes) a copy of\n `count` bytes from `srcAddr` to `dstAddr` (device memory of one device); `config` is reserved:\n NULL (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSetMemcpyDesc(
+            desc: *mut ::std::os::raw::c_void,
+            kind: aclrtMemcpyKind,
+            srcAddr: *mut ::std::os::raw::c_void,
+            dstAddr: *mut ::std::os::raw::c_void,
+            count: usize,
+            config: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the copy the descriptor `desc` holds when the copy runs\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithDesc(
+            desc: *mut ::std::os::raw::c_void,
+            kind: aclrtMemcpyKind,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " aclrtMemcpyAsync asking the runtime to check whether host memory is page-locked; deprecated\n for aclrtMemcpyAsync (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithCondition(
+            dst: *mut ::std::os::raw::c_void,
+            destMax: usize,
+            src: *const ::std::os::raw::c_void,
+            count: usize,
+            kind: aclrtMemcpyKind,
+            stream: aclrtStream,
+        ) -> aclError;
         #[doc = " Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte\n aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h)."]
         pub fn aclrtValueWrite(
             devAddr: *mut ::std::os::raw::c_void,

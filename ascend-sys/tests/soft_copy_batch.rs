@@ -6,7 +6,12 @@
 //! `ACL_ERROR_RT_PARAM_INVALID`, failing index `SIZE_MAX` or the entry), the
 //! all-or-nothing batch, the data of host-to-device and device-to-host
 //! entries, the refused device-to-device and host-to-host entries, and the
-//! asynchronous batch ordered by its stream. Software device only.
+//! asynchronous batch ordered by its stream. Then the other copies of the
+//! family: `aclrtMemcpyAsyncWithOffset` (its rules, and the pointers read
+//! when the copy runs), the descriptors (`aclrtGetMemcpyDescSize`,
+//! `aclrtSetMemcpyDesc`'s layout, `aclrtMemcpyAsyncWithDesc` reading the
+//! descriptor when it runs) and `aclrtMemcpyAsyncWithCondition` (an
+//! `aclrtMemcpyAsync`). Software device only.
 
 mod soft_common;
 
@@ -516,6 +521,351 @@ fn the_stream_handle_is_checked_before_the_index_is_set() {
         assert_eq!(batch.call(Call::Async(null_mut())), (ACL_SUCCESS, usize::MAX));
         // SAFETY: NULL names the default stream.
         assert_eq!(unsafe { aclrtSynchronizeStream(null_mut()) }, ACL_SUCCESS);
+        free_pinned(source);
+        free(device);
+    });
+}
+
+// ---- aclrtMemcpyAsyncWithOffset ---------------------------------------------
+
+/// Writes `bytes` to device memory at `ptr`.
+fn put_device(ptr: *mut c_void, bytes: &[u8]) {
+    // SAFETY: `bytes` and `ptr` hold `bytes.len()` bytes.
+    let code = unsafe {
+        aclrtMemcpy(
+            ptr,
+            bytes.len(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            ACL_MEMCPY_HOST_TO_DEVICE,
+        )
+    };
+    assert_eq!(code, ACL_SUCCESS);
+}
+
+/// Stores the address `target` in the 8 bytes of device memory at `slot`.
+fn point(slot: *mut c_void, target: *mut c_void) {
+    put_device(slot, &(target as u64).to_ne_bytes());
+}
+
+#[allow(clippy::too_many_arguments)]
+fn with_offset(
+    dst: *mut c_void,
+    dest_max: usize,
+    dst_offset: usize,
+    src: *mut c_void,
+    count: usize,
+    src_offset: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    // SAFETY: the slots are device memory or refused before use.
+    unsafe {
+        aclrtMemcpyAsyncWithOffset(
+            dst.cast(),
+            dest_max,
+            dst_offset,
+            src.cast(),
+            count,
+            src_offset,
+            kind,
+            stream,
+        )
+    }
+}
+
+#[test]
+fn offset_copy_rules() {
+    on_device(|| {
+        let stream = create_stream();
+        let (dst_slot, src_slot, data) = (malloc(8), malloc(8), malloc(64));
+        point(dst_slot, data);
+        point(src_slot, data);
+        const INNER: aclrtMemcpyKind = ACL_MEMCPY_INNER_DEVICE_TO_DEVICE;
+        // count 0: success before anything is looked at.
+        assert_eq!(with_offset(null_mut(), 0, 0, null_mut(), 0, 0, 99, stream), ACL_SUCCESS);
+        // Only the inner device-to-device kind.
+        assert_eq!(
+            with_offset(dst_slot, 64, 0, src_slot, 8, 0, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+            ACL_ERROR_RT_PARAM_INVALID
+        );
+        assert!(recent().contains("ACL_MEMCPY_INNER_DEVICE_TO_DEVICE"), "{}", recent());
+        let refused: [(&dyn Fn() -> aclError, &str); 6] = [
+            (
+                &|| with_offset(null_mut(), 64, 0, src_slot, 8, 0, INNER, stream),
+                "dst is NULL",
+            ),
+            (
+                &|| with_offset(dst_slot, 64, 0, null_mut(), 8, 0, INNER, stream),
+                "src is NULL",
+            ),
+            (
+                &|| with_offset(dst_slot, 8, 0, src_slot, 9, 0, INNER, stream),
+                "larger than destMax",
+            ),
+            (
+                &|| with_offset(dst_slot, 64, 0, src_slot, 8, 1 << 48, INNER, stream),
+                "srcDataOffset",
+            ),
+            (
+                &|| with_offset(dst_slot, 64, 64, src_slot, 8, 0, INNER, stream),
+                "must be less than destMax",
+            ),
+            (
+                &|| with_offset(dst_slot, 64, 60, src_slot, 8, 0, INNER, stream),
+                "destMax - dstDataOffset",
+            ),
+        ];
+        for (call, words) in refused {
+            assert_eq!(call(), ACL_ERROR_RT_PARAM_INVALID, "{words}");
+            assert!(recent().contains(words), "{words}: {}", recent());
+        }
+        // The pointers must be held in device memory.
+        let host_slot = pinned(8);
+        assert_eq!(
+            with_offset(host_slot, 64, 0, src_slot, 8, 0, INNER, stream),
+            ACL_ERROR_RT_PARAM_INVALID
+        );
+        assert!(recent().contains("not device memory"), "{}", recent());
+        // A destroyed stream: the handle check comes before the others.
+        let gone = create_stream();
+        destroy_stream(gone);
+        assert_eq!(
+            with_offset(null_mut(), 64, 0, src_slot, 8, 0, INNER, gone),
+            ACL_ERROR_RT_INVALID_HANDLE
+        );
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        destroy_stream(stream);
+        free_pinned(host_slot);
+        for ptr in [dst_slot, src_slot, data] {
+            free(ptr);
+        }
+    });
+}
+
+#[test]
+fn offset_copy_reads_its_pointers_when_it_runs() {
+    on_device(|| {
+        let (dst_slot, src_slot) = (malloc(8), malloc(8));
+        let (from, first, second) = (malloc(64), malloc(64), malloc(64));
+        let pattern: Vec<u8> = (100..164u8).collect();
+        put_device(from, &pattern);
+        set_device(first, 0, 64);
+        set_device(second, 0, 64);
+        point(src_slot, from);
+        point(dst_slot, first);
+        let stream = create_stream();
+        let gate = event_with_flag(ACL_EVENT_SYNC);
+        assert_eq!(wait_event(stream, gate), ACL_SUCCESS);
+        let code = with_offset(
+            dst_slot,
+            32,
+            8,
+            src_slot,
+            16,
+            4,
+            ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
+            stream,
+        );
+        assert_eq!(code, ACL_SUCCESS, "{}", recent());
+        // Repoint the destination before the copy runs.
+        point(dst_slot, second);
+        let opener = create_stream();
+        assert_eq!(record(gate, opener), ACL_SUCCESS);
+        assert_eq!(sync(opener), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        assert_eq!(device_bytes(first, 64), [0; 64]);
+        let seen = device_bytes(second, 64);
+        assert_eq!(&seen[..8], [0; 8]);
+        assert_eq!(&seen[8..24], &pattern[4..20]);
+        assert_eq!(&seen[24..], [0; 40]);
+        destroy_stream(opener);
+        destroy_stream(stream);
+        destroy_event(gate);
+        for ptr in [dst_slot, src_slot, from, first, second] {
+            free(ptr);
+        }
+    });
+}
+
+// ---- memory-copy descriptors --------------------------------------------------
+
+fn desc_size(kind: aclrtMemcpyKind) -> (aclError, usize) {
+    let mut size = 0;
+    // SAFETY: `size` is a valid out-pointer.
+    let code = unsafe { aclrtGetMemcpyDescSize(kind, &mut size) };
+    (code, size)
+}
+
+fn set_desc(desc: *mut c_void, kind: aclrtMemcpyKind, src: *mut c_void, dst: *mut c_void, count: usize) -> aclError {
+    // SAFETY: device pointers or refused before use.
+    unsafe { aclrtSetMemcpyDesc(desc, kind, src, dst, count, null_mut()) }
+}
+
+fn with_desc(desc: *mut c_void, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError {
+    // SAFETY: a device pointer or refused before use.
+    unsafe { aclrtMemcpyAsyncWithDesc(desc, kind, stream) }
+}
+
+#[test]
+fn descriptor_size_rules() {
+    on_device(|| {
+        assert_eq!(desc_size(ACL_MEMCPY_INNER_DEVICE_TO_DEVICE), (ACL_SUCCESS, 32));
+        assert_eq!(
+            desc_size(ACL_MEMCPY_DEVICE_TO_DEVICE).0,
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+        );
+        assert_eq!(desc_size(8).0, ACL_ERROR_INVALID_PARAM);
+        // SAFETY: NULL is refused before use.
+        let code = unsafe { aclrtGetMemcpyDescSize(ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, null_mut()) };
+        assert_eq!(code, ACL_ERROR_INVALID_PARAM);
+    });
+}
+
+#[test]
+fn descriptor_round_trip_and_rules() {
+    on_device(|| {
+        const INNER: aclrtMemcpyKind = ACL_MEMCPY_INNER_DEVICE_TO_DEVICE;
+        let desc = malloc(128);
+        assert_eq!(desc as usize % 64, 0, "aclrtMalloc memory is 64-byte aligned");
+        let (from, to) = (malloc(64), malloc(64));
+        let pattern: Vec<u8> = (1..=64u8).collect();
+        put_device(from, &pattern);
+        set_device(to, 0, 64);
+        // The ACL layer: NULLs, kind range, count 0, config.
+        assert_eq!(set_desc(null_mut(), INNER, from, to, 8), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(set_desc(desc, 8, from, to, 8), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(set_desc(desc, INNER, null_mut(), to, 8), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(set_desc(desc, INNER, from, null_mut(), 8), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(set_desc(desc, INNER, from, to, 0), ACL_ERROR_INVALID_PARAM);
+        // SAFETY: the config is refused before use.
+        let code = unsafe { aclrtSetMemcpyDesc(desc, INNER, from, to, 8, desc) };
+        assert_eq!(code, ACL_ERROR_INVALID_PARAM);
+        assert!(recent().contains("config"), "{}", recent());
+        // The runtime: kind, alignment, device memory.
+        assert_eq!(
+            set_desc(desc, ACL_MEMCPY_DEVICE_TO_DEVICE, from, to, 8),
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+        );
+        // SAFETY: inside the allocation.
+        let odd = unsafe { desc.cast::<u8>().add(32) }.cast::<c_void>();
+        assert_eq!(set_desc(odd, INNER, from, to, 8), ACL_ERROR_RT_PARAM_INVALID);
+        assert!(recent().contains("64-byte aligned"), "{}", recent());
+        let host = pinned(64);
+        assert_eq!(set_desc(desc, INNER, host, to, 8), ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(set_desc(host, INNER, from, to, 8), ACL_ERROR_RT_PARAM_INVALID);
+        assert!(recent().contains("not device memory"), "{}", recent());
+        // Nothing was written into the descriptor so far.
+        set_device(desc, 0, 128);
+        // The round trip: the runtime's rtMemcpyAddrInfo layout.
+        // SAFETY: inside the allocation.
+        let from_tail = unsafe { from.cast::<u8>().add(16) }.cast::<c_void>();
+        assert_eq!(set_desc(desc, INNER, from_tail, to, 24), ACL_SUCCESS, "{}", recent());
+        let stored = device_bytes(desc, 32);
+        assert_eq!(&stored[..12], [0; 12]);
+        assert_eq!(&stored[12..16], 24u32.to_ne_bytes());
+        assert_eq!(&stored[16..24], (from_tail as u64).to_ne_bytes());
+        assert_eq!(&stored[24..32], (to as u64).to_ne_bytes());
+        // The asynchronous copy: its ACL checks, then the runtime's.
+        let stream = create_stream();
+        assert_eq!(with_desc(null_mut(), INNER, stream), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(with_desc(desc, 8, stream), ACL_ERROR_INVALID_PARAM);
+        assert_eq!(with_desc(desc, INNER, null_mut()), ACL_ERROR_INVALID_PARAM);
+        assert!(recent().contains("stream is NULL"), "{}", recent());
+        assert_eq!(
+            with_desc(desc, ACL_MEMCPY_DEVICE_TO_DEVICE, stream),
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+        );
+        assert_eq!(with_desc(odd, INNER, stream), ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(with_desc(host, INNER, stream), ACL_ERROR_RT_PARAM_INVALID);
+        assert_eq!(device_bytes(to, 64), [0; 64]);
+        // Queued behind a gate: the descriptor is read when the copy runs.
+        let gate = event_with_flag(ACL_EVENT_SYNC);
+        assert_eq!(wait_event(stream, gate), ACL_SUCCESS);
+        assert_eq!(with_desc(desc, INNER, stream), ACL_SUCCESS, "{}", recent());
+        assert_eq!(set_desc(desc, INNER, from, to, 8), ACL_SUCCESS);
+        let opener = create_stream();
+        assert_eq!(record(gate, opener), ACL_SUCCESS);
+        assert_eq!(sync(opener), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        let seen = device_bytes(to, 64);
+        assert_eq!(&seen[..8], &pattern[..8]);
+        assert_eq!(&seen[8..], [0; 56]);
+        destroy_stream(opener);
+        destroy_stream(stream);
+        destroy_event(gate);
+        free_pinned(host);
+        for ptr in [desc, from, to] {
+            free(ptr);
+        }
+    });
+}
+
+// ---- aclrtMemcpyAsyncWithCondition --------------------------------------------
+
+fn with_condition(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    // SAFETY: live memory of `count` bytes, or refused before use.
+    unsafe { aclrtMemcpyAsyncWithCondition(dst, count, src, count, kind, stream) }
+}
+
+#[test]
+fn condition_copy_is_an_asynchronous_copy_with_the_pinned_check() {
+    on_device(|| {
+        let device = malloc(64);
+        set_device(device, 0, 64);
+        let source = pinned(64);
+        // SAFETY: 64 bytes of live pinned memory.
+        unsafe { std::ptr::write_bytes(source.cast::<u8>(), 4, 64) };
+        let stream = create_stream();
+        // aclrtMemcpyAsync's ACL rules.
+        assert_eq!(with_condition(null_mut(), null_mut(), 0, 99, stream), ACL_SUCCESS);
+        assert_eq!(
+            with_condition(null_mut(), source, 8, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_ERROR_INVALID_PARAM
+        );
+        assert_eq!(
+            with_condition(device, source, 8, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, stream),
+            ACL_ERROR_INVALID_PARAM
+        );
+        // Pinned memory: a task ordered by the stream.
+        let gate = event_with_flag(ACL_EVENT_SYNC);
+        assert_eq!(wait_event(stream, gate), ACL_SUCCESS);
+        assert_eq!(
+            with_condition(device, source, 16, ACL_MEMCPY_HOST_TO_DEVICE, stream),
+            ACL_SUCCESS
+        );
+        assert_eq!(device_bytes(device, 64), [0; 64]);
+        let opener = create_stream();
+        assert_eq!(record(gate, opener), ACL_SUCCESS);
+        assert_eq!(sync(opener), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        assert_eq!(
+            &device_bytes(device, 64)[..17],
+            [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 0]
+        );
+        // Pageable memory: copied during the call, as aclrtMemcpyAsync does.
+        let plain = [6u8; 8];
+        assert_eq!(
+            with_condition(device, plain.as_ptr().cast(), 8, ACL_MEMCPY_DEFAULT, stream),
+            ACL_SUCCESS
+        );
+        assert_eq!(&device_bytes(device, 64)[..9], [6, 6, 6, 6, 6, 6, 6, 6, 4]);
+        // A pinned/device pair forces its kind, as in aclrtMemcpyAsync.
+        assert_eq!(
+            with_condition(device, source, 8, ACL_MEMCPY_DEVICE_TO_HOST, stream),
+            ACL_SUCCESS,
+            "a pinned/device pair forces its kind"
+        );
+        assert_eq!(sync(stream), ACL_SUCCESS);
+        destroy_stream(opener);
+        destroy_stream(stream);
+        destroy_event(gate);
         free_pinned(source);
         free(device);
     });

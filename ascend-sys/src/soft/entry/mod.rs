@@ -33,6 +33,7 @@ unsafe fn put<T>(out: *mut T, value: T) {
 
 mod allocator;
 mod copy_batch;
+mod copy_desc;
 mod device;
 mod host;
 mod init;
@@ -44,6 +45,7 @@ mod vmm;
 
 pub(crate) use allocator::*;
 pub(crate) use copy_batch::*;
+pub(crate) use copy_desc::*;
 pub(crate) use device::*;
 pub(crate) use host::*;
 pub(crate) use init::*;

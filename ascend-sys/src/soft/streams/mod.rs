@@ -23,6 +23,7 @@
 mod batch;
 mod event;
 mod force;
+mod indirect;
 mod queue;
 mod rows;
 mod task;
@@ -33,9 +34,10 @@ mod value;
 pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
 pub(crate) use event::{Event, EventMode};
 pub(crate) use force::destroy_stream_force;
+pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
-pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
+pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memcpy_async_as, memset_async, memset_d32_async};
 pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use super::fail::{SoftResult, fail};
