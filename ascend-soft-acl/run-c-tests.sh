@@ -38,6 +38,8 @@ $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/host_device.c" -I"$ASCEND_HO
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/host_device"
 $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/share.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/share"
+$cc "${warnings[@]}" -std=c11 "$tests/copy_batch.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
+  -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/copy_batch"
 $cc "${warnings[@]}" -std=c11 "$tests/leak.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/leak"
 $cc "${warnings[@]}" -std=c11 "$tests/sanitize.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
@@ -85,7 +87,7 @@ case "$linked" in
   *"libascendcl.so => $prefix/lib64/libascendcl.so"*) ;;
   *) echo "$linked" >&2; echo "host_device does not load $prefix/lib64/libascendcl.so" >&2; exit 1 ;;
 esac
-for program in host_device host_device_acl_rt vmm share value_wait cmake/vmm_cmake; do
+for program in host_device host_device_acl_rt vmm share value_wait copy_batch cmake/vmm_cmake; do
   if (cd "$build" && timeout 120 "./$program"); then pass "$program"; else fail "$program"; fi
 done
 
@@ -178,7 +180,7 @@ done
 # makes what the memory holds unknown), and value_wait reads what a copy queued after
 # an aclrtValueWait wrote (a waiting stream's writes still count as writes).
 for entry in "host_device all" "host_device_acl_rt all" "vmm all" "share all" \
-  "value_wait all" "cmake/vmm_cmake all" "leak all"; do
+  "value_wait all" "copy_batch all" "cmake/vmm_cmake all" "leak all"; do
   read -r program checks <<< "$entry"
   err="$build/sanitized-${program//\//-}.err"
   if (cd "$build" && ASCEND_SOFT_SANITIZE=$checks ASCEND_SOFT_SANITIZE_EXITCODE=$sanitize_exit \
