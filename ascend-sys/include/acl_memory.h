@@ -458,6 +458,18 @@ typedef struct {
     /** Device id or NUMA node id, depending on `type`. */
     int32_t id;
 } aclrtMemManagedLocation;
+/**
+ * Where the destination and the source of a batch copy live
+ * (`aclrtMemcpyBatch*`); `rsv` must be all 0.
+ */
+typedef struct {
+    /** Location of the destinations this attribute applies to. */
+    aclrtMemLocation dstLoc;
+    /** Location of the sources this attribute applies to. */
+    aclrtMemLocation srcLoc;
+    /** Reserved: all 0. */
+    uint8_t rsv[16];
+} aclrtMemcpyBatchAttr;
 
 /** Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries). */
 typedef struct {
@@ -1483,6 +1495,69 @@ aclError aclrtMemsetD32(void *ptr, size_t memSize, uint32_t value, size_t N);
  * the set happens during the call (hicann/runtime acl_rt.h).
  */
 aclError aclrtMemsetD32Async(void *ptr, size_t memSize, uint32_t value, size_t N, aclrtStream stream);
+
+/**
+ * Copies `numBatches` ranges synchronously (host to device or device to host
+ * only); `attrs[n]` applies from `attrsIndexes[n]` to the next index - 1. On a
+ * copy-related failure `*failIndex` is the failing entry, else SIZE_MAX
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyBatch(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                          aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs, size_t *failIndex);
+
+/** `aclrtMemcpyBatch` without `failIndex` (hicann/runtime acl_rt.h). */
+aclError aclrtMemcpyBatchV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                            aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs);
+
+/**
+ * Queues on `stream` the copies of `aclrtMemcpyBatch`; with pageable host
+ * memory the stream is synchronised and the copies happen during the call
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyBatchAsync(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                               aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs,
+                               size_t *failIndex, aclrtStream stream);
+
+/** `aclrtMemcpyBatchAsync` without `failIndex` (hicann/runtime acl_rt.h). */
+aclError aclrtMemcpyBatchAsyncV2(void **dsts, size_t *destMaxs, void **srcs, size_t *sizes, size_t numBatches,
+                                 aclrtMemcpyBatchAttr *attrs, size_t *attrsIndexes, size_t numAttrs,
+                                 aclrtStream stream);
+
+/**
+ * Queues on `stream` a device-to-device copy through two pointers held in device memory:
+ * `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset` (`dstDataOffset + count`
+ * at most `destMax`), the addresses read when the copy runs; `kind` must be
+ * ACL_MEMCPY_INNER_DEVICE_TO_DEVICE (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithOffset(void **dst, size_t destMax, size_t dstDataOffset, const void **src, size_t count,
+                                    size_t srcDataOffset, aclrtMemcpyKind kind, aclrtStream stream);
+
+/**
+ * The size of a memory-copy descriptor for `kind` (ACL_MEMCPY_INNER_DEVICE_TO_DEVICE only)
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtGetMemcpyDescSize(aclrtMemcpyKind kind, size_t *descSize);
+
+/**
+ * Writes into `desc` (device memory, 64-byte aligned, of aclrtGetMemcpyDescSize bytes) a copy of
+ * `count` bytes from `srcAddr` to `dstAddr` (device memory of one device); `config` is reserved:
+ * NULL (hicann/runtime acl_rt.h).
+ */
+aclError aclrtSetMemcpyDesc(void *desc, aclrtMemcpyKind kind, void *srcAddr, void *dstAddr, size_t count,
+                            void *config);
+
+/**
+ * Queues on `stream` the copy the descriptor `desc` holds when the copy runs
+ * (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithDesc(void *desc, aclrtMemcpyKind kind, aclrtStream stream);
+
+/**
+ * aclrtMemcpyAsync asking the runtime to check whether host memory is page-locked; deprecated
+ * for aclrtMemcpyAsync (hicann/runtime acl_rt.h).
+ */
+aclError aclrtMemcpyAsyncWithCondition(void *dst, size_t destMax, const void *src, size_t count,
+                                       aclrtMemcpyKind kind, aclrtStream stream);
 
 /**
  * Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte

@@ -40,7 +40,11 @@
 //!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
 //!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
 //!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtMemsetD32`,
-//!   `aclrtMemsetD32Async`, `aclrtValueWrite`, `aclrtValueWait`.
+//!   `aclrtMemsetD32Async`, `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`,
+//!   `aclrtMemcpyBatchAsync`, `aclrtMemcpyBatchAsyncV2`,
+//!   `aclrtMemcpyAsyncWithOffset`, `aclrtGetMemcpyDescSize`, `aclrtSetMemcpyDesc`,
+//!   `aclrtMemcpyAsyncWithDesc`, `aclrtMemcpyAsyncWithCondition`, `aclrtValueWrite`,
+//!   `aclrtValueWait`.
 //! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
 //!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
 //!   `aclrtHostGetDevicePointer`, `aclrtHostMemMapCapabilities`, `aclrtHostUnregister`.
@@ -78,7 +82,7 @@
 //!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
 //!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
 //!
-//! 161 functions in all. The reference table lists 103 of them; the
+//! 170 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
 //! 3.10 to 3.13) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
@@ -393,6 +397,102 @@ macro_rules! for_each_acl_function {
                 memSize: usize,
                 value: u32,
                 N: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Copies `numBatches` ranges synchronously, host to device or device to
+            /// host only. `attrs[n]` (the expected locations; `rsv` all 0) applies from
+            /// entry `attrsIndexes[n]` up to the next index. Every entry is checked before
+            /// a byte moves; on a failure about one entry `*failIndex` is its index,
+            /// otherwise `SIZE_MAX`.
+            fn aclrtMemcpyBatch(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+                failIndex: *mut usize,
+            ) -> aclError;
+            /// `aclrtMemcpyBatch` without the failing index.
+            fn aclrtMemcpyBatchV2(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+            ) -> aclError;
+            /// Queues the copies of `aclrtMemcpyBatch` on `stream` as one task, after
+            /// checking every entry (each size also not 0); with pageable host memory the
+            /// stream is synchronised and the copies happen during the call.
+            fn aclrtMemcpyBatchAsync(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+                failIndex: *mut usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// `aclrtMemcpyBatchAsync` without the failing index.
+            fn aclrtMemcpyBatchAsyncV2(
+                dsts: *mut *mut c_void,
+                destMaxs: *mut usize,
+                srcs: *mut *mut c_void,
+                sizes: *mut usize,
+                numBatches: usize,
+                attrs: *mut aclrtMemcpyBatchAttr,
+                attrsIndexes: *mut usize,
+                numAttrs: usize,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Queues a device-to-device copy through two pointers held in device
+            /// memory: `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset`,
+            /// the pointers read when the copy runs. `kind` must be
+            /// `ACL_MEMCPY_INNER_DEVICE_TO_DEVICE`; `dstDataOffset + count` at most `destMax`.
+            fn aclrtMemcpyAsyncWithOffset(
+                dst: *mut *mut c_void,
+                destMax: usize,
+                dstDataOffset: usize,
+                src: *mut *const c_void,
+                count: usize,
+                srcDataOffset: usize,
+                kind: aclrtMemcpyKind,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// The size of a memory-copy descriptor (`ACL_MEMCPY_INNER_DEVICE_TO_DEVICE`
+            /// only; other kinds return `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`).
+            fn aclrtGetMemcpyDescSize(kind: aclrtMemcpyKind, descSize: *mut usize) -> aclError;
+            /// Writes into `desc` (device memory, 64-byte aligned) a device-to-device copy
+            /// of `count` bytes from `srcAddr` to `dstAddr`, both on one device. `config` is
+            /// reserved: NULL.
+            fn aclrtSetMemcpyDesc(
+                desc: *mut c_void,
+                kind: aclrtMemcpyKind,
+                srcAddr: *mut c_void,
+                dstAddr: *mut c_void,
+                count: usize,
+                config: *mut c_void,
+            ) -> aclError;
+            /// Queues on `stream` (not NULL) the copy the descriptor `desc` holds when the
+            /// copy runs.
+            fn aclrtMemcpyAsyncWithDesc(desc: *mut c_void, kind: aclrtMemcpyKind, stream: aclrtStream) -> aclError;
+            /// `aclrtMemcpyAsync` asking the runtime to check that host memory is
+            /// page-locked, which it can always tell here: the same behaviour as
+            /// `aclrtMemcpyAsync` (deprecated for it).
+            fn aclrtMemcpyAsyncWithCondition(
+                dst: *mut c_void,
+                destMax: usize,
+                src: *const c_void,
+                count: usize,
+                kind: aclrtMemcpyKind,
                 stream: aclrtStream,
             ) -> aclError;
             /// Queues on `stream` a write of `value` to the 64-bit word of device

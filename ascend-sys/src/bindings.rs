@@ -140,6 +140,17 @@ pub mod c_types {
         #[doc = " Device id or NUMA node id, depending on `type`."]
         pub id: i32,
     }
+    #[doc = " Where the destination and the source of a batch copy live\n (`aclrtMemcpyBatch*`); `rsv` must be all 0."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtMemcpyBatchAttr {
+        #[doc = " Location of the destinations this attribute applies to."]
+        pub dstLoc: aclrtMemLocation,
+        #[doc = " Location of the sources this attribute applies to."]
+        pub srcLoc: aclrtMemLocation,
+        #[doc = " Reserved: all 0."]
+        pub rsv: [u8; 16usize],
+    }
     #[doc = " Properties of a physical allocation (`aclrtMallocPhysical`, granularity queries)."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -555,6 +566,16 @@ pub mod c_types {
         ["Offset of field: aclrtMemManagedLocation::type_"]
             [::std::mem::offset_of!(aclrtMemManagedLocation, type_) - 0usize];
         ["Offset of field: aclrtMemManagedLocation::id"][::std::mem::offset_of!(aclrtMemManagedLocation, id) - 4usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtMemcpyBatchAttr"][::std::mem::size_of::<aclrtMemcpyBatchAttr>() - 32usize];
+        ["Alignment of aclrtMemcpyBatchAttr"][::std::mem::align_of::<aclrtMemcpyBatchAttr>() - 4usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::dstLoc"]
+            [::std::mem::offset_of!(aclrtMemcpyBatchAttr, dstLoc) - 0usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::srcLoc"]
+            [::std::mem::offset_of!(aclrtMemcpyBatchAttr, srcLoc) - 8usize];
+        ["Offset of field: aclrtMemcpyBatchAttr::rsv"][::std::mem::offset_of!(aclrtMemcpyBatchAttr, rsv) - 16usize];
     };
     #[allow(clippy::unnecessary_operation, clippy::identity_op)]
     const _: () = {
@@ -1330,6 +1351,15 @@ pub mod c_types {
             }
         }
     }
+    impl Default for aclrtMemcpyBatchAttr {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
     impl Default for aclrtPhysicalMemProp {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
@@ -1706,6 +1736,91 @@ pub mod c_functions {
             memSize: usize,
             value: u32,
             N: usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Copies `numBatches` ranges synchronously (host to device or device to host\n only); `attrs[n]` applies from `attrsIndexes[n]` to the next index - 1. On a\n copy-related failure `*failIndex` is the failing entry, else SIZE_MAX\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatch(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+            failIndex: *mut usize,
+        ) -> aclError;
+        #[doc = " `aclrtMemcpyBatch` without `failIndex` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchV2(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the copies of `aclrtMemcpyBatch`; with pageable host\n memory the stream is synchronised and the copies happen during the call\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchAsync(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+            failIndex: *mut usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " `aclrtMemcpyBatchAsync` without `failIndex` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyBatchAsyncV2(
+            dsts: *mut *mut ::std::os::raw::c_void,
+            destMaxs: *mut usize,
+            srcs: *mut *mut ::std::os::raw::c_void,
+            sizes: *mut usize,
+            numBatches: usize,
+            attrs: *mut aclrtMemcpyBatchAttr,
+            attrsIndexes: *mut usize,
+            numAttrs: usize,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a device-to-device copy through two pointers held in device memory:\n `count` bytes from `*src + srcDataOffset` to `*dst + dstDataOffset` (`dstDataOffset + count`\n at most `destMax`), the addresses read when the copy runs; `kind` must be\n ACL_MEMCPY_INNER_DEVICE_TO_DEVICE (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithOffset(
+            dst: *mut *mut ::std::os::raw::c_void,
+            destMax: usize,
+            dstDataOffset: usize,
+            src: *mut *const ::std::os::raw::c_void,
+            count: usize,
+            srcDataOffset: usize,
+            kind: aclrtMemcpyKind,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " The size of a memory-copy descriptor for `kind` (ACL_MEMCPY_INNER_DEVICE_TO_DEVICE only)\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetMemcpyDescSize(kind: aclrtMemcpyKind, descSize: *mut usize) -> aclError;
+        #[doc = " Writes into `desc` (device memory, 64-byte aligned, of aclrtGetMemcpyDescSize bytes) a copy of\n `count` bytes from `srcAddr` to `dstAddr` (device memory of one device); `config` is reserved:\n NULL (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSetMemcpyDesc(
+            desc: *mut ::std::os::raw::c_void,
+            kind: aclrtMemcpyKind,
+            srcAddr: *mut ::std::os::raw::c_void,
+            dstAddr: *mut ::std::os::raw::c_void,
+            count: usize,
+            config: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Queues on `stream` the copy the descriptor `desc` holds when the copy runs\n (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithDesc(
+            desc: *mut ::std::os::raw::c_void,
+            kind: aclrtMemcpyKind,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " aclrtMemcpyAsync asking the runtime to check whether host memory is page-locked; deprecated\n for aclrtMemcpyAsync (hicann/runtime acl_rt.h)."]
+        pub fn aclrtMemcpyAsyncWithCondition(
+            dst: *mut ::std::os::raw::c_void,
+            destMax: usize,
+            src: *const ::std::os::raw::c_void,
+            count: usize,
+            kind: aclrtMemcpyKind,
             stream: aclrtStream,
         ) -> aclError;
         #[doc = " Queues on `stream` a write of the 64-bit `value` to device memory at `devAddr` (8-byte\n aligned); `flag` is reserved and must be 0 (hicann/runtime acl_rt.h)."]

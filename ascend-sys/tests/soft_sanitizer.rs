@@ -841,3 +841,80 @@ fn read_host_after(ptr: *mut c_void, stream: aclrtStream) -> Vec<u8> {
     ok(unsafe { aclrtSynchronizeStream(stream) }, "sync");
     read_host(ptr, N)
 }
+
+#[test]
+fn a_batch_copy_reading_what_another_stream_still_sets() {
+    planted(
+        &["read after write", "aclrtMemcpyBatchAsync", "aclrtMemsetAsync"],
+        |ordered| {
+            let (a, b, buf) = (stream(), stream(), malloc(N));
+            let mut pinned = null_mut();
+            // SAFETY: valid out-pointer.
+            ok(unsafe { aclrtMallocHost(&mut pinned, N) }, "mallocHost");
+            fill(buf, 1, N, a);
+            if ordered {
+                order(a, b);
+            }
+            let location = |type_| aclrtMemLocation { id: 0, type_ };
+            let mut attrs = [aclrtMemcpyBatchAttr {
+                dstLoc: location(ACL_MEM_LOCATION_TYPE_HOST),
+                srcLoc: location(ACL_MEM_LOCATION_TYPE_DEVICE),
+                rsv: [0; 16],
+            }];
+            let (mut dsts, mut srcs, mut sizes, mut maxes, mut starts) = ([pinned], [buf], [N], [N], [0usize]);
+            let mut fail_index = 0;
+            // SAFETY: one entry: pinned and device memory of `N` bytes.
+            let code = unsafe {
+                aclrtMemcpyBatchAsync(
+                    dsts.as_mut_ptr(),
+                    maxes.as_mut_ptr(),
+                    srcs.as_mut_ptr(),
+                    sizes.as_mut_ptr(),
+                    1,
+                    attrs.as_mut_ptr(),
+                    starts.as_mut_ptr(),
+                    1,
+                    &mut fail_index,
+                    b,
+                )
+            };
+            ok(code, "memcpyBatchAsync");
+            done(a);
+            done(b);
+            // SAFETY: from aclrtMallocHost, freed once, after both streams.
+            ok(unsafe { aclrtFreeHost(pinned) }, "freeHost");
+            free(buf);
+        },
+    );
+}
+
+#[test]
+fn a_descriptor_copy_writing_what_another_stream_still_sets() {
+    planted(
+        &["write after write", "aclrtMemcpyAsyncWithDesc", "aclrtMemsetAsync"],
+        |ordered| {
+            let (a, b, from, to, desc) = (stream(), stream(), malloc(N), malloc(N), malloc(64));
+            // SAFETY: device memory of `N` bytes.
+            ok(unsafe { aclrtMemset(from, N, 3, N) }, "memset");
+            // SAFETY: device pointers; config NULL.
+            ok(
+                unsafe { aclrtSetMemcpyDesc(desc, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, from, to, N, null_mut()) },
+                "setMemcpyDesc",
+            );
+            fill(to, 1, N, a);
+            if ordered {
+                order(a, b);
+            }
+            // SAFETY: a descriptor set above, a live stream.
+            ok(
+                unsafe { aclrtMemcpyAsyncWithDesc(desc, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, b) },
+                "memcpyAsyncWithDesc",
+            );
+            done(a);
+            done(b);
+            free(desc);
+            free(from);
+            free(to);
+        },
+    );
+}

@@ -1,6 +1,7 @@
 //! [`Ordered`]: long-lived buffers used by asynchronous work on any stream,
 //! with no scope.
 
+mod batch;
 mod copies;
 mod host_access;
 mod in_flight;

@@ -33,6 +33,8 @@ unsafe fn put<T>(out: *mut T, value: T) {
 
 mod allocator;
 mod cmo;
+mod copy_batch;
+mod copy_desc;
 mod device;
 mod host;
 mod init;
@@ -47,6 +49,8 @@ mod vmm;
 
 pub(crate) use allocator::*;
 pub(crate) use cmo::*;
+pub(crate) use copy_batch::*;
+pub(crate) use copy_desc::*;
 pub(crate) use device::*;
 pub(crate) use host::*;
 pub(crate) use init::*;

@@ -20,10 +20,12 @@
 //! is held while a worker moves bytes or while anybody waits. The family's
 //! place among the others is in [`super::lock_order`].
 
+mod batch;
 mod cmo;
 mod event;
 mod fault;
 mod force;
+mod indirect;
 mod ipc_event;
 mod queue;
 mod rows;
@@ -32,15 +34,17 @@ mod teardown;
 mod transfer;
 mod value;
 
+pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
 pub(crate) use cmo::{
     DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
 };
 pub(crate) use event::{Event, EventMode};
 pub(crate) use fault::of as device_fault;
 pub(crate) use force::destroy_stream_force;
+pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
-pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
+pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memcpy_async_as, memset_async, memset_d32_async};
 pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use super::fail::{SoftResult, fail};

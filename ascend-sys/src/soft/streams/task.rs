@@ -21,6 +21,21 @@ pub(crate) enum Work {
     Fill32 { address: usize, value: u32, count: usize },
     /// `aclrtMemcpy2dAsync`.
     Copy2d(Rows),
+    /// `aclrtMemcpyBatchAsync(V2)`: `(dst, src, count)` copies, in order.
+    CopyBatch(Vec<(usize, usize, usize)>),
+    /// `aclrtMemcpyAsyncWithOffset`: `count` bytes from the address held at
+    /// `src` plus `src_offset` to the address held at `dst` plus
+    /// `dst_offset`, the addresses read when the task runs.
+    CopyThrough {
+        dst: usize,
+        dst_offset: usize,
+        src: usize,
+        src_offset: usize,
+        count: usize,
+    },
+    /// `aclrtMemcpyAsyncWithDesc`: the copy the descriptor at `desc` holds
+    /// when the task runs.
+    CopyDesc { desc: usize },
     /// `aclrtRecordEvent`: marks the record reached.
     Record { event: Arc<Event>, number: u64 },
     /// `aclrtStreamWaitEvent(WithTimeout)`: blocks the stream until the
@@ -127,6 +142,21 @@ impl Task {
             }) => format!(
                 "a 2-D copy of {height} rows of {width} bytes from {src:#x} (pitch {spitch}) to {dst:#x} (pitch {dpitch})"
             ),
+            Work::CopyBatch(pieces) => format!(
+                "a batch of {} copies ({} bytes in all)",
+                pieces.len(),
+                pieces.iter().map(|piece| piece.2).sum::<usize>()
+            ),
+            Work::CopyThrough {
+                dst,
+                dst_offset,
+                src,
+                src_offset,
+                count,
+            } => format!(
+                "a copy of {count} bytes from the address at {src:#x} + {src_offset} to the address at {dst:#x} + {dst_offset}"
+            ),
+            Work::CopyDesc { desc } => format!("the copy of the descriptor at {desc:#x}"),
             Work::Record { event, number } => format!("record {number} of event {:#x}", event.handle),
             Work::Wait {
                 event,
@@ -196,6 +226,18 @@ impl Task {
             Work::Fill32 { address, value, count } => unsafe { copy::fill_u32(address, value, count) },
             // SAFETY: see above.
             Work::Copy2d(geometry) => unsafe { rows::copy_rows(geometry) },
+            Work::CopyBatch(ref pieces) => pieces
+                .iter()
+                // SAFETY: see above.
+                .try_for_each(|&(dst, src, count)| unsafe { copy::copy_bytes(dst, src, count) }),
+            Work::CopyThrough {
+                dst,
+                dst_offset,
+                src,
+                src_offset,
+                count,
+            } => super::indirect::run_through(dst, dst_offset, src, src_offset, count),
+            Work::CopyDesc { desc } => super::indirect::run_desc(desc),
             Work::Record { ref event, number } => {
                 event.reach(number);
                 Ok(())

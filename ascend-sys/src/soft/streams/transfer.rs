@@ -111,7 +111,7 @@ fn correct_kind(kind: aclrtMemcpyKind, src: Location, dst: Location) -> SoftResu
 }
 
 /// Host ranges of a task on pinned memory (for `aclrtFreeHost`).
-fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
+pub(super) fn pinned_ranges(sides: &[(Location, usize, usize)]) -> Vec<(usize, usize)> {
     sides
         .iter()
         .filter(|(place, _, _)| *place == Location::Host)
@@ -133,6 +133,26 @@ fn synchronize_for_pageable(streams: &Streams, explicit: Option<Arc<Stream>>, de
 /// Host ranges must be valid for the copy until it has run (the C API's
 /// contract).
 pub(crate) unsafe fn memcpy_async(
+    dst: usize,
+    dest_max: usize,
+    src: usize,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: usize,
+) -> SoftResult {
+    // SAFETY: forwarded contract.
+    unsafe { memcpy_async_as("aclrtMemcpyAsync", dst, dest_max, src, count, kind, stream) }
+}
+
+/// [`memcpy_async`] under the name of the call that asked for it
+/// (`aclrtMemcpyAsyncWithCondition` too), for messages, the sanitizer and
+/// the task.
+///
+/// # Safety
+///
+/// As [`memcpy_async`].
+pub(crate) unsafe fn memcpy_async_as(
+    api: &'static str,
     dst: usize,
     dest_max: usize,
     src: usize,
@@ -170,7 +190,7 @@ pub(crate) unsafe fn memcpy_async(
         }
         // SAFETY: forwarded contract.
         unsafe { copy::copy_bytes(dst, src, count) }?;
-        sanitize::host("aclrtMemcpyAsync", &[Range::write(dst, count), Range::read(src, count)]);
+        sanitize::host(api, &[Range::write(dst, count), Range::read(src, count)]);
         return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
@@ -180,14 +200,14 @@ pub(crate) unsafe fn memcpy_async(
     drop((tables, streams));
     sanitize::queued(
         stream.site(),
-        "aclrtMemcpyAsync",
+        api,
         &[
             (Range::write(dst, count), to == Location::Device, &to_bytes),
             (Range::read(src, count), from == Location::Device, &from_bytes),
         ],
     );
     let host = pinned_ranges(&[(to, dst, count), (from, src, count)]);
-    stream.submit(Task::new("aclrtMemcpyAsync", Work::Copy { dst, src, count }, host));
+    stream.submit(Task::new(api, Work::Copy { dst, src, count }, host));
     Ok(())
 }
 
