@@ -7,6 +7,15 @@ use ascend_sys as sys;
 
 /// A kind of device core whose limit a thread can read
 /// (`aclrtDevResLimitType`).
+///
+/// ```
+/// use ascend::{CoreKind, Device};
+/// let device = Device::new(0)?;
+/// let cube = device.resource_limit(CoreKind::Cube)?;
+/// let vector = device.resource_limit(CoreKind::Vector)?;
+/// assert!(cube > 0 && vector > 0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CoreKind {
     /// Cube (AI) cores (`ACL_RT_DEV_RES_CUBE_CORE`).

@@ -9,22 +9,13 @@ mod common;
 
 use ascend::stream::{Ordered, OrderedView};
 use ascend::sys::{self, soft};
-use ascend::{Device, DeviceBuf, PinnedHostBuf};
+use ascend::{DeviceBuf, PinnedHostBuf};
 use common::gate::gated;
 use common::on_software;
 use common::shared_stream as stream;
-use std::sync::MutexGuard;
 
 const LEN: usize = 1 << 12;
 const CODE: sys::aclError = sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
-
-fn start() -> (MutexGuard<'static, ()>, Device) {
-    let (guard, device) = common::serial_device();
-    if on_software() {
-        soft::clear_faults();
-    }
-    (guard, device)
-}
 
 fn pattern(seed: u32) -> Vec<u32> {
     (0..LEN as u32).map(|index| index ^ seed).collect()
@@ -32,7 +23,7 @@ fn pattern(seed: u32) -> Vec<u32> {
 
 #[test]
 fn a_host_to_device_batch_fills_every_destination() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let stream = stream(&device);
     let data = pattern(0x0100_0000);
     let page = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -55,7 +46,7 @@ fn a_host_to_device_batch_fills_every_destination() {
 
 #[test]
 fn a_batch_destination_waits_for_a_write_on_another_stream() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let (first, second) = (stream(&device), stream(&device));
     let data = pattern(0x0200_0000);
     let page = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -71,7 +62,7 @@ fn a_batch_destination_waits_for_a_write_on_another_stream() {
 
 #[test]
 fn a_device_to_host_batch_reads_after_the_write_it_follows() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let (writer, reader) = (stream(&device), stream(&device));
     let data = pattern(0x0300_0000);
     let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -95,7 +86,7 @@ fn a_device_to_host_batch_reads_after_the_write_it_follows() {
 
 #[test]
 fn bad_pairs_are_refused_before_any_call() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let stream = stream(&device);
     let page = Ordered::new(PinnedHostBuf::from_slice(&device, &pattern(4)).unwrap());
     let tensor = Ordered::new(DeviceBuf::<u32>::zeroed(&device, LEN).unwrap());
@@ -117,7 +108,7 @@ fn bad_pairs_are_refused_before_any_call() {
 
 #[test]
 fn a_refused_batch_leaves_nothing_in_flight() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     if !on_software() {
         return;
     }

@@ -13,23 +13,15 @@ mod common;
 use ascend::stream::Ordered;
 use ascend::sys::{self, soft};
 use ascend::vmm::{ExpandableSegment, OwnedMapping, PhysicalAlloc, PhysicalMemProp, SharedSegment, VirtualRange};
-use ascend::{Device, DeviceBuf, PinnedHostBuf};
+use ascend::{DeviceBuf, PinnedHostBuf};
 use common::gate::gated;
 use common::{on_software, software_only};
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 
 const LEN: usize = 1 << 14;
 const CODE: sys::aclError = sys::ACL_ERROR_RT_DRV_INTERNAL_ERROR;
 
 use common::shared_stream as stream;
-
-fn start() -> (MutexGuard<'static, ()>, Device) {
-    let (guard, device) = common::serial_device();
-    if on_software() {
-        soft::clear_faults();
-    }
-    (guard, device)
-}
 
 fn pattern(seed: u32) -> Vec<u32> {
     (0..LEN as u32).map(|index| index ^ seed).collect()
@@ -37,7 +29,7 @@ fn pattern(seed: u32) -> Vec<u32> {
 
 #[test]
 fn a_read_on_another_stream_waits_for_the_write() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let (writer, reader) = (stream(&device), stream(&device));
     let data = pattern(0x1100_0000);
     let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -53,7 +45,7 @@ fn a_read_on_another_stream_waits_for_the_write() {
 
 #[test]
 fn a_write_on_another_stream_waits_for_the_reads() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let (reader, writer) = (stream(&device), stream(&device));
     let data = pattern(0x2200_0000);
     let tensor = Ordered::new(DeviceBuf::from_slice(&device, &data).unwrap());
@@ -74,7 +66,7 @@ fn a_write_on_another_stream_waits_for_the_reads() {
 
 #[test]
 fn host_access_and_drop_wait_for_queued_work() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let held = stream(&device);
     let data = pattern(0x3300_0000);
     let tensor = Ordered::new(DeviceBuf::from_slice(&device, &data).unwrap());
@@ -105,7 +97,7 @@ fn software_only_watch() -> Option<soft::MisuseWatch> {
 
 #[test]
 fn one_stream_needs_no_event() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let only = stream(&device);
     let data = pattern(0x4400_0000);
     let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
@@ -128,7 +120,7 @@ fn one_stream_needs_no_event() {
 
 #[test]
 fn buffers_in_arcs_cross_threads_and_streams() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let data = pattern(0x5500_0000);
     let tensor = Arc::new(Ordered::new(DeviceBuf::from_slice(&device, &data).unwrap()));
     let copies: Vec<_> = (0..3)
@@ -149,7 +141,7 @@ fn buffers_in_arcs_cross_threads_and_streams() {
 
 #[test]
 fn a_failed_cross_stream_wait_queues_nothing() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     if !on_software() {
         return;
     }
@@ -169,7 +161,7 @@ fn a_failed_cross_stream_wait_queues_nothing() {
 
 #[test]
 fn unprovable_work_keeps_the_memory() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     if !on_software() {
         return;
     }
@@ -203,7 +195,7 @@ fn unprovable_work_keeps_the_memory() {
 
 #[test]
 fn segment_blocks_and_mappings_are_ordered_like_buffers() {
-    let (_serial, device) = start();
+    let (_serial, device) = common::serial_device_without_faults();
     let (writer, reader) = (stream(&device), stream(&device));
     let prop = PhysicalMemProp::device(&device);
     let chunk = prop.round_up(1).unwrap();

@@ -6,6 +6,17 @@ use crate::error::{Result, check};
 use ascend_sys as sys;
 
 /// The kind of a device fault (`aclrtErrorType`).
+///
+/// ```
+/// use ascend::{Device, info::DeviceFaultKind};
+/// let device = Device::new(0)?;
+/// match device.error_verbose()?.kind {
+///     DeviceFaultKind::None => {} // the device is healthy
+///     DeviceFaultKind::Memory => eprintln!("uncorrectable memory error"),
+///     other => eprintln!("device fault: {other:?}"),
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeviceFaultKind {
     /// No fault (`ACL_RT_NO_ERROR`).
@@ -42,6 +53,18 @@ impl DeviceFaultKind {
 }
 
 /// The kind of an AI core fault (`aclrtAicoreErrorType`).
+///
+/// ```
+/// use ascend::info::{AiCoreFaultKind, FaultDetail};
+/// fn describe(detail: &FaultDetail) -> String {
+///     match detail {
+///         FaultDetail::AiCore(AiCoreFaultKind::HardwareLocal) => "AI core hardware fault".into(),
+///         FaultDetail::AiCore(kind) => format!("AI core fault: {kind:?}"),
+///         FaultDetail::Memory(ranges) => format!("{} damaged range(s)", ranges.len()),
+///     }
+/// }
+/// assert_eq!(describe(&FaultDetail::AiCore(AiCoreFaultKind::Software)), "AI core fault: Software");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AiCoreFaultKind {
     /// Unknown (`ACL_RT_AICORE_ERROR_UNKNOWN`).
@@ -55,6 +78,17 @@ pub enum AiCoreFaultKind {
 }
 
 /// One device memory range with an uncorrectable error (`aclrtMemUceInfo`).
+///
+/// ```
+/// use ascend::Device;
+/// let device = Device::new(0)?;
+/// let damaged = device.uce_info()?; // empty on a healthy device
+/// let bytes: usize = damaged.iter().map(|range| range.len).sum();
+/// if ascend::backend()?.backend == ascend::Backend::Software {
+///     assert_eq!(bytes, 0); // the software device has no uncorrectable errors
+/// }
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct UceRange {
     /// Start address of the range (device memory; not dereferenceable on
@@ -65,6 +99,15 @@ pub struct UceRange {
 }
 
 /// Details of a fault, when the runtime gives them (`aclrtErrorInfoDetail`).
+///
+/// ```
+/// use ascend::Device;
+/// let device = Device::new(0)?;
+/// let info = device.error_verbose()?;
+/// // A healthy device has no fault, so no details.
+/// assert!(info.detail.is_none());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum FaultDetail {
     /// A memory fault's ranges.
@@ -74,6 +117,17 @@ pub enum FaultDetail {
 }
 
 /// A device's fault (`aclrtErrorInfo`).
+///
+/// ```
+/// use ascend::Device;
+/// let device = Device::new(0)?;
+/// let info = device.error_verbose()?;
+/// if info.is_fault() {
+///     eprintln!("device 0: {:?} (repairable: {})", info.kind, info.try_repair);
+/// }
+/// assert!(!info.is_fault());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DeviceErrorInfo {
     /// What failed; [`DeviceFaultKind::None`] when the device has no fault.

@@ -115,6 +115,19 @@ fn user_data(raw: sys::aclrtMbuf) -> Result<[u8; USER_DATA_SIZE]> {
 /// [module documentation](self) for sharing and chains.
 ///
 /// **Threads:** `Send` and `Sync`: shared access only reads the bytes.
+///
+/// ```
+/// use ascend::Runtime;
+/// use ascend::mbuf::Mbuf;
+/// let runtime = Runtime::init()?;
+/// let mut message = Mbuf::new(&runtime, 64)?;
+/// message.data_mut().expect("not shared")[..5].copy_from_slice(b"hello");
+/// message.set_len(5)?;
+/// let copy = message.share()?; // a second header on the same bytes
+/// assert_eq!(&copy.data()[..copy.len()?], b"hello");
+/// assert!(message.data_mut().is_none()); // shared: read-only now
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Mbuf {
     raw: NonNull<c_void>,
@@ -434,6 +447,20 @@ impl Drop for Mbuf {
 
 /// A read-only view of one member of a chain, borrowed from the chain's
 /// head ([`Mbuf::chain_get`]).
+///
+/// ```
+/// use ascend::Runtime;
+/// use ascend::mbuf::Mbuf;
+/// let runtime = Runtime::init()?;
+/// let mut head = Mbuf::new(&runtime, 16)?;
+/// let mut tail = Mbuf::new(&runtime, 32)?;
+/// tail.set_len(3)?;
+/// head.append(tail)?; // the head owns the chain now
+/// assert_eq!(head.chain_len()?, 2);
+/// let member = head.chain_get(1)?;
+/// assert_eq!((member.capacity(), member.len()?), (32, 3));
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct MbufView<'a> {
     raw: NonNull<c_void>,

@@ -31,6 +31,21 @@ use bytemuck::Pod;
 use std::ffi::c_void;
 
 /// A cache maintenance operation (`aclrtCmoType`).
+///
+/// ```
+/// use ascend::memory::CacheOp;
+/// use ascend::{Device, DeviceBuf, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let weights = DeviceBuf::<f32>::zeroed(&device, 1024)?;
+/// let mut scratch = DeviceBuf::<f32>::zeroed(&device, 1024)?;
+/// stream.scope(|s| {
+///     s.cache(&weights, CacheOp::Prefetch)?; // warm the cache before use
+///     s.invalidate(&mut scratch) // drops lines: ordered as a write
+/// })?;
+/// assert!(CacheOp::Invalidate.is_write() && !CacheOp::Prefetch.is_write());
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CacheOp {
@@ -65,6 +80,17 @@ impl CacheOp {
 }
 
 /// The kinds of memory [`check_mem_type`] accepts, combined with `|`.
+///
+/// ```
+/// use ascend::memory::{MemTypes, check_mem_type};
+/// use ascend::{Device, DeviceBuf};
+/// let device = Device::new(0)?;
+/// let buf = DeviceBuf::<u8>::zeroed(&device, 64)?;
+/// let any = MemTypes::DEVICE | MemTypes::DVPP;
+/// assert_eq!(any.bits(), 0x2 | 0x8);
+/// assert!(check_mem_type(&device, &[buf.as_raw().cast_const()], any)?);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MemTypes(u32);
 

@@ -75,6 +75,18 @@ impl ManagedLocation {
 /// Advice about how managed memory is used (`aclrtMemManagedAdviseType`),
 /// given with [`ManagedBuf::advise`]. Advice changes where the runtime keeps
 /// the pages, never their contents.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::memory::{ManagedAdvice, ManagedBuf, ManagedLocation};
+/// let device = Device::new(0)?;
+/// let table = ManagedBuf::<u32>::zeroed(&device, 1024)?;
+/// table.advise(ManagedAdvice::SetReadMostly, ManagedLocation::Device(0))?;
+/// assert!(table.read_mostly()?);
+/// table.advise(ManagedAdvice::UnsetReadMostly, ManagedLocation::Device(0))?;
+/// assert!(!table.read_mostly()?);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ManagedAdvice {
     /// The memory is mostly read: devices may keep read-only copies (the
@@ -107,6 +119,18 @@ impl ManagedAdvice {
 
 /// The attributes of a whole [`ManagedBuf`], read in one
 /// `aclrtMemManagedGetAttrs` call ([`ManagedBuf::attributes`]).
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::memory::{ManagedAdvice, ManagedBuf, ManagedLocation};
+/// let device = Device::new(0)?;
+/// let buf = ManagedBuf::<u8>::zeroed(&device, 4096)?;
+/// buf.advise(ManagedAdvice::SetPreferredLocation, ManagedLocation::Device(0))?;
+/// let attributes = buf.attributes()?;
+/// assert_eq!(attributes.preferred_location, Some(ManagedLocation::Device(0)));
+/// assert!(!attributes.read_mostly);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManagedAttributes {
     /// Whether the memory is advised read-mostly.

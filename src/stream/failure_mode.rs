@@ -8,6 +8,17 @@ use ascend_sys as sys;
 /// What a stream does with its later tasks once one of its tasks fails
 /// (`ACL_CONTINUE_ON_FAILURE` / `ACL_STOP_ON_FAILURE`). Either way the
 /// failure is reported by the next synchronisation of the stream.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::stream::{FailureMode, Stream};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// stream.set_failure_mode(FailureMode::Stop)?; // later tasks stop after a failure
+/// assert!(stream.set_failure_mode(FailureMode::Continue).is_err()); // no way back
+/// assert_eq!(FailureMode::default(), FailureMode::Continue);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FailureMode {
     /// The later tasks still run (every stream's mode at creation).

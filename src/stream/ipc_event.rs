@@ -13,6 +13,18 @@ use std::ops::Deref;
 /// (`aclrtIpcEventHandle`): send them over any channel (a pipe, a socket)
 /// with [`IpcEventHandle::as_bytes`] and rebuild them with
 /// [`IpcEventHandle::from_bytes`].
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::stream::{IpcEvent, IpcEventHandle};
+/// let device = Device::new(0)?;
+/// let event = IpcEvent::new(&device)?;
+/// let bytes: [u8; IpcEventHandle::LEN] = *event.handle()?.as_bytes(); // send these
+/// // In the other process (here the same one):
+/// let opened = IpcEvent::open(&device, &IpcEventHandle::from_bytes(bytes))?;
+/// opened.synchronize()?; // nothing recorded yet: returns at once
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IpcEventHandle([u8; IpcEventHandle::LEN]);
 

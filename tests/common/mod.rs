@@ -27,6 +27,16 @@ pub fn serial_device() -> (MutexGuard<'static, ()>, Device) {
     (guard, device())
 }
 
+/// [`serial_device`] with no fault injected (on the software device, the
+/// faults a failed test left behind are cleared first).
+pub fn serial_device_without_faults() -> (MutexGuard<'static, ()>, Device) {
+    let serial = serial_device();
+    if on_software() {
+        ascend::sys::soft::clear_faults();
+    }
+    serial
+}
+
 /// A new stream on `device`, to share.
 pub fn shared_stream(device: &Device) -> Arc<Stream> {
     Arc::new(Stream::new(device).expect("a stream"))

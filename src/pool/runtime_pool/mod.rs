@@ -18,6 +18,20 @@ use std::sync::{Arc, Mutex};
 /// `ACL_RT_MEM_POOL_REUSE_*` attributes: with all of them off (the
 /// runtime's default) memory freed on one stream is reused on another only
 /// once that free is known complete.
+///
+/// ```
+/// use ascend::Device;
+/// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+/// let device = Device::new(0)?;
+/// let config = RuntimePoolConfig {
+///     max_size: 64 << 20,           // at most 64 MiB
+///     release_threshold: 16 << 20, // keep up to 16 MiB cached when idle
+///     ..RuntimePoolConfig::default()
+/// };
+/// let pool = RuntimePool::new(&device, config)?;
+/// assert_eq!(pool.stats()?.used_current, 0);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RuntimePoolConfig {
     /// The most memory the pool may reserve, in bytes (0: the device's).
@@ -34,6 +48,21 @@ pub struct RuntimePoolConfig {
 
 /// A [`RuntimePool`]'s sizes in bytes (its `*_MEM_CURRENT` and `*_MEM_HIGH`
 /// attributes).
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+/// use ascend::{Device, stream::Stream};
+/// let device = Device::new(0)?;
+/// let stream = Arc::new(Stream::new(&device)?);
+/// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+/// let block = pool.alloc::<u8>(1 << 20, &stream)?;
+/// let stats = pool.stats()?;
+/// assert!(stats.used_current >= 1 << 20 && stats.reserved_current >= stats.used_current);
+/// drop(block); // freed on `stream`
+/// assert!(pool.stats()?.used_high >= 1 << 20);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RuntimePoolStats {
     /// Memory the pool holds now (handed out or cached).
@@ -324,6 +353,20 @@ fn recycle<T>(buf: RuntimePoolBuf<T>, tracks: Tracks) {
 /// stream it was allocated on. It lives in an [`Ordered`] (what
 /// [`RuntimePool::alloc`] returns); taken out with
 /// [`Ordered::into_inner`] it frees itself on that stream when dropped.
+///
+/// ```
+/// use std::sync::Arc;
+/// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+/// use ascend::{Device, PinnedHostBuf, stream::{Ordered, Stream}};
+/// let device = Device::new(0)?;
+/// let stream = Arc::new(Stream::new(&device)?);
+/// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+/// let tensor = pool.alloc::<u32>(256, &stream)?; // an Ordered<RuntimePoolBuf<u32>>
+/// let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &[7u32; 256])?);
+/// tensor.copy_from_host(&staging, &stream)?;
+/// assert_eq!(tensor.view().to_vec::<u32>()?, [7; 256]);
+/// # Ok::<(), ascend::Error>(())
+/// ```
 pub struct RuntimePoolBuf<T> {
     pool: Arc<Inner>,
     ptr: usize,

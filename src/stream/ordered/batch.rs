@@ -96,6 +96,58 @@ struct Piece {
     bytes: usize,
 }
 
+/// One side of a pair: the owner's lanes, the bytes of its memory the
+/// view covers, and their address.
+struct Side<'a> {
+    lanes: &'a Lanes,
+    range: Range<usize>,
+    ptr: *mut c_void,
+}
+
+impl<'a> Side<'a> {
+    fn of<S>(view: &OrderedView<'a, S>, ptr: *const c_void) -> Self {
+        Self {
+            lanes: &view.owner().lanes,
+            range: view.range(),
+            ptr: ptr.cast_mut(),
+        }
+    }
+}
+
+/// The pairs of a batch: the uses of every side and the pieces to copy.
+#[derive(Default)]
+struct Pairs<'a> {
+    uses: Vec<Use<'a>>,
+    pieces: Vec<Piece>,
+}
+
+impl<'a> Pairs<'a> {
+    /// Adds the copy of `src` into `dst`; an empty pair is skipped.
+    fn add(&mut self, call: Call, dst: Side<'a>, src: Side<'a>) -> Result<()> {
+        let bytes = dst.range.len();
+        same_bytes(call, bytes, src.range.len())?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.pieces.push(Piece {
+            dst: dst.ptr,
+            src: src.ptr,
+            bytes,
+        });
+        self.uses.push(Use {
+            lanes: dst.lanes,
+            range: dst.range,
+            write: true,
+        });
+        self.uses.push(Use {
+            lanes: src.lanes,
+            range: src.range,
+            write: false,
+        });
+        Ok(())
+    }
+}
+
 /// Orders the batch on `stream` after the conflicting uses of every side,
 /// marks every side in flight, queues the batch outside the locks with
 /// `aclrtMemcpyBatchAsync` (one attribute: `attr`), and notes it; if the
@@ -103,8 +155,7 @@ struct Piece {
 fn ordered_batch<'a>(
     call: Call,
     stream: &'a Arc<Stream>,
-    uses: Vec<Use<'a>>,
-    pieces: Vec<Piece>,
+    Pairs { uses, pieces }: Pairs<'a>,
     attr: sys::aclrtMemcpyBatchAttr,
 ) -> Result<()> {
     if pieces.is_empty() {
@@ -208,35 +259,20 @@ impl<'a, D: DeviceStorageMut> OrderedView<'a, D> {
         stream: &'a Arc<Stream>,
     ) -> Result<()> {
         let call = Call::new("OrderedView::copy_batch_from_host", "aclrtMemcpyBatchAsync");
-        let (mut uses, mut pieces) = (Vec::new(), Vec::new());
+        let mut batch = Pairs::default();
         for (dst, src) in pairs {
-            let bytes = dst.byte_len();
-            same_bytes(call, bytes, src.byte_len())?;
-            if bytes == 0 {
-                continue;
-            }
-            uses.push(Use {
-                lanes: &dst.owner().lanes,
-                range: dst.range(),
-                write: true,
-            });
-            uses.push(Use {
-                lanes: &src.owner().lanes,
-                range: src.range(),
-                write: false,
-            });
-            pieces.push(Piece {
-                dst: dst.device_ptr().cast_mut(),
-                src: src.host_ptr().cast(),
-                bytes,
-            });
+            batch.add(
+                call,
+                Side::of(dst, dst.device_ptr()),
+                Side::of(src, src.host_ptr().cast()),
+            )?;
         }
         let attr = sys::aclrtMemcpyBatchAttr {
             dstLoc: location(sys::ACL_MEM_LOCATION_TYPE_DEVICE, stream.device().id()),
             srcLoc: location(sys::ACL_MEM_LOCATION_TYPE_HOST, 0),
             rsv: [0; 16],
         };
-        ordered_batch(call, stream, uses, pieces, attr)
+        ordered_batch(call, stream, batch, attr)
     }
 }
 
@@ -270,34 +306,19 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
         stream: &'a Arc<Stream>,
     ) -> Result<()> {
         let call = Call::new("OrderedView::copy_batch_from_device", "aclrtMemcpyBatchAsync");
-        let (mut uses, mut pieces) = (Vec::new(), Vec::new());
+        let mut batch = Pairs::default();
         for (dst, src) in pairs {
-            let bytes = dst.byte_len();
-            same_bytes(call, bytes, src.byte_len())?;
-            if bytes == 0 {
-                continue;
-            }
-            uses.push(Use {
-                lanes: &dst.owner().lanes,
-                range: dst.range(),
-                write: true,
-            });
-            uses.push(Use {
-                lanes: &src.owner().lanes,
-                range: src.range(),
-                write: false,
-            });
-            pieces.push(Piece {
-                dst: dst.host_ptr().cast(),
-                src: src.device_ptr().cast_mut(),
-                bytes,
-            });
+            batch.add(
+                call,
+                Side::of(dst, dst.host_ptr().cast()),
+                Side::of(src, src.device_ptr()),
+            )?;
         }
         let attr = sys::aclrtMemcpyBatchAttr {
             dstLoc: location(sys::ACL_MEM_LOCATION_TYPE_HOST, 0),
             srcLoc: location(sys::ACL_MEM_LOCATION_TYPE_DEVICE, stream.device().id()),
             rsv: [0; 16],
         };
-        ordered_batch(call, stream, uses, pieces, attr)
+        ordered_batch(call, stream, batch, attr)
     }
 }
