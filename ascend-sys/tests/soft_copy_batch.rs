@@ -688,6 +688,58 @@ fn offset_copy_reads_its_pointers_when_it_runs() {
     });
 }
 
+#[test]
+fn offset_copy_through_addresses_that_are_not_device_memory_fails_the_task() {
+    on_device(|| {
+        const INNER: aclrtMemcpyKind = ACL_MEMCPY_INNER_DEVICE_TO_DEVICE;
+        // Two zeroed slots: the copy would write host address 0x40 and read
+        // host address 0. The task fails; the process lives.
+        let slots = malloc(16);
+        set_device(slots, 0, 16);
+        // SAFETY: inside the allocation.
+        let second = unsafe { slots.cast::<u8>().add(8) }.cast::<c_void>();
+        let stream = create_stream();
+        let code = with_offset(slots, 128, 0x40, second, 8, 0, INNER, stream);
+        assert_eq!(code, ACL_SUCCESS, "{}", recent());
+        assert_eq!(sync(stream), ACL_ERROR_RT_SYS_DMA);
+        assert!(recent().contains("0x40 is not device memory"), "{}", recent());
+        // Real host memory in a slot, as destination or source (pageable or
+        // pinned): the task fails and the host bytes are neither written
+        // nor read.
+        let data = malloc(64);
+        let pattern: Vec<u8> = (1..=64u8).collect();
+        put_device(data, &pattern);
+        let mut host = vec![0xEEu8; 64];
+        let host_ptr = host.as_mut_ptr().cast::<c_void>();
+        let pinned_source = pinned(64);
+        // SAFETY: 64 bytes of live pinned memory.
+        unsafe { std::ptr::write_bytes(pinned_source.cast::<u8>(), 0x77, 64) };
+        for (to, from) in [(host_ptr, data), (data, host_ptr), (data, pinned_source)] {
+            point(slots, to);
+            point(second, from);
+            let code = with_offset(slots, 64, 0, second, 16, 0, INNER, stream);
+            assert_eq!(code, ACL_SUCCESS, "{}", recent());
+            assert_eq!(sync(stream), ACL_ERROR_RT_SYS_DMA);
+            assert!(recent().contains("is not device memory"), "{}", recent());
+        }
+        assert_eq!(host, [0xEE; 64]);
+        assert_eq!(device_bytes(data, 64), pattern);
+        // Device memory in both slots still copies.
+        let other = malloc(64);
+        set_device(other, 0, 64);
+        point(slots, other);
+        point(second, data);
+        assert_eq!(with_offset(slots, 64, 0, second, 16, 0, INNER, stream), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS, "{}", recent());
+        assert_eq!(&device_bytes(other, 64)[..16], &pattern[..16]);
+        destroy_stream(stream);
+        free_pinned(pinned_source);
+        for ptr in [slots, data, other] {
+            free(ptr);
+        }
+    });
+}
+
 // ---- memory-copy descriptors --------------------------------------------------
 
 fn desc_size(kind: aclrtMemcpyKind) -> (aclError, usize) {
@@ -795,6 +847,53 @@ fn descriptor_round_trip_and_rules() {
         destroy_stream(stream);
         destroy_event(gate);
         free_pinned(host);
+        for ptr in [desc, from, to] {
+            free(ptr);
+        }
+    });
+}
+
+#[test]
+fn descriptor_naming_addresses_that_are_not_device_memory_fails_the_task() {
+    on_device(|| {
+        const INNER: aclrtMemcpyKind = ACL_MEMCPY_INNER_DEVICE_TO_DEVICE;
+        let (desc, from, to) = (malloc(64), malloc(64), malloc(64));
+        let pattern: Vec<u8> = (1..=64u8).collect();
+        put_device(from, &pattern);
+        set_device(to, 0, 64);
+        let mut host = vec![0xEEu8; 64];
+        let host_ptr = host.as_mut_ptr().cast::<c_void>();
+        let host_source = vec![0x77u8; 64];
+        let host_source_ptr = host_source.as_ptr().cast_mut().cast::<c_void>();
+        // SAFETY: inside the descriptor's allocation.
+        let addresses = unsafe { desc.cast::<u8>().add(16) }.cast::<c_void>();
+        let stream = create_stream();
+        let cases = [
+            (0x40 as *mut c_void, from),
+            (to, std::ptr::dangling_mut::<c_void>()),
+            (host_ptr, from),
+            (to, host_source_ptr),
+        ];
+        for (dst, src) in cases {
+            // A valid descriptor, whose addresses are then overwritten by a
+            // plain copy (the runtime reads them when the task runs).
+            assert_eq!(set_desc(desc, INNER, from, to, 16), ACL_SUCCESS, "{}", recent());
+            let mut bytes = (src as u64).to_ne_bytes().to_vec();
+            bytes.extend((dst as u64).to_ne_bytes());
+            put_device(addresses, &bytes);
+            assert_eq!(with_desc(desc, INNER, stream), ACL_SUCCESS, "{}", recent());
+            assert_eq!(sync(stream), ACL_ERROR_RT_SYS_DMA, "{dst:?} <- {src:?}");
+            assert!(recent().contains("is not device memory"), "{}", recent());
+        }
+        assert_eq!(host, [0xEE; 64]);
+        assert_eq!(device_bytes(to, 64), [0; 64]);
+        // Restored, the descriptor copies again.
+        assert_eq!(set_desc(desc, INNER, from, to, 16), ACL_SUCCESS);
+        assert_eq!(with_desc(desc, INNER, stream), ACL_SUCCESS);
+        assert_eq!(sync(stream), ACL_SUCCESS, "{}", recent());
+        assert_eq!(&device_bytes(to, 64)[..16], &pattern[..16]);
+        destroy_stream(stream);
+        drop(host_source);
         for ptr in [desc, from, to] {
             free(ptr);
         }

@@ -13,7 +13,7 @@
 use super::context;
 use super::fail::{SoftResult, fail};
 use super::sanitize::{self, Range};
-use super::translate::Translator;
+use super::translate::{Segments, Translator};
 use super::{byte_locks, peer};
 use crate::types::*;
 
@@ -32,6 +32,18 @@ pub(crate) unsafe fn copy_bytes(dst: usize, src: usize, count: usize) -> SoftRes
         peer::check_sides(&to, &from)?;
         (to, from)
     };
+    // SAFETY: forwarded contract (host segments are the caller's ranges).
+    unsafe { copy_segments(&to, &from, count) }
+}
+
+/// Copies `count` bytes between translated ranges (each at least `count`
+/// bytes long).
+///
+/// # Safety
+///
+/// Host segments must be valid for the copy (the caller's contract); device
+/// segments are live views, as [`Translator::resolve`] returns them.
+pub(crate) unsafe fn copy_segments(to: &Segments, from: &Segments, count: usize) -> SoftResult {
     let mut done = 0;
     let (mut to_segments, mut from_segments) = (to.iter(), from.iter());
     let (mut to_segment, mut from_segment) = (to_segments.next(), from_segments.next());

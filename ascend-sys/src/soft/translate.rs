@@ -175,6 +175,21 @@ impl Translator {
         })
     }
 
+    /// Translates `[address, address + length)` as [`Translator::resolve`]
+    /// does, refusing it unless `address` is device memory (a stream task
+    /// that reads its addresses from device memory when it runs: hardware
+    /// reaches no host memory through them, and the software device never
+    /// touches the host address).
+    pub(crate) fn resolve_device(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
+        if !matches!(self.side_of(address)?, Side::Device(_)) {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("{role} {address:#x} is not device memory"),
+            );
+        }
+        self.resolve(address, length, role)
+    }
+
     /// Translates `[address, address + length)`, refusing ranges the
     /// runtime would refuse.
     pub(crate) fn resolve(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {

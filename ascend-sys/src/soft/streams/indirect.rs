@@ -12,7 +12,10 @@
 //! `rtMemcpyAddrInfo`: three reserved 32-bit words (0), the length (`u32`),
 //! the source address (`u64`), the destination address (`u64`), in native
 //! byte order. The stream task reads the descriptor (or the two pointers)
-//! when it runs, so work queued before it may change what it copies; the
+//! when it runs, so work queued before it may change what it copies; both
+//! addresses it reads must then be device memory, or the task fails
+//! (`ACL_ERROR_RT_SYS_DMA` at the next synchronisation) without touching
+//! them: the device reaches no host memory through them. The
 //! sanitizer is told the descriptor's (or the pointers') read and, as a best
 //! effort, the data ranges they name at the call.
 
@@ -22,7 +25,7 @@ use super::{lookup_stream, target_stream};
 use crate::soft::fail::{SoftResult, fail};
 use crate::soft::sanitize::{self, Range};
 use crate::soft::translate::{Segments, Side, Translator};
-use crate::soft::{context, copy};
+use crate::soft::{context, copy, peer};
 use crate::types::*;
 
 /// What `aclrtGetMemcpyDescSize` reports: the size of the runtime's
@@ -34,11 +37,13 @@ const MAX_D2D: usize = 4 << 30;
 /// The largest offset the task's 48-bit offset fields hold.
 const MAX_OFFSET: usize = 0xFFFF_FFFF_FFFF;
 
-/// Reads `N` bytes at `address` (device memory, translated).
+/// Reads `N` bytes at `address`, which must be device memory.
 fn peek<const N: usize>(address: usize) -> SoftResult<[u8; N]> {
     let mut out = [0u8; N];
-    // SAFETY: `out` is a local of `N` bytes; the source is translated.
-    unsafe { copy::copy_bytes(out.as_mut_ptr() as usize, address, N) }?;
+    let from = Translator::default().resolve_device(address, N, "address")?;
+    // SAFETY: the destination is a local of `N` bytes; the source is device
+    // memory, translated (a live view of at least `N` bytes).
+    unsafe { copy::copy_segments(&Segments::one(out.as_mut_ptr(), N), &from, N) }?;
     Ok(out)
 }
 
@@ -57,21 +62,36 @@ fn read_desc(desc: usize) -> SoftResult<(usize, usize, usize)> {
     Ok((dst, src, len))
 }
 
+/// Copies `count` bytes between two addresses read from device memory when
+/// the task runs. Both must be device memory: the device reaches nothing
+/// else through them, so any other address (host memory, an unmapped or
+/// freed range, a value that is no address at all) fails the task
+/// (`ACL_ERROR_RT_SYS_DMA` at the stream's synchronisation) and is never
+/// touched.
+fn copy_device(dst: usize, src: usize, count: usize) -> SoftResult {
+    let (to, from) = {
+        let mut tables = Translator::default();
+        let to = tables.resolve_device(dst, count, "dst")?;
+        let from = tables.resolve_device(src, count, "src")?;
+        peer::check_sides(&to, &from)?;
+        (to, from)
+    };
+    // SAFETY: both ranges are device memory, translated to live views of at
+    // least `count` bytes; no host address is touched.
+    unsafe { copy::copy_segments(&to, &from, count) }
+}
+
 /// The task of `aclrtMemcpyAsyncWithOffset`, when it runs.
 pub(super) fn run_through(dst: usize, dst_offset: usize, src: usize, src_offset: usize, count: usize) -> SoftResult {
     let to = pointer_at(dst)?.wrapping_add(dst_offset);
     let from = pointer_at(src)?.wrapping_add(src_offset);
-    // SAFETY: both ranges are translated (device memory) or refused: the
-    // pointers were checked to be device memory at the call, and what they
-    // hold is translated here.
-    unsafe { copy::copy_bytes(to, from, count) }
+    copy_device(to, from, count)
 }
 
 /// The task of `aclrtMemcpyAsyncWithDesc`, when it runs.
 pub(super) fn run_desc(desc: usize) -> SoftResult {
     let (dst, src, len) = read_desc(desc)?;
-    // SAFETY: as in `run_through`.
-    unsafe { copy::copy_bytes(dst, src, len) }
+    copy_device(dst, src, len)
 }
 
 /// Fails unless `address` is device memory.
@@ -86,14 +106,14 @@ fn device_memory(tables: &mut Translator, address: usize, role: &str) -> SoftRes
 }
 
 /// The data ranges a task will touch, as the memory says now, translated
-/// (for the sanitizer only; an untranslatable range is left out: the task
-/// fails on it).
+/// (for the sanitizer only; a range that is not device memory, or cannot be
+/// translated, is left out: the task fails on it).
 fn data_ranges(dst: usize, src: usize, count: usize) -> Vec<(Range, bool, Segments)> {
     let mut tables = Translator::default();
     let mut out = Vec::new();
     for (range, address) in [(Range::write(dst, count), dst), (Range::read(src, count), src)] {
         let device = matches!(location(&mut tables, address), Ok(Location::Device));
-        if let Ok(segments) = tables.resolve(address, count, "data") {
+        if let Ok(segments) = tables.resolve_device(address, count, "data") {
             out.push((range, device, segments));
         }
     }
