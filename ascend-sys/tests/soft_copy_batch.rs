@@ -309,6 +309,29 @@ fn runtime_index_rules_set_size_max() {
 }
 
 #[test]
+fn a_huge_numattrs_is_refused_by_the_count_check_before_any_attribute_is_read() {
+    each_call(|call| {
+        let device = malloc(64);
+        let source = pinned(64);
+        let expect_index = if call.has_index() { usize::MAX } else { UNTOUCHED };
+        // One attribute in the arrays, numAttrs SIZE_MAX (and numBatches + 1):
+        // the runtime's `numAttrs <= numBatches`, nothing read past the
+        // arrays, nothing copied.
+        for num_attrs in [usize::MAX, 2] {
+            let mut batch = Batch::with_attr(h2d()).entry(device, source, 8);
+            assert_eq!(
+                batch.call_raw(call, 1, num_attrs, false),
+                (ACL_ERROR_RT_PARAM_INVALID, expect_index),
+                "{call:?} {num_attrs}"
+            );
+            assert!(recent().contains("less than or equal to numBatches 1"), "{}", recent());
+        }
+        free_pinned(source);
+        free(device);
+    });
+}
+
+#[test]
 fn synchronous_batches_take_at_most_4096_entries() {
     on_device(|| {
         let device = malloc(64);

@@ -69,8 +69,18 @@ unsafe fn acl_checks(
             );
         }
     }
-    // SAFETY: not NULL; `numAttrs` elements by the call's contract.
-    let (attrs, starts) = unsafe { (read(attrs, numAttrs), read(attrsIndexes, numAttrs)) };
+    // More attributes than entries: the runtime refuses the count
+    // (`numAttrs <= numBatches`, 107000) before it reads an index. The ACL
+    // layer's `rsv` loop would read all `numAttrs` attributes first; the
+    // software device reads none (a count such as `SIZE_MAX` names no real
+    // array), and the runtime's check refuses the batch.
+    let (attrs, starts) = if numAttrs > numBatches {
+        (Vec::new(), Vec::new())
+    } else {
+        // SAFETY: not NULL; `numAttrs` (at most `numBatches`) elements by
+        // the call's contract.
+        unsafe { (read(attrs, numAttrs), read(attrsIndexes, numAttrs)) }
+    };
     if let Some(index) = attrs.iter().position(|attr| attr.rsv.iter().any(|&byte| byte != 0)) {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -85,7 +95,12 @@ unsafe fn acl_checks(
             size: sizes[i],
         })
         .collect();
-    Ok(Some(Batch { entries, attrs, starts }))
+    Ok(Some(Batch {
+        entries,
+        attrs,
+        starts,
+        num_attrs: numAttrs,
+    }))
 }
 
 /// Both layers; `failIndex` (NULL for the V2 calls) gets the failing index

@@ -38,6 +38,9 @@ pub(crate) struct Batch {
     pub(crate) entries: Vec<BatchEntry>,
     pub(crate) attrs: Vec<aclrtMemcpyBatchAttr>,
     pub(crate) starts: Vec<usize>,
+    /// `numAttrs` as the caller gave it (`attrs` and `starts` are empty when
+    /// it is larger than the entry count: refused before they are read).
+    pub(crate) num_attrs: usize,
 }
 
 /// `ApiErrorDecorator::MemcpyBatch(Async)`'s checks of the attribute
@@ -47,7 +50,7 @@ pub(crate) struct Batch {
 /// one before and less than the count. All `ACL_ERROR_RT_PARAM_INVALID`.
 fn check_indexes(batch: &Batch, sync: bool) -> SoftResult {
     let count = batch.entries.len();
-    let attrs = batch.starts.len();
+    let attrs = batch.num_attrs;
     if attrs == 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, "numAttrs must be greater than 0");
     }
