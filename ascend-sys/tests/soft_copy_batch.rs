@@ -830,6 +830,14 @@ fn descriptor_round_trip_and_rules() {
         assert_eq!(set_desc(desc, INNER, host, to, 8), ACL_ERROR_RT_PARAM_INVALID);
         assert_eq!(set_desc(host, INNER, from, to, 8), ACL_ERROR_RT_PARAM_INVALID);
         assert!(recent().contains("not device memory"), "{}", recent());
+        // 4 GiB passes the runtime's limit but not the 32-bit length field
+        // (the runtime would store 0): refused; more than 4 GiB too.
+        set_device(desc, 0xA5, 128);
+        for count in [4usize << 30, (4usize << 30) + 1] {
+            assert_eq!(set_desc(desc, INNER, from, to, count), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains(&format!("count {count}")), "{}", recent());
+        }
+        assert_eq!(device_bytes(desc, 128), [0xA5; 128]);
         // Nothing was written into the descriptor so far.
         set_device(desc, 0, 128);
         // The round trip: the runtime's rtMemcpyAddrInfo layout.

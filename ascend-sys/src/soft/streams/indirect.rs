@@ -197,7 +197,8 @@ pub(crate) fn memcpy_async_with_offset(
 }
 
 /// `aclrtSetMemcpyDesc` after the ACL layer (NULLs, count 0, `config`) and
-/// the kind check: `count` at most 4 GiB, `desc` 64-byte aligned, `desc`
+/// the kind check: `count` at most 4 GiB, and below it (the length field's
+/// 32 bits; the runtime truncates 4 GiB to 0), `desc` 64-byte aligned, `desc`
 /// device memory, `srcAddr` and `dstAddr` device memory of one device (all
 /// 107000), the context, then the 32 bytes written at once.
 pub(crate) fn set_memcpy_desc(desc: usize, src: usize, dst: usize, count: usize) -> SoftResult {
@@ -208,6 +209,15 @@ pub(crate) fn set_memcpy_desc(desc: usize, src: usize, dst: usize, count: usize)
             format!("count {count} is larger than 4 GiB"),
         );
     }
+    // The descriptor's length is 32 bits: the runtime accepts 4 GiB and
+    // stores it as 0 (`static_cast<uint32_t>`); the software device refuses
+    // it rather than truncate it.
+    let Ok(len) = u32::try_from(count) else {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("count {count} does not fit the descriptor's 32-bit length (at most 4 GiB - 1)"),
+        );
+    };
     if !desc.is_multiple_of(64) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -227,7 +237,7 @@ pub(crate) fn set_memcpy_desc(desc: usize, src: usize, dst: usize, count: usize)
     drop(tables);
     context::require()?;
     let mut bytes = [0u8; MEMCPY_DESC_SIZE];
-    bytes[12..16].copy_from_slice(&(count as u32).to_ne_bytes());
+    bytes[12..16].copy_from_slice(&len.to_ne_bytes());
     bytes[16..24].copy_from_slice(&(src as u64).to_ne_bytes());
     bytes[24..32].copy_from_slice(&(dst as u64).to_ne_bytes());
     // SAFETY: `bytes` is a local of the size copied; `desc` is translated.
