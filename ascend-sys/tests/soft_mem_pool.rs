@@ -9,7 +9,7 @@ mod soft_common;
 
 use ascend_sys::*;
 use soft_common::raw::{create_stream, destroy_stream, free, malloc, plain_event, record, wait_event};
-use soft_common::{on_device, recent};
+use soft_common::{on_device, on_device_id, recent};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
@@ -521,6 +521,144 @@ fn max_size_is_the_limit() {
         sync(stream);
         assert_eq!(destroy(pool), ACL_SUCCESS);
         destroy_stream(stream);
+    });
+}
+
+/// `maxSize` within 2 MiB of `SIZE_MAX` wraps to 0 when rounded, as in the
+/// runtime: the pool is created and holds nothing (507000 on allocation).
+#[test]
+fn max_size_near_size_max_wraps_to_zero() {
+    on_device(|| {
+        let pool = create(usize::MAX);
+        assert_eq!(get_u64(pool, ACL_RT_MEM_POOL_ATTR_RELEASE_THRESHOLD), 0);
+        let stream = create_stream();
+        assert_eq!(alloc_code(1, pool, stream).0, ACL_ERROR_RT_INTERNAL_ERROR);
+        assert!(recent().contains("maxSize"), "{}", recent());
+        assert_eq!(destroy(pool), ACL_SUCCESS);
+        destroy_stream(stream);
+    });
+}
+
+/// A size that passes the 2 MiB rounding but not `maxSize`, asked after a
+/// small allocation: 507000, no overflow, and the pool keeps working.
+#[test]
+fn huge_malloc_after_a_small_one() {
+    on_device(|| {
+        let pool = create(8 * MIB2);
+        let stream = create_stream();
+        let small = alloc(1, pool, stream);
+        for huge in [0xFFFF_FFFF_FFE0_0000usize, usize::MAX - (4 << 20)] {
+            assert_eq!(alloc_code(huge, pool, stream).0, ACL_ERROR_RT_INTERNAL_ERROR);
+            assert!(recent().contains("maxSize"), "{}", recent());
+        }
+        let other = alloc(MIB2, pool, stream);
+        for ptr in [small, other] {
+            assert_eq!(free_async(ptr, stream), ACL_SUCCESS);
+        }
+        sync(stream);
+        assert_eq!(destroy(pool), ACL_SUCCESS);
+        destroy_stream(stream);
+    });
+}
+
+// ---- pool memory is the pool's ---------------------------------------------------
+
+/// `aclrtFree` / `aclrtFreeWithDevSync` of a pool block → 107000 and a
+/// misuse record; the block stays the pool's, `aclrtMalloc` does not hand
+/// it out, and the pool keeps using it.
+#[test]
+fn aclrt_free_refuses_pool_memory() {
+    on_device(|| {
+        let pool = create(64 * MIB2);
+        let stream = create_stream();
+        let block = alloc(1 << 20, pool, stream);
+        let watch = soft::MisuseWatch::start();
+        // SAFETY: the runtime validates the pointer.
+        assert_eq!(unsafe { aclrtFree(block) }, ACL_ERROR_RT_PARAM_INVALID);
+        assert!(recent().contains("memory pool"), "{}", recent());
+        // SAFETY: as above.
+        assert_eq!(unsafe { aclrtFreeWithDevSync(block) }, ACL_ERROR_RT_PARAM_INVALID);
+        let seen = watch.seen();
+        assert_eq!(
+            seen.iter().map(|m| m.api).collect::<Vec<_>>(),
+            ["aclrtFree", "aclrtFreeWithDevSync"]
+        );
+        let plain = malloc(2 << 20);
+        assert_ne!(plain, block);
+        assert_eq!(free_async(block, stream), ACL_SUCCESS);
+        let again = alloc(1 << 20, pool, stream);
+        assert_eq!(again, block, "still the pool's block");
+        assert_eq!(free_async(again, stream), ACL_SUCCESS);
+        // Cached blocks are the pool's too.
+        // SAFETY: as above.
+        assert_eq!(unsafe { aclrtFree(again) }, ACL_ERROR_RT_PARAM_INVALID);
+        sync(stream);
+        assert_eq!(destroy(pool), ACL_SUCCESS);
+        free(plain);
+        destroy_stream(stream);
+    });
+}
+
+/// An allocation from a device other than the pool's → 107003, also when a
+/// cached block whose free has run would fit.
+#[test]
+fn reuse_checks_the_device() {
+    on_device_id(1, || {
+        let mut on_one = props(8 * MIB2);
+        on_one.location.id = 1;
+        let (code, pool) = create_with(&on_one);
+        assert_eq!(code, ACL_SUCCESS, "{}", recent());
+        let stream = create_stream();
+        let block = alloc(MIB2, pool, stream);
+        assert_eq!(free_async(block, stream), ACL_SUCCESS);
+        sync(stream);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let on_zero = create_stream();
+        assert_eq!(alloc_code(MIB2, pool, on_zero).0, ACL_ERROR_RT_STREAM_CONTEXT);
+        destroy_stream(on_zero);
+        // SAFETY: no pointer arguments; balances the retain above.
+        assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(1) }, ACL_SUCCESS);
+        assert_eq!(alloc(MIB2, pool, stream), block, "reused on its own device");
+        assert_eq!(free_async(block, stream), ACL_SUCCESS);
+        sync(stream);
+        assert_eq!(destroy(pool), ACL_SUCCESS);
+        destroy_stream(stream);
+        // SAFETY: no pointer arguments; balances the second retain.
+        assert_eq!(unsafe { aclrtResetDevice(1) }, ACL_SUCCESS);
+    });
+}
+
+/// A free whose marker is skipped because an earlier task of its stream
+/// failed (`ACL_STOP_ON_FAILURE`) counts as run: the block is reused on
+/// another stream and trimmed.
+#[test]
+fn free_skipped_after_a_failure_counts_as_run() {
+    on_device(|| {
+        let pool = create(8 * MIB2);
+        let (failing, other) = (create_stream(), create_stream());
+        // SAFETY: a handle (validated) and a value.
+        let code = unsafe { aclrtSetStreamFailureMode(failing, u64::from(ACL_STOP_ON_FAILURE)) };
+        assert_eq!(code, ACL_SUCCESS);
+        let block = alloc(MIB2, pool, failing);
+        let never = soft_common::raw::event_with_flag(ACL_EVENT_SYNC);
+        // SAFETY: handles only.
+        let code = unsafe { aclrtStreamWaitEventWithTimeout(failing, never, 1) };
+        assert_eq!(code, ACL_SUCCESS);
+        assert_eq!(free_async(block, failing), ACL_SUCCESS);
+        assert_eq!(soft_common::raw::sync(failing), ACL_ERROR_RT_WAIT_TIMEOUT);
+        let again = alloc(MIB2, pool, other);
+        assert_eq!(again, block, "the skipped free counts as run");
+        assert_eq!(free_async(again, other), ACL_SUCCESS);
+        sync(other);
+        assert_eq!(trim(pool, 0), ACL_SUCCESS);
+        assert_eq!(get_u64(pool, ACL_RT_MEM_POOL_ATTR_RESERVED_MEM_CURRENT), 0);
+        assert_eq!(destroy(pool), ACL_SUCCESS);
+        destroy_stream(failing);
+        destroy_stream(other);
+        soft_common::raw::destroy_event(never);
     });
 }
 

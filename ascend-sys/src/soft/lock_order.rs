@@ -22,9 +22,11 @@
 //! 9. [`Rank::Allocators`]: custom allocator descriptors.
 //! 10. [`Rank::Peers`]: peer access between devices.
 //! 11. [`Rank::MemPools`]: stream-ordered memory pools (`aclrtMemPool*`):
-//!     taken after a call has looked its stream up (the streams' lock is
-//!     let go first), and held while a pool takes device memory for a
-//!     block (a shard, then the space).
+//!     taken after a call has looked its stream up and the current device
+//!     (the streams' and contexts' locks are let go first). A pool lets it
+//!     go before it takes or gives back device memory for a block (which
+//!     may take the sharing tables), then takes it again; `aclrtFree`
+//!     takes it alone, to refuse a pool's block.
 //! 12. [`Rank::DeviceShard`]: one shard of a device's `aclrtMalloc` memory.
 //! 13. [`Rank::DeviceSpace`]: a device's space (slabs and large
 //!     allocations).

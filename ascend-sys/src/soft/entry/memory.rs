@@ -91,15 +91,28 @@ pub(crate) unsafe fn aclrtMallocForTaskScheduler(
 }
 
 /// `aclrtFree`'s body: managed memory goes back through its own family
-/// (which unmaps it from the host first), the rest to device memory.
-fn free_device_or_managed(address: usize) -> SoftResult {
-    crate::soft::managed::free(address).unwrap_or_else(|| device_mem::free(address))
+/// (which unmaps it from the host first), the rest to device memory. A
+/// block of a stream-ordered memory pool is refused (107000, recorded as
+/// misuse): it stays the pool's, which would hand it out again while the
+/// caller's `aclrtMalloc` could get the same memory (see
+/// docs/runtime-choices.md).
+fn free_device_or_managed(address: usize, api: &'static str) -> SoftResult {
+    if let Some(freed) = crate::soft::managed::free(address) {
+        return freed;
+    }
+    if crate::soft::mem_pool::owns(address) {
+        let why =
+            format!("{address:#x} is a block of a stream-ordered memory pool: give it back with aclrtMemPoolFreeAsync");
+        crate::soft::misuse::record(api, why.clone());
+        return fail(ACL_ERROR_RT_PARAM_INVALID, why);
+    }
+    device_mem::free(address)
 }
 
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFree",
-        non_null(devPtr, "devPtr").and_then(|()| free_device_or_managed(devPtr as usize)),
+        non_null(devPtr, "devPtr").and_then(|()| free_device_or_managed(devPtr as usize, "aclrtFree")),
     )
 }
 
@@ -108,7 +121,7 @@ pub(crate) unsafe fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError {
         "aclrtFreeWithDevSync",
         non_null(devPtr, "devPtr")
             .and_then(|()| crate::soft::streams::synchronize_device(None))
-            .and_then(|()| free_device_or_managed(devPtr as usize)),
+            .and_then(|()| free_device_or_managed(devPtr as usize, "aclrtFreeWithDevSync")),
     )
 }
 

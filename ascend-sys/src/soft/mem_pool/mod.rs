@@ -14,8 +14,11 @@
 //!
 //! A reused block is new memory for the stream-hazard sanitizer (no
 //! history, unwritten). Trimming and destroying release cached blocks whose
-//! free has run; `aclrtResetDevice` and `aclFinalize` release a device's
-//! pools with its memory.
+//! free has run; the last `aclrtResetDevice` of a device releases its pools
+//! with its memory. `aclFinalize` releases nothing: it only reports the
+//! pools still alive as leaks.
+//!
+//! Pool blocks belong to their pool: `aclrtFree` refuses them ([`owns`]).
 
 use super::device_mem::{self, Rounding};
 use super::fail::{SoftResult, fail};
@@ -147,7 +150,10 @@ pub(crate) fn create(props: &aclrtMemPoolProps) -> SoftResult<usize> {
     let max_size = if props.maxSize == 0 {
         total / BLOCK * BLOCK
     } else {
-        (props.maxSize as u64).div_ceil(BLOCK) * BLOCK
+        // The runtime rounds with `(maxSize + align - 1) / align * align`
+        // in 64 bits: a maxSize within 2 MiB of SIZE_MAX wraps to 0 (a pool
+        // that can hold nothing), which then passes the check below.
+        (props.maxSize as u64).wrapping_add(BLOCK - 1) / BLOCK * BLOCK
     };
     if max_size > total {
         return fail(
@@ -323,6 +329,8 @@ pub(crate) fn get_attr(handle: usize, attr: aclrtMemPoolAttr) -> SoftResult<u64>
 /// `aclrtMemPoolMallocAsync` after the ACL layer's checks (`size` > 0).
 pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftResult<usize> {
     let stream = streams::ordering_stream(stream)?;
+    // Before taking the family's lock (contexts rank below it).
+    let current = context::require()?;
     let Some(size) = (size as u64).checked_next_multiple_of(BLOCK) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -336,6 +344,17 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
             format!("memory pool {handle:#x} is not created or already destroyed"),
         );
     };
+    // The pool's device must be the current one, for a reused block as for
+    // a fresh one.
+    if current != pool.device {
+        return fail(
+            ACL_ERROR_RT_STREAM_CONTEXT,
+            format!(
+                "memory pool {handle:#x} belongs to device {}, not to the current device",
+                pool.device
+            ),
+        );
+    }
     // Reuse: the smallest cached block that fits and is ordered after its
     // free (same stream), or whose free has run.
     let reusable = pool
@@ -355,11 +374,12 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
         block.state = State::Live;
         (address, block.size)
     } else {
-        if pool.reserved + size > pool.max_size {
+        // `reserved` never exceeds `max_size`; `size` may be near 2^64.
+        if size > pool.max_size - pool.reserved {
             // Idle blocks of other sizes whose free has run make room.
             let room = pool.max_size.saturating_sub(size);
             let released = pool.release_idle(room);
-            if pool.reserved + size > pool.max_size {
+            if size > pool.max_size - pool.reserved {
                 drop(pools);
                 release_idle_blocks(released, "aclrtMemPoolMallocAsync");
                 return fail(
@@ -367,14 +387,12 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
                     format!("memory pool {handle:#x} cannot allocate {size} bytes: it would exceed its maxSize"),
                 );
             }
-            let device = pool.device;
             drop(pools);
             release_idle_blocks(released, "aclrtMemPoolMallocAsync");
-            return fresh(handle, device, size);
+            return fresh(handle, size);
         }
-        let device = pool.device;
         drop(pools);
-        return fresh(handle, device, size);
+        return fresh(handle, size);
     };
     pool.used += block_size;
     pool.used_high = pool.used_high.max(pool.used);
@@ -383,21 +401,17 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
     Ok(address)
 }
 
-/// A fresh block of `size` bytes for pool `handle` (the lock let go, then
-/// taken again: another thread may have destroyed the pool meanwhile).
-fn fresh(handle: usize, device: i32, size: u64) -> SoftResult<usize> {
-    if context::require()? != device {
-        return fail(
-            ACL_ERROR_RT_STREAM_CONTEXT,
-            format!("memory pool {handle:#x} belongs to device {device}, not to the current device"),
-        );
-    }
+/// A fresh block of `size` bytes for pool `handle`, of the current device
+/// (checked by the caller). The family's lock is let go while device
+/// memory is taken, then taken again: another thread may have destroyed
+/// the pool meanwhile.
+fn fresh(handle: usize, size: u64) -> SoftResult<usize> {
     let address = device_mem::malloc(size as usize, Rounding::Align32, ACL_MEM_MALLOC_HUGE_FIRST)?;
     let mut pools = lock()?;
     let Some(pool) = pools
         .pools
         .get_mut(&handle)
-        .filter(|pool| pool.reserved + size <= pool.max_size)
+        .filter(|pool| size <= pool.max_size - pool.reserved)
     else {
         drop(pools);
         release(vec![(address, size)], "aclrtMemPoolMallocAsync");
@@ -500,8 +514,8 @@ pub(crate) fn trim_to(handle: usize, keep: usize) -> SoftResult {
     Ok(())
 }
 
-/// Releases every pool of `device` (its last retain went, or `aclFinalize`):
-/// returns how many there were.
+/// Releases every pool of `device` (its last retain went): returns how many
+/// there were.
 pub(crate) fn release_device(device: i32) -> usize {
     let gone: Vec<(usize, Pool)> = {
         let mut pools = locked();
@@ -518,16 +532,27 @@ pub(crate) fn release_device(device: i32) -> usize {
     };
     let count = gone.len();
     for (_, pool) in gone {
-        // The device's streams have run to the end.
-        release_idle_blocks(
-            pool.blocks
-                .iter()
-                .map(|(&address, block)| (address, block.size))
-                .collect(),
-            "aclrtResetDevice",
-        );
+        // The device's own streams have run to the end, but a block may have
+        // been freed on a stream of another device with work still queued
+        // there, and a live block may be in use anywhere: only blocks whose
+        // free has run forget their history; the others go as `aclrtFree`
+        // would take them, so the sanitizer reports queued work on them.
+        let (idle, busy): (Vec<_>, Vec<_>) = pool
+            .blocks
+            .iter()
+            .map(|(&address, block)| ((address, block.size), Pool::free_has_run(block)))
+            .partition(|&(_, idle)| idle);
+        release_idle_blocks(idle.into_iter().map(|(block, _)| block).collect(), "aclrtResetDevice");
+        release(busy.into_iter().map(|(block, _)| block).collect(), "aclrtResetDevice");
     }
     count
+}
+
+/// Whether `address` is the start of a block of some pool (live or
+/// cached): `aclrtFree` must not take it. Takes only the family's lock;
+/// the caller holds no lock.
+pub(crate) fn owns(address: usize) -> bool {
+    locked().pools.values().any(|pool| pool.blocks.contains_key(&address))
 }
 
 /// Number of live pools (for introspection).

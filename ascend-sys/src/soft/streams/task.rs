@@ -198,9 +198,19 @@ impl Task {
     /// stream is in `ACL_STOP_ON_FAILURE` mode: a record's marker is dropped
     /// (whoever waits for it stops waiting, recorded as misuse: on hardware
     /// that wait would not end), and the skip is logged.
+    ///
+    /// A memory pool free's marker is set, as if it had run: what it stands
+    /// for is that the stream has passed the free, so no work of the stream
+    /// uses the block any more. That holds here (the work before it ran or
+    /// was skipped, and the work after it is skipped up to the
+    /// synchronisation that reports the failure; work queued after that is
+    /// ordered after the free anyway). Left unset, the block could never be
+    /// reused on another stream or trimmed.
     pub(crate) fn skip_after_failure(&self) {
-        if let Work::Record { event, number } = &self.work {
-            event.drop_record(*number, "ACL_STOP_ON_FAILURE");
+        match &self.work {
+            Work::Record { event, number } => event.drop_record(*number, "ACL_STOP_ON_FAILURE"),
+            Work::Signal { done } => done.store(true, Ordering::Release),
+            _ => {}
         }
         log::debug!(
             "{} skipped: an earlier task of the stream failed and it is in ACL_STOP_ON_FAILURE mode",
