@@ -773,3 +773,60 @@ fn child_reset_with_managed_memory() {
     .expect("the child's thread");
     println!("child done");
 }
+
+#[test]
+fn a_device_reset_takes_managed_memory_away_from_the_host_at_once() {
+    let output = soft_common::child_output("child_writes_managed_memory_after_a_reset", &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("writing through the old managed address"),
+        "the child did not get that far:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !stdout.contains("without a fault"),
+        "the write did not fault:\n{stdout}"
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        output.status.signal(),
+        Some(11),
+        "expected SIGSEGV, got {:?}",
+        output.status
+    );
+}
+
+#[test]
+#[ignore = "run by a_device_reset_takes_managed_memory_away_from_the_host_at_once in a child process (it faults)"]
+fn child_writes_managed_memory_after_a_reset() {
+    use std::io::Write as _;
+    software();
+    std::thread::spawn(|| {
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let old = managed(MIB2 as u64);
+        // The last retain goes, and with it the managed memory: its
+        // physical bytes are handed out again by the next allocation.
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let new = malloc(MIB2);
+        // SAFETY: `new` is device memory of MIB2 bytes.
+        assert_eq!(unsafe { aclrtMemset(new, MIB2, 0, MIB2) }, ACL_SUCCESS);
+        println!("writing through the old managed address {old:p} (new allocation at {new:p})");
+        std::io::stdout().flush().expect("flush");
+        // SAFETY: none: the address was freed by the reset, and this write
+        // must fault (the parent checks the child died by SIGSEGV).
+        unsafe { old.cast::<u8>().write_bytes(0xAB, MIB2) };
+        let mut out = vec![0u8; MIB2];
+        // SAFETY: `out` holds MIB2 bytes; `new` is device memory of MIB2.
+        let code = unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), MIB2, new, MIB2, ACL_MEMCPY_DEVICE_TO_HOST) };
+        assert_eq!(code, ACL_SUCCESS);
+        let changed = out.iter().filter(|&&byte| byte == 0xAB).count();
+        println!("written without a fault; {changed} byte(s) of the new allocation changed");
+    })
+    .join()
+    .expect("the child's thread");
+    println!("child done");
+}
