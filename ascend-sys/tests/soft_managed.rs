@@ -494,6 +494,90 @@ fn get_attrs_answers_each_or_none() {
     });
 }
 
+/// The largest allocation (or reallocation) made on this thread since
+/// [`Largest::reset`]: the test binary's allocator, so a test can check
+/// that a call makes no allocation as large as a caller-given size.
+struct Largest;
+
+thread_local! {
+    static LARGEST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Largest {
+    fn note(size: usize) {
+        let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
+    }
+
+    fn reset() {
+        LARGEST.with(|largest| largest.set(0));
+    }
+
+    fn get() -> usize {
+        LARGEST.with(std::cell::Cell::get)
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl std::alloc::GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        Self::note(new_size);
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// A large accessed-by destination is padded in place: its size costs no
+/// allocation of that size.
+#[test]
+fn a_large_accessed_by_destination_is_padded_in_place() {
+    on_dev(|| {
+        let ptr = managed(64);
+        assert_eq!(advise(ptr, 8, ACL_MEM_ADVISE_SET_ACCESSED_BY, device(0)), ACL_SUCCESS);
+        const SIZE: usize = 1 << 20;
+        let mut values = vec![0x5555_5555i32; SIZE / 4];
+        Largest::reset();
+        // SAFETY: `values` holds SIZE bytes.
+        let code = unsafe {
+            aclrtMemManagedGetAttr(
+                ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+                ptr,
+                8,
+                values.as_mut_ptr().cast(),
+                SIZE,
+            )
+        };
+        let largest = Largest::get();
+        assert_eq!(code, ACL_SUCCESS, "{}", recent_or_none());
+        assert_eq!(values[0], 0);
+        assert!(values[1..].iter().all(|&value| value == -2), "padded with -2");
+        assert!(
+            largest < SIZE / 16,
+            "aclrtMemManagedGetAttr allocated {largest} bytes for a {SIZE}-byte destination"
+        );
+        free(ptr);
+    });
+}
+
 #[test]
 fn prefetch_validates_and_moves_nothing() {
     on_dev(|| {

@@ -457,7 +457,7 @@ pub(crate) unsafe fn get_attributes(address: usize, size: usize, queries: &[Quer
         if query.data.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, format!("data[{index}] is NULL"));
         }
-        let (mut values, array) = answer(pages, query.attribute);
+        let (values, array) = answer(pages, query.attribute);
         let fits = if array {
             query.size >= 4 && query.size.is_multiple_of(4) && values.len() * 4 <= query.size
         } else {
@@ -478,13 +478,18 @@ pub(crate) unsafe fn get_attributes(address: usize, size: usize, queries: &[Quer
                 ),
             );
         }
-        values.resize(query.size / 4, NO_ID);
         answers.push(values);
     }
     for (query, values) in queries.iter().zip(answers) {
-        // SAFETY: the caller guarantees `data` holds `size` bytes, and
-        // `values` has `size / 4` elements.
-        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), query.data.cast::<i32>(), values.len()) };
+        // The values, then -2 up to `size` (written in place: `size` comes
+        // from the caller and may be large).
+        let padding = std::iter::repeat_n(NO_ID, query.size / 4 - values.len());
+        for (index, value) in values.into_iter().chain(padding).enumerate() {
+            // SAFETY: the caller guarantees `data` holds `size` bytes, and
+            // `index < size / 4` (`values` fits, checked above); unaligned
+            // writes, as C may pass any address.
+            unsafe { query.data.cast::<i32>().add(index).write_unaligned(value) };
+        }
     }
     Ok(())
 }
