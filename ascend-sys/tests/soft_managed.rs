@@ -494,6 +494,90 @@ fn get_attrs_answers_each_or_none() {
     });
 }
 
+/// The largest allocation (or reallocation) made on this thread since
+/// [`Largest::reset`]: the test binary's allocator, so a test can check
+/// that a call makes no allocation as large as a caller-given size.
+struct Largest;
+
+thread_local! {
+    static LARGEST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Largest {
+    fn note(size: usize) {
+        let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
+    }
+
+    fn reset() {
+        LARGEST.with(|largest| largest.set(0));
+    }
+
+    fn get() -> usize {
+        LARGEST.with(std::cell::Cell::get)
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl std::alloc::GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        Self::note(new_size);
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// A large accessed-by destination is padded in place: its size costs no
+/// allocation of that size.
+#[test]
+fn a_large_accessed_by_destination_is_padded_in_place() {
+    on_dev(|| {
+        let ptr = managed(64);
+        assert_eq!(advise(ptr, 8, ACL_MEM_ADVISE_SET_ACCESSED_BY, device(0)), ACL_SUCCESS);
+        const SIZE: usize = 1 << 20;
+        let mut values = vec![0x5555_5555i32; SIZE / 4];
+        Largest::reset();
+        // SAFETY: `values` holds SIZE bytes.
+        let code = unsafe {
+            aclrtMemManagedGetAttr(
+                ACL_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+                ptr,
+                8,
+                values.as_mut_ptr().cast(),
+                SIZE,
+            )
+        };
+        let largest = Largest::get();
+        assert_eq!(code, ACL_SUCCESS, "{}", recent_or_none());
+        assert_eq!(values[0], 0);
+        assert!(values[1..].iter().all(|&value| value == -2), "padded with -2");
+        assert!(
+            largest < SIZE / 16,
+            "aclrtMemManagedGetAttr allocated {largest} bytes for a {SIZE}-byte destination"
+        );
+        free(ptr);
+    });
+}
+
 #[test]
 fn prefetch_validates_and_moves_nothing() {
     on_dev(|| {
@@ -768,6 +852,63 @@ fn child_reset_with_managed_memory() {
         free(new);
         // SAFETY: no pointer arguments.
         assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+    })
+    .join()
+    .expect("the child's thread");
+    println!("child done");
+}
+
+#[test]
+fn a_device_reset_takes_managed_memory_away_from_the_host_at_once() {
+    let output = soft_common::child_output("child_writes_managed_memory_after_a_reset", &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("writing through the old managed address"),
+        "the child did not get that far:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !stdout.contains("without a fault"),
+        "the write did not fault:\n{stdout}"
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        output.status.signal(),
+        Some(11),
+        "expected SIGSEGV, got {:?}",
+        output.status
+    );
+}
+
+#[test]
+#[ignore = "run by a_device_reset_takes_managed_memory_away_from_the_host_at_once in a child process (it faults)"]
+fn child_writes_managed_memory_after_a_reset() {
+    use std::io::Write as _;
+    software();
+    std::thread::spawn(|| {
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let old = managed(MIB2 as u64);
+        // The last retain goes, and with it the managed memory: its
+        // physical bytes are handed out again by the next allocation.
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtResetDevice(0) }, ACL_SUCCESS);
+        // SAFETY: no pointer arguments.
+        assert_eq!(unsafe { aclrtSetDevice(0) }, ACL_SUCCESS);
+        let new = malloc(MIB2);
+        // SAFETY: `new` is device memory of MIB2 bytes.
+        assert_eq!(unsafe { aclrtMemset(new, MIB2, 0, MIB2) }, ACL_SUCCESS);
+        println!("writing through the old managed address {old:p} (new allocation at {new:p})");
+        std::io::stdout().flush().expect("flush");
+        // SAFETY: none: the address was freed by the reset, and this write
+        // must fault (the parent checks the child died by SIGSEGV).
+        unsafe { old.cast::<u8>().write_bytes(0xAB, MIB2) };
+        let mut out = vec![0u8; MIB2];
+        // SAFETY: `out` holds MIB2 bytes; `new` is device memory of MIB2.
+        let code = unsafe { aclrtMemcpy(out.as_mut_ptr().cast(), MIB2, new, MIB2, ACL_MEMCPY_DEVICE_TO_HOST) };
+        assert_eq!(code, ACL_SUCCESS);
+        let changed = out.iter().filter(|&&byte| byte == 0xAB).count();
+        println!("written without a fault; {changed} byte(s) of the new allocation changed");
     })
     .join()
     .expect("the child's thread");

@@ -210,6 +210,54 @@ fn a_writeback_racing_a_write_and_prefetches_that_only_read() {
     });
 }
 
+/// The synchronous invalidation is a write of the host (as the queued one
+/// is of its stream): racing a memset still queued, it is reported; after
+/// the stream is synchronised, it is not.
+#[test]
+fn a_synchronous_invalidation_racing_a_queued_write() {
+    planted(
+        &[
+            "write after write",
+            "aclrtMemInvalidate on the host",
+            "aclrtMemsetAsync",
+        ],
+        |ordered| {
+            let (a, buf) = (stream(), malloc(N));
+            fill(buf, 1, N, a);
+            if ordered {
+                // SAFETY: a live stream.
+                ok(unsafe { aclrtSynchronizeStream(a) }, "synchronize");
+            }
+            // SAFETY: live device memory of N bytes.
+            ok(unsafe { aclrtMemInvalidate(buf, N) }, "invalidate");
+            done(a);
+            free(buf);
+        },
+    );
+}
+
+/// The synchronous flush reads its range (as a queued one does): racing a
+/// memset still queued, it is reported; after the stream is synchronised,
+/// it is not.
+#[test]
+fn a_synchronous_flush_racing_a_queued_write() {
+    planted(
+        &["read after write", "aclrtMemFlush on the host", "aclrtMemsetAsync"],
+        |ordered| {
+            let (a, buf) = (stream(), malloc(N));
+            fill(buf, 1, N, a);
+            if ordered {
+                // SAFETY: a live stream.
+                ok(unsafe { aclrtSynchronizeStream(a) }, "synchronize");
+            }
+            // SAFETY: live device memory of N bytes.
+            ok(unsafe { aclrtMemFlush(buf, N) }, "flush");
+            done(a);
+            free(buf);
+        },
+    );
+}
+
 #[test]
 fn a_stream_writing_what_another_reads() {
     planted(

@@ -9,10 +9,10 @@
 //! 3. [`Rank::Managed`]: managed memory (`aclrtMemAllocManaged`): held
 //!    over a managed allocation's whole life cycle step (placing it in
 //!    device memory and mapping it for the host, or unmapping and freeing
-//!    it), so it comes before every lock those steps take (contexts, the
-//!    sharing tables when an exported allocation is freed, the device
-//!    memory's shards and space); a prefetch takes it under the streams'
-//!    lock.
+//!    it, or a device reset's free of the device's memory), so it comes
+//!    before every lock those steps take (contexts, the sharing tables when
+//!    an exported allocation is freed, the device memory's shards and
+//!    space); a prefetch takes it under the streams' lock.
 //! 4. [`Rank::Vmm`]: physical allocations, reservations and mappings.
 //! 5. [`Rank::Share`]: exports, IPC keys and IPC imports (freeing a
 //!    physical allocation withdraws its export; exporting one reads it).

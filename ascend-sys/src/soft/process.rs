@@ -146,16 +146,23 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     } else {
         0
     };
-    let mut share = super::share::write()?;
-    let allocations = if context::retains(id)? == 0 {
-        super::device_mem::free_device(&mut share, id)
-    } else {
-        0
-    };
+    // Managed memory loses its host mapping before the device's memory is
+    // freed, both under the managed family's lock (taken before the
+    // sharing tables' in the lock order).
+    let (managed, allocations) = super::managed::release_device(
+        id,
+        || {
+            let share = super::share::write()?;
+            Ok((context::retains(id)? == 0).then_some(share))
+        },
+        |mut share| super::device_mem::free_device(&mut share, id),
+    )?;
+    let allocations = allocations.unwrap_or(0);
     if stream_count + events + allocations + pools > 0 {
         log::warn!(
             "device {id} reset by its last retain: {stream_count} stream(s), {events} event(s), {pools} memory \
-             pool(s) and {allocations} allocation(s) of its primary context are destroyed"
+             pool(s) and {allocations} allocation(s) ({managed} of them managed) of its primary context are \
+             destroyed"
         );
     }
     Ok(())

@@ -10,6 +10,7 @@
 #![allow(non_snake_case)]
 
 use super::*;
+use crate::soft::sanitize::Range;
 use crate::soft::streams;
 use crate::soft::translate::{Side, Translator};
 
@@ -187,8 +188,11 @@ fn positive(value: usize, name: &str) -> SoftResult {
 /// `aclrtMemFlush` and `aclrtMemInvalidate` after the ACL layer's checks
 /// (`devPtr` not NULL, `size` not 0): the range must be device memory or
 /// pinned host memory, inside its allocation (`ACL_ERROR_RT_PARAM_INVALID`
-/// otherwise; the driver decides on hardware). Nothing moves.
-fn cache_range(devPtr: *mut c_void, size: usize) -> SoftResult {
+/// otherwise; the driver decides on hardware). Nothing moves, but the
+/// sanitizer sees a synchronous access of the host, as `aclrtCmoAsync`
+/// one of its stream: an invalidation may drop data not yet written back
+/// (a write), a flush reads the range.
+fn cache_range(api: &'static str, devPtr: *mut c_void, size: usize, access: fn(usize, usize) -> Range) -> SoftResult {
     non_null(devPtr, "devPtr")?;
     positive(size, "size")?;
     context::require()?;
@@ -201,15 +205,20 @@ fn cache_range(devPtr: *mut c_void, size: usize) -> SoftResult {
         );
     }
     tables.resolve(address, size, "devPtr")?;
+    drop(tables);
+    sanitize::host(api, &[access(address, size)]);
     Ok(())
 }
 
 pub(crate) unsafe fn aclrtMemFlush(devPtr: *mut c_void, size: usize) -> aclError {
-    finish("aclrtMemFlush", cache_range(devPtr, size))
+    finish("aclrtMemFlush", cache_range("aclrtMemFlush", devPtr, size, Range::read))
 }
 
 pub(crate) unsafe fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) -> aclError {
-    finish("aclrtMemInvalidate", cache_range(devPtr, size))
+    finish(
+        "aclrtMemInvalidate",
+        cache_range("aclrtMemInvalidate", devPtr, size, Range::write),
+    )
 }
 
 pub(crate) unsafe fn aclrtDeviceL2CacheFlush(rsv: *mut c_void) -> aclError {

@@ -9,7 +9,9 @@
 //! translated like any `aclrtMalloc` allocation), and the host dereferences
 //! the very same address and sees the same bytes. `aclrtFree` frees it: this
 //! family first takes the host mapping away, then hands the allocation back
-//! to the device-memory family.
+//! to the device-memory family. A device reset by its last retain does the
+//! same for every managed allocation of the device, before it frees the
+//! device's memory ([`release_device`]).
 //!
 //! The family's own state is the advice and prefetch record of each
 //! allocation, kept per 2 MiB page (the granule managed memory is allocated
@@ -26,9 +28,10 @@
 //! unwritten: the host may have written it.
 //!
 //! Locking: one mutex of rank [`Rank::Managed`], held over a whole
-//! allocation or free (device memory's shards and space, contexts and the
-//! sharing tables are taken under it), and taken under the streams' lock by
-//! a prefetch.
+//! allocation or free and over a device reset's free of the device's
+//! memory (device memory's shards and space, contexts and the sharing
+//! tables are taken under it), and taken under the streams' lock by a
+//! prefetch.
 
 use super::arena::Arena;
 use super::context;
@@ -80,9 +83,10 @@ struct Page {
 /// One managed allocation.
 struct Allocation {
     device: i32,
-    /// The device-memory allocation's creation number: a device reset frees
-    /// device memory without this family, and an entry whose allocation is
-    /// no longer the one it was made for is stale ([`Managed::live`]).
+    /// The device-memory allocation's creation number: an entry whose
+    /// allocation is no longer the one it was made for is stale
+    /// ([`Managed::live`]). A device reset forgets the device's entries
+    /// ([`release_device`]); the check remains a safety net.
     created: u64,
     /// Physical offset in the device's arena.
     offset: u64,
@@ -203,6 +207,40 @@ pub(crate) fn free(address: usize) -> Option<SoftResult> {
         arena.conceal(allocation.offset, allocation.size);
         device_mem::free(address)
     }))
+}
+
+/// A device reset by its last retain, with managed memory locked
+/// throughout (no managed allocation of the device can start meanwhile):
+/// `decide` says whether the device's memory goes (the device was not set
+/// again meanwhile), handing on what `free` needs; if it does, the device's
+/// managed allocations are forgotten and made inaccessible to the host,
+/// and only then does `free` free the device's memory (theirs included),
+/// so a host access through a stale managed address cannot reach bytes the
+/// device hands out again. Returns how many managed allocations went, and
+/// what `free` returned.
+pub(crate) fn release_device<S, T>(
+    device: i32,
+    decide: impl FnOnce() -> SoftResult<Option<S>>,
+    free: impl FnOnce(S) -> T,
+) -> SoftResult<(usize, Option<T>)> {
+    let mut managed = lock();
+    let Some(state) = decide()? else {
+        return Ok((0, None));
+    };
+    let starts: Vec<usize> = managed
+        .allocations
+        .iter()
+        .filter(|(_, allocation)| allocation.device == device)
+        .map(|(&start, _)| start)
+        .collect();
+    for &start in &starts {
+        if let Some(allocation) = managed.allocations.remove(&start)
+            && let Ok(arena) = arena(allocation.device)
+        {
+            arena.conceal(allocation.offset, allocation.size);
+        }
+    }
+    Ok((starts.len(), Some(free(state))))
 }
 
 /// The device of the managed allocation containing `address`, if any.
@@ -419,7 +457,7 @@ pub(crate) unsafe fn get_attributes(address: usize, size: usize, queries: &[Quer
         if query.data.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, format!("data[{index}] is NULL"));
         }
-        let (mut values, array) = answer(pages, query.attribute);
+        let (values, array) = answer(pages, query.attribute);
         let fits = if array {
             query.size >= 4 && query.size.is_multiple_of(4) && values.len() * 4 <= query.size
         } else {
@@ -440,13 +478,18 @@ pub(crate) unsafe fn get_attributes(address: usize, size: usize, queries: &[Quer
                 ),
             );
         }
-        values.resize(query.size / 4, NO_ID);
         answers.push(values);
     }
     for (query, values) in queries.iter().zip(answers) {
-        // SAFETY: the caller guarantees `data` holds `size` bytes, and
-        // `values` has `size / 4` elements.
-        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), query.data.cast::<i32>(), values.len()) };
+        // The values, then -2 up to `size` (written in place: `size` comes
+        // from the caller and may be large).
+        let padding = std::iter::repeat_n(NO_ID, query.size / 4 - values.len());
+        for (index, value) in values.into_iter().chain(padding).enumerate() {
+            // SAFETY: the caller guarantees `data` holds `size` bytes, and
+            // `index < size / 4` (`values` fits, checked above); unaligned
+            // writes, as C may pass any address.
+            unsafe { query.data.cast::<i32>().add(index).write_unaligned(value) };
+        }
     }
     Ok(())
 }

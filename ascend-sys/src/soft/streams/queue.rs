@@ -331,9 +331,15 @@ pub(crate) fn run(stream: &Stream) {
         if let Err(failure) = &outcome {
             super::fault::task_failed(stream.device, failure);
         }
+        // The task (and its event's wait ticket) goes before it is
+        // published as finished: whoever sees the stream done then sees
+        // its waits done too (`aclrtQueryEventWaitStatus`). Outside the
+        // queue lock, as a ticket takes the event's records lock.
+        let number = task.number;
+        drop(task);
         let mut queue = stream.lock();
         queue.running = None;
-        queue.finished = task.number;
+        queue.finished = number;
         if let Err(failure) = outcome
             && queue.failure.is_none()
         {
