@@ -58,3 +58,47 @@ fn error_verbose_says_no_fault_on_a_healthy_device() {
     assert_eq!(info.kind, ascend::info::DeviceFaultKind::None);
     assert!(!info.is_fault() && !info.try_repair && info.detail.is_none());
 }
+
+/// Dropping a borrow of the default stream with value work queued waits for
+/// that work before the flags it holds can go: the flag written behind a
+/// wait is written when the drop returns.
+#[test]
+fn dropping_a_borrow_waits_for_its_value_work() {
+    use ascend::stream::{DeviceFlag, ValueCondition};
+    use std::sync::Arc;
+    let device = device();
+    let (gate, written) = (
+        DeviceFlag::new(&device, 0).unwrap(),
+        DeviceFlag::new(&device, 0).unwrap(),
+    );
+    let stream = device.default_stream().unwrap();
+    stream.wait_value(&gate, 1, ValueCondition::Equal).unwrap();
+    stream.write_value(&written, 5).unwrap();
+    let opener = {
+        let gate = Arc::clone(&gate);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            gate.set(1).unwrap();
+        })
+    };
+    drop(stream);
+    assert_eq!(written.get().unwrap(), 5, "the drop returned before the queued write");
+    assert_eq!(Arc::strong_count(&written), 1, "the hold was released");
+    opener.join().unwrap();
+}
+
+/// A wait that is not satisfied within `Stream::VALUE_WAIT_LIMIT` keeps
+/// (leaks) the flags its borrow held: the stream still waits on them.
+#[test]
+fn dropping_a_borrow_whose_wait_never_ends_keeps_its_flags() {
+    use ascend::stream::{DeviceFlag, ValueCondition};
+    use std::sync::Arc;
+    let device = device();
+    let gate = DeviceFlag::new(&device, 0).unwrap();
+    let stream = device.default_stream().unwrap();
+    stream.wait_value(&gate, 1, ValueCondition::Equal).unwrap();
+    drop(stream);
+    assert_eq!(Arc::strong_count(&gate), 2, "the flag the stream waits on was kept");
+    gate.set(1).unwrap(); // let the default stream go on for the other tests
+    device.default_stream().unwrap().synchronize().unwrap();
+}

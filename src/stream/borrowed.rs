@@ -209,6 +209,25 @@ impl Deref for BorrowedEvent<'_> {
 
 impl Drop for BorrowedStream<'_> {
     fn drop(&mut self) {
+        // The flags of value work queued through this borrow stay held
+        // until the work is proven finished: the stream lives on (its owner
+        // destroys it), so wait for the work, within the limit a stream's
+        // own destruction gives a value wait, and keep (leak) the flags if
+        // that proves nothing.
+        let values = self.stream.values();
+        if !values.is_empty() {
+            match self.stream.synchronize_timeout(Stream::VALUE_WAIT_LIMIT) {
+                Ok(()) => values.release(u64::MAX),
+                Err(error) => {
+                    log::warn!(
+                        "borrowed stream {:?} dropped with value work queued that did not finish: \
+                         its flags are kept (leaked): {error}",
+                        self.stream.as_raw()
+                    );
+                    values.leak_all();
+                }
+            }
+        }
         // The owner destroys the handle: the inner `Stream` forgets it.
         self.stream.forget_handle();
     }

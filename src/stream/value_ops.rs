@@ -60,6 +60,11 @@ impl ValueHolds {
         drop(released);
     }
 
+    /// Whether no flag is held.
+    pub(super) fn is_empty(&self) -> bool {
+        self.lock().held.is_empty()
+    }
+
     /// Whether a wait is among them (a wait may never be satisfied).
     pub(super) fn has_waits(&self) -> bool {
         self.lock().held.iter().any(|(_, _, used)| *used == Use::Wait)
