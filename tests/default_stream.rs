@@ -66,7 +66,9 @@ fn error_verbose_says_no_fault_on_a_healthy_device() {
 fn dropping_a_borrow_waits_for_its_value_work() {
     use ascend::stream::{DeviceFlag, ValueCondition};
     use std::sync::Arc;
-    let device = device();
+    // One at a time with the test below, whose wait blocks the default
+    // stream for `Stream::VALUE_WAIT_LIMIT`.
+    let (_serial, device) = common::serial_device();
     let (gate, written) = (
         DeviceFlag::new(&device, 0).unwrap(),
         DeviceFlag::new(&device, 0).unwrap(),
@@ -93,7 +95,7 @@ fn dropping_a_borrow_waits_for_its_value_work() {
 fn dropping_a_borrow_whose_wait_never_ends_keeps_its_flags() {
     use ascend::stream::{DeviceFlag, ValueCondition};
     use std::sync::Arc;
-    let device = device();
+    let (_serial, device) = common::serial_device();
     let gate = DeviceFlag::new(&device, 0).unwrap();
     let stream = device.default_stream().unwrap();
     stream.wait_value(&gate, 1, ValueCondition::Equal).unwrap();
