@@ -129,34 +129,11 @@ pub(crate) unsafe fn aclrtMemcpyAsyncWithCondition(
     kind: aclrtMemcpyKind,
     stream: aclrtStream,
 ) -> aclError {
-    if count == 0 {
-        return ACL_SUCCESS;
-    }
     // The ACL layer's checks are aclrtMemcpyAsync's; the runtime is asked
     // to check that host memory is page-locked (CHECK_MEMORY_PINNED), which
     // fails only when the driver cannot tell (207000). The software device
     // always can, so the copy is aclrtMemcpyAsync's, pageable fallback
     // included.
-    let outcome = non_null(dst, "dst").and(non_null(src, "src")).and_then(|()| {
-        if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
-            return fail(
-                ACL_ERROR_INVALID_PARAM,
-                format!("kind {kind} is not accepted by aclrtMemcpyAsyncWithCondition (0 to 5)"),
-            );
-        }
-        // SAFETY: the caller's contract covers the host sides until the copy
-        // has run.
-        unsafe {
-            streams::memcpy_async_as(
-                "aclrtMemcpyAsyncWithCondition",
-                dst as usize,
-                destMax,
-                src as usize,
-                count,
-                kind,
-                stream as usize,
-            )
-        }
-    });
-    finish("aclrtMemcpyAsyncWithCondition", outcome)
+    // SAFETY: the call's contract.
+    unsafe { super::memcpy_async_entry("aclrtMemcpyAsyncWithCondition", dst, destMax, src, count, kind, stream) }
 }

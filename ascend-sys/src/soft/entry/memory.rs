@@ -317,6 +317,25 @@ pub(crate) unsafe fn aclrtMemcpyAsync(
     kind: aclrtMemcpyKind,
     stream: aclrtStream,
 ) -> aclError {
+    // SAFETY: the call's contract.
+    unsafe { memcpy_async_entry("aclrtMemcpyAsync", dst, destMax, src, count, kind, stream) }
+}
+
+/// `aclrtMemcpyAsync`'s ACL-layer checks and copy, under the name of the
+/// call that asked for it (`aclrtMemcpyAsyncWithCondition` is this copy).
+///
+/// # Safety
+///
+/// The C call's contract: host ranges valid until the copy has run.
+pub(crate) unsafe fn memcpy_async_entry(
+    api: &'static str,
+    dst: *mut c_void,
+    destMax: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
     if count == 0 {
         return ACL_SUCCESS;
     }
@@ -324,14 +343,16 @@ pub(crate) unsafe fn aclrtMemcpyAsync(
         if kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE {
             return fail(
                 ACL_ERROR_INVALID_PARAM,
-                format!("kind {kind} is not accepted by aclrtMemcpyAsync (0 to 5)"),
+                format!("kind {kind} is not accepted by {api} (0 to 5)"),
             );
         }
         // SAFETY: the caller's contract covers the host sides until the copy
         // has run.
-        unsafe { crate::soft::streams::memcpy_async(dst as usize, destMax, src as usize, count, kind, stream as usize) }
+        unsafe {
+            crate::soft::streams::memcpy_async(api, dst as usize, destMax, src as usize, count, kind, stream as usize)
+        }
     });
-    finish("aclrtMemcpyAsync", outcome)
+    finish(api, outcome)
 }
 
 pub(crate) unsafe fn aclrtMemsetAsync(

@@ -44,7 +44,7 @@ pub(crate) use force::destroy_stream_force;
 pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
-pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memcpy_async_as, memset_async, memset_d32_async};
+pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
 pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use super::fail::{SoftResult, fail};

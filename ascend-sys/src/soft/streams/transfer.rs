@@ -126,32 +126,15 @@ fn synchronize_for_pageable(streams: &Streams, explicit: Option<Arc<Stream>>, de
 }
 
 /// `aclrtMemcpyAsync` after the ACL checks (count 0, NULL pointers, kind
-/// outside 0–5).
+/// outside 0–5), under the name of the call that asked for it (`api`:
+/// `aclrtMemcpyAsyncWithCondition` too), for messages, the sanitizer and
+/// the task.
 ///
 /// # Safety
 ///
 /// Host ranges must be valid for the copy until it has run (the C API's
 /// contract).
 pub(crate) unsafe fn memcpy_async(
-    dst: usize,
-    dest_max: usize,
-    src: usize,
-    count: usize,
-    kind: aclrtMemcpyKind,
-    stream: usize,
-) -> SoftResult {
-    // SAFETY: forwarded contract.
-    unsafe { memcpy_async_as("aclrtMemcpyAsync", dst, dest_max, src, count, kind, stream) }
-}
-
-/// [`memcpy_async`] under the name of the call that asked for it
-/// (`aclrtMemcpyAsyncWithCondition` too), for messages, the sanitizer and
-/// the task.
-///
-/// # Safety
-///
-/// As [`memcpy_async`].
-pub(crate) unsafe fn memcpy_async_as(
     api: &'static str,
     dst: usize,
     dest_max: usize,
