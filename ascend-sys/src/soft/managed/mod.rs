@@ -42,6 +42,7 @@ use super::runtime;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The granule of managed memory: sizes are rounded up to it, allocations
 /// are aligned to it, and advice is kept per granule.
@@ -101,7 +102,17 @@ struct Managed {
     allocations: BTreeMap<usize, Allocation>,
 }
 
+/// The number of live managed allocations, published under the lock after
+/// every change: [`free`], asked by every `aclrtFree`, takes the family's
+/// lock only when one exists.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
 impl Managed {
+    /// Publishes the allocation count (call after inserting or removing).
+    fn publish(&self) {
+        LIVE.store(self.allocations.len(), Ordering::Release);
+    }
+
     /// The entry containing `address`, with its start, if it is still the
     /// device-memory allocation it was made for. A stale one (its device
     /// was reset, which frees every allocation of it) is dropped on the
@@ -121,7 +132,9 @@ impl Managed {
 
     /// Drops the stale entry at `start` and conceals its range.
     fn forget_stale(&mut self, start: usize) {
-        if let Some(stale) = self.allocations.remove(&start) {
+        let removed = self.allocations.remove(&start);
+        self.publish();
+        if let Some(stale) = removed {
             log::debug!("software device: managed memory at {start:#x} was freed by a device reset");
             if let Ok(arena) = arena(stale.device) {
                 arena.conceal(stale.offset, stale.size);
@@ -194,6 +207,7 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
             pages: vec![Page::default(); (reserved / GRANULE) as usize],
         },
     );
+    managed.publish();
     Ok(address)
 }
 
@@ -201,8 +215,14 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
 /// a live managed allocation (the device-memory family then decides),
 /// otherwise the outcome of freeing it.
 pub(crate) fn free(address: usize) -> Option<SoftResult> {
+    // The address was handed out before this free (the caller's own order),
+    // so a managed allocation at it was published before: none, no lock.
+    if LIVE.load(Ordering::Acquire) == 0 {
+        return None;
+    }
     let mut managed = lock();
     let allocation = managed.allocations.remove(&address)?;
+    managed.publish();
     Some(arena(allocation.device).and_then(|arena| {
         arena.conceal(allocation.offset, allocation.size);
         device_mem::free(address)
@@ -240,6 +260,7 @@ pub(crate) fn release_device<S, T>(
             arena.conceal(allocation.offset, allocation.size);
         }
     }
+    managed.publish();
     Ok((starts.len(), Some(free(state))))
 }
 

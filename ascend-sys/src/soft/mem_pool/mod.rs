@@ -30,7 +30,7 @@ use super::translate::Translator;
 use super::{context, runtime};
 use crate::types::*;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The runtime's block and pool alignment (`DEVICE_POOL_MIN_BLOCK_SIZE`,
@@ -109,6 +109,18 @@ static POOLS: Mutex<Pools> = Mutex::new(Pools {
     next: 0,
 });
 
+/// The number of live pools, published under the lock after every change:
+/// [`owns`], asked by every `aclrtFree`, takes the family's lock only when
+/// a pool exists.
+static LIVE_POOLS: AtomicUsize = AtomicUsize::new(0);
+
+impl Pools {
+    /// Publishes the pool count (call after inserting or removing pools).
+    fn publish(&self) {
+        LIVE_POOLS.store(self.pools.len(), Ordering::Release);
+    }
+}
+
 fn lock() -> SoftResult<Ranked<'static, Pools>> {
     runtime::core()?;
     Ok(locked())
@@ -184,6 +196,7 @@ pub(crate) fn create(props: &aclrtMemPoolProps) -> SoftResult<usize> {
             created: super::sequence::next(),
         },
     );
+    pools.publish();
     Ok(handle)
 }
 
@@ -191,7 +204,12 @@ pub(crate) fn create(props: &aclrtMemPoolProps) -> SoftResult<usize> {
 /// `RT_ERROR_MEM_POOL_NULL` (`ACL_ERROR_RT_INTERNAL_ERROR`). As in the
 /// runtime, live allocations do not stop it: every block goes.
 pub(crate) fn destroy(handle: usize) -> SoftResult {
-    let pool = lock()?.pools.remove(&handle);
+    let pool = {
+        let mut pools = lock()?;
+        let pool = pools.pools.remove(&handle);
+        pools.publish();
+        pool
+    };
     let Some(pool) = pool else {
         return fail(
             ACL_ERROR_RT_INTERNAL_ERROR,
@@ -525,10 +543,12 @@ pub(crate) fn release_device(device: i32) -> usize {
             .filter(|(_, pool)| pool.device == device)
             .map(|(&handle, _)| handle)
             .collect();
-        handles
+        let gone = handles
             .into_iter()
             .filter_map(|handle| pools.pools.remove(&handle).map(|pool| (handle, pool)))
-            .collect()
+            .collect();
+        pools.publish();
+        gone
     };
     let count = gone.len();
     for (_, pool) in gone {
@@ -552,6 +572,11 @@ pub(crate) fn release_device(device: i32) -> usize {
 /// cached): `aclrtFree` must not take it. Takes only the family's lock;
 /// the caller holds no lock.
 pub(crate) fn owns(address: usize) -> bool {
+    // The address was handed out before this free (the caller's own order),
+    // so a pool owning it was published before: no pool, no lock.
+    if LIVE_POOLS.load(Ordering::Acquire) == 0 {
+        return false;
+    }
     locked().pools.values().any(|pool| pool.blocks.contains_key(&address))
 }
 
