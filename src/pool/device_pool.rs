@@ -6,8 +6,10 @@ use super::config::PoolConfig;
 use super::pool_block::{BlockNode, PoolBlock};
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
+use super::stat_counters::StateCounters;
 use super::stats::PoolStats;
 use super::thread_cache::{CacheTotals, ThreadCaches};
+use super::torch_stats::MemoryStats;
 use super::watch::Watch;
 use crate::Call;
 use crate::Device;
@@ -113,6 +115,8 @@ pub(super) struct State {
     /// The statistics kept here (reserved memory, counts of events); the
     /// thread caches count the allocations.
     pub(super) stats: PoolStats,
+    /// The counters of [`MemoryStats`] kept under the lock.
+    pub(super) counters: StateCounters,
     /// Pinned buffers of earlier offloads, for the next sleep.
     spares: sleep::Spares,
     /// The blocks handed out while a leak check of [`crate::testing`]
@@ -160,6 +164,7 @@ impl DevicePool {
             state: Mutex::new(State {
                 arenas: vec![default],
                 stats: PoolStats::default(),
+                counters: StateCounters::default(),
                 spares: sleep::Spares::default(),
                 watch: Watch::default(),
             }),
@@ -309,8 +314,10 @@ impl DevicePool {
             }
         };
         // The hit: only this thread's cache is held, and the block comes
-        // with its hold on the pool (no shared count is touched).
+        // with its hold on the pool (no shared count is touched). Tagged
+        // memory goes through the state, which counts it by tag.
         if class == SMALL
+            && arena == 0
             && let Some((node, tracks)) = shared.caches.take(arena, size)
         {
             return Ok(PoolBlock::ordered(node, bytes, tracks));
@@ -369,7 +376,9 @@ impl DevicePool {
         self.shared.flushed_in(&mut state, |state| {
             state.spares.clear();
             state.stats.offload_spare = 0;
-            state.empty_cache()
+            let emptied = state.empty_cache();
+            state.note_counters();
+            emptied
         })
     }
 
@@ -447,6 +456,7 @@ impl DevicePool {
             // that could not be mapped back.
             stats.offload_spare = spares.bytes();
             shared.caches.set_bypass(state.any_asleep());
+            state.note_counters();
             slept
         })
     }
@@ -517,6 +527,7 @@ impl DevicePool {
         let woken = sleep::wake(arenas, tags, stats, spares);
         stats.offload_spare = spares.bytes();
         self.shared.caches.set_bypass(state.any_asleep());
+        state.note_counters();
         woken
     }
 
@@ -626,6 +637,85 @@ impl DevicePool {
             segments,
         }
     }
+
+    /// The statistics under the keys and with the meaning of torch's
+    /// `memory_stats()`, for the whole pool, each size class and each tag
+    /// ([`MemoryStats`] says which figures are kept).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let kv = pool.alloc_tagged(8 << 20, "kv_cache")?;
+    /// let stats = pool.memory_stats();
+    /// assert_eq!(stats.tags["kv_cache"].allocated_bytes.peak, Some(8 << 20));
+    /// assert_eq!(stats.large_pool.allocated_bytes.current, 8 << 20);
+    /// # drop(kv);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn memory_stats(&self) -> MemoryStats {
+        let mut state = self.shared.state();
+        state.note_counters();
+        let caches = self.shared.caches.totals();
+        let stats = state.stats_with(&caches);
+        super::torch_stats::memory_stats(&state, &caches, (stats.active, stats.active_peak))
+    }
+
+    /// Starts every peak again from its current value (torch's
+    /// `reset_peak_stats`): in [`DevicePool::memory_stats`] and in
+    /// [`DevicePool::stats`]. With several threads, see [`PoolStats`] for
+    /// what the pool-wide peaks count.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// drop(pool.alloc(1 << 20)?); // a warm-up step
+    /// pool.reset_peak_stats();
+    /// let step = pool.alloc(4096)?;
+    /// assert_eq!(pool.stats().allocated_peak, 4096); // this step's peak
+    /// # drop(step);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn reset_peak_stats(&self) {
+        let mut state = self.shared.state();
+        state.note_counters();
+        self.shared.caches.reset_peaks(&mut self.shared.caches.mine());
+        state.stats.reserved_peak = state.stats.reserved;
+        state.counters.reset_peaks();
+    }
+
+    /// Starts every cumulative count again from 0 (torch's
+    /// `reset_accumulated_stats`): the `allocated` and `freed` figures of
+    /// [`DevicePool::memory_stats`], the retries, out-of-memory errors and
+    /// chunk counts, and [`PoolStats`]' counts of allocations, frees,
+    /// retries, chunks, sleeps and wakes. Current values and peaks stay.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// # let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// let kept = pool.alloc(4096)?;
+    /// drop(pool.alloc(4096)?);
+    /// pool.reset_accumulated_stats();
+    /// let stats = pool.memory_stats();
+    /// assert_eq!(stats.all.allocation.allocated, Some(0));
+    /// assert_eq!(stats.all.allocation.current, 1); // `kept` is still live
+    /// assert_eq!(pool.stats().allocations, 0);
+    /// # drop(kept);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn reset_accumulated_stats(&self) {
+        let mut state = self.shared.state();
+        state.note_counters();
+        let caches = self.shared.caches.totals();
+        state
+            .counters
+            .reset_accumulated((caches.allocations, caches.frees, caches.bytes_out, caches.bytes_back));
+        let stats = &mut state.stats;
+        (stats.retries, stats.chunks_mapped, stats.chunks_unmapped) = (0, 0, 0);
+        (stats.sleeps, stats.wakes) = (0, 0);
+    }
 }
 
 impl Shared {
@@ -708,7 +798,9 @@ impl Shared {
             let State { arenas, watch, .. } = &mut *state;
             let tag = Some(arenas[arena].tag.as_str());
             watch.handed_out((arena, class, block.offset()), block.address() as usize, size, tag);
+            state.counters.handed_out(arena, class, size);
         }
+        state.note_counters();
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         let mut cache = self.caches.mine();
         match &placed {
@@ -733,6 +825,7 @@ impl Shared {
         if size > capacity {
             // Larger than the whole reservation: nothing to flush, give back
             // or retry for.
+            state.counters.ooms += 1;
             return Err(self.exhausted(state, size, format!("larger than the {capacity}-byte reservation")));
         }
         let mut retried = false;
@@ -757,7 +850,10 @@ impl Shared {
                         log::warn!("DevicePool: emptying the cache for a retry: {error}");
                     }
                 }
-                Err(cause) => return Err(self.exhausted(state, size, cause)),
+                Err(cause) => {
+                    state.counters.ooms += 1;
+                    return Err(self.exhausted(state, size, cause));
+                }
             }
         }
     }
@@ -809,6 +905,13 @@ impl State {
         first.map_or(Ok(()), Err)
     }
 
+    /// Brings the counters of [`MemoryStats`] up to date with the
+    /// mappings and the cached work.
+    fn note_counters(&mut self) {
+        self.counters.note_mappings(&self.arenas);
+        self.counters.note_active(&self.arenas);
+    }
+
     /// Bytes of free ranges whose former work may still be queued.
     fn busy(&self) -> usize {
         self.arenas.iter().map(Arena::busy_bytes).sum()
@@ -836,8 +939,9 @@ impl State {
         stats.allocated_peak = caches.allocated_peak;
         stats.active = caches.allocated + caches.busy + self.busy();
         stats.active_peak = caches.active_peak.max(stats.active);
-        stats.allocations = caches.allocations;
-        stats.frees = caches.frees;
+        let (allocations, frees, ..) = self.counters.cache_base;
+        stats.allocations = caches.allocations.wrapping_sub(allocations);
+        stats.frees = caches.frees.wrapping_sub(frees);
         stats
     }
 }
@@ -863,8 +967,8 @@ impl fmt::Debug for DevicePool {
 
 impl Shared {
     /// Takes `node` back with the uses that may still be queued on it: a
-    /// small block whole to this thread's cache (unless a tag sleeps), a
-    /// large one to its free list.
+    /// small block of the default tag whole to this thread's cache (unless
+    /// a tag sleeps), others to their free list.
     ///
     /// `node` may hold the last reference to `self`: a cache keeps it (the
     /// caches live in `self`), the free list's path drops it last.
@@ -873,7 +977,7 @@ impl Shared {
         // Small blocks are kept whole for the next request of their size;
         // large ones coalesce at once, which keeps large-pool fragmentation
         // low.
-        if node.class == SMALL {
+        if node.class == SMALL && node.arena == 0 {
             if let Err((node, tracks)) = self.caches.put(node, tracks) {
                 self.give_back_to_state(*node, tracks);
             }
@@ -895,7 +999,10 @@ impl Shared {
         let len = node.block.len();
         let mut state = self.state();
         let before = state.busy();
+        let (arena, class) = (node.arena, node.class);
         let hold = state.insert_free(node, tracks);
+        state.counters.given_back(arena, class, len);
+        state.note_counters();
         let delta = signed(state.busy()) - signed(before) - signed(len);
         self.caches.given_back(&mut self.caches.mine(), len, delta);
         drop(state);

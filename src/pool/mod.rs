@@ -43,9 +43,11 @@ mod runtime_pool;
 mod sleep;
 mod snapshot;
 mod snapshot_svg;
+mod stat_counters;
 mod stats;
 mod stream_allocator;
 mod thread_cache;
+mod torch_stats;
 pub(crate) mod watch;
 
 pub use block_export::BlockExport;
@@ -58,3 +60,4 @@ pub use runtime_pool::{RuntimePool, RuntimePoolBuf, RuntimePoolConfig, RuntimePo
 pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 pub use stats::PoolStats;
 pub use stream_allocator::PoolAllocator;
+pub use torch_stats::{MemoryStats, Stat, StatGroup};

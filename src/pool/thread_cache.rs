@@ -29,7 +29,7 @@ use crate::stream::Tracks;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicIsize, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// Hashes the arena indexes and block sizes that key the whole-block
 /// caches. They are numbers the pool made itself (no adversary picks
@@ -206,9 +206,12 @@ pub(super) struct Cache {
 pub(super) struct CacheCounts {
     /// Bytes of cached blocks whose former work may still be queued.
     busy: AtomicUsize,
-    /// Bytes handed out here minus bytes given back here (a block may be
-    /// freed on another thread than the one that took it).
-    live: AtomicIsize,
+    /// Bytes handed out here (a block may be freed on another thread
+    /// than the one that took it: only the sums over every cache are
+    /// meaningful).
+    bytes_out: AtomicU64,
+    /// Bytes given back here.
+    bytes_back: AtomicU64,
     allocations: AtomicU64,
     frees: AtomicU64,
 }
@@ -217,8 +220,8 @@ impl CacheCounts {
     /// Counts `size` bytes handed out.
     #[inline]
     fn handed_out(&self, size: usize) {
-        let live = self.live.load(Ordering::Relaxed);
-        self.live.store(live.wrapping_add_unsigned(size), Ordering::Relaxed);
+        let out = self.bytes_out.load(Ordering::Relaxed);
+        self.bytes_out.store(out.wrapping_add(size as u64), Ordering::Relaxed);
         let allocations = self.allocations.load(Ordering::Relaxed);
         self.allocations.store(allocations + 1, Ordering::Relaxed);
     }
@@ -226,8 +229,8 @@ impl CacheCounts {
     /// Counts `len` bytes given back.
     #[inline]
     fn given_back(&self, len: usize) {
-        let live = self.live.load(Ordering::Relaxed);
-        self.live.store(live.wrapping_sub_unsigned(len), Ordering::Relaxed);
+        let back = self.bytes_back.load(Ordering::Relaxed);
+        self.bytes_back.store(back.wrapping_add(len as u64), Ordering::Relaxed);
         let frees = self.frees.load(Ordering::Relaxed);
         self.frees.store(frees + 1, Ordering::Relaxed);
     }
@@ -301,6 +304,16 @@ impl SharedTotal {
     }
 }
 
+impl SharedTotal {
+    /// Starts the peak again from the total now, after giving back the
+    /// caller's `headroom` (so that the total is the true one when no other
+    /// thread holds headroom, and the caller's next rise is counted).
+    fn reset_peak(&self, headroom: &mut usize) {
+        self.uncount_excess(headroom, 0);
+        self.peak.store(self.total.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
 /// What the caches hold together, for the statistics.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct CacheTotals {
@@ -310,6 +323,10 @@ pub(super) struct CacheTotals {
     pub(super) busy: usize,
     pub(super) allocations: u64,
     pub(super) frees: u64,
+    /// Bytes handed out, ever.
+    pub(super) bytes_out: u64,
+    /// Bytes given back, ever.
+    pub(super) bytes_back: u64,
     pub(super) allocated_peak: usize,
     pub(super) active_peak: usize,
 }
@@ -531,17 +548,29 @@ impl ThreadCaches {
         hold_all(&self.caches).iter_mut().map(|cache| flush(cache, sink)).sum()
     }
 
+    /// Starts the allocated and active peaks again from the totals now,
+    /// `cache` (the caller's) giving its headroom back first.
+    pub(super) fn reset_peaks(&self, cache: &mut Held<'_>) {
+        let (cache, _) = cache.parts();
+        self.allocated.reset_peak(&mut cache.allocated_headroom);
+        self.active.reset_peak(&mut cache.active_headroom);
+    }
+
     /// The caches' counts together.
     pub(super) fn totals(&self) -> CacheTotals {
         let mut totals = CacheTotals::default();
-        let mut live = 0isize;
         for counts in self.caches.iter().map(CacheSlot::shared) {
-            live += counts.live.load(Ordering::Relaxed);
+            totals.bytes_out = totals.bytes_out.wrapping_add(counts.bytes_out.load(Ordering::Relaxed));
+            totals.bytes_back = totals
+                .bytes_back
+                .wrapping_add(counts.bytes_back.load(Ordering::Relaxed));
             totals.busy += counts.busy();
             totals.allocations += counts.allocations.load(Ordering::Relaxed);
             totals.frees += counts.frees.load(Ordering::Relaxed);
         }
-        totals.allocated = live.max(0).unsigned_abs();
+        // Read one cache after another: a block handed out by a cache read
+        // earlier and given back to one read later may count as freed only.
+        totals.allocated = usize::try_from(totals.bytes_out.saturating_sub(totals.bytes_back)).unwrap_or(usize::MAX);
         totals.allocated_peak = self.allocated.peak.load(Ordering::Relaxed).max(totals.allocated);
         totals.active_peak = self.active.peak.load(Ordering::Relaxed);
         totals
