@@ -3,7 +3,9 @@
 
 use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
+use super::memory_limit::Limit;
 use super::pool_block::{BlockNode, PoolBlock};
+use super::rounding;
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stats::PoolStats;
@@ -101,6 +103,9 @@ pub(super) struct Shared {
     pub(super) device: Device,
     prop: PhysicalMemProp,
     config: PoolConfig,
+    /// Whether [`PoolConfig::roundup_power2_divisions`] divides some
+    /// interval (else rounding is a mask).
+    divides: bool,
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
     /// `state`, then a cache).
@@ -115,6 +120,10 @@ pub(super) struct State {
     pub(super) stats: PoolStats,
     /// Pinned buffers of earlier offloads, for the next sleep.
     spares: sleep::Spares,
+    /// The cap on reserved bytes, if any.
+    pub(super) limit: Option<Limit>,
+    /// The sequence of cached oversize blocks (for oldest first).
+    oversize_seq: u64,
     /// The blocks handed out while a leak check of [`crate::testing`]
     /// watches, by `(arena, class, offset)` (nothing without the feature
     /// `testing`).
@@ -151,16 +160,24 @@ impl DevicePool {
     pub fn new(device: &Device, config: PoolConfig) -> Result<Self> {
         let prop = PhysicalMemProp::device(device);
         config.check(prop.granularity(Granularity::Minimum)?)?;
+        let fraction = match config.memory_fraction {
+            Some(fraction) => Some(Limit::of_fraction(fraction, device.memory_info()?.1)),
+            None => None,
+        };
+        let limit = config.memory_limit.map(|bytes| Limit { bytes, fraction: None });
         let default = Arena::new(Self::DEFAULT_TAG, &prop, &config)?;
         let shared = Arc::new(Shared {
             device: device.clone(),
             prop,
             caches: ThreadCaches::new(config.large_chunk),
+            divides: config.divides(),
             config,
             state: Mutex::new(State {
                 arenas: vec![default],
                 stats: PoolStats::default(),
                 spares: sleep::Spares::default(),
+                limit: Limit::smaller(limit, fraction),
+                oversize_seq: 0,
                 watch: Watch::default(),
             }),
         });
@@ -439,6 +456,7 @@ impl DevicePool {
         // meanwhile); the caches' blocks go back to their segments.
         shared.caches.set_bypass(true);
         shared.flushed_in(&mut state, |state| {
+            state.release_oversize();
             let State {
                 arenas, stats, spares, ..
             } = &mut *state;
@@ -584,7 +602,7 @@ impl DevicePool {
     pub fn snapshot(&self) -> PoolSnapshot {
         // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
-        self.shared.flushed_in(&mut state, |_| ());
+        self.shared.flushed_in(&mut state, State::release_oversize);
         let mut segments = Vec::new();
         for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
@@ -650,6 +668,9 @@ impl Shared {
     /// `bytes` rounded up to the configured rounding; `None` on overflow.
     #[inline]
     fn rounded(&self, bytes: usize) -> Option<usize> {
+        if self.divides {
+            return rounding::round_size(bytes, self.config.rounding, &self.config.roundup_power2_divisions);
+        }
         // The rounding is a power of two (checked with the config): a mask
         // instead of a division.
         let mask = self.config.rounding - 1;
@@ -694,33 +715,46 @@ impl Shared {
             .caches
             .flush_mine(&mut |node, tracks| drop(state.insert_free(*node, tracks)));
         let placed = self.place(&mut state, arena, class, size, &mut moved);
-        let placed = placed.and_then(|(offset, tracks)| {
+        let placed = placed.and_then(|(offset, len, tracks)| {
             let segment = &state.arenas[arena].classes[class].segment;
-            match segment.block(offset, size) {
+            match segment.block(offset, len) {
                 Ok(block) => Ok((block, tracks)),
                 Err(error) => {
-                    state.arenas[arena].classes[class].free.insert(offset, size, tracks);
+                    state.arenas[arena].classes[class].free.insert(offset, len, tracks);
                     Err(error)
                 }
             }
         });
+        let len = placed.as_ref().map_or(size, |(block, _)| block.len());
         if let Ok((block, _)) = &placed {
+            if self.is_oversize(len) {
+                state.stats.oversize_allocations += 1;
+            }
             let State { arenas, watch, .. } = &mut *state;
             let tag = Some(arenas[arena].tag.as_str());
-            watch.handed_out((arena, class, block.offset()), block.address() as usize, size, tag);
+            watch.handed_out((arena, class, block.offset()), block.address() as usize, len, tag);
         }
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         let mut cache = self.caches.mine();
         match &placed {
-            Ok(_) => self.caches.handed_out(&mut cache, size, delta + signed(size)),
+            Ok(_) => self.caches.handed_out(&mut cache, len, delta + signed(len)),
             Err(_) => self.caches.active_changed(&mut cache, delta),
         }
         placed
     }
 
-    /// A free range of `size` bytes in `class` of `arena`: cached, or newly
-    /// mapped. Before growing, every thread's cached blocks are coalesced
-    /// into the free lists (their busy bytes are added to `moved`).
+    /// Whether a block of `len` bytes is oversize
+    /// ([`PoolConfig::max_split_size`]).
+    fn is_oversize(&self, len: usize) -> bool {
+        self.config.max_split_size.is_some_and(|max_split| len >= max_split)
+    }
+
+    /// A free range of at least `size` bytes in `class` of `arena`: a
+    /// cached oversize block (for an oversize request, within the slack),
+    /// a cached range, or newly mapped memory; its offset, length and
+    /// tracks. Before growing, every thread's cached blocks are coalesced
+    /// into the free lists (their busy bytes are added to `moved`), and
+    /// past the garbage-collection threshold cached memory is given back.
     fn place(
         &self,
         state: &mut State,
@@ -728,26 +762,63 @@ impl Shared {
         class: usize,
         size: usize,
         moved: &mut usize,
-    ) -> Result<(usize, Tracks)> {
+    ) -> Result<(usize, usize, Tracks)> {
         let capacity = state.arenas[arena].classes[class].segment.capacity();
         if size > capacity {
             // Larger than the whole reservation: nothing to flush, give back
             // or retry for.
-            return Err(self.exhausted(state, size, format!("larger than the {capacity}-byte reservation")));
+            return Err(self.exhausted(
+                state,
+                size,
+                format!("larger than the {capacity}-byte reservation"),
+                None,
+            ));
+        }
+        if let Some(limit) = state.limit
+            && size > limit.bytes
+        {
+            let cause = format!("larger than {}", limit.describe());
+            return Err(self.exhausted(state, size, cause, Some(limit.bytes)));
+        }
+        if self.is_oversize(size)
+            && let Some(found) = state.arenas[arena].classes[class]
+                .oversize
+                .take(size, PoolConfig::OVERSIZE_SLACK)
+        {
+            return Ok(found);
         }
         let mut retried = false;
         let mut flushed = false;
+        let mut collected = false;
         loop {
-            if let Some(found) = state.arenas[arena].classes[class].free.take_best_fit(size) {
-                return Ok(found);
+            if let Some((offset, tracks)) = state.arenas[arena].classes[class].free.take_best_fit(size) {
+                if self.is_oversize(size) {
+                    state.stats.oversize_segments += 1;
+                }
+                return Ok((offset, size, tracks));
             }
             if !flushed {
                 flushed = true;
                 *moved += self.flush_caches(state);
                 continue;
             }
-            let State { arenas, stats, .. } = &mut *state;
-            match arenas[arena].grow(class, size, stats) {
+            if !collected && state.collect_garbage(self.config.garbage_collection_threshold) {
+                collected = true;
+                continue;
+            }
+            let State {
+                arenas, stats, limit, ..
+            } = &mut *state;
+            let capped = limit.and_then(|limit| {
+                let more = arenas[arena].growth(class, size).ok()?;
+                Some((limit.refuses(stats.reserved, more)?, limit.bytes))
+            });
+            let cap = capped.as_ref().map(|&(_, bytes)| bytes);
+            let grown = match capped {
+                Some((cause, _)) => Err(cause),
+                None => arenas[arena].grow(class, size, stats),
+            };
+            match grown {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
                     log::debug!("DevicePool: growing for {size} bytes failed ({cause}); emptying the cache");
@@ -757,18 +828,20 @@ impl Shared {
                         log::warn!("DevicePool: emptying the cache for a retry: {error}");
                     }
                 }
-                Err(cause) => return Err(self.exhausted(state, size, cause)),
+                Err(cause) => return Err(self.exhausted(state, size, cause, cap)),
             }
         }
     }
 
-    /// [`Error::PoolExhausted`] for a request of `size` bytes, with `cause`.
-    fn exhausted(&self, state: &State, size: usize, cause: String) -> Error {
+    /// [`Error::PoolExhausted`] for a request of `size` bytes, with `cause`
+    /// and the cap that refused it.
+    fn exhausted(&self, state: &State, size: usize, cause: String, limit: Option<usize>) -> Error {
         Error::PoolExhausted {
             requested: size,
             allocated: self.caches.totals().allocated,
             reserved: state.stats.reserved,
             free: state.arenas.iter().map(Arena::free_bytes).sum(),
+            limit,
             cause,
         }
     }
@@ -795,11 +868,80 @@ impl State {
         self.watch.given_back(&(arena, class, offset));
         // The segment forgets the block before the free list offers it.
         drop(block);
-        self.arenas[arena].classes[class].free.insert(offset, len, tracks);
+        let oversize = pool.config.max_split_size.is_some_and(|max_split| len >= max_split);
+        let target = &mut self.arenas[arena];
+        if oversize {
+            self.stats.oversize_allocations = self.stats.oversize_allocations.saturating_sub(1);
+        }
+        if oversize && target.asleep.is_none() {
+            // Kept whole for a later oversize request.
+            self.oversize_seq += 1;
+            target.classes[class]
+                .oversize
+                .put(offset, len, tracks, self.oversize_seq);
+        } else {
+            if oversize {
+                self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
+            }
+            target.classes[class].free.insert(offset, len, tracks);
+        }
         pool
     }
 
+    /// Gives every cached oversize block to the free lists.
+    fn release_oversize(&mut self) {
+        let released: usize = self.arenas.iter_mut().map(Arena::release_oversize).sum();
+        self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(released as u64);
+    }
+
+    /// When the reserved bytes pass `threshold` of the memory limit, gives
+    /// cached memory back until they do not: the oldest cached oversize
+    /// block first (unmapping what it frees at a segment's end), then the
+    /// chunks past each segment's last live block. Returns whether it ran.
+    fn collect_garbage(&mut self, threshold: Option<f64>) -> bool {
+        let (Some(threshold), Some(limit)) = (threshold, self.limit) else {
+            return false;
+        };
+        let goal = limit.share(threshold);
+        if self.stats.reserved <= goal {
+            return false;
+        }
+        self.stats.gc_runs += 1;
+        while self.stats.reserved > goal {
+            let oldest = self
+                .arenas
+                .iter()
+                .enumerate()
+                .flat_map(|(index, arena)| {
+                    arena
+                        .classes
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(class, slot)| Some((slot.oversize.oldest()?, index, class)))
+                })
+                .min();
+            let Some((_, index, class)) = oldest else { break };
+            let arena = &mut self.arenas[index];
+            if let Some((offset, len, tracks)) = arena.classes[class].oversize.take_oldest() {
+                arena.classes[class].free.insert(offset, len, tracks);
+                self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
+            }
+            if let Err(error) = arena.empty_cache(&mut self.stats) {
+                log::warn!("DevicePool: garbage collection: {error}");
+            }
+        }
+        if self.stats.reserved > goal {
+            for arena in &mut self.arenas {
+                if let Err(error) = arena.empty_cache(&mut self.stats) {
+                    log::warn!("DevicePool: garbage collection: {error}");
+                }
+            }
+        }
+        true
+    }
+
     fn empty_cache(&mut self) -> Result<()> {
+        self.release_oversize();
         let mut first = None;
         for arena in &mut self.arenas {
             if let Err(error) = arena.empty_cache(&mut self.stats) {
