@@ -38,7 +38,7 @@ impl PoolConfig {
     /// | `rounding_bytes` | bytes, a power of two | [`rounding`](Self::rounding) |
     /// | `small_limit_mb` | MiB | [`small_limit`](Self::small_limit) |
     /// | `small_chunk_mb` | MiB | [`small_chunk`](Self::small_chunk) |
-    /// | `large_chunk_mb` | MiB | [`large_chunk`](Self::large_chunk) |
+    /// | `large_chunk_mb`, or torch_npu's `segment_size_mb` | MiB | [`large_chunk`](Self::large_chunk) |
     /// | `small_reserve_mb` | MiB | [`small_reserve`](Self::small_reserve) |
     /// | `large_reserve_mb` | MiB | [`large_reserve`](Self::large_reserve) |
     /// | `max_split_size_mb` | MiB | [`max_split_size`](Self::max_split_size) |
@@ -237,12 +237,13 @@ enum Key {
 
 /// Every key [`parse_both`] knows, as written, in the order of
 /// [`PoolConfig::parse`]'s table (an unknown key's error lists them).
-const KEYS: [(&str, Key); 14] = [
+const KEYS: [(&str, Key); 15] = [
     ("expandable_segments", Key::ExpandableSegments),
     ("rounding_bytes", Key::RoundingBytes),
     ("small_limit_mb", Key::SmallLimitMb),
     ("small_chunk_mb", Key::SmallChunkMb),
     ("large_chunk_mb", Key::LargeChunkMb),
+    ("segment_size_mb", Key::LargeChunkMb),
     ("small_reserve_mb", Key::SmallReserveMb),
     ("large_reserve_mb", Key::LargeReserveMb),
     ("max_split_size_mb", Key::MaxSplitSizeMb),
@@ -346,6 +347,7 @@ mod tests {
         assert_eq!(config.garbage_collection_threshold, Some(0.6));
         assert_eq!(config.memory_fraction, Some(0.5));
         assert_eq!(config.memory_limit, Some(1 << 30));
+        assert_eq!(PoolConfig::parse("segment_size_mb:128").unwrap().large_chunk, 128 << 20);
         assert_eq!(
             (
                 config.roundup_power2_divisions[0],

@@ -39,7 +39,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// chunks back ([`DevicePool::empty_cache`]) and tries once more; then it
 /// fails with [`Error::PoolExhausted`] naming the allocated, reserved and
 /// free bytes. A request larger than its pool's whole reservation fails so
-/// at once.
+/// at once. With a cap on reserved memory ([`PoolConfig::memory_limit`],
+/// [`DevicePool::set_memory_fraction`]) growing past it fails the same way,
+/// the error's `limit` naming the cap. torch's other knobs
+/// (`max_split_size_mb`, `garbage_collection_threshold`,
+/// `roundup_power2_divisions`) are fields of [`PoolConfig`].
 ///
 /// ```
 /// use std::sync::Arc;

@@ -28,10 +28,12 @@ impl DevicePool {
     /// # use ascend::pool::{DevicePool, PoolConfig};
     /// # let device = ascend::Device::new(0)?;
     /// let pool = DevicePool::new(&device, PoolConfig::default())?;
-    /// pool.set_memory_fraction(0.5)?;
+    /// pool.set_memory_fraction(0.01)?;
     /// let (_, total) = device.memory_info()?;
-    /// assert_eq!(pool.memory_limit(), Some(total / 2));
-    /// let refused = pool.alloc(total / 2 + 1);
+    /// let limit = pool.memory_limit().unwrap_or(0);
+    /// assert_eq!(limit, (0.01 * total as f64) as usize);
+    /// let refused = pool.alloc(limit + 1); // at once, no retry
+    /// assert_eq!(pool.stats().retries, 0);
     /// assert!(matches!(refused, Err(Error::PoolExhausted { limit: Some(_), .. })));
     /// assert!(pool.set_memory_fraction(1.5).is_err());
     /// # Ok::<(), ascend::Error>(())
