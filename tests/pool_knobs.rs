@@ -242,3 +242,125 @@ fn a_memory_fraction_caps_at_its_share_of_the_device() {
     let configured = DevicePool::new(&device, config).unwrap();
     assert_eq!(configured.memory_limit(), Some((0.25 * total as f64) as usize));
 }
+
+mod model {
+    //! Random traces with every knob on, against what the knobs promise.
+
+    use super::common::pool::{pool_config, read_block, start};
+    use ascend::Error;
+    use ascend::pool::{DevicePool, PoolBlock, PoolConfig};
+    use ascend::stream::{Ordered, Stream};
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// Allocate this many thousandths of a granule, in tag 0 or 1, and
+        /// fill it on stream 0 or 1.
+        Alloc(usize, usize, usize),
+        /// Free the live block at this index (modulo the count).
+        Free(usize),
+        /// Give the cache back.
+        EmptyCache,
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Step>> {
+        let step = prop_oneof![
+            5 => (1usize..7000, 0usize..2, 0usize..2).prop_map(|(size, tag, stream)| Step::Alloc(size, tag, stream)),
+            4 => any::<usize>().prop_map(Step::Free),
+            1 => Just(Step::EmptyCache),
+        ];
+        proptest::collection::vec(step, 1..40)
+    }
+
+    /// torch's rounding, written again from its description: `divisions`
+    /// steps per power of two above `rounding × divisions`.
+    fn rounded(size: usize, rounding: usize, divisions: usize) -> usize {
+        let plain = size.max(1).div_ceil(rounding) * rounding;
+        if size <= rounding * divisions || size.is_power_of_two() {
+            return plain;
+        }
+        let low = 1usize << size.ilog2();
+        let step = low / divisions;
+        size.div_ceil(step) * step
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_knob_keeps_its_promise_on_random_traces(steps in steps()) {
+            let (_guard, device, g) = start();
+            let mut config = pool_config(g, 4, g, 32);
+            config.roundup_power2_divisions = [4; 16];
+            config.max_split_size = Some(2 * g);
+            config.memory_limit = Some(12 * g);
+            config.garbage_collection_threshold = Some(0.5);
+            let max_split = 2 * g;
+            let pool = DevicePool::new(&device, config).unwrap();
+            let streams = [Arc::new(Stream::new(&device).unwrap()), Arc::new(Stream::new(&device).unwrap())];
+            let mut live: Vec<(Ordered<PoolBlock>, u8)> = Vec::new();
+            let mut value = 0u8;
+            for step in steps {
+                match step {
+                    Step::Alloc(thousandths, tag, stream) => {
+                        let bytes = thousandths * g / 1000;
+                        let bytes = bytes.max(1);
+                        let expected = rounded(bytes, config.rounding, 4);
+                        match pool.alloc_tagged(bytes, ["a", "b"][tag]) {
+                            Ok(block) => {
+                                let capacity = block.capacity();
+                                if capacity != expected {
+                                    // Only a cached oversize block, within the slack.
+                                    prop_assert!(expected >= max_split, "{bytes}: {capacity} for {expected}");
+                                    prop_assert!(capacity > expected && capacity <= expected + PoolConfig::OVERSIZE_SLACK);
+                                }
+                                value = value.wrapping_add(1);
+                                block.fill_bytes(value, &streams[stream]).unwrap();
+                                live.push((block, value));
+                            }
+                            Err(Error::PoolExhausted { limit, reserved, .. }) => {
+                                // The reservations are far larger: only the cap refuses,
+                                // after giving back what it could.
+                                prop_assert_eq!(limit, Some(12 * g));
+                                let allocated: usize = live.iter().map(|(block, _)| block.capacity()).sum();
+                                prop_assert!(reserved + expected > 12 * g || allocated + expected > 12 * g);
+                            }
+                            Err(other) => prop_assert!(false, "{other}"),
+                        }
+                    }
+                    Step::Free(index) => {
+                        if !live.is_empty() {
+                            let at = index % live.len();
+                            live.swap_remove(at);
+                        }
+                    }
+                    Step::EmptyCache => pool.empty_cache().unwrap(),
+                }
+                let stats = pool.stats();
+                prop_assert!(stats.reserved <= 12 * g, "{} past the cap", stats.reserved);
+                let capacities: usize = live.iter().map(|(block, _)| block.capacity()).sum();
+                prop_assert_eq!(stats.allocated, capacities);
+                let oversize = live.iter().filter(|(block, _)| block.capacity() >= max_split).count();
+                prop_assert_eq!(stats.oversize_allocations, oversize as u64);
+                prop_assert!(stats.oversize_segments >= stats.oversize_allocations);
+                let mut ranges: Vec<(u64, u64)> = live
+                    .iter()
+                    .map(|(block, _)| (block.device_ptr() as u64, block.capacity() as u64))
+                    .collect();
+                ranges.sort_unstable();
+                for pair in ranges.windows(2) {
+                    prop_assert!(pair[0].0 + pair[0].1 <= pair[1].0, "overlap: {:?}", pair);
+                }
+            }
+            for (block, value) in &live {
+                let bytes = read_block(&device, block, &streams[0]);
+                prop_assert!(bytes.iter().all(|byte| byte == value));
+            }
+            drop(live);
+            pool.empty_cache().unwrap();
+            let stats = pool.stats();
+            prop_assert_eq!((stats.reserved, stats.oversize_segments, stats.oversize_allocations), (0, 0, 0));
+        }
+    }
+}
