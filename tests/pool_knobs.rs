@@ -364,3 +364,33 @@ mod model {
         }
     }
 }
+
+#[test]
+fn a_snapshot_and_a_sleep_give_cached_oversize_blocks_back_to_the_free_ranges() {
+    let (_guard, device, g) = start();
+    let mut config = pool_config(g, 4, g, 32);
+    config.max_split_size = Some(2 * g);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let keep = pool.alloc(g).unwrap();
+    drop(pool.alloc(3 * g).unwrap());
+    assert_eq!(pool.stats().oversize_segments, 1);
+    let snapshot = pool.snapshot();
+    let large = &snapshot.segments[1];
+    assert!(
+        large
+            .blocks
+            .iter()
+            .any(|block| block.state != ascend::pool::BlockState::Allocated && block.size >= 3 * g),
+        "{large:?}"
+    );
+    assert_eq!(pool.stats().oversize_segments, 0);
+    // Cached again, then a sleep: back to the free ranges before it.
+    drop(pool.alloc(3 * g).unwrap());
+    assert_eq!(pool.stats().oversize_segments, 1);
+    pool.sleep(&[]).unwrap();
+    assert_eq!(pool.stats().oversize_segments, 0);
+    pool.wake().unwrap();
+    let again = pool.alloc(3 * g).unwrap();
+    assert_eq!(again.capacity(), 3 * g);
+    drop((keep, again));
+}

@@ -357,7 +357,9 @@ impl DevicePool {
     }
 
     /// Gives the cached chunks past the last live block of each segment
-    /// back to the device, after the work queued on them is proven
+    /// back to the device (the cached oversize blocks of
+    /// [`PoolConfig::max_split_size`] first go back to the free ranges,
+    /// so they count as cached), after the work queued on them is proven
     /// finished (each stream that used them is synchronised: the fence is
     /// on exactly the streams that touched that memory). Tags asleep are
     /// left as they are. The pinned buffers kept from earlier offloads
@@ -725,6 +727,10 @@ impl Shared {
                 Ok(block) => Ok((block, tracks)),
                 Err(error) => {
                     state.arenas[arena].classes[class].free.insert(offset, len, tracks);
+                    if self.is_oversize(len) {
+                        // Counted when placed or cached; now a free range.
+                        state.stats.oversize_segments = state.stats.oversize_segments.saturating_sub(1);
+                    }
                     Err(error)
                 }
             }
