@@ -60,14 +60,16 @@ pub struct PoolConfig {
     /// torch's `max_split_size_mb`, in bytes: a block of at least this
     /// size is *oversize*. Freed, it is cached whole instead of coalescing
     /// with its neighbours, and it serves only a later oversize request
-    /// that it exceeds by at most [`PoolConfig::OVERSIZE_SLACK`] (20 MiB),
+    /// that it exceeds by less than [`PoolConfig::OVERSIZE_SLACK`] (20 MiB),
     /// whole (its capacity is its own size); a smaller request never takes
     /// it. The cached oversize blocks go back to the free ranges, oldest
     /// first, before the pool grows past its garbage-collection threshold,
     /// and all of them before an out-of-memory retry, in
     /// [`DevicePool::empty_cache`](super::DevicePool::empty_cache), a
     /// sleep and a snapshot. `None` (the default): no block is oversize.
-    /// Must be larger than [`small_limit`](Self::small_limit).
+    /// Must be larger than [`small_limit`](Self::small_limit)
+    /// (`ASCEND_ALLOC_CONF`'s `max_split_size_mb` is raised to 20 MiB at
+    /// least, as torch does).
     ///
     /// ```
     /// # use ascend::pool::{DevicePool, PoolConfig};
@@ -157,8 +159,8 @@ impl Default for PoolConfig {
 }
 
 impl PoolConfig {
-    /// How much larger than an oversize request a cached oversize block
-    /// may be and still serve it (torch's `kLargeBuffer`, 20 MiB).
+    /// A cached oversize block serves an oversize request only when it is
+    /// less than this much larger (torch's `kLargeBuffer`, 20 MiB).
     ///
     /// ```
     /// assert_eq!(ascend::pool::PoolConfig::OVERSIZE_SLACK, 20 << 20);

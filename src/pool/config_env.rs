@@ -41,7 +41,7 @@ impl PoolConfig {
     /// | `large_chunk_mb`, or torch_npu's `segment_size_mb` | MiB | [`large_chunk`](Self::large_chunk) |
     /// | `small_reserve_mb` | MiB | [`small_reserve`](Self::small_reserve) |
     /// | `large_reserve_mb` | MiB | [`large_reserve`](Self::large_reserve) |
-    /// | `max_split_size_mb` | MiB | [`max_split_size`](Self::max_split_size) |
+    /// | `max_split_size_mb` | MiB (20 at least, as in torch) | [`max_split_size`](Self::max_split_size) |
     /// | `garbage_collection_threshold` | a fraction in (0, 1) | [`garbage_collection_threshold`](Self::garbage_collection_threshold) |
     /// | `roundup_power2_divisions` | `4`, or `[256:1,512:2,>:8]` (MiB keys) | [`roundup_power2_divisions`](Self::roundup_power2_divisions) |
     /// | `per_process_memory_fraction` | a fraction in (0, 1] | [`memory_fraction`](Self::memory_fraction) |
@@ -172,7 +172,8 @@ pub(super) fn parse_both(call: Call, text: &str) -> Result<(PoolConfig, PinnedSe
                 let Some(bytes) = mib else {
                     return refuse("the size overflows");
                 };
-                config.max_split_size = Some(bytes);
+                // torch raises it to its 20 MiB slack at least.
+                config.max_split_size = Some(bytes.max(PoolConfig::OVERSIZE_SLACK));
                 continue;
             }
             Key::MemoryLimitMb => {
@@ -348,6 +349,11 @@ mod tests {
         assert_eq!(config.memory_fraction, Some(0.5));
         assert_eq!(config.memory_limit, Some(1 << 30));
         assert_eq!(PoolConfig::parse("segment_size_mb:128").unwrap().large_chunk, 128 << 20);
+        assert_eq!(
+            PoolConfig::parse("max_split_size_mb:8").unwrap().max_split_size,
+            Some(20 << 20),
+            "raised to 20 MiB as torch does"
+        );
         assert_eq!(
             (
                 config.roundup_power2_divisions[0],

@@ -25,11 +25,11 @@ impl OversizeCache {
         self.blocks.insert((len, offset), Oversize { seq, tracks });
     }
 
-    /// The smallest block of `size` to `size + slack` bytes:
-    /// `(offset, len, tracks)`.
+    /// The smallest block of at least `size` bytes and less than
+    /// `size + slack`: `(offset, len, tracks)`.
     pub(super) fn take(&mut self, size: usize, slack: usize) -> Option<(usize, usize, Tracks)> {
         let top = size.saturating_add(slack);
-        let (&(len, offset), _) = self.blocks.range((size, 0)..=(top, usize::MAX)).next()?;
+        let (&(len, offset), _) = self.blocks.range((size, 0)..(top, 0)).next()?;
         let block = self.blocks.remove(&(len, offset))?;
         Some((offset, len, block.tracks))
     }
@@ -87,6 +87,7 @@ mod tests {
         cache.put(0, 100, Tracks::default(), 2);
         cache.put(100, 60, Tracks::default(), 1);
         assert!(cache.take(30, 20).is_none(), "60 is beyond 30 + 20");
+        assert!(cache.take(40, 20).is_none(), "60 is not below 40 + 20");
         assert!(cache.take(120, 50).is_none(), "none is large enough");
         assert_eq!(cache.oldest(), Some(1));
         assert_eq!(cache.end(), 160);

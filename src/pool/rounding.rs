@@ -44,11 +44,11 @@ pub(super) fn round_size(size: usize, rounding: usize, divisions: &[usize; INTER
 
 /// Parses torch's value of `roundup_power2_divisions`: one number for
 /// every interval (`4`), or a bracketed list of `MiB:divisions` pairs whose
-/// keys are powers of two in increasing order, and `>` for every interval
-/// after the last key (`[256:1,512:2,1024:4,>:8]`). A key's value holds
-/// from its interval to the next key's; the first key's holds for the
-/// intervals before it too. Every value is 0 or 1 (no division) or a power
-/// of two.
+/// keys are powers of two (`[256:1,512:2,1024:4,>:8]`). As in torch, each
+/// key sets its own interval (a key past the last interval sets the last),
+/// the first key also every interval below it, and `>` every interval
+/// after the key before it; intervals no entry sets are not divided.
+/// Every value is 0 or 1 (no division) or a power of two.
 ///
 /// # Errors
 ///
@@ -69,40 +69,28 @@ pub(super) fn parse_divisions(value: &str) -> Result<[usize; INTERVALS], String>
         return Ok([number(value)?; INTERVALS]);
     };
     let mut table = [0; INTERVALS];
-    // The index each setting starts at, with its value.
-    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let mut last = None;
     for pair in list.split(',').map(str::trim).filter(|pair| !pair.is_empty()) {
         let Some((key, divisions)) = pair.split_once(':') else {
             return Err(format!("`{pair}` is not MiB:divisions"));
         };
         let divisions = number(divisions)?;
         let key = key.trim();
-        let index = if key == ">" {
-            match starts.last() {
-                Some(&(last, _)) if last + 1 < INTERVALS => last + 1,
-                Some(_) => return Err("`>` follows the last interval".to_owned()),
-                None => 0,
-            }
-        } else {
-            let mib: usize = key.parse().map_err(|_| format!("`{key}` is not a size in MiB"))?;
-            if !mib.is_power_of_two() {
-                return Err(format!("{mib} MiB is not a power of two"));
-            }
-            let index = mib.ilog2() as usize;
-            if index >= INTERVALS {
-                return Err(format!("{mib} MiB is past the last interval (32768 MiB)"));
-            }
-            index
-        };
-        if starts.last().is_some_and(|&(last, _)| index <= last) {
-            return Err(format!("`{pair}` is not after the key before it"));
+        if key == ">" {
+            let from = last.map_or(1, |index: usize| index + 1).min(INTERVALS);
+            table[from..].fill(divisions);
+            continue;
         }
-        starts.push((index, divisions));
-    }
-    for (at, &(start, divisions)) in starts.iter().enumerate() {
-        let from = if at == 0 { 0 } else { start };
-        let to = starts.get(at + 1).map_or(INTERVALS, |&(next, _)| next);
-        table[from..to].fill(divisions);
+        let mib: usize = key.parse().map_err(|_| format!("`{key}` is not a size in MiB"))?;
+        if !mib.is_power_of_two() {
+            return Err(format!("{mib} MiB is not a power of two"));
+        }
+        let index = (mib.ilog2() as usize).min(INTERVALS - 1);
+        if last.is_none() {
+            table[..index].fill(divisions);
+        }
+        table[index] = divisions;
+        last = Some(index);
     }
     Ok(table)
 }
@@ -138,9 +126,16 @@ mod tests {
         let table = parse_divisions("[256:1, 512:2, 1024:4, >:8]").unwrap();
         assert_eq!(table[..8], [1; 8], "the first key holds below it too");
         assert_eq!((table[8], table[9], table[10], table[11], table[15]), (1, 2, 4, 8, 8));
+        // Intervals between keys are not divided; a key past the last
+        // interval sets the last.
+        let gaps = parse_divisions("[1:2, 64:4, 65536:8]").unwrap();
+        assert_eq!(
+            (gaps[0], gaps[1], gaps[5], gaps[6], gaps[7], gaps[15]),
+            (2, 0, 0, 4, 0, 8)
+        );
         assert_eq!(parse_divisions("2").unwrap(), [2; INTERVALS]);
-        assert_eq!(parse_divisions("[>:4]").unwrap(), [4; INTERVALS]);
-        for bad in ["3", "[3:2]", "[512:2,256:4]", "[1:3]", "[65536:2]", "x", "[1-2]"] {
+        assert_eq!(parse_divisions("[>:4]").unwrap()[1..], [4; INTERVALS - 1]);
+        for bad in ["3", "[3:2]", "[1:3]", "x", "[1-2]", "[x:2]"] {
             assert!(parse_divisions(bad).is_err(), "{bad}");
         }
     }
