@@ -37,6 +37,7 @@ mod config;
 mod config_env;
 mod device_pool;
 mod free_list;
+mod garbage;
 mod memory_limit;
 mod oversize;
 mod pinned_pool;
