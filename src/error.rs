@@ -90,6 +90,11 @@ pub enum Error {
         reserved: usize,
         /// Bytes mapped but not in live blocks.
         free: usize,
+        /// The pool's cap on reserved bytes when it is what refused the
+        /// request ([`PoolConfig::memory_limit`](crate::pool::PoolConfig::memory_limit),
+        /// [`DevicePool::set_memory_fraction`](crate::pool::DevicePool::set_memory_fraction)),
+        /// else `None`.
+        limit: Option<usize>,
         /// Why growing failed (the runtime's error, or a full reservation).
         cause: String,
     },

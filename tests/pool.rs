@@ -449,7 +449,7 @@ fn the_pinned_pool_reads_its_keys_from_the_pools_configuration() {
     for bad in [
         "pinned_max_round_threshold_mb:x",
         "pinned_max_cached_size_mb",
-        "max_split_size_mb:1",
+        "page_size:1g",
     ] {
         let error = PinnedPool::from_conf(&device, bad).unwrap_err().to_string();
         assert!(error.contains(bad), "{error}");
@@ -547,12 +547,12 @@ fn the_pools_are_configured_from_their_environment_variable() {
         "from_env: Ok(20971520) pinned: Ok(2097152)",
         "unset: the defaults"
     );
-    let refused = config_from_env_in_a_child(Some("max_split_size_mb:128"));
+    let refused = config_from_env_in_a_child(Some("page_size:1g"));
     assert!(
         refused.starts_with("from_env: Err(") && refused.contains("pinned: Err("),
         "{refused}"
     );
-    assert!(refused.contains("max_split_size_mb"), "{refused}");
+    assert!(refused.contains("page_size"), "{refused}");
 }
 
 /// The child of `the_pools_are_configured_from_their_environment_variable`.

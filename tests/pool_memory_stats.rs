@@ -322,3 +322,33 @@ fn the_default_tag_alone_is_the_whole_pool() {
     let config = PoolConfig::default();
     assert_eq!(config.rounding, 512, "the trace's sizes are multiples of the rounding");
 }
+
+#[test]
+fn oversize_blocks_and_the_split_limit_are_reported_as_torch_does() {
+    let (_serial, device, granule) = common::pool::start();
+    let mut config = common::pool::pool_config(granule, 4, 2 * granule, 8);
+    config.large_chunk = (32usize << 20).next_multiple_of(granule);
+    config.large_reserve = 4 * config.large_chunk;
+    config.max_split_size = Some(20 << 20);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let oversize = pool.alloc(24 << 20).unwrap();
+    let stats = pool.memory_stats();
+    assert_eq!(stats.max_split_size, Some(20 << 20));
+    assert_eq!(
+        (stats.oversize_allocations.current, stats.oversize_segments.current),
+        (1, 1)
+    );
+    drop(oversize); // cached whole: no longer allocated, still a segment
+    let stats = pool.memory_stats();
+    assert_eq!(stats.oversize_allocations.current, 0);
+    assert_eq!(stats.oversize_allocations.peak, Some(1));
+    assert_eq!(stats.oversize_segments.current, 1);
+    let torch = stats.to_torch_map();
+    assert_eq!(torch["max_split_size"], 20 << 20);
+    assert_eq!(torch["oversize_allocations.peak"], 1);
+    assert_eq!(torch["oversize_segments.current"], 1);
+    pool.reset_peak_stats();
+    assert_eq!(pool.memory_stats().oversize_allocations.peak, Some(0));
+    let unset = DevicePool::new(&device, PoolConfig::default()).unwrap();
+    assert!(!unset.memory_stats().to_torch_map().contains_key("max_split_size"));
+}

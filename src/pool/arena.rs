@@ -3,6 +3,7 @@
 
 use super::config::PoolConfig;
 use super::free_list::FreeList;
+use super::oversize::OversizeCache;
 use super::sleep::Asleep;
 use super::stats::PoolStats;
 use crate::error::Result;
@@ -23,10 +24,12 @@ pub(super) struct Arena {
     pub(super) asleep: Option<Asleep>,
 }
 
-/// One size class of an arena: a segment and its free ranges.
+/// One size class of an arena: a segment, its free ranges and its
+/// oversize blocks cached whole.
 pub(super) struct Class {
     pub(super) segment: Arc<SharedSegment>,
     pub(super) free: FreeList,
+    pub(super) oversize: OversizeCache,
 }
 
 impl Arena {
@@ -36,6 +39,7 @@ impl Arena {
             Ok(Class {
                 segment: SharedSegment::new(ExpandableSegment::new(prop, reserve, chunk)?),
                 free: FreeList::default(),
+                oversize: OversizeCache::default(),
             })
         };
         Ok(Self {
@@ -55,32 +59,59 @@ impl Arena {
 
     /// Bytes of cached memory whose former work may still be queued.
     pub(super) fn busy_bytes(&self) -> usize {
-        self.classes.iter().map(|class| class.free.busy_bytes()).sum()
+        self.classes
+            .iter()
+            .map(|class| class.free.busy_bytes() + class.oversize.busy_bytes())
+            .sum()
     }
 
-    /// Bytes in free ranges.
+    /// Bytes in free ranges and cached oversize blocks.
     pub(super) fn free_bytes(&self) -> usize {
-        self.classes.iter().map(|class| class.free.bytes()).sum()
+        self.classes
+            .iter()
+            .map(|class| class.free.bytes() + class.oversize.bytes())
+            .sum()
     }
 
-    /// Maps enough chunks at the end of `class`'s segment for `size` bytes
-    /// (counting a free tail), and frees them into the cache.
-    pub(super) fn grow(&mut self, class: usize, size: usize, stats: &mut PoolStats) -> std::result::Result<(), String> {
-        let Class { segment, free, .. } = &mut self.classes[class];
+    /// Gives every cached oversize block to its free list; returns how
+    /// many.
+    pub(super) fn release_oversize(&mut self) -> usize {
+        let mut released = 0;
+        for class in &mut self.classes {
+            for (offset, len, tracks) in class.oversize.drain() {
+                class.free.insert(offset, len, tracks);
+                released += 1;
+            }
+        }
+        released
+    }
+
+    /// The bytes `class`'s segment must grow by for `size` bytes (counting
+    /// a free tail).
+    pub(super) fn growth(&self, class: usize, size: usize) -> std::result::Result<usize, String> {
+        let Class { segment, free, .. } = &self.classes[class];
         let (mapped, capacity) = (segment.size(), segment.capacity());
         let tail = mapped.saturating_sub(free.tail_start(mapped));
         // Checked: `size` may be near `usize::MAX`. The free tail counts,
         // so a request fits when what it lacks fits in the unmapped rest.
         let lacking = size.saturating_sub(tail);
-        let more = lacking
+        lacking
             .checked_next_multiple_of(segment.chunk_size())
-            .filter(|&more| mapped.checked_add(more).is_some_and(|end| end <= capacity));
-        let Some(more) = more else {
-            return Err(format!(
-                "the {capacity}-byte reservation is full: {lacking} more bytes needed, {} unmapped",
-                capacity.saturating_sub(mapped)
-            ));
-        };
+            .filter(|&more| mapped.checked_add(more).is_some_and(|end| end <= capacity))
+            .ok_or_else(|| {
+                format!(
+                    "the {capacity}-byte reservation is full: {lacking} more bytes needed, {} unmapped",
+                    capacity.saturating_sub(mapped)
+                )
+            })
+    }
+
+    /// Maps enough chunks at the end of `class`'s segment for `size` bytes
+    /// (counting a free tail), and frees them into the cache.
+    pub(super) fn grow(&mut self, class: usize, size: usize, stats: &mut PoolStats) -> std::result::Result<(), String> {
+        let more = self.growth(class, size)?;
+        let Class { segment, free, .. } = &mut self.classes[class];
+        let mapped = segment.size();
         let grown = segment.grow(more);
         // Whatever the outcome, the free list and the statistics follow what
         // is mapped now: a growth whose undo failed keeps chunks mapped,
@@ -107,10 +138,12 @@ impl Arena {
             let chunk = class.segment.chunk_size();
             let mapped = class.segment.size();
             // The high water is inside the mapped chunks: its rounding up
-            // cannot pass them (and keeps them all if it overflowed).
+            // cannot pass them (and keeps them all if it overflowed). Cached
+            // oversize blocks are kept like live ones.
             let keep = class
                 .segment
                 .high_water()
+                .max(class.oversize.end())
                 .checked_next_multiple_of(chunk)
                 .unwrap_or(mapped);
             if keep >= mapped {
@@ -161,6 +194,7 @@ impl Arena {
     /// Waits for the work on the cache; when it cannot be proven finished,
     /// keeps (leaks) the segments it may use. For the pool's drop.
     pub(super) fn settle_for_drop(&mut self) {
+        self.release_oversize();
         for class in &mut self.classes {
             for range in class.free.ranges_past_mut(0) {
                 if let Settled::Unproven(_) = range.tracks.settle("DevicePool drop") {

@@ -1,5 +1,6 @@
 //! [`PoolConfig`]: the knobs of a [`DevicePool`](super::DevicePool).
 
+use super::rounding::INTERVALS;
 use crate::Call;
 use crate::error::{Error, Result};
 
@@ -20,7 +21,7 @@ use crate::error::{Error, Result};
 /// assert_eq!(pool.alloc(100)?.capacity(), 4096);
 /// # Ok::<(), ascend::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct PoolConfig {
     /// Every block's size is a multiple of this (a power of two).
@@ -36,6 +37,107 @@ pub struct PoolConfig {
     /// Addresses reserved for the large pool (a multiple of its chunk;
     /// 1600 chunks, 31.25 GiB, by default).
     pub large_reserve: usize,
+    /// torch's `roundup_power2_divisions`, by power-of-two interval of the
+    /// request: entry `i` holds for sizes in `[2^i MiB, 2^(i+1) MiB)`,
+    /// entry 0 also for every size below 1 MiB and entry 15 for every
+    /// size from 32 GiB up. With `n` > 1 divisions, a request above
+    /// `rounding × n` is rounded up to the next of `n` equal steps between
+    /// the power of two below it and the next one (a power of two stays as
+    /// it is); 0 and 1 (the default) round to [`rounding`](Self::rounding)
+    /// only. Each entry is 0, 1 or a power of two.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let mut config = PoolConfig::default();
+    /// config.roundup_power2_divisions = [4; 16]; // quarter steps everywhere
+    /// let pool = DevicePool::new(&device, config)?;
+    /// // 5 MiB + 3 bytes lies in 4..8 MiB: steps of 1 MiB.
+    /// assert_eq!(pool.alloc((5 << 20) + 3)?.capacity(), 6 << 20);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub roundup_power2_divisions: [usize; INTERVALS],
+    /// torch's `max_split_size_mb`, in bytes: a block of at least this
+    /// size is *oversize*. Freed, it is cached whole instead of coalescing
+    /// with its neighbours, and it serves only a later oversize request
+    /// that it exceeds by less than [`PoolConfig::OVERSIZE_SLACK`] (20 MiB),
+    /// whole (its capacity is its own size); a smaller request never takes
+    /// it. The cached oversize blocks go back to the free ranges, oldest
+    /// first, before the pool grows past its garbage-collection threshold,
+    /// and all of them before an out-of-memory retry, in
+    /// [`DevicePool::empty_cache`](super::DevicePool::empty_cache), a
+    /// sleep and a snapshot. `None` (the default): no block is oversize.
+    /// Must be larger than [`small_limit`](Self::small_limit)
+    /// (`ASCEND_ALLOC_CONF`'s `max_split_size_mb` is raised to 20 MiB at
+    /// least, as torch does).
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let mut config = PoolConfig::default();
+    /// config.max_split_size = Some(32 << 20);
+    /// let pool = DevicePool::new(&device, config)?;
+    /// let big = pool.alloc(60 << 20)?;
+    /// let address = big.device_ptr();
+    /// drop(big); // cached whole
+    /// let again = pool.alloc(50 << 20)?; // within 20 MiB: the same block, whole
+    /// assert_eq!((again.device_ptr(), again.capacity()), (address, 60 << 20));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub max_split_size: Option<usize>,
+    /// torch's `garbage_collection_threshold`, a fraction strictly between
+    /// 0 and 1 of the pool's memory limit ([`memory_limit`](Self::memory_limit),
+    /// [`memory_fraction`](Self::memory_fraction)): before growing while
+    /// the reserved bytes pass it, the pool gives cached memory back (the
+    /// cached oversize blocks, oldest first, then the cached chunks past
+    /// the last live block of each segment, as
+    /// [`DevicePool::empty_cache`](super::DevicePool::empty_cache) does)
+    /// until they no longer pass it or nothing is left
+    /// ([`PoolStats::gc_runs`](super::PoolStats::gc_runs) counts the runs).
+    /// Without a limit it does nothing, as in torch. `None` by default.
+    ///
+    /// ```
+    /// # use ascend::pool::PoolConfig;
+    /// let config = PoolConfig::parse("garbage_collection_threshold:0.8,per_process_memory_fraction:0.5")?;
+    /// assert_eq!(config.garbage_collection_threshold, Some(0.8));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub garbage_collection_threshold: Option<f64>,
+    /// A cap on the pool's reserved (mapped) bytes: growing past it is
+    /// refused, and after the usual out-of-memory retry the request fails
+    /// with [`Error::PoolExhausted`] whose `limit` is the cap. `None` (the
+    /// default): no cap. With [`memory_fraction`](Self::memory_fraction)
+    /// too, the smaller holds.
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let mut config = PoolConfig::default();
+    /// config.memory_limit = Some(40 << 20); // two large chunks
+    /// let pool = DevicePool::new(&device, config)?;
+    /// let refused = pool.alloc(64 << 20);
+    /// assert!(matches!(refused, Err(Error::PoolExhausted { limit: Some(cap), .. }) if cap == 40 << 20));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub memory_limit: Option<usize>,
+    /// torch's `set_per_process_memory_fraction` as a setting: a fraction
+    /// in (0, 1] of the device's total memory (`aclrtGetMemInfo`) that
+    /// caps the pool's reserved bytes, resolved when the pool is made
+    /// ([`DevicePool::set_memory_fraction`](super::DevicePool::set_memory_fraction)
+    /// changes it later). `None` by default.
+    ///
+    /// ```
+    /// # use ascend::pool::{DevicePool, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let mut config = PoolConfig::default();
+    /// config.memory_fraction = Some(0.5);
+    /// let pool = DevicePool::new(&device, config)?;
+    /// let (_, total) = device.memory_info()?;
+    /// assert_eq!(pool.memory_limit(), Some(total / 2));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub memory_fraction: Option<f64>,
 }
 
 impl Default for PoolConfig {
@@ -47,11 +149,24 @@ impl Default for PoolConfig {
             large_chunk: 20 << 20,
             small_reserve: 1 << 30,
             large_reserve: 1600 * (20 << 20),
+            roundup_power2_divisions: [1; INTERVALS],
+            max_split_size: None,
+            garbage_collection_threshold: None,
+            memory_limit: None,
+            memory_fraction: None,
         }
     }
 }
 
 impl PoolConfig {
+    /// A cached oversize block serves an oversize request only when it is
+    /// less than this much larger (torch's `kLargeBuffer`, 20 MiB).
+    ///
+    /// ```
+    /// assert_eq!(ascend::pool::PoolConfig::OVERSIZE_SLACK, 20 << 20);
+    /// ```
+    pub const OVERSIZE_SLACK: usize = 20 << 20;
+
     /// Checks the settings against each other and the granularity.
     pub(super) fn check(&self, granularity: usize) -> Result<()> {
         let refuse = |reason: String| Err(Error::invalid(Call::rust("DevicePool::new"), reason));
@@ -79,6 +194,38 @@ impl PoolConfig {
                 self.small_limit, self.small_chunk
             ));
         }
+        if let Some(&bad) = self
+            .roundup_power2_divisions
+            .iter()
+            .find(|&&divisions| divisions > 1 && !divisions.is_power_of_two())
+        {
+            return refuse(format!("roundup_power2_divisions: {bad} is not 0, 1 or a power of two"));
+        }
+        if let Some(max_split) = self.max_split_size
+            && max_split <= self.small_limit
+        {
+            return refuse(format!(
+                "max_split_size {max_split} is not larger than the small limit {}",
+                self.small_limit
+            ));
+        }
+        if let Some(threshold) = self.garbage_collection_threshold
+            && !(threshold > 0.0 && threshold < 1.0)
+        {
+            return refuse(format!(
+                "garbage_collection_threshold {threshold} is not strictly between 0 and 1"
+            ));
+        }
+        if let Some(fraction) = self.memory_fraction
+            && !(fraction > 0.0 && fraction <= 1.0)
+        {
+            return refuse(format!("memory_fraction {fraction} is not in (0, 1]"));
+        }
         Ok(())
+    }
+
+    /// Whether rounding uses divisions (not the plain mask).
+    pub(super) fn divides(&self) -> bool {
+        self.roundup_power2_divisions.iter().any(|&divisions| divisions > 1)
     }
 }

@@ -3,7 +3,9 @@
 
 use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
+use super::memory_limit::Limit;
 use super::pool_block::{BlockNode, PoolBlock};
+use super::rounding;
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
 use super::stat_counters::StateCounters;
@@ -39,7 +41,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// chunks back ([`DevicePool::empty_cache`]) and tries once more; then it
 /// fails with [`Error::PoolExhausted`] naming the allocated, reserved and
 /// free bytes. A request larger than its pool's whole reservation fails so
-/// at once.
+/// at once. With a cap on reserved memory ([`PoolConfig::memory_limit`],
+/// [`DevicePool::set_memory_fraction`]) growing past it fails the same way,
+/// the error's `limit` naming the cap. torch's other knobs
+/// (`max_split_size_mb`, `garbage_collection_threshold`,
+/// `roundup_power2_divisions`) are fields of [`PoolConfig`].
 ///
 /// ```
 /// use std::sync::Arc;
@@ -103,6 +109,9 @@ pub(super) struct Shared {
     pub(super) device: Device,
     prop: PhysicalMemProp,
     config: PoolConfig,
+    /// Whether [`PoolConfig::roundup_power2_divisions`] divides some
+    /// interval (else rounding is a mask).
+    divides: bool,
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
     /// `state`, then a cache).
@@ -119,6 +128,10 @@ pub(super) struct State {
     pub(super) counters: StateCounters,
     /// Pinned buffers of earlier offloads, for the next sleep.
     spares: sleep::Spares,
+    /// The cap on reserved bytes, if any.
+    pub(super) limit: Option<Limit>,
+    /// The sequence of cached oversize blocks (for oldest first).
+    oversize_seq: u64,
     /// The blocks handed out while a leak check of [`crate::testing`]
     /// watches, by `(arena, class, offset)` (nothing without the feature
     /// `testing`).
@@ -155,17 +168,25 @@ impl DevicePool {
     pub fn new(device: &Device, config: PoolConfig) -> Result<Self> {
         let prop = PhysicalMemProp::device(device);
         config.check(prop.granularity(Granularity::Minimum)?)?;
+        let fraction = match config.memory_fraction {
+            Some(fraction) => Some(Limit::of_fraction(fraction, device.memory_info()?.1)),
+            None => None,
+        };
+        let limit = config.memory_limit.map(|bytes| Limit { bytes, fraction: None });
         let default = Arena::new(Self::DEFAULT_TAG, &prop, &config)?;
         let shared = Arc::new(Shared {
             device: device.clone(),
             prop,
             caches: ThreadCaches::new(config.large_chunk),
+            divides: config.divides(),
             config,
             state: Mutex::new(State {
                 arenas: vec![default],
                 stats: PoolStats::default(),
                 counters: StateCounters::default(),
                 spares: sleep::Spares::default(),
+                limit: Limit::smaller(limit, fraction),
+                oversize_seq: 0,
                 watch: Watch::default(),
             }),
         });
@@ -343,7 +364,9 @@ impl DevicePool {
     }
 
     /// Gives the cached chunks past the last live block of each segment
-    /// back to the device, after the work queued on them is proven
+    /// back to the device (the cached oversize blocks of
+    /// [`PoolConfig::max_split_size`] first go back to the free ranges,
+    /// so they count as cached), after the work queued on them is proven
     /// finished (each stream that used them is synchronised: the fence is
     /// on exactly the streams that touched that memory). Tags asleep are
     /// left as they are. The pinned buffers kept from earlier offloads
@@ -448,6 +471,7 @@ impl DevicePool {
         // meanwhile); the caches' blocks go back to their segments.
         shared.caches.set_bypass(true);
         shared.flushed_in(&mut state, |state| {
+            state.release_oversize();
             let State {
                 arenas, stats, spares, ..
             } = &mut *state;
@@ -595,7 +619,7 @@ impl DevicePool {
     pub fn snapshot(&self) -> PoolSnapshot {
         // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
-        self.shared.flushed_in(&mut state, |_| ());
+        self.shared.flushed_in(&mut state, State::release_oversize);
         let mut segments = Vec::new();
         for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
@@ -658,7 +682,8 @@ impl DevicePool {
         state.note_counters();
         let caches = self.shared.caches.totals();
         let stats = state.stats_with(&caches);
-        super::torch_stats::memory_stats(&state, &caches, (stats.active, stats.active_peak))
+        let max_split_size = self.shared.config.max_split_size;
+        super::torch_stats::memory_stats(&state, &caches, (stats.active, stats.active_peak), max_split_size)
     }
 
     /// Starts every peak again from its current value (torch's
@@ -740,6 +765,9 @@ impl Shared {
     /// `bytes` rounded up to the configured rounding; `None` on overflow.
     #[inline]
     fn rounded(&self, bytes: usize) -> Option<usize> {
+        if self.divides {
+            return rounding::round_size(bytes, self.config.rounding, &self.config.roundup_power2_divisions);
+        }
         // The rounding is a power of two (checked with the config): a mask
         // instead of a division.
         let mask = self.config.rounding - 1;
@@ -784,35 +812,52 @@ impl Shared {
             .caches
             .flush_mine(&mut |node, tracks| drop(state.insert_free(*node, tracks)));
         let placed = self.place(&mut state, arena, class, size, &mut moved);
-        let placed = placed.and_then(|(offset, tracks)| {
+        let placed = placed.and_then(|(offset, len, tracks)| {
             let segment = &state.arenas[arena].classes[class].segment;
-            match segment.block(offset, size) {
+            match segment.block(offset, len) {
                 Ok(block) => Ok((block, tracks)),
                 Err(error) => {
-                    state.arenas[arena].classes[class].free.insert(offset, size, tracks);
+                    state.arenas[arena].classes[class].free.insert(offset, len, tracks);
+                    if self.is_oversize(len) {
+                        // Counted when placed or cached; now a free range.
+                        state.stats.oversize_segments = state.stats.oversize_segments.saturating_sub(1);
+                    }
                     Err(error)
                 }
             }
         });
+        let len = placed.as_ref().map_or(size, |(block, _)| block.len());
         if let Ok((block, _)) = &placed {
+            if self.is_oversize(len) {
+                state.stats.oversize_allocations += 1;
+            }
             let State { arenas, watch, .. } = &mut *state;
             let tag = Some(arenas[arena].tag.as_str());
-            watch.handed_out((arena, class, block.offset()), block.address() as usize, size, tag);
-            state.counters.handed_out(arena, class, size);
+            watch.handed_out((arena, class, block.offset()), block.address() as usize, len, tag);
+            state.counters.handed_out(arena, class, len);
         }
         state.note_counters();
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         let mut cache = self.caches.mine();
         match &placed {
-            Ok(_) => self.caches.handed_out(&mut cache, size, delta + signed(size)),
+            Ok(_) => self.caches.handed_out(&mut cache, len, delta + signed(len)),
             Err(_) => self.caches.active_changed(&mut cache, delta),
         }
         placed
     }
 
-    /// A free range of `size` bytes in `class` of `arena`: cached, or newly
-    /// mapped. Before growing, every thread's cached blocks are coalesced
-    /// into the free lists (their busy bytes are added to `moved`).
+    /// Whether a block of `len` bytes is oversize
+    /// ([`PoolConfig::max_split_size`]).
+    fn is_oversize(&self, len: usize) -> bool {
+        self.config.max_split_size.is_some_and(|max_split| len >= max_split)
+    }
+
+    /// A free range of at least `size` bytes in `class` of `arena`: a
+    /// cached oversize block (for an oversize request, within the slack),
+    /// a cached range, or newly mapped memory; its offset, length and
+    /// tracks. Before growing, every thread's cached blocks are coalesced
+    /// into the free lists (their busy bytes are added to `moved`), and
+    /// past the garbage-collection threshold cached memory is given back.
     fn place(
         &self,
         state: &mut State,
@@ -820,27 +865,63 @@ impl Shared {
         class: usize,
         size: usize,
         moved: &mut usize,
-    ) -> Result<(usize, Tracks)> {
+    ) -> Result<(usize, usize, Tracks)> {
         let capacity = state.arenas[arena].classes[class].segment.capacity();
         if size > capacity {
             // Larger than the whole reservation: nothing to flush, give back
             // or retry for.
-            state.counters.ooms += 1;
-            return Err(self.exhausted(state, size, format!("larger than the {capacity}-byte reservation")));
+            return Err(self.exhausted(
+                state,
+                size,
+                format!("larger than the {capacity}-byte reservation"),
+                None,
+            ));
+        }
+        if let Some(limit) = state.limit
+            && size > limit.bytes
+        {
+            let cause = format!("larger than {}", limit.describe());
+            return Err(self.exhausted(state, size, cause, Some(limit.bytes)));
+        }
+        if self.is_oversize(size)
+            && let Some(found) = state.arenas[arena].classes[class]
+                .oversize
+                .take(size, PoolConfig::OVERSIZE_SLACK)
+        {
+            return Ok(found);
         }
         let mut retried = false;
         let mut flushed = false;
+        let mut collected = false;
         loop {
-            if let Some(found) = state.arenas[arena].classes[class].free.take_best_fit(size) {
-                return Ok(found);
+            if let Some((offset, tracks)) = state.arenas[arena].classes[class].free.take_best_fit(size) {
+                if self.is_oversize(size) {
+                    state.stats.oversize_segments += 1;
+                }
+                return Ok((offset, size, tracks));
             }
             if !flushed {
                 flushed = true;
                 *moved += self.flush_caches(state);
                 continue;
             }
-            let State { arenas, stats, .. } = &mut *state;
-            match arenas[arena].grow(class, size, stats) {
+            if !collected && state.collect_garbage(self.config.garbage_collection_threshold) {
+                collected = true;
+                continue;
+            }
+            let State {
+                arenas, stats, limit, ..
+            } = &mut *state;
+            let capped = limit.and_then(|limit| {
+                let more = arenas[arena].growth(class, size).ok()?;
+                Some((limit.refuses(stats.reserved, more)?, limit.bytes))
+            });
+            let cap = capped.as_ref().map(|&(_, bytes)| bytes);
+            let grown = match capped {
+                Some((cause, _)) => Err(cause),
+                None => arenas[arena].grow(class, size, stats),
+            };
+            match grown {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
                     log::debug!("DevicePool: growing for {size} bytes failed ({cause}); emptying the cache");
@@ -850,21 +931,21 @@ impl Shared {
                         log::warn!("DevicePool: emptying the cache for a retry: {error}");
                     }
                 }
-                Err(cause) => {
-                    state.counters.ooms += 1;
-                    return Err(self.exhausted(state, size, cause));
-                }
+                Err(cause) => return Err(self.exhausted(state, size, cause, cap)),
             }
         }
     }
 
-    /// [`Error::PoolExhausted`] for a request of `size` bytes, with `cause`.
-    fn exhausted(&self, state: &State, size: usize, cause: String) -> Error {
+    /// [`Error::PoolExhausted`] for a request of `size` bytes, with `cause`
+    /// and the cap that refused it.
+    fn exhausted(&self, state: &mut State, size: usize, cause: String, limit: Option<usize>) -> Error {
+        state.counters.ooms += 1;
         Error::PoolExhausted {
             requested: size,
             allocated: self.caches.totals().allocated,
             reserved: state.stats.reserved,
             free: state.arenas.iter().map(Arena::free_bytes).sum(),
+            limit,
             cause,
         }
     }
@@ -891,11 +972,28 @@ impl State {
         self.watch.given_back(&(arena, class, offset));
         // The segment forgets the block before the free list offers it.
         drop(block);
-        self.arenas[arena].classes[class].free.insert(offset, len, tracks);
+        let oversize = pool.config.max_split_size.is_some_and(|max_split| len >= max_split);
+        let target = &mut self.arenas[arena];
+        if oversize {
+            self.stats.oversize_allocations = self.stats.oversize_allocations.saturating_sub(1);
+        }
+        if oversize && target.asleep.is_none() {
+            // Kept whole for a later oversize request.
+            self.oversize_seq += 1;
+            target.classes[class]
+                .oversize
+                .put(offset, len, tracks, self.oversize_seq);
+        } else {
+            if oversize {
+                self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
+            }
+            target.classes[class].free.insert(offset, len, tracks);
+        }
         pool
     }
 
     fn empty_cache(&mut self) -> Result<()> {
+        self.release_oversize();
         let mut first = None;
         for arena in &mut self.arenas {
             if let Err(error) = arena.empty_cache(&mut self.stats) {
@@ -910,6 +1008,9 @@ impl State {
     fn note_counters(&mut self) {
         self.counters.note_mappings(&self.arenas);
         self.counters.note_active(&self.arenas);
+        let counters = &mut self.counters;
+        counters.oversize_allocations.level(self.stats.oversize_allocations);
+        counters.oversize_segments.level(self.stats.oversize_segments);
     }
 
     /// Bytes of free ranges whose former work may still be queued.

@@ -109,6 +109,10 @@ pub(super) struct StateCounters {
     mapped_seen: Vec<[usize; 2]>,
     /// Requests refused for want of memory.
     pub(super) ooms: u64,
+    /// Live oversize blocks, as a level (its peak follows).
+    pub(super) oversize_allocations: Counter,
+    /// Oversize blocks held whole, as a level.
+    pub(super) oversize_segments: Counter,
     /// The caches' cumulative counts at the last
     /// [`reset_accumulated`](StateCounters::reset_accumulated), subtracted
     /// from theirs: `(allocations, frees, bytes out, bytes back)`.
@@ -204,6 +208,8 @@ impl StateCounters {
 
     /// Every peak starts again from its current value.
     pub(super) fn reset_peaks(&mut self) {
+        self.oversize_allocations.reset_peak();
+        self.oversize_segments.reset_peak();
         self.all.reset_peaks();
         self.classes.iter_mut().for_each(GroupCounters::reset_peaks);
         self.tags.iter_mut().for_each(GroupCounters::reset_peaks);

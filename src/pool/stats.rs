@@ -91,6 +91,16 @@ pub struct PoolStats {
     /// Bytes of pinned host memory kept from earlier offloads for the next
     /// sleep (freed by [`empty_cache`](super::DevicePool::empty_cache)).
     pub offload_spare: usize,
+    /// Live oversize blocks ([`PoolConfig::max_split_size`](super::PoolConfig::max_split_size)),
+    /// torch's `oversize_allocations.current`.
+    pub oversize_allocations: u64,
+    /// Oversize blocks held whole, live or cached, torch's
+    /// `oversize_segments.current` (a cached one stops counting when it
+    /// goes back to the free ranges).
+    pub oversize_segments: u64,
+    /// Runs of garbage collection
+    /// ([`PoolConfig::garbage_collection_threshold`](super::PoolConfig::garbage_collection_threshold)).
+    pub gc_runs: u64,
 }
 
 impl PoolStats {

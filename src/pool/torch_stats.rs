@@ -137,13 +137,23 @@ pub struct MemoryStats {
     pub num_device_alloc: u64,
     /// Chunks of physical memory unmapped (`num_device_free`).
     pub num_device_free: u64,
+    /// [`PoolConfig::max_split_size`](super::PoolConfig::max_split_size)
+    /// (`max_split_size`; torch says -1 when it is unset, here `None` and
+    /// no key).
+    pub max_split_size: Option<u64>,
+    /// Live oversize blocks (`oversize_allocations`: current and peak).
+    pub oversize_allocations: Stat,
+    /// Oversize blocks held whole, live or cached (`oversize_segments`:
+    /// current and peak).
+    pub oversize_segments: Stat,
 }
 
 impl MemoryStats {
     /// The statistics as torch's flat dictionary: keys such as
     /// `allocated_bytes.all.current` or `reserved_bytes.large_pool.peak`,
     /// and `num_alloc_retries`, `num_ooms`, `num_device_alloc`,
-    /// `num_device_free`. Figures the pool does not keep have no key; the
+    /// `num_device_free`, `max_split_size` and `oversize_allocations` /
+    /// `oversize_segments` (current, peak). Figures the pool does not keep have no key; the
     /// tags are not in it (torch has none).
     ///
     /// ```
@@ -178,6 +188,18 @@ impl MemoryStats {
                     }
                 }
             }
+        }
+        for (name, stat) in [
+            ("oversize_allocations", &self.oversize_allocations),
+            ("oversize_segments", &self.oversize_segments),
+        ] {
+            map.insert(format!("{name}.current"), stat.current);
+            if let Some(peak) = stat.peak {
+                map.insert(format!("{name}.peak"), peak);
+            }
+        }
+        if let Some(max_split_size) = self.max_split_size {
+            map.insert("max_split_size".to_owned(), max_split_size);
         }
         for (key, value) in [
             ("num_alloc_retries", self.num_alloc_retries),
@@ -251,6 +273,15 @@ impl StatGroup {
     }
 }
 
+/// A level counted with its peak.
+fn level_and_peak(counter: &super::stat_counters::Counter) -> Stat {
+    Stat {
+        current: counter.current,
+        peak: Some(counter.peak),
+        ..Stat::default()
+    }
+}
+
 /// A figure known only as its current value.
 fn level(current: usize) -> Stat {
     Stat {
@@ -286,7 +317,12 @@ fn inactive(arenas: &[&Arena], classes: &[usize], allocated: u64) -> usize {
 /// The statistics of the pool whose (locked) state is `state`, with the
 /// caches' counts `caches` and the pool-wide active bytes `active` and
 /// their peak.
-pub(super) fn memory_stats(state: &State, caches: &CacheTotals, active: (usize, usize)) -> MemoryStats {
+pub(super) fn memory_stats(
+    state: &State,
+    caches: &CacheTotals,
+    active: (usize, usize),
+    max_split_size: Option<usize>,
+) -> MemoryStats {
     let counters = &state.counters;
     let (base_allocations, base_frees, base_out, base_back) = counters.cache_base;
     let arenas: Vec<&Arena> = state.arenas.iter().collect();
@@ -347,5 +383,8 @@ pub(super) fn memory_stats(state: &State, caches: &CacheTotals, active: (usize, 
         num_ooms: counters.ooms,
         num_device_alloc: state.stats.chunks_mapped,
         num_device_free: state.stats.chunks_unmapped,
+        max_split_size: max_split_size.map(|bytes| bytes as u64),
+        oversize_allocations: level_and_peak(&counters.oversize_allocations),
+        oversize_segments: level_and_peak(&counters.oversize_segments),
     }
 }

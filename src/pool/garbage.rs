@@ -1,0 +1,60 @@
+//! Garbage collection (torch's `garbage_collection_threshold`) and the
+//! release of cached oversize blocks (`max_split_size_mb`) of a
+//! [`DevicePool`](super::DevicePool)'s state.
+
+use super::arena::Arena;
+use super::device_pool::State;
+
+impl State {
+    /// Gives every cached oversize block to the free lists.
+    pub(super) fn release_oversize(&mut self) {
+        let released: usize = self.arenas.iter_mut().map(Arena::release_oversize).sum();
+        self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(released as u64);
+    }
+
+    /// When the reserved bytes pass `threshold` of the memory limit, gives
+    /// cached memory back until they do not: the oldest cached oversize
+    /// block first (unmapping what it frees at a segment's end), then the
+    /// chunks past each segment's last live block. Returns whether it ran.
+    pub(super) fn collect_garbage(&mut self, threshold: Option<f64>) -> bool {
+        let (Some(threshold), Some(limit)) = (threshold, self.limit) else {
+            return false;
+        };
+        let goal = limit.share(threshold);
+        if self.stats.reserved <= goal {
+            return false;
+        }
+        self.stats.gc_runs += 1;
+        while self.stats.reserved > goal {
+            let oldest = self
+                .arenas
+                .iter()
+                .enumerate()
+                .flat_map(|(index, arena)| {
+                    arena
+                        .classes
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(class, slot)| Some((slot.oversize.oldest()?, index, class)))
+                })
+                .min();
+            let Some((_, index, class)) = oldest else { break };
+            let arena = &mut self.arenas[index];
+            if let Some((offset, len, tracks)) = arena.classes[class].oversize.take_oldest() {
+                arena.classes[class].free.insert(offset, len, tracks);
+                self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
+            }
+            if let Err(error) = arena.empty_cache(&mut self.stats) {
+                log::warn!("DevicePool: garbage collection: {error}");
+            }
+        }
+        if self.stats.reserved > goal {
+            for arena in &mut self.arenas {
+                if let Err(error) = arena.empty_cache(&mut self.stats) {
+                    log::warn!("DevicePool: garbage collection: {error}");
+                }
+            }
+        }
+        true
+    }
+}
