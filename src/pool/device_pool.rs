@@ -3,6 +3,7 @@
 
 use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
+use super::history::{self, HistoryAction, Recorder};
 use super::pool_block::{BlockNode, PoolBlock};
 use super::sleep;
 use super::snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
@@ -104,7 +105,7 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
     /// `state`, then a cache).
-    caches: ThreadCaches,
+    pub(super) caches: ThreadCaches,
 }
 
 pub(super) struct State {
@@ -119,6 +120,9 @@ pub(super) struct State {
     /// watches, by `(arena, class, offset)` (nothing without the feature
     /// `testing`).
     watch: Watch<(usize, usize, usize)>,
+    /// The memory history, while [`DevicePool::record_memory_history`]
+    /// records (the caches are bypassed meanwhile).
+    pub(super) history: Recorder,
 }
 
 impl DevicePool {
@@ -162,6 +166,7 @@ impl DevicePool {
                 stats: PoolStats::default(),
                 spares: sleep::Spares::default(),
                 watch: Watch::default(),
+                history: Recorder::default(),
             }),
         });
         #[cfg(feature = "testing")]
@@ -369,7 +374,9 @@ impl DevicePool {
         self.shared.flushed_in(&mut state, |state| {
             state.spares.clear();
             state.stats.offload_spare = 0;
-            state.empty_cache()
+            let emptied = state.empty_cache();
+            state.history.record(HistoryAction::EmptyCache, 0, 0, "");
+            emptied
         })
     }
 
@@ -440,9 +447,18 @@ impl DevicePool {
         shared.caches.set_bypass(true);
         shared.flushed_in(&mut state, |state| {
             let State {
-                arenas, stats, spares, ..
+                arenas,
+                stats,
+                spares,
+                history,
+                ..
             } = &mut *state;
+            let before = history::mapped_sizes(history, arenas);
             let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
+            history.segments_changed(arenas, &before);
+            if slept.is_ok() {
+                history.record(HistoryAction::Sleep, 0, 0, "");
+            }
             // A failed sleep may have kept spares, or put a tag to sleep
             // that could not be mapped back.
             stats.offload_spare = spares.bytes();
@@ -512,9 +528,18 @@ impl DevicePool {
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
         let State {
-            arenas, stats, spares, ..
+            arenas,
+            stats,
+            spares,
+            history,
+            ..
         } = &mut *state;
+        let before = history::mapped_sizes(history, arenas);
         let woken = sleep::wake(arenas, tags, stats, spares);
+        history.segments_changed(arenas, &before);
+        if woken.is_ok() {
+            history.record(HistoryAction::Wake, 0, 0, "");
+        }
         stats.offload_spare = spares.bytes();
         self.shared.caches.set_bypass(state.any_asleep());
         woken
@@ -582,9 +607,14 @@ impl DevicePool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn snapshot(&self) -> PoolSnapshot {
-        // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
-        self.shared.flushed_in(&mut state, |_| ());
+        self.snapshot_locked(&mut state)
+    }
+
+    /// [`DevicePool::snapshot`] with the state locked.
+    pub(super) fn snapshot_locked(&self, state: &mut State) -> PoolSnapshot {
+        // Whole cached blocks are shown as the free ranges they are.
+        self.shared.flushed_in(state, |_| ());
         let mut segments = Vec::new();
         for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
@@ -674,7 +704,7 @@ impl Shared {
     /// into it, counting the change of the active bytes on the calling
     /// thread (coalescing can make idle bytes wait for a neighbour's work,
     /// and `work` may settle work).
-    fn flushed_in<T>(&self, state: &mut State, work: impl FnOnce(&mut State) -> T) -> T {
+    pub(super) fn flushed_in<T>(&self, state: &mut State, work: impl FnOnce(&mut State) -> T) -> T {
         let before = state.busy();
         let moved = self.flush_caches(state);
         let result = work(state);
@@ -705,9 +735,20 @@ impl Shared {
             }
         });
         if let Ok((block, _)) = &placed {
-            let State { arenas, watch, .. } = &mut *state;
-            let tag = Some(arenas[arena].tag.as_str());
-            watch.handed_out((arena, class, block.offset()), block.address() as usize, size, tag);
+            let State {
+                arenas, watch, history, ..
+            } = &mut *state;
+            let tag = arenas[arena].tag.as_str();
+            watch.handed_out(
+                (arena, class, block.offset()),
+                block.address() as usize,
+                size,
+                Some(tag),
+            );
+            history.record(HistoryAction::Alloc, block.address() as usize, size, tag);
+        } else if let Err(Error::PoolExhausted { requested, free, .. }) = &placed {
+            let State { arenas, history, .. } = &mut *state;
+            history.record_oom(*requested, *free, &arenas[arena].tag);
         }
         let delta = signed(state.busy()) - signed(before) - signed(moved);
         let mut cache = self.caches.mine();
@@ -746,8 +787,13 @@ impl Shared {
                 *moved += self.flush_caches(state);
                 continue;
             }
-            let State { arenas, stats, .. } = &mut *state;
-            match arenas[arena].grow(class, size, stats) {
+            let State {
+                arenas, stats, history, ..
+            } = &mut *state;
+            let before = history::mapped_sizes(history, arenas);
+            let grown = arenas[arena].grow(class, size, stats);
+            history.segments_changed(arenas, &before);
+            match grown {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
                     log::debug!("DevicePool: growing for {size} bytes failed ({cause}); emptying the cache");
@@ -800,12 +846,14 @@ impl State {
     }
 
     fn empty_cache(&mut self) -> Result<()> {
+        let before = history::mapped_sizes(&self.history, &self.arenas);
         let mut first = None;
         for arena in &mut self.arenas {
             if let Err(error) = arena.empty_cache(&mut self.stats) {
                 first.get_or_insert(error);
             }
         }
+        self.history.segments_changed(&self.arenas, &before);
         first.map_or(Ok(()), Err)
     }
 
@@ -894,6 +942,10 @@ impl Shared {
         tracks.widen();
         let len = node.block.len();
         let mut state = self.state();
+        if state.history.is_on() {
+            let State { arenas, history, .. } = &mut *state;
+            history.record_free(node.block.address() as usize, len, &arenas[node.arena].tag);
+        }
         let before = state.busy();
         let hold = state.insert_free(node, tracks);
         let delta = signed(state.busy()) - signed(before) - signed(len);
