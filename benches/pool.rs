@@ -1,11 +1,12 @@
 //! Pool hits: a `DevicePool` allocation + free of a size already cached,
 //! beside glibc `malloc` + `free` of the same size (issue 15 goal ≤ 2×),
-//! and a `PinnedPool` hit.
+//! and a `PinnedPool` hit; and the cost of recording the memory history
+//! (a 4 KiB hit with `record_memory_history` off and on).
 
 mod common;
 
 use ascend::Device;
-use ascend::pool::{DevicePool, PinnedPool, PoolConfig};
+use ascend::pool::{DevicePool, HistoryOptions, PinnedPool, PoolConfig};
 use common::{config, label, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -41,6 +42,29 @@ fn pool_hits(c: &mut Criterion) {
     group.finish();
 }
 
+/// A 4 KiB allocation + free with the memory history off and on (two
+/// pools, the same work): on, every hit goes through the pool's lock and
+/// records three events (the ring full at its default bound, so each also
+/// drops the oldest ones).
+fn pool_hit_recording(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let mut group = c.benchmark_group("pool_hit_recording_4KiB");
+    for recording in [false, true] {
+        let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
+        if recording {
+            pool.record_memory_history(Some(HistoryOptions::default()))
+                .expect("recording");
+        }
+        drop(pool.alloc(4096).expect("warm the cache"));
+        let name = if recording { "on" } else { "off" };
+        group.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| drop(black_box(pool.alloc(4096).expect("alloc"))));
+        });
+    }
+    group.finish();
+}
+
 /// Two threads allocating and freeing independently against one thread
 /// (issue 15 goal: ≥ 1.5× the throughput); each iteration is one 4 KiB
 /// hit per thread.
@@ -71,5 +95,5 @@ fn pool_threads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! { name = benches; config = config(); targets = pool_hits, pool_threads }
+criterion_group! { name = benches; config = config(); targets = pool_hits, pool_hit_recording, pool_threads }
 criterion_main!(benches);

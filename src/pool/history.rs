@@ -119,7 +119,7 @@ impl HistoryAction {
 /// let block = pool.alloc_tagged(1000, "weights")?;
 /// let history = pool.memory_history();
 /// let alloc = history.events.iter().find(|event| event.action == HistoryAction::Alloc).unwrap();
-/// assert_eq!((alloc.address, alloc.size, alloc.tag.as_str()), (block.device_ptr() as usize, 1024, "weights"));
+/// assert_eq!((alloc.address, alloc.size, &*alloc.tag), (block.device_ptr() as usize, 1024, "weights"));
 /// # Ok::<(), ascend::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -136,8 +136,9 @@ pub struct HistoryEvent {
     /// The stream: 0, as a pool block belongs to none (it is ordered on
     /// every stream it is used on).
     pub stream: u64,
-    /// The tag of the block or segment (empty for pool-wide events).
-    pub tag: String,
+    /// The tag of the block or segment (empty for pool-wide events),
+    /// shared by the events of the same tag.
+    pub tag: Arc<str>,
     /// Nanoseconds since recording started ([`PoolHistory::started_unix_us`]
     /// is that moment), from a monotonic clock.
     pub time_ns: u64,
@@ -229,6 +230,8 @@ struct Ring {
     start_reserved: usize,
     origin: Instant,
     origin_unix_us: u64,
+    /// The tag of the last event, shared with the next of the same tag.
+    last_tag: Arc<str>,
 }
 
 impl Recorder {
@@ -247,6 +250,7 @@ impl Recorder {
             start_reserved: reserved,
             origin: Instant::now(),
             origin_unix_us,
+            last_tag: Arc::from(""),
         });
     }
 
@@ -296,12 +300,15 @@ impl Recorder {
             apply(&old, &mut ring.start_allocated, &mut ring.start_reserved);
             ring.dropped += 1;
         }
+        if *ring.last_tag != *tag {
+            ring.last_tag = Arc::from(tag);
+        }
         ring.events.push_back(HistoryEvent {
             action,
             address,
             size,
             stream: 0,
-            tag: tag.to_owned(),
+            tag: Arc::clone(&ring.last_tag),
             time_ns,
             free,
             backtrace,

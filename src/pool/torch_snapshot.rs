@@ -226,7 +226,7 @@ fn trace_entry(event: &HistoryEvent, start_unix_us: u64) -> TraceEntry {
         frames: event.backtrace.as_deref().map_or_else(Vec::new, frames),
         device_free: (action == super::HistoryAction::Oom).then_some(event.free as u64),
         user_metadata: action.user_metadata(),
-        tag: event.tag.clone(),
+        tag: event.tag.to_string(),
     }
 }
 
