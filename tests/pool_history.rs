@@ -381,3 +381,46 @@ fn python_reads_the_snapshot_as_the_visualizer_does() {
     );
     drop((weights, small));
 }
+
+/// Two threads allocating and freeing while recording: every event is
+/// recorded under the pool's lock, so the replay ends at the statistics.
+#[test]
+fn two_threads_record_a_consistent_history() {
+    let pool = pool();
+    pool.record_memory_history(Some(HistoryOptions::default()))
+        .expect("recording");
+    let kept = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|thread| {
+                let pool = &pool;
+                scope.spawn(move || {
+                    let mut kept = Vec::new();
+                    for i in 0..200 {
+                        let block = pool.alloc(512 * (1 + (i + thread) % 7)).expect("alloc");
+                        if i % 10 == 0 {
+                            kept.push(block);
+                        }
+                    }
+                    kept
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("worker"))
+            .collect::<Vec<_>>()
+    });
+    let history = pool.memory_history();
+    let stats = pool.stats();
+    let allocs = history
+        .events
+        .iter()
+        .filter(|event| event.action == HistoryAction::Alloc)
+        .count();
+    assert_eq!(allocs, 400);
+    assert_eq!(
+        history.replay().last().copied(),
+        Some((stats.allocated, stats.reserved))
+    );
+    drop(kept);
+}

@@ -28,7 +28,7 @@
 //! segment in the snapshot.
 
 use super::device_pool::DevicePool;
-use super::history::{HistoryEvent, PoolHistory};
+use super::history::{HistoryAction, HistoryEvent, PoolHistory};
 use super::snapshot::{BlockState, PoolSnapshot};
 use serde::Serialize;
 use std::backtrace::Backtrace;
@@ -156,7 +156,7 @@ fn build(snapshot: &PoolSnapshot, history: &PoolHistory) -> Snapshot {
     // The frames of each live block's allocation, when still recorded.
     let mut alloc_frames: HashMap<usize, &Backtrace> = HashMap::new();
     for event in &history.events {
-        if let Some(backtrace) = &event.backtrace {
+        if let (HistoryAction::Alloc, Some(backtrace)) = (event.action, &event.backtrace) {
             alloc_frames.insert(event.address, backtrace);
         }
     }
@@ -224,7 +224,7 @@ fn trace_entry(event: &HistoryEvent, start_unix_us: u64) -> TraceEntry {
         stream: event.stream,
         time_us: start_unix_us.saturating_add(event.time_ns / 1000),
         frames: event.backtrace.as_deref().map_or_else(Vec::new, frames),
-        device_free: (action == super::HistoryAction::Oom).then_some(event.free as u64),
+        device_free: (action == HistoryAction::Oom).then_some(event.free as u64),
         user_metadata: action.user_metadata(),
         tag: event.tag.to_string(),
     }
