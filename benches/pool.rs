@@ -50,17 +50,24 @@ fn pool_hit_recording(c: &mut Criterion) {
     software_device();
     let device = Device::new(0).expect("device");
     let mut group = c.benchmark_group("pool_hit_recording_4KiB");
-    for recording in [false, true] {
+    // "bypassed": recording off, but another tag asleep, which bypasses
+    // the caches too: the cost of the locked path without the events.
+    for name in ["off", "bypassed", "on"] {
         let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
-        if recording {
+        if name == "on" {
             pool.record_memory_history(Some(HistoryOptions::default()))
                 .expect("recording");
         }
+        let other = pool.alloc_tagged(4096, "other").expect("alloc");
+        if name == "bypassed" {
+            pool.sleep(&[]).expect("sleep");
+            pool.wake_tags(&[DevicePool::DEFAULT_TAG]).expect("wake");
+        }
         drop(pool.alloc(4096).expect("warm the cache"));
-        let name = if recording { "on" } else { "off" };
         group.bench_function(BenchmarkId::from_parameter(name), |b| {
             b.iter(|| drop(black_box(pool.alloc(4096).expect("alloc"))));
         });
+        drop(other);
     }
     group.finish();
 }
