@@ -1,11 +1,12 @@
 //! Pool hits: a `DevicePool` allocation + free of a size already cached,
 //! beside glibc `malloc` + `free` of the same size (issue 15 goal ≤ 2×),
-//! and a `PinnedPool` hit.
+//! and a `PinnedPool` hit; and the cost of recording the memory history
+//! (a 4 KiB hit with `record_memory_history` off and on).
 
 mod common;
 
 use ascend::Device;
-use ascend::pool::{DevicePool, PinnedPool, PoolConfig};
+use ascend::pool::{DevicePool, HistoryOptions, PinnedPool, PoolConfig};
 use common::{config, label, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -41,6 +42,36 @@ fn pool_hits(c: &mut Criterion) {
     group.finish();
 }
 
+/// A 4 KiB allocation + free with the memory history off and on (two
+/// pools, the same work): on, every hit goes through the pool's lock and
+/// records three events (the ring full at its default bound, so each also
+/// drops the oldest ones).
+fn pool_hit_recording(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let mut group = c.benchmark_group("pool_hit_recording_4KiB");
+    // "bypassed": recording off, but another tag asleep, which bypasses
+    // the caches too: the cost of the locked path without the events.
+    for name in ["off", "bypassed", "on"] {
+        let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
+        if name == "on" {
+            pool.record_memory_history(Some(HistoryOptions::default()))
+                .expect("recording");
+        }
+        let other = pool.alloc_tagged(4096, "other").expect("alloc");
+        if name == "bypassed" {
+            pool.sleep(&[]).expect("sleep");
+            pool.wake_tags(&[DevicePool::DEFAULT_TAG]).expect("wake");
+        }
+        drop(pool.alloc(4096).expect("warm the cache"));
+        group.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| drop(black_box(pool.alloc(4096).expect("alloc"))));
+        });
+        drop(other);
+    }
+    group.finish();
+}
+
 /// Two threads allocating and freeing independently against one thread
 /// (issue 15 goal: ≥ 1.5× the throughput); each iteration is one 4 KiB
 /// hit per thread.
@@ -71,5 +102,5 @@ fn pool_threads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! { name = benches; config = config(); targets = pool_hits, pool_threads }
+criterion_group! { name = benches; config = config(); targets = pool_hits, pool_hit_recording, pool_threads }
 criterion_main!(benches);

@@ -6,11 +6,14 @@
 //! sleeps, as a serving engine does between uses: the weights are offloaded
 //! to pinned host memory, the KV cache is discarded, the device memory is
 //! given back with every address kept; it wakes and the weights are checked
-//! at their old address. See `docs/pools.md` (`ascend::guide::pools`).
+//! at their old address. The pool records its memory history all along:
+//! at the end the example writes it as a PyTorch memory-visualizer pickle
+//! and as a timeline SVG, beside the segment map, in the same directory
+//! (each path is printed). See `docs/pools.md` (`ascend::guide::pools`).
 //!
 //! Run: `cargo run --example caching_allocator`
 
-use ascend::pool::{DevicePool, PinnedPool, PoolConfig};
+use ascend::pool::{DevicePool, HistoryOptions, PinnedPool, PoolConfig};
 use ascend::stream::Stream;
 use ascend::{Device, Result};
 use std::sync::Arc;
@@ -37,6 +40,9 @@ fn run() -> Result<()> {
     let device = Device::new(0)?;
     // The knobs come from ASCEND_ALLOC_CONF when it is set.
     let pool = DevicePool::new(&device, PoolConfig::from_env()?)?;
+    // Every allocation, free, map and unmap from here on, for the files
+    // written at the end (recording makes every hit take the pool's lock).
+    pool.record_memory_history(Some(HistoryOptions::default()))?;
     let pinned = PinnedPool::new(&device);
     let (load, compute) = (Arc::new(Stream::new(&device)?), Arc::new(Stream::new(&device)?));
 
@@ -133,10 +139,28 @@ fn run() -> Result<()> {
     println!("awake: {} bytes reserved, weights restored", pool.stats().reserved);
     drop(back);
 
+    // The history: PyTorch's memory visualizer opens the pickle
+    // (`python -m torch.cuda._memory_viz trace_plot FILE -o out.html`, or
+    // https://pytorch.org/memory_viz); the timeline needs no Python.
+    let (pickle, timeline) = (
+        directory.join("ascend-pool-snapshot.pickle"),
+        directory.join("ascend-pool-timeline.svg"),
+    );
+    pool.write_torch_snapshot(&pickle).map_err(io)?;
+    let history = pool.memory_history();
+    std::fs::write(&timeline, history.to_timeline_svg()).map_err(io)?;
+    println!(
+        "history: {} events\ntorch snapshot: {}\ntimeline: {}",
+        history.events.len(),
+        pickle.display(),
+        timeline.display()
+    );
+
     drop((weights, kv_cache));
     pool.empty_cache()?;
     assert_eq!(pool.stats().reserved, 0, "everything given back");
     println!("after empty_cache: {} bytes reserved", pool.stats().reserved);
+
     println!("all checks passed");
     Ok(())
 }

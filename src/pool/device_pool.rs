@@ -3,6 +3,7 @@
 
 use super::arena::{Arena, SMALL};
 use super::config::PoolConfig;
+use super::history::{self, HistoryAction, Recorder};
 use super::memory_limit::Limit;
 use super::pool_block::{BlockNode, PoolBlock};
 use super::rounding;
@@ -115,7 +116,7 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
     /// `state`, then a cache).
-    caches: ThreadCaches,
+    pub(super) caches: ThreadCaches,
 }
 
 pub(super) struct State {
@@ -136,6 +137,9 @@ pub(super) struct State {
     /// watches, by `(arena, class, offset)` (nothing without the feature
     /// `testing`).
     watch: Watch<(usize, usize, usize)>,
+    /// The memory history, while [`DevicePool::record_memory_history`]
+    /// records (the caches are bypassed meanwhile).
+    pub(super) history: Recorder,
 }
 
 impl DevicePool {
@@ -188,6 +192,7 @@ impl DevicePool {
                 limit: Limit::smaller(limit, fraction),
                 oversize_seq: 0,
                 watch: Watch::default(),
+                history: Recorder::default(),
             }),
         });
         #[cfg(feature = "testing")]
@@ -401,6 +406,7 @@ impl DevicePool {
             state.stats.offload_spare = 0;
             let emptied = state.empty_cache();
             state.note_counters();
+            state.history.record(HistoryAction::EmptyCache, 0, 0, "");
             emptied
         })
     }
@@ -473,9 +479,18 @@ impl DevicePool {
         shared.flushed_in(&mut state, |state| {
             state.release_oversize();
             let State {
-                arenas, stats, spares, ..
+                arenas,
+                stats,
+                spares,
+                history,
+                ..
             } = &mut *state;
+            let before = history::mapped_sizes(history, arenas);
             let slept = sleep::sleep(arenas, &shared.device, offload, stats, spares);
+            history.segments_changed(arenas, &before);
+            if slept.is_ok() {
+                history.record(HistoryAction::Sleep, 0, 0, "");
+            }
             // A failed sleep may have kept spares, or put a tag to sleep
             // that could not be mapped back.
             stats.offload_spare = spares.bytes();
@@ -546,9 +561,18 @@ impl DevicePool {
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
         let State {
-            arenas, stats, spares, ..
+            arenas,
+            stats,
+            spares,
+            history,
+            ..
         } = &mut *state;
+        let before = history::mapped_sizes(history, arenas);
         let woken = sleep::wake(arenas, tags, stats, spares);
+        history.segments_changed(arenas, &before);
+        if woken.is_ok() {
+            history.record(HistoryAction::Wake, 0, 0, "");
+        }
         stats.offload_spare = spares.bytes();
         self.shared.caches.set_bypass(state.any_asleep());
         state.note_counters();
@@ -617,9 +641,14 @@ impl DevicePool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn snapshot(&self) -> PoolSnapshot {
-        // Whole cached blocks are shown as the free ranges they are.
         let mut state = self.shared.state();
-        self.shared.flushed_in(&mut state, State::release_oversize);
+        self.snapshot_locked(&mut state)
+    }
+
+    /// [`DevicePool::snapshot`] with the state locked.
+    pub(super) fn snapshot_locked(&self, state: &mut State) -> PoolSnapshot {
+        // Whole cached blocks are shown as the free ranges they are.
+        self.shared.flushed_in(state, State::release_oversize);
         let mut segments = Vec::new();
         for arena in &state.arenas {
             for (class, pool) in arena.classes.iter().zip(["small", "large"]) {
@@ -792,7 +821,7 @@ impl Shared {
     /// into it, counting the change of the active bytes on the calling
     /// thread (coalescing can make idle bytes wait for a neighbour's work,
     /// and `work` may settle work).
-    fn flushed_in<T>(&self, state: &mut State, work: impl FnOnce(&mut State) -> T) -> T {
+    pub(super) fn flushed_in<T>(&self, state: &mut State, work: impl FnOnce(&mut State) -> T) -> T {
         let before = state.busy();
         let moved = self.flush_caches(state);
         let result = work(state);
@@ -831,10 +860,16 @@ impl Shared {
             if self.is_oversize(len) {
                 state.stats.oversize_allocations += 1;
             }
-            let State { arenas, watch, .. } = &mut *state;
-            let tag = Some(arenas[arena].tag.as_str());
-            watch.handed_out((arena, class, block.offset()), block.address() as usize, len, tag);
+            let State {
+                arenas, watch, history, ..
+            } = &mut *state;
+            let tag = arenas[arena].tag.as_str();
+            watch.handed_out((arena, class, block.offset()), block.address() as usize, len, Some(tag));
+            history.record(HistoryAction::Alloc, block.address() as usize, len, tag);
             state.counters.handed_out(arena, class, len);
+        } else if let Err(Error::PoolExhausted { requested, free, .. }) = &placed {
+            let State { arenas, history, .. } = &mut *state;
+            history.record_oom(*requested, *free, &arenas[arena].tag);
         }
         state.note_counters();
         let delta = signed(state.busy()) - signed(before) - signed(moved);
@@ -905,22 +940,34 @@ impl Shared {
                 *moved += self.flush_caches(state);
                 continue;
             }
-            if !collected && state.collect_garbage(self.config.garbage_collection_threshold) {
-                collected = true;
-                continue;
+            if !collected {
+                let before = history::mapped_sizes(&state.history, &state.arenas);
+                let ran = state.collect_garbage(self.config.garbage_collection_threshold);
+                let State { arenas, history, .. } = &mut *state;
+                history.segments_changed(arenas, &before);
+                if ran {
+                    collected = true;
+                    continue;
+                }
             }
             let State {
-                arenas, stats, limit, ..
+                arenas,
+                stats,
+                limit,
+                history,
+                ..
             } = &mut *state;
             let capped = limit.and_then(|limit| {
                 let more = arenas[arena].growth(class, size).ok()?;
                 Some((limit.refuses(stats.reserved, more)?, limit.bytes))
             });
             let cap = capped.as_ref().map(|&(_, bytes)| bytes);
+            let before = history::mapped_sizes(history, arenas);
             let grown = match capped {
                 Some((cause, _)) => Err(cause),
                 None => arenas[arena].grow(class, size, stats),
             };
+            history.segments_changed(arenas, &before);
             match grown {
                 Ok(()) => continue,
                 Err(cause) if !retried => {
@@ -994,12 +1041,14 @@ impl State {
 
     fn empty_cache(&mut self) -> Result<()> {
         self.release_oversize();
+        let before = history::mapped_sizes(&self.history, &self.arenas);
         let mut first = None;
         for arena in &mut self.arenas {
             if let Err(error) = arena.empty_cache(&mut self.stats) {
                 first.get_or_insert(error);
             }
         }
+        self.history.segments_changed(&self.arenas, &before);
         first.map_or(Ok(()), Err)
     }
 
@@ -1099,6 +1148,10 @@ impl Shared {
         tracks.widen();
         let len = node.block.len();
         let mut state = self.state();
+        if state.history.is_on() {
+            let State { arenas, history, .. } = &mut *state;
+            history.record_free(node.block.address() as usize, len, &arenas[node.arena].tag);
+        }
         let before = state.busy();
         let (arena, class) = (node.arena, node.class);
         let hold = state.insert_free(node, tracks);

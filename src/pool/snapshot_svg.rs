@@ -14,9 +14,9 @@ use crate::byte_units::human_bytes;
 use std::fmt::Write;
 
 /// Left and right margin, and the space above and below the content.
-const MARGIN: f64 = 20.0;
+pub(super) const MARGIN: f64 = 20.0;
 /// The width of a segment's bar (the whole of its reserved addresses).
-const BAR_WIDTH: f64 = 1000.0;
+pub(super) const BAR_WIDTH: f64 = 1000.0;
 /// The height of a bar.
 const BAR_HEIGHT: f64 = 22.0;
 /// The gap between a segment's bar and its enlarged mapped part.
@@ -24,11 +24,11 @@ const LENS_GAP: f64 = 18.0;
 /// The space after a segment's row.
 const ROW_GAP: f64 = 22.0;
 /// The image's width.
-const WIDTH: f64 = BAR_WIDTH + 2.0 * MARGIN;
+pub(super) const WIDTH: f64 = BAR_WIDTH + 2.0 * MARGIN;
 /// The colour of text.
-const INK: &str = "#1a1a1a";
+pub(super) const INK: &str = "#1a1a1a";
 /// The colour of secondary text.
-const MUTED: &str = "#4d4d4d";
+pub(super) const MUTED: &str = "#4d4d4d";
 /// The colour that marks an asleep segment.
 const ASLEEP: &str = "#b00020";
 /// The fill of unmapped addresses (a hatch pattern defined in the image).
@@ -99,7 +99,7 @@ impl PoolSnapshot {
 }
 
 /// `n` with a comma between groups of three digits: `12,345,678`.
-fn grouped(n: u64) -> String {
+pub(super) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (at, digit) in digits.chars().enumerate() {
@@ -139,7 +139,7 @@ fn percent(part: usize, whole: usize) -> String {
 }
 
 /// The whole document around `body`, `height` pixels high.
-fn document(height: f64, body: &str) -> String {
+pub(super) fn document(height: f64, body: &str) -> String {
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
          viewBox=\"0 0 {WIDTH} {height}\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"13\" \
@@ -154,7 +154,7 @@ fn document(height: f64, body: &str) -> String {
 
 /// A `<text>` at (`x`, `y`) with extra `attributes` and `markup` (escaped
 /// by the caller).
-fn text(out: &mut String, x: f64, y: f64, attributes: &str, markup: &str) {
+pub(super) fn text(out: &mut String, x: f64, y: f64, attributes: &str, markup: &str) {
     let _ = writeln!(out, "<text x=\"{x:.1}\" y=\"{y:.1}\"{attributes}>{markup}</text>");
 }
 
@@ -479,7 +479,7 @@ fn enlarged(out: &mut String, segment: &SegmentSnapshot, above: Bar, span: usize
 /// `text` with the characters XML reserves escaped, and the characters it
 /// cannot hold (control characters other than tab, newline and carriage
 /// return) shown as `\u{..}`.
-fn xml_text(text: &str) -> String {
+pub(super) fn xml_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -175,11 +175,15 @@ const CLOSED: u8 = 2;
 #[cfg(feature = "testing")]
 const WATCHED: u8 = 4;
 
+/// A reason to bypass the caches: the pool records its memory history
+/// (blocks go through the pool's state, which records them).
+const RECORDING: u8 = 8;
+
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
     caches: Box<[CacheSlot<Cache, CacheCounts>]>,
     /// Why blocks go through the pool's state instead ([`ASLEEP`],
-    /// [`CLOSED`], and with the feature `testing` `WATCHED`): one load
+    /// [`CLOSED`], [`RECORDING`], and with the feature `testing` `WATCHED`): one load
     /// tells a hit whether it may use a cache.
     bypass: AtomicU8,
     allocated: SharedTotal,
@@ -522,6 +526,13 @@ impl ThreadCaches {
     #[cfg(feature = "testing")]
     pub(super) fn set_watched(&self, watched: bool) {
         self.set_reason(WATCHED, watched);
+    }
+
+    /// Sets whether the pool records its memory history (the caches are
+    /// bypassed meanwhile). Like [`ThreadCaches::set_bypass`], flush every
+    /// cache after setting it.
+    pub(super) fn set_recording(&self, recording: bool) {
+        self.set_reason(RECORDING, recording);
     }
 
     /// Bypasses the caches for good (the pool's last handle is gone).
