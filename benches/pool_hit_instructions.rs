@@ -16,9 +16,9 @@
 //! of its own loop, as in `benches/pool.rs`. Run directly, it prints the
 //! time per pair.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use ascend::Device;
 use ascend::pool::{DevicePool, PoolConfig};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 
 fn main() {
