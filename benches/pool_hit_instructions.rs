@@ -9,30 +9,65 @@
 //!   target/release/deps/pool_hit_instructions-* 2>&1 | grep Collected; done
 //! ```
 //!
-//! (instructions per hit = the difference ÷ 100,000). Run directly, it
-//! prints the time per hit.
+//! (instructions per hit = the difference ÷ 100,000). With
+//! `HIT_SIZE=1048576` the pairs are of 1 MiB; with `GLIBC=1` they are
+//! glibc's `malloc` and `free` of the same size instead (the baseline of
+//! the pool hit's goal, counted the same way). Each size is a constant
+//! of its own loop, as in `benches/pool.rs`. Run directly, it prints the
+//! time per pair.
 
 use ascend::Device;
 use ascend::pool::{DevicePool, PoolConfig};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 
 fn main() {
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(default)
+    };
+    let hits = env("POOL_HITS", 1_000_000);
     ascend_sys::select_backend(ascend_sys::BackendRequest::Software).expect("software device");
     let device = Device::new(0).expect("device 0");
     let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
-    let hits: usize = std::env::var("POOL_HITS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1_000_000);
-    drop(pool.alloc(4096).expect("warm the cache"));
+    let glibc = env("GLIBC", 0) == 1;
     let start = std::time::Instant::now();
-    for _ in 0..hits {
-        drop(black_box(pool.alloc(4096).expect("a hit")));
+    match (env("HIT_SIZE", 4096), glibc) {
+        (4096, false) => pool_hits::<4096>(&pool, hits),
+        (1_048_576, false) => pool_hits::<1_048_576>(&pool, hits),
+        (4096, true) => glibc_pairs::<4096>(hits),
+        (1_048_576, true) => glibc_pairs::<1_048_576>(hits),
+        (size, _) => panic!("HIT_SIZE={size}: 4096 or 1048576"),
     }
     if hits > 0 {
         println!(
-            "{hits} hits, {:.1} ns each",
+            "{hits} {}, {:.1} ns each",
+            if glibc { "malloc + free pairs" } else { "hits" },
             start.elapsed().as_nanos() as f64 / hits as f64
         );
+    }
+}
+
+/// `hits` pool hits of `SIZE` bytes (after one allocation that warms the
+/// cache).
+fn pool_hits<const SIZE: usize>(pool: &DevicePool, hits: usize) {
+    drop(pool.alloc(SIZE).expect("warm the cache"));
+    for _ in 0..hits {
+        drop(black_box(pool.alloc(SIZE).expect("a hit")));
+    }
+}
+
+/// `pairs` glibc `malloc` + `free` pairs of `SIZE` bytes.
+fn glibc_pairs<const SIZE: usize>(pairs: usize) {
+    let layout = Layout::from_size_align(SIZE, 16).expect("layout");
+    for _ in 0..pairs {
+        // SAFETY: a non-zero size; freed with its layout.
+        unsafe {
+            let block = System.alloc(layout);
+            assert!(!block.is_null());
+            System.dealloc(black_box(block), layout);
+        }
     }
 }

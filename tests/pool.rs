@@ -902,3 +902,58 @@ fn lengths_are_requests_and_capacities_the_rounded_sizes() {
     let stats = pinned.stats();
     assert_eq!((stats.allocated, stats.requested, stats.cached_bytes), (0, 0, 4096));
 }
+
+/// The hit's fast path serves its common case alone (an idle block of the
+/// size used last, within the cache's headroom); every way out of it (a
+/// change of size, headroom run out or past its cap, a busy block) falls
+/// back to the full path, with the same block and exact statistics.
+#[test]
+fn hits_off_the_common_case_keep_exact_statistics() {
+    let (_serial, device, granule) = common::pool::start();
+    let large_chunk = 2 * granule; // a cache's most headroom
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, large_chunk, 8)).unwrap();
+    let stream = stream(&device);
+    // The common case: the same block back.
+    let first = pool.alloc(4096).unwrap();
+    let address = first.device_ptr();
+    drop(first);
+    let again = pool.alloc(4096).unwrap();
+    assert_eq!(again.device_ptr(), address, "a hit of the cached block");
+    drop(again);
+    // Sizes in turn: each request changes the stack used last.
+    for _ in 0..4 {
+        let pair = (pool.alloc(4096).unwrap(), pool.alloc(8192).unwrap());
+        assert_eq!(pool.stats().allocated, 4096 + 8192);
+        drop(pair);
+    }
+    // More live at once than a cache's headroom, both ways.
+    let count = large_chunk / (64 << 10) + 4;
+    let many: Vec<_> = (0..count).map(|_| pool.alloc(64 << 10).unwrap()).collect();
+    let stats = pool.stats();
+    assert_eq!(stats.allocated, count * (64 << 10));
+    assert_eq!(
+        stats.allocated_peak,
+        count * (64 << 10),
+        "one thread: the peak is exact"
+    );
+    drop(many);
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.active), (0, 0));
+    // A busy block stays active through the cache and its next hit.
+    gated(&device, &stream, || {
+        let busy = pool.alloc(4096).unwrap();
+        busy.fill_bytes(1, &stream).unwrap();
+        let address = busy.device_ptr();
+        drop(busy);
+        let stats = pool.stats();
+        assert_eq!((stats.allocated, stats.active), (0, 4096), "cached busy");
+        let reused = pool.alloc(4096).unwrap();
+        assert_eq!(reused.device_ptr(), address, "the cache's last block");
+        let stats = pool.stats();
+        assert_eq!((stats.allocated, stats.active), (4096, 4096), "a busy hit");
+        drop(reused);
+    });
+    let stats = pool.stats();
+    assert_eq!(stats.allocations, stats.frees);
+    assert_eq!(stats.allocations as usize, 2 + 8 + count + 2);
+}

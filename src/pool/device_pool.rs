@@ -278,14 +278,15 @@ impl DevicePool {
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
         // The hit, inlined into the caller: a small size of the default
         // tag that this thread's cache holds.
+        // Its common case only, with no call on any path (so the caller
+        // saves no registers for it); everything else is `alloc_in`'s.
         let shared = &*self.shared;
-        match shared.small_size(bytes) {
-            Some(size) => match shared.caches.take(0, size) {
-                Some((node, tracks)) => Ok(PoolBlock::ordered(node, bytes, tracks)),
-                None => self.placed(0, SMALL, size, bytes),
-            },
-            None => self.alloc_in(None, bytes),
+        if let Some(size) = shared.small_size(bytes)
+            && let Some((node, tracks)) = shared.caches.take_idle(0, size)
+        {
+            return Ok(PoolBlock::ordered(node, bytes, tracks));
         }
+        self.alloc_in(None, bytes)
     }
 
     /// [`DevicePool::alloc`] for memory tagged `tag` (for example
@@ -315,6 +316,7 @@ impl DevicePool {
         self.alloc_in(Some(tag), bytes)
     }
 
+    #[inline(never)]
     fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
         let size = shared.rounded(bytes).ok_or_else(|| {
@@ -1120,29 +1122,66 @@ impl Shared {
     /// small block of the default tag whole to this thread's cache (unless
     /// a tag sleeps), others to their free list.
     ///
-    /// `node` may hold the last reference to `self`: a cache keeps it (the
-    /// caches live in `self`), the free list's path drops it last.
+    /// `node` may hold the last reference to the pool: once a cache keeps
+    /// it (the caches live in the pool), a flush may free the pool as soon
+    /// as the cache is let go; the free list's path drops it last. So the
+    /// pool is reached through a raw pointer, as `Arc::drop` reaches its
+    /// counts, and no reference to it outlives either step.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to the live pool that `node` holds.
     #[inline]
-    pub(super) fn give_back(&self, node: Box<BlockNode>, tracks: Tracks) {
+    pub(super) unsafe fn give_back(this: *const Self, node: Box<BlockNode>, tracks: Tracks) {
         // Small blocks are kept whole for the next request of their size;
         // large ones coalesce at once, which keeps large-pool fragmentation
         // low.
         if node.class == SMALL && node.arena == 0 {
-            if let Err((node, tracks)) = self.caches.put(node, tracks) {
-                self.give_back_to_state(*node, tracks);
+            // The common case, with no call on any path; the rest is
+            // `give_back_slowly`'s, a tail call.
+            // SAFETY: `node` holds the pool until a cache keeps it, and
+            // `put_idle` keeps no reference across letting go of the cache.
+            match unsafe { ThreadCaches::put_idle(&raw const (*this).caches, node, tracks) } {
+                Ok(()) => {}
+                // SAFETY: `node` holds the pool.
+                Err((node, tracks)) => unsafe { Self::give_back_slowly(this, node, tracks) },
             }
         } else {
-            self.give_back_to_state(*node, tracks);
+            // SAFETY: `node` holds the pool.
+            unsafe { Self::give_back_slowly(this, node, tracks) };
         }
     }
 
-    /// Gives `node` to its free list (a large block, or a small one while
-    /// the caches are bypassed).
+    /// [`Shared::give_back`] past its common case.
     ///
-    /// `node` may hold the last reference to `self`: it is kept to the
-    /// end.
+    /// # Safety
+    ///
+    /// As [`Shared::give_back`].
     #[inline(never)]
-    fn give_back_to_state(&self, node: BlockNode, mut tracks: Tracks) {
+    unsafe fn give_back_slowly(this: *const Self, node: Box<BlockNode>, tracks: Tracks) {
+        let (node, tracks) = if node.class == SMALL && node.arena == 0 {
+            // SAFETY: `node` holds the pool until a cache keeps it, and
+            // `put` keeps no reference across letting go of the cache.
+            match unsafe { ThreadCaches::put(&raw const (*this).caches, node, tracks) } {
+                Ok(()) => return,
+                Err(given) => given,
+            }
+        } else {
+            (node, tracks)
+        };
+        // SAFETY: `node` holds the pool; the reference ends with the call,
+        // which hands the hold back to be dropped after it.
+        let hold = unsafe { &*this }.give_back_to_state(*node, tracks);
+        drop(hold); // last: it may be the last reference to the pool
+    }
+
+    /// Gives `node` to its free list (a large block, or a small one while
+    /// the caches are bypassed); returns `node`'s hold on the pool, which
+    /// may be the last reference to `self`, for the caller to drop once
+    /// no reference to `self` remains.
+    #[inline(never)]
+    #[must_use = "the pool's hold is dropped by the caller"]
+    fn give_back_to_state(&self, node: BlockNode, mut tracks: Tracks) -> Arc<Shared> {
         // The free list cuts and joins blocks: ranges within this one mean
         // nothing there.
         tracks.widen();
@@ -1160,7 +1199,7 @@ impl Shared {
         let delta = signed(state.busy()) - signed(before) - signed(len);
         self.caches.given_back(&mut self.caches.mine(), len, delta);
         drop(state);
-        drop(hold); // last: it may be the last reference to `self`
+        hold
     }
 }
 

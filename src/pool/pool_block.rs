@@ -162,9 +162,10 @@ impl PoolBlock {
         // own last step: moved into a cache, after which `give_back` only
         // lets go of the cache's slot (a flush that could free the pool
         // waits for that store, the slot's last access), or dropped at the
-        // end of the free-list path. Not cloning the `Arc` keeps a count
-        // shared by every thread off the hit path.
-        unsafe { &*pool }.give_back(node, tracks);
+        // end of the free-list path. The pool is passed as a raw pointer:
+        // no reference to it outlives that step. Not cloning the `Arc`
+        // keeps a count shared by every thread off the hit path.
+        unsafe { Shared::give_back(pool, node, tracks) };
     }
 }
 

@@ -397,28 +397,129 @@ impl ThreadCaches {
         slot.hold(token)
     }
 
+    /// The calling thread's slot and token when it has a token (a thread
+    /// without one has no slot of its own yet: `None`).
+    #[inline(always)]
+    fn my_named_slot(&self) -> Option<(&CacheSlot<Cache, CacheCounts>, usize)> {
+        let token = TOKEN.get();
+        if token == UNNAMED {
+            return None;
+        }
+        // The count is a power of two: a mask instead of a division.
+        Some((self.caches.get(token & (self.caches.len() - 1))?, token))
+    }
+
+    /// The pool hit's take: [`ThreadCaches::take`] in its common case
+    /// alone (the thread owns its slot, the hot stack is of `(arena,
+    /// size)`, its top block is idle, both headrooms cover `size`), with
+    /// no call on any path; `None` otherwise, and the caller then calls
+    /// `take`, which does the rest. Nothing is changed on `None`.
+    #[inline(always)]
+    pub(super) fn take_idle(&self, arena: usize, size: usize) -> Option<Cached> {
+        let (slot, token) = self.my_named_slot()?;
+        let work = move |cache: &mut Cache, counts: &CacheCounts, ()| {
+            let blocks = &mut cache.blocks;
+            if self.bypassed()
+                || blocks.hot_key != (arena, size)
+                || cache.allocated_headroom < size
+                || cache.active_headroom < size
+                || !blocks.hot.last()?.1.is_empty()
+            {
+                return None;
+            }
+            let taken = blocks.hot.pop()?;
+            counts.handed_out(size);
+            // Idle bytes become live: both totals rise, within the
+            // headrooms.
+            cache.allocated_headroom -= size;
+            cache.active_headroom -= size;
+            Some(taken)
+        };
+        // SAFETY: the slot lives in `self`, borrowed for the call.
+        unsafe { CacheSlot::with_owned(slot, token, (), work) }.ok().flatten()
+    }
+
+    /// The pool hit's put: [`ThreadCaches::put`] in its common case alone
+    /// (the thread owns its slot, the block is idle, the hot stack is of
+    /// its key and has room, the headrooms stay within their cap), with
+    /// no call on any path; gives the block back otherwise, and the
+    /// caller then calls `put`, which does the rest. Nothing is changed
+    /// when it gives the block back.
+    ///
+    /// # Safety
+    ///
+    /// As [`ThreadCaches::put`].
+    #[inline(always)]
+    pub(super) unsafe fn put_idle(
+        this: *const Self,
+        node: Box<BlockNode>,
+        tracks: Tracks,
+    ) -> std::result::Result<(), Cached> {
+        // SAFETY: live (the caller's promise); the reference ends here.
+        let Some((slot, token)) = unsafe { &*this }.my_named_slot() else {
+            return Err((node, tracks));
+        };
+        let slot: *const CacheSlot<Cache, CacheCounts> = slot;
+        let work = move |cache: &mut Cache, counts: &CacheCounts, (node, tracks): Cached| {
+            // SAFETY: live while the slot is held.
+            let caches = unsafe { &*this };
+            let len = node.block.len();
+            let blocks = &mut cache.blocks;
+            if caches.bypassed()
+                || blocks.hot_key != (node.arena, len)
+                || blocks.hot.len() == blocks.hot.capacity()
+                || cache.allocated_headroom + len > caches.headroom_cap
+                || cache.active_headroom + len > caches.headroom_cap
+                || !tracks.is_empty()
+            {
+                return Err((node, tracks));
+            }
+            counts.given_back(len);
+            // Live bytes become idle: both totals fall, within the
+            // headrooms' cap.
+            cache.allocated_headroom += len;
+            cache.active_headroom += len;
+            let len = blocks.hot.len();
+            // SAFETY: below the capacity (tested above), so the slot
+            // at `len` is allocated and unused; it is written before
+            // the length covers it. (`push` is not inlined here, and
+            // its call made a third of this path.)
+            unsafe {
+                blocks.hot.as_mut_ptr().add(len).write((node, tracks));
+                blocks.hot.set_len(len + 1);
+            }
+            Ok(())
+        };
+        // SAFETY: the slot lives in `*this`, live until the slot is let
+        // go; the closure's references end before that.
+        unsafe { CacheSlot::with_owned(slot, token, (node, tracks), work) }.and_then(|kept| kept)
+    }
+
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
     /// handed out; `None` on a miss or while the caches are bypassed.
     #[inline]
     pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
         let (slot, token) = self.my_slot();
         // Held by a flush (or a thread sharing the slot): a miss.
-        slot.with_held(token, (), move |cache, counts, ()| {
-            if self.bypassed() {
-                return None;
-            }
-            let (block, tracks) = cache.blocks.pop((arena, size))?;
-            counts.handed_out(size);
-            if tracks.is_empty() {
-                // Idle bytes become live: both totals rise.
-                self.both_rise(cache, size);
-            } else {
-                // Busy bytes become live: the active ones stay as they were.
-                counts.set_busy(counts.busy() - size);
-                self.allocated.rise(&mut cache.allocated_headroom, size);
-            }
-            Some((block, tracks))
-        })
+        // SAFETY: the slot lives in `self`, borrowed for the call.
+        unsafe {
+            CacheSlot::with_held(slot, token, (), move |cache, counts, ()| {
+                if self.bypassed() {
+                    return None;
+                }
+                let (block, tracks) = cache.blocks.pop((arena, size))?;
+                counts.handed_out(size);
+                if tracks.is_empty() {
+                    // Idle bytes become live: both totals rise.
+                    self.both_rise(cache, size);
+                } else {
+                    // Busy bytes become live: the active ones stay as they were.
+                    counts.set_busy(counts.busy() - size);
+                    self.allocated.rise(&mut cache.allocated_headroom, size);
+                }
+                Some((block, tracks))
+            })
+        }
         .ok()
         .flatten()
     }
@@ -426,18 +527,37 @@ impl ThreadCaches {
     /// Keeps a freed block whole for the next request of its size, counted
     /// as given back; gives it back to the caller while the caches are
     /// bypassed or another holds this thread's cache.
+    ///
+    /// Reached through a raw pointer, as `Arc::drop` reaches its counts:
+    /// `node` may hold the last reference to the pool that owns these
+    /// caches, and once it is in a cache, the store that lets go of the
+    /// slot lets a flush free the pool. No reference to `*this` lives
+    /// across that store.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to live caches, kept alive until this call lets go
+    /// of its slot (by `node`'s hold on their pool, or the caller's).
     #[inline]
-    pub(super) fn put(&self, node: Box<BlockNode>, tracks: Tracks) -> std::result::Result<(), Cached> {
-        let (slot, token) = self.my_slot();
-        slot.with_held(token, (node, tracks), move |cache, counts, (node, mut tracks)| {
-            if self.bypassed() {
+    pub(super) unsafe fn put(
+        this: *const Self,
+        node: Box<BlockNode>,
+        tracks: Tracks,
+    ) -> std::result::Result<(), Cached> {
+        // SAFETY: live (the caller's promise); the reference ends here.
+        let (slot, token) = unsafe { &*this }.my_slot();
+        let slot: *const CacheSlot<Cache, CacheCounts> = slot;
+        let work = move |cache: &mut Cache, counts: &CacheCounts, (node, mut tracks): Cached| {
+            // SAFETY: live while the slot is held.
+            let caches = unsafe { &*this };
+            if caches.bypassed() {
                 return Err((node, tracks));
             }
             let (arena, len) = (node.arena, node.block.len());
             counts.given_back(len);
             if tracks.is_empty() {
                 // Live bytes become idle: both totals fall.
-                self.both_fall(cache, len);
+                caches.both_fall(cache, len);
             } else {
                 // The cached block may be handed out whole or joined with
                 // its neighbours: its uses cover all of it from here. Off
@@ -445,13 +565,16 @@ impl ThreadCaches {
                 tracks.widen();
                 // Live bytes stay active while their work may be queued.
                 counts.set_busy(counts.busy() + len);
-                self.allocated
-                    .fall(&mut cache.allocated_headroom, len, self.headroom_cap);
+                caches
+                    .allocated
+                    .fall(&mut cache.allocated_headroom, len, caches.headroom_cap);
             }
             cache.blocks.push((arena, len), (node, tracks));
             Ok(())
-        })
-        .and_then(|kept| kept)
+        };
+        // SAFETY: the slot lives in `*this`, live until the slot is let
+        // go; the closure's references end before that.
+        unsafe { CacheSlot::with_held(slot, token, (node, tracks), work) }.and_then(|kept| kept)
     }
 
     /// The allocated and the active bytes both rose by `by` (a hit of an

@@ -201,6 +201,12 @@ impl Lanes {
         settled
     }
 
+    /// Whether the memory has one lane (a pool's small blocks).
+    #[inline(always)]
+    pub(super) fn is_one(&self) -> bool {
+        matches!(self, Self::One(_))
+    }
+
     /// The tracks of every lane as one (for a pool, or the drop).
     #[inline]
     pub(super) fn into_tracks(self) -> Tracks {

@@ -419,10 +419,39 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
 }
 
 impl<S> Drop for Ordered<S> {
-    /// Inlined so that a pool's recycling drop costs one call.
+    /// Inlined so that a pool's recycling drop costs one call: the common
+    /// case of a pool (a function of the owner, one lane) calls nothing
+    /// else, so it saves no registers; the rest is out of line.
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: taken once, here (`into_inner` forgets `self`).
+        if let Some(Recycle::Owner(function)) = *self.recycle
+            && self.lanes.is_one()
+        {
+            // SAFETY: each taken once, here (`into_inner` forgets `self`);
+            // nothing uses them after. `recycle` holds a function: nothing
+            // to drop.
+            let (storage, lanes) = unsafe {
+                (
+                    ManuallyDrop::take(&mut self.storage),
+                    ManuallyDrop::take(&mut self.lanes),
+                )
+            };
+            // The ranges are this owner's: the recycler widens them where
+            // it keeps busy memory (see `Recycle`).
+            function(storage, lanes.into_tracks());
+        } else {
+            self.drop_slowly();
+        }
+    }
+}
+
+impl<S> Ordered<S> {
+    /// The drop past the common case of a pool: a shared recycler, many
+    /// lanes, or no recycler.
+    #[inline(never)]
+    fn drop_slowly(&mut self) {
+        // SAFETY: taken once, here (the drop's one call; `into_inner`
+        // forgets `self`).
         match unsafe { ManuallyDrop::take(&mut self.recycle) } {
             Some(recycle) => {
                 // SAFETY: each taken once, here; nothing uses them after.
