@@ -1,12 +1,20 @@
 //! Pinned host allocation and free latency by size, beside `mmap` +
-//! `munmap` of the same size.
+//! `munmap` of the same size; and a `PinnedPool` hit (4 KiB) beside glibc
+//! `malloc` + `free` (issue 29 goal ≤ 2×), on one thread and on two
+//! threads sharing the pool (goal: two ≥ 1.5× one's throughput; reported
+//! per hit of each thread, so the ratio is 2 × one ÷ two).
 
 mod common;
 
+use ascend::Device;
+use ascend::pool::PinnedPool;
 use ascend_sys as sys;
 use common::{config, label, ok, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::time::Instant;
 
 const SIZES: [usize; 4] = [4 << 10, 1 << 20, 64 << 20, 256 << 20];
 
@@ -43,5 +51,42 @@ fn pinned(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! { name = benches; config = config(); targets = pinned }
+fn pinned_pool(c: &mut Criterion) {
+    software_device();
+    let device = Device::new(0).expect("device");
+    let pool = PinnedPool::new(&device);
+    let size = 4 << 10;
+    let mut group = c.benchmark_group("pinned_pool_hit");
+    group.bench_function(BenchmarkId::new("glibc_malloc", label(size)), |b| {
+        let layout = Layout::from_size_align(size, 16).expect("layout");
+        b.iter(|| {
+            // SAFETY: a non-zero size; freed with its layout.
+            unsafe {
+                let block = System.alloc(layout);
+                assert!(!block.is_null());
+                System.dealloc(black_box(block), layout);
+            }
+        });
+    });
+    for threads in [1usize, 2] {
+        group.bench_function(BenchmarkId::new("threads", threads), |b| {
+            b.iter_custom(|iterations| {
+                let start = Instant::now();
+                std::thread::scope(|scope| {
+                    for _ in 0..threads {
+                        scope.spawn(|| {
+                            for _ in 0..iterations {
+                                drop(black_box(pool.alloc(size).expect("alloc")));
+                            }
+                        });
+                    }
+                });
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group! { name = benches; config = config(); targets = pinned, pinned_pool }
 criterion_main!(benches);

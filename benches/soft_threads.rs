@@ -1,12 +1,15 @@
 //! The software device on one thread and on two (issue 14, item 2): each
 //! thread allocates and frees 4 KiB of device memory, or copies 4 KiB from
 //! the host into a device buffer of its own, independently of the other.
-//! Reported per operation of all threads together, so throughput on two
+//! The same 4 KiB allocation + free through the safe layer
+//! (`DeviceBuf::uninit` + drop, issue 29), the threads sharing one
+//! `Device`. Reported per operation of each thread, so throughput on two
 //! threads ÷ one = 2 × (time for one) ÷ (time for two). Goal ≥ 1.6×.
 //! Run: `cargo bench -p ascend-benches --bench soft_threads`.
 
 mod common;
 
+use ascend::{Device, DeviceBuf};
 use ascend_sys as sys;
 use common::{config, ok, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -46,6 +49,16 @@ fn alloc_free(iterations: u64) {
     }
 }
 
+/// `DeviceBuf::uninit` + drop, every thread sharing the one `Device`.
+fn safe_alloc_free(device: &Device, iterations: u64) {
+    for _ in 0..iterations {
+        // SAFETY: the bytes are never read.
+        drop(black_box(
+            unsafe { DeviceBuf::<u8>::uninit(device, SIZE) }.expect("alloc"),
+        ));
+    }
+}
+
 fn copies(iterations: u64) {
     let host = vec![7u8; SIZE];
     let mut device: *mut c_void = std::ptr::null_mut();
@@ -74,6 +87,12 @@ fn soft_threads(c: &mut Criterion) {
                 b.iter_custom(|iterations| on_threads(threads, iterations, body));
             });
         }
+    }
+    let device = Device::new(0).expect("device");
+    for threads in [1usize, 2] {
+        group.bench_function(BenchmarkId::new("safe_alloc_free_4KiB", threads), |b| {
+            b.iter_custom(|iterations| on_threads(threads, iterations, |n| safe_alloc_free(&device, n)));
+        });
     }
     group.finish();
 }

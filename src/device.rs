@@ -21,6 +21,9 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
+use thread_share::Share;
+
+mod thread_share;
 
 /// A device, by its id. Cheap to clone (an `Arc`).
 ///
@@ -42,10 +45,12 @@ use std::sync::{Arc, Mutex, Weak};
 /// itself current on whichever thread calls it.
 ///
 /// **Guide:** [Concepts: devices and threads](crate::guide::concepts).
-#[derive(Clone)]
 pub struct Device {
     id: i32,
-    _retain: Arc<ProcessRetain>,
+    /// A share of the device's process retain: this thread's own share
+    /// when the value was cloned on a thread bound to the device (see
+    /// [`Share`]).
+    share: Arc<Share>,
 }
 
 impl PartialEq for Device {
@@ -145,7 +150,7 @@ impl Device {
         crate::backend()?;
         let device = Self {
             id,
-            _retain: ProcessRetain::of(id)?,
+            share: Share::new(ProcessRetain::of(id)?),
         };
         device.make_current()?;
         Ok(device)
@@ -498,6 +503,12 @@ struct ThreadBinding {
     /// One entry per successful `aclrtSetDevice` made by this crate on this
     /// thread; each is released when the thread ends.
     retains: Vec<i32>,
+    /// This thread's share of the process retain of each device it has
+    /// retained and cloned a `Device` of, kept until the thread ends (the
+    /// thread's own retain keeps the device set until then anyway, so
+    /// keeping the process retain as long changes nothing the runtime
+    /// sees).
+    shares: Vec<(i32, Arc<Share>)>,
 }
 
 impl ThreadBinding {

@@ -45,3 +45,41 @@ fn child_owners_outlive_their_creating_thread() {
     buffer.free().expect("free the buffer");
     println!("child child_owners_outlive_their_creating_thread done");
 }
+
+#[test]
+fn a_buffer_cloned_on_an_exited_thread_outlives_every_device() {
+    common::run_child("child_buffer_outlives_the_threads_and_devices");
+}
+
+/// A buffer holds the share of the thread that made it (each bound thread
+/// clones a `Device` on its own count): that share alone must keep the
+/// device set once the thread and every `Device` are gone.
+#[test]
+#[ignore = "run in a child process by a_buffer_cloned_on_an_exited_thread_outlives_every_device"]
+fn child_buffer_outlives_the_threads_and_devices() {
+    let data: Vec<u16> = (0..2048).collect();
+    let buffer = std::thread::spawn({
+        let data = data.clone();
+        move || {
+            let device = Device::new(0).expect("device 0");
+            let shared = &device;
+            // A second thread, bound to the device, allocates through the
+            // first thread's `Device` and exits before it.
+            let buffer = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| DeviceBuf::from_slice(shared, &data).expect("a buffer"))
+                    .join()
+                    .expect("the allocating thread")
+            });
+            drop(device);
+            buffer
+        }
+    })
+    .join()
+    .expect("the creating thread");
+    // Both threads have exited and reset what they set; no `Device` is left
+    // but the buffer's own.
+    assert_eq!(buffer.to_vec().expect("the buffer is still there"), data);
+    buffer.free().expect("free the buffer");
+    println!("child child_buffer_outlives_the_threads_and_devices done");
+}

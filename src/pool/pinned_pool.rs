@@ -1,5 +1,7 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
+mod shards;
+
 use super::config_env::{parse_both, read_env};
 use super::watch::Watch;
 use crate::Call;
@@ -8,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
 use crate::stream::{Ordered, Recycle, Settled, Tracks};
-use std::collections::BTreeMap;
+use shards::{Cached, Counts, SHARDS, Shard, SharedTotal, my_shard};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -54,16 +56,19 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// ```
 ///
 /// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
-/// allocate from any thread.
+/// allocate from any thread. Each thread allocates from and gives back to
+/// a shard of the cache of its own (falling back on the other shards
+/// before it allocates), so threads' hits do not wait for each other.
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
     shared: Arc<Shared>,
     /// Requests up to this many bytes are rounded up to a power of two.
     round_threshold: usize,
-    /// Where a dropped buffer goes: its bucket, or (the pool gone) freed
-    /// once its work is proven finished.
-    recycle: Recycle<PinnedHostBuf<u8>>,
+    /// Where a dropped buffer goes, one per shard (each its own reference
+    /// count, so that threads' hits share none): its shard's bucket, or
+    /// (the pool gone) freed once its work is proven finished.
+    recycles: Box<[Recycle<PinnedHostBuf<u8>>]>,
 }
 
 struct Shared {
@@ -71,17 +76,20 @@ struct Shared {
     config: HostMallocConfig,
     /// Buffers larger than this are freed when dropped instead of cached.
     max_cached: AtomicUsize,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// Cached buffers by size, each with the uses that may be queued.
-    buckets: BTreeMap<usize, Vec<(PinnedHostBuf<u8>, Tracks)>>,
-    stats: PinnedStats,
+    /// Set when the `PinnedPool` is dropped: buffers that come back after
+    /// it are freed (once their work is proven finished), not cached.
+    closed: AtomicBool,
+    /// The cached buffers and the counts, by thread ([`shards`]).
+    shards: Box<[Shard]>,
+    /// The bytes handed out, with headroom, and its peak ([`shards`]).
+    allocated: SharedTotal,
+    /// Pinned bytes held (handed out and cached), with its peak: changed
+    /// by new buffers and frees only, never by a hit.
+    reserved: Mutex<(usize, usize)>,
     /// The buffers handed out while a leak check of [`crate::testing`]
     /// watches, by address (nothing without the feature `testing`).
-    watch: Watch<usize>,
+    #[cfg(feature = "testing")]
+    watch: Mutex<Watch<usize>>,
 }
 
 /// A [`PinnedPool`]'s statistics, from [`PinnedPool::stats`].
@@ -161,32 +169,36 @@ impl PinnedPool {
             device: device.clone(),
             config,
             max_cached: AtomicUsize::new(usize::MAX),
-            state: Mutex::new(State::default()),
+            closed: AtomicBool::new(false),
+            shards: (0..SHARDS).map(|_| Shard::new()).collect(),
+            allocated: SharedTotal::default(),
+            reserved: Mutex::new((0, 0)),
+            #[cfg(feature = "testing")]
+            watch: Mutex::new(Watch::default()),
         });
         #[cfg(feature = "testing")]
         super::watch::register({
             let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
             weak
         });
-        let pool = Arc::downgrade(&shared);
-        let recycle = Recycle::shared(
-            move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| match pool.upgrade() {
-                Some(shared) => {
+        // Each recycler holds the shared state (no upgrade, so no shared
+        // count, per hit): the state outlives the pool until its last
+        // buffer is back, and `closed` then frees what comes back.
+        let recycles = (0..SHARDS)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                Recycle::shared(move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| {
                     // The buffer goes back whole, for any request of its
                     // bucket: its uses cover all of it from here.
                     tracks.widen();
                     shared.give_back(buffer, tracks);
-                }
-                None => match tracks.settle("PinnedPool buffer after its pool") {
-                    Settled::Proven(_) => drop(buffer),
-                    Settled::Unproven(_) => std::mem::forget(buffer),
-                },
-            },
-        );
+                })
+            })
+            .collect();
         Self {
             shared,
             round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
-            recycle,
+            recycles,
         }
     }
 
@@ -331,40 +343,25 @@ impl PinnedPool {
                 format!("{bytes} bytes overflow usize when rounded up to a power of two"),
             )
         })?;
-        let cached = {
-            let mut state = self.shared.state();
-            let found = state.buckets.get_mut(&size).and_then(Vec::pop);
-            if let Some((buffer, _)) = &found {
-                let address = buffer.as_ptr() as usize;
-                state.watch.handed_out(address, address, size, None);
-                state.stats.hits += 1;
-                state.stats.cached_bytes -= size;
-                state.stats.count_handed_out(size, bytes);
-            } else {
-                state.stats.misses += 1;
-            }
-            found
-        };
-        let (mut buffer, tracks) = match cached {
+        let mine = my_shard();
+        let (mut buffer, tracks) = match self.shared.take_cached(mine, size, bytes) {
             Some(found) => found,
             None => {
-                // Counted once it exists: a failed allocation leaves the
-                // peaks alone.
+                // A miss either way; the bytes counted once the buffer
+                // exists: a failed allocation leaves the peaks alone.
+                self.shared.shards[mine].lock().counts.misses += 1;
                 let buffer = self.shared.fresh(size)?;
-                let mut state = self.shared.state();
-                let address = buffer.as_ptr() as usize;
-                state.watch.handed_out(address, address, size, None);
-                state.stats.count_handed_out(size, bytes);
-                drop(state);
+                self.shared.count_fresh(mine, size, bytes);
                 (buffer, Tracks::default())
             }
         };
+        self.shared.watch_out(buffer.as_ptr() as usize, size);
         // SAFETY: the pool's buffers are zeroed when allocated, so all
         // their elements up to the capacity are initialised.
         let fits = unsafe { buffer.set_len(bytes) };
         // Never false: the bucket's size is at least `bytes`.
         debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
-        Ok(Ordered::recycled(buffer, bytes, tracks, self.recycle.clone()))
+        Ok(Ordered::recycled(buffer, bytes, tracks, self.recycles[mine].clone()))
     }
 
     /// Frees the cached buffers whose work is proven finished (each
@@ -388,31 +385,32 @@ impl PinnedPool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn empty_cache(&self) -> Result<()> {
-        let cached = std::mem::take(&mut self.shared.state().buckets);
         let mut first = None;
-        let mut kept: Vec<(PinnedHostBuf<u8>, Tracks)> = Vec::new();
-        for (buffer, mut tracks) in cached.into_values().flatten() {
-            match tracks.settle("PinnedPool::empty_cache") {
-                Settled::Proven(_) => {
-                    let size = buffer.capacity();
-                    if let Err(error) = buffer.free() {
-                        first.get_or_insert(error);
+        for shard in &self.shared.shards {
+            let cached = shard.lock().take_all();
+            let mut freed = 0;
+            let mut kept: Vec<Cached> = Vec::new();
+            for (buffer, mut tracks) in cached {
+                match tracks.settle("PinnedPool::empty_cache") {
+                    Settled::Proven(_) => {
+                        let size = buffer.capacity();
+                        if let Err(error) = buffer.free() {
+                            first.get_or_insert(error);
+                        }
+                        freed += size;
                     }
-                    self.shared.state().stats.cached_bytes -= size;
-                }
-                Settled::Unproven(error) => {
-                    first.get_or_insert(error);
-                    kept.push((buffer, tracks));
+                    Settled::Unproven(error) => {
+                        first.get_or_insert(error);
+                        kept.push((buffer, tracks));
+                    }
                 }
             }
-        }
-        let mut state = self.shared.state();
-        for (buffer, tracks) in kept {
-            state
-                .buckets
-                .entry(buffer.capacity())
-                .or_default()
-                .push((buffer, tracks));
+            self.shared.count_freed(freed);
+            let mut state = shard.lock();
+            state.counts.cached_bytes -= freed as isize;
+            for cached in kept {
+                state.keep(cached);
+            }
         }
         first.map_or(Ok(()), Err)
     }
@@ -431,24 +429,140 @@ impl PinnedPool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn stats(&self) -> PinnedStats {
-        self.shared.state().stats
+        self.shared.stats()
     }
 }
 
-impl PinnedStats {
-    /// Counts a buffer of `size` bytes handed out (from the cache or new)
-    /// for a request of `bytes`, with the peaks.
-    fn count_handed_out(&mut self, size: usize, bytes: usize) {
-        self.allocated += size;
-        self.requested += bytes;
-        self.allocated_peak = self.allocated_peak.max(self.allocated);
-        self.reserved_peak = self.reserved_peak.max(self.allocated + self.cached_bytes);
+impl Drop for PinnedPool {
+    /// Frees the cached buffers whose work is proven finished (leaks the
+    /// others); buffers still handed out are freed when they come back.
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Relaxed);
+        for shard in &self.shared.shards {
+            // Under the shard's lock, a buffer coming back either is in
+            // the shard already or will see `closed`.
+            let cached = shard.lock().take_all();
+            let mut freed = 0;
+            for (buffer, mut tracks) in cached {
+                freed += buffer.capacity();
+                match tracks.settle("PinnedPool drop") {
+                    Settled::Proven(_) => drop(buffer),
+                    Settled::Unproven(_) => std::mem::forget(buffer),
+                }
+            }
+            shard.lock().counts.cached_bytes -= freed as isize;
+            self.shared.count_freed(freed);
+        }
     }
 }
 
 impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// A cached buffer of `size` bytes for a request of `bytes`, from the
+    /// shard `mine` or else from another, counted as a hit in `mine` (so
+    /// that a thread's headroom moves only with its own hits and frees).
+    #[inline]
+    fn take_cached(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let mut own = self.shards[mine].lock();
+        let found = match own.take(size) {
+            Some(found) => found,
+            None => {
+                drop(own);
+                let found = self.steal(mine, size)?;
+                own = self.shards[mine].lock();
+                found
+            }
+        };
+        own.counts.hits += 1;
+        own.counts.cached_bytes -= size as isize;
+        own.count_out(&self.allocated, size, bytes);
+        Some(found)
+    }
+
+    /// A cached buffer of `size` bytes from a shard other than `mine`
+    /// (counted back into `mine` by the caller).
+    #[cold]
+    fn steal(&self, mine: usize, size: usize) -> Option<Cached> {
+        (1..SHARDS).find_map(|step| {
+            let mut other = self.shards[(mine + step) % SHARDS].lock();
+            let found = other.take(size)?;
+            // The cached bytes move to `mine` with the buffer.
+            other.counts.cached_bytes -= size as isize;
+            drop(other);
+            self.shards[mine].lock().counts.cached_bytes += size as isize;
+            Some(found)
+        })
+    }
+
+    /// Counts a new buffer of `size` bytes handed out for `bytes`.
+    #[cold]
+    fn count_fresh(&self, mine: usize, size: usize, bytes: usize) {
+        {
+            let mut state = self.shards[mine].lock();
+            state.count_out(&self.allocated, size, bytes);
+        }
+        let mut reserved = self.reserved();
+        reserved.0 += size;
+        reserved.1 = reserved.1.max(reserved.0);
+    }
+
+    /// Counts `bytes` of pinned memory freed.
+    fn count_freed(&self, bytes: usize) {
+        if bytes > 0 {
+            let mut reserved = self.reserved();
+            reserved.0 = reserved.0.saturating_sub(bytes);
+        }
+    }
+
+    fn reserved(&self) -> MutexGuard<'_, (usize, usize)> {
+        self.reserved.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Notes a buffer handed out for a leak check's watch.
+    #[inline]
+    fn watch_out(&self, address: usize, size: usize) {
+        #[cfg(feature = "testing")]
+        self.watch().handed_out(address, address, size, None);
+        #[cfg(not(feature = "testing"))]
+        let _ = (address, size);
+    }
+
+    /// Notes a buffer given back for a leak check's watch.
+    #[inline]
+    fn watch_back(&self, address: usize) {
+        #[cfg(feature = "testing")]
+        self.watch().given_back(&address);
+        #[cfg(not(feature = "testing"))]
+        let _ = address;
+    }
+
+    #[cfg(feature = "testing")]
+    fn watch(&self) -> MutexGuard<'_, Watch<usize>> {
+        self.watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The sums of the shards' counts, with the peaks.
+    fn stats(&self) -> PinnedStats {
+        let mut sum = Counts::default();
+        for shard in &self.shards {
+            let counts = shard.lock().counts;
+            sum.allocated += counts.allocated;
+            sum.requested += counts.requested;
+            sum.cached_bytes += counts.cached_bytes;
+            sum.hits += counts.hits;
+            sum.misses += counts.misses;
+        }
+        let allocated = sum.allocated.max(0).unsigned_abs();
+        let cached_bytes = sum.cached_bytes.max(0).unsigned_abs();
+        let reserved_peak = self.reserved().1;
+        PinnedStats {
+            allocated,
+            requested: sum.requested.max(0).unsigned_abs(),
+            allocated_peak: self.allocated.peak().max(allocated),
+            cached_bytes,
+            reserved_peak: reserved_peak.max(allocated + cached_bytes),
+            hits: sum.hits,
+            misses: sum.misses,
+        }
     }
 
     /// A new zeroed buffer, through `aclrtMallocHostWithCfg` until it
@@ -466,39 +580,43 @@ impl Shared {
         PinnedHostBuf::zeroed(&self.device, size)
     }
 
+    /// Takes a buffer back into the calling thread's shard, or frees it
+    /// (once its copies are proven finished; leaked if they cannot be)
+    /// when it is over the cache cap or the pool is gone.
     fn give_back(&self, buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
         let (size, bytes) = (buffer.capacity(), buffer.len());
-        if size > self.max_cached.load(Ordering::Relaxed) {
-            // Over the cap: freed as a plain `Ordered` drop frees it, once
-            // its copies are proven finished (leaked if they cannot be).
-            let settled = tracks.settle("PinnedPool buffer over the cache cap");
-            let mut state = self.state();
-            state.stats.allocated -= size;
-            state.watch.given_back(&(buffer.as_ptr() as usize));
-            state.stats.requested = state.stats.requested.saturating_sub(bytes);
-            drop(state);
-            match settled {
-                Settled::Proven(_) => drop(buffer),
-                Settled::Unproven(_) => std::mem::forget(buffer),
+        self.watch_back(buffer.as_ptr() as usize);
+        let shard = &self.shards[my_shard()];
+        if size <= self.max_cached.load(Ordering::Relaxed) {
+            let mut state = shard.lock();
+            if !self.closed.load(Ordering::Relaxed) {
+                state.count_back(&self.allocated, size, bytes);
+                state.counts.cached_bytes += size as isize;
+                state.keep((buffer, tracks));
+                return;
             }
-            return;
         }
-        let mut state = self.state();
-        state.stats.allocated -= size;
-        state.watch.given_back(&(buffer.as_ptr() as usize));
-        state.stats.requested = state.stats.requested.saturating_sub(bytes);
-        state.stats.cached_bytes += size;
-        state.buckets.entry(size).or_default().push((buffer, tracks));
+        let settled = tracks.settle("PinnedPool buffer freed on its return");
+        shard.lock().count_back(&self.allocated, size, bytes);
+        match settled {
+            Settled::Proven(_) => {
+                drop(buffer);
+                self.count_freed(size);
+            }
+            Settled::Unproven(_) => std::mem::forget(buffer),
+        }
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // Buffers whose work cannot be proven finished are leaked, not freed.
-        let state = self.state.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (buffer, mut tracks) in std::mem::take(&mut state.buckets).into_values().flatten() {
-            if let Settled::Unproven(_) = tracks.settle("PinnedPool drop") {
-                std::mem::forget(buffer);
+        // Normally empty (the pool's drop took the cache); buffers whose
+        // work cannot be proven finished are leaked, not freed.
+        for shard in self.shards.iter_mut() {
+            for (buffer, mut tracks) in shard.get_mut().take_all() {
+                if let Settled::Unproven(_) = tracks.settle("PinnedPool drop") {
+                    std::mem::forget(buffer);
+                }
             }
         }
     }
@@ -526,20 +644,20 @@ impl super::watch::Watched for Shared {
     }
 
     fn start_watch(&self) {
-        self.state().watch.start();
+        self.watch().start();
     }
 
     fn watched_now(&self) -> Vec<super::watch::WatchedBlock> {
-        self.state().watch.live()
+        self.watch().live()
     }
 
     fn end_watch(&self) -> Vec<super::watch::WatchedBlock> {
-        self.state().watch.end()
+        self.watch().end()
     }
 
     fn held(&self, held: &mut super::watch::Held) {
-        let state = self.state();
-        let cached = state.buckets.values().flatten();
-        held.host.extend(cached.map(|(buffer, _)| buffer.as_ptr() as u64));
+        for shard in &self.shards {
+            held.host.extend(shard.lock().cached_addresses());
+        }
     }
 }

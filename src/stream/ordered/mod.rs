@@ -111,7 +111,10 @@ pub(crate) enum Recycle<S> {
 /// A shared recycling closure, boxed so that [`Recycle::Shared`] is one
 /// thin pointer: `Recycle` is then two words, and so is its `Option` in
 /// every [`Ordered`] (a fat `Arc<dyn Fn>` made every owner a word larger,
-/// one more word to move for each value a pool hands out).
+/// one more word to move for each value a pool hands out). Aligned to its
+/// own cache lines: a pool that keeps one per thread (the `PinnedPool`'s
+/// shards) then has threads count on lines no other thread writes.
+#[repr(align(128))]
 pub(crate) struct SharedRecycle<S>(Box<dyn Fn(S, Tracks) + Send + Sync>);
 
 impl<S> Clone for Recycle<S> {
