@@ -462,3 +462,25 @@ fn the_replay_follows_the_knobs() {
     }
     assert!(pool.stats().gc_runs > 0, "the trace passes the threshold");
 }
+
+/// A history's fields are public: replaying and drawing one whose totals
+/// were edited near `usize::MAX` saturates instead of overflowing.
+#[test]
+fn an_edited_history_replays_without_overflow() {
+    let pool = pool();
+    pool.record_memory_history(Some(HistoryOptions::default())).unwrap();
+    let block = pool.alloc(4096).unwrap();
+    let mut history = pool.memory_history();
+    assert!(
+        history
+            .events
+            .iter()
+            .any(|event| event.action == HistoryAction::SegmentMap)
+    );
+    history.start_allocated = usize::MAX;
+    history.start_reserved = usize::MAX;
+    let last = *history.replay().last().unwrap();
+    assert_eq!(last, (usize::MAX, usize::MAX));
+    assert!(history.to_timeline_svg().starts_with("<svg"));
+    drop(block);
+}

@@ -352,3 +352,65 @@ fn oversize_blocks_and_the_split_limit_are_reported_as_torch_does() {
     let unset = DevicePool::new(&device, PoolConfig::default()).unwrap();
     assert!(!unset.memory_stats().to_torch_map().contains_key("max_split_size"));
 }
+
+/// Chunks unmapped and mapped again within one request (garbage
+/// collection gives the cache back, then the pool grows) are each counted
+/// in the cumulative figures, as `num_device_alloc` / `num_device_free`
+/// count them; not only their net change.
+#[test]
+fn chunks_unmapped_and_mapped_in_one_request_are_each_counted() {
+    let (_serial, device, g) = common::pool::start();
+    let mut config = common::pool::pool_config(g, 4, g, 32);
+    config.memory_limit = Some(4 * g);
+    config.garbage_collection_threshold = Some(0.5);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let kept = pool.alloc(g).unwrap(); // 1 chunk
+    drop(pool.alloc(2 * g).unwrap()); // 2 more, cached at the end: 3 > 2
+    // No fit: garbage collection unmaps the 2 cached chunks, then 3 more
+    // are mapped (4 in all, within the cap).
+    let grown = pool.alloc(3 * g).unwrap();
+    let stats = pool.memory_stats();
+    assert_eq!((stats.num_device_alloc, stats.num_device_free), (6, 2));
+    assert_eq!(pool.stats().gc_runs, 1);
+    assert_eq!(stats.all.segment, exact(4, 4, 6, 2));
+    assert_eq!(stats.large_pool.segment, exact(4, 4, 6, 2));
+    let g64 = g as u64;
+    assert_eq!(stats.all.reserved_bytes, exact(4 * g64, 4 * g64, 6 * g64, 2 * g64));
+    assert_eq!(
+        stats.tags[DevicePool::DEFAULT_TAG].reserved_bytes,
+        exact(4 * g64, 4 * g64, 6 * g64, 2 * g64)
+    );
+    drop((kept, grown));
+}
+
+/// A cached oversize block whose work may still be queued is active in
+/// the large pool (where it lives), not in the small one.
+#[test]
+fn a_busy_cached_oversize_block_is_active_in_the_large_pool() {
+    use ascend::stream::{Event, EventFlags, Stream};
+    let (_serial, device, g) = common::pool::start();
+    let mut config = common::pool::pool_config(g, 4, g, 64);
+    config.max_split_size = Some(20 << 20);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let stream = std::sync::Arc::new(Stream::new(&device).unwrap());
+    // The stream waits for a gate opened later, so the memset stays queued.
+    let gate = Event::with_flags(&device, EventFlags::SYNC).unwrap();
+    let opener = Stream::new(&device).unwrap();
+    stream.wait_event(&gate).unwrap();
+    let size = (24usize << 20).next_multiple_of(g);
+    let stats = std::thread::scope(|threads| {
+        threads.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            gate.record(&opener).unwrap();
+        });
+        let oversize = pool.alloc(size).unwrap();
+        oversize.fill_bytes(1, &stream).unwrap();
+        drop(oversize); // cached whole, with its memset
+        pool.memory_stats()
+    });
+    assert_eq!(stats.oversize_segments.current, 1, "cached whole");
+    assert_eq!(stats.all.active_bytes.current, size as u64);
+    assert_eq!(stats.large_pool.active_bytes.current, size as u64);
+    assert_eq!(stats.small_pool.active_bytes.current, 0);
+    stream.synchronize().unwrap();
+}

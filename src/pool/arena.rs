@@ -32,6 +32,14 @@ pub(super) struct Class {
     pub(super) oversize: OversizeCache,
 }
 
+impl Class {
+    /// Bytes of this class's cached memory (free ranges and oversize
+    /// blocks kept whole) whose former work may still be queued.
+    pub(super) fn busy_bytes(&self) -> usize {
+        self.free.busy_bytes() + self.oversize.busy_bytes()
+    }
+}
+
 impl Arena {
     /// Reserves the two segments of `tag`; nothing is mapped yet.
     pub(super) fn new(tag: &str, prop: &PhysicalMemProp, config: &PoolConfig) -> Result<Self> {
@@ -59,10 +67,7 @@ impl Arena {
 
     /// Bytes of cached memory whose former work may still be queued.
     pub(super) fn busy_bytes(&self) -> usize {
-        self.classes
-            .iter()
-            .map(|class| class.free.busy_bytes() + class.oversize.busy_bytes())
-            .sum()
+        self.classes.iter().map(Class::busy_bytes).sum()
     }
 
     /// Bytes in free ranges and cached oversize blocks.

@@ -1043,6 +1043,10 @@ impl State {
 
     fn empty_cache(&mut self) -> Result<()> {
         self.release_oversize();
+        // Chunks mapped earlier in the same request (a growth that failed
+        // half-way) are counted before these unmaps, and the unmaps after
+        // them: the counters see each change, not only the net one.
+        self.counters.note_mappings(&self.arenas);
         let before = history::mapped_sizes(&self.history, &self.arenas);
         let mut first = None;
         for arena in &mut self.arenas {
@@ -1051,6 +1055,7 @@ impl State {
             }
         }
         self.history.segments_changed(&self.arenas, &before);
+        self.counters.note_mappings(&self.arenas);
         first.map_or(Ok(()), Err)
     }
 

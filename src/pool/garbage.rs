@@ -25,6 +25,9 @@ impl State {
             return false;
         }
         self.stats.gc_runs += 1;
+        // The unmaps below are counted on their own, not netted with the
+        // growth that may follow in the same request.
+        self.counters.note_mappings(&self.arenas);
         while self.stats.reserved > goal {
             let oldest = self
                 .arenas
@@ -55,6 +58,7 @@ impl State {
                 }
             }
         }
+        self.counters.note_mappings(&self.arenas);
         true
     }
 }

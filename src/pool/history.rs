@@ -67,8 +67,8 @@ pub enum HistoryAction {
     FreeCompleted,
     /// Chunks were mapped at the end of a segment (growing, or a wake).
     SegmentMap,
-    /// Chunks were unmapped (`empty_cache`, an out-of-memory retry, or a
-    /// sleep).
+    /// Chunks were unmapped (`empty_cache`, garbage collection, an
+    /// out-of-memory retry, or a sleep).
     SegmentUnmap,
     /// The pool went to sleep (after its segments' unmaps).
     Sleep,
@@ -208,9 +208,10 @@ impl PoolHistory {
 /// Applies `event` to the running totals.
 fn apply(event: &HistoryEvent, allocated: &mut usize, reserved: &mut usize) {
     match event.action {
-        HistoryAction::Alloc => *allocated += event.size,
+        // Saturating: the fields are public, so a history may be edited.
+        HistoryAction::Alloc => *allocated = allocated.saturating_add(event.size),
         HistoryAction::FreeCompleted => *allocated = allocated.saturating_sub(event.size),
-        HistoryAction::SegmentMap => *reserved += event.size,
+        HistoryAction::SegmentMap => *reserved = reserved.saturating_add(event.size),
         HistoryAction::SegmentUnmap => *reserved = reserved.saturating_sub(event.size),
         _ => {}
     }

@@ -164,7 +164,8 @@ impl StateCounters {
     /// Reads the active bytes of the groups counted here after an event
     /// (their peaks follow).
     pub(super) fn note_active(&mut self, arenas: &[Arena]) {
-        let large_busy: usize = arenas.iter().map(|arena| arena.classes[1].free.busy_bytes()).sum();
+        // Busy free ranges and busy cached oversize blocks alike.
+        let large_busy: usize = arenas.iter().map(|arena| arena.classes[1].busy_bytes()).sum();
         let large = &mut self.classes[1];
         large
             .active_bytes
