@@ -211,6 +211,43 @@ fn the_memory_cap_refuses_growth_after_the_retry_and_says_so() {
 }
 
 #[test]
+fn a_wake_past_the_memory_cap_empties_the_cache_then_refuses_and_stays_asleep() {
+    let (_guard, device, g) = start();
+    let mut config = pool_config(g, 4, g, 32);
+    config.memory_limit = Some(8 * g);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let kv = pool.alloc_tagged(6 * g, "kv").unwrap();
+    kv.bytes(..64).unwrap().write_from_host(&[7u8; 64]).unwrap();
+    pool.sleep(&["kv"]).unwrap(); // offloaded; its 6 granules go back
+    assert_eq!(pool.stats().reserved, 0);
+    pool.wake_tags(&[DevicePool::DEFAULT_TAG]).unwrap(); // nothing to map
+    let scratch = pool.alloc(4 * g).unwrap();
+    drop(pool.alloc(2 * g).unwrap()); // cached
+    assert_eq!(pool.stats().reserved, 6 * g);
+    // 6 + 6 > 8; emptying the cache leaves 4 + 6 > 8: refused by the cap.
+    match pool.wake() {
+        Err(Error::PoolExhausted {
+            limit: Some(limit),
+            cause,
+            ..
+        }) => {
+            assert_eq!(limit, 8 * g);
+            assert!(cause.contains("waking"), "{cause}");
+        }
+        other => panic!("expected the cap's PoolExhausted, got {other:?}"),
+    }
+    assert!(pool.is_asleep("kv"), "a refused wake leaves the tag asleep");
+    assert_eq!(pool.stats().reserved, 4 * g, "the cache was emptied first");
+    assert!(pool.stats().reserved <= 8 * g);
+    // With the scratch block cached, emptying the cache makes room.
+    drop(scratch);
+    pool.wake().unwrap();
+    assert!(!pool.is_asleep("kv"));
+    assert_eq!(pool.stats().reserved, 6 * g);
+    assert_eq!(kv.bytes(..64).unwrap().to_vec::<u8>().unwrap(), [7; 64]);
+}
+
+#[test]
 fn a_memory_fraction_caps_at_its_share_of_the_device() {
     let (_guard, device, g) = start();
     let (_, total) = device.memory_info().unwrap();

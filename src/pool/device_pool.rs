@@ -509,7 +509,11 @@ impl DevicePool {
     ///
     /// The runtime's code of the first failed call; every tag it was to
     /// wake is still asleep, with its offloaded contents (transactional,
-    /// like [`DevicePool::sleep`]).
+    /// like [`DevicePool::sleep`]). Under a cap on reserved memory
+    /// ([`PoolConfig::memory_limit`], [`DevicePool::set_memory_fraction`])
+    /// the cache is emptied first when the memory the wake maps again
+    /// would pass the cap, and [`Error::PoolExhausted`] (its `limit` set)
+    /// when it still would: the tags stay asleep.
     ///
     /// # Examples
     ///
@@ -562,6 +566,7 @@ impl DevicePool {
 
     fn wake_where(&self, tags: Option<&[&str]>) -> Result<()> {
         let mut state = self.shared.state();
+        self.shared.room_to_wake(&mut state, tags)?;
         let State {
             arenas,
             stats,
@@ -982,6 +987,32 @@ impl Shared {
                 }
                 Err(cause) => return Err(self.exhausted(state, size, cause, cap)),
             }
+        }
+    }
+
+    /// Under a cap on reserved memory, room for what a wake of `tags`
+    /// maps again: the cache is emptied first when the cap would refuse
+    /// it, as an allocation's retry does; [`Error::PoolExhausted`] naming
+    /// the cap when that is not enough (the tags stay asleep).
+    fn room_to_wake(&self, state: &mut State, tags: Option<&[&str]>) -> Result<()> {
+        let Some(limit) = state.limit else {
+            return Ok(());
+        };
+        let more = sleep::wake_growth(&state.arenas, tags);
+        if limit.refuses(state.stats.reserved, more).is_none() {
+            return Ok(());
+        }
+        let emptied = self.flushed_in(state, |state| {
+            let emptied = state.empty_cache();
+            state.note_counters();
+            emptied
+        });
+        if let Err(error) = emptied {
+            log::warn!("DevicePool: emptying the cache to make room for a wake: {error}");
+        }
+        match limit.refuses(state.stats.reserved, more) {
+            None => Ok(()),
+            Some(cause) => Err(self.exhausted(state, more, format!("waking: {cause}"), Some(limit.bytes))),
         }
     }
 

@@ -214,15 +214,35 @@ fn keep_unmapped_asleep(
 }
 
 /// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).
+/// The sleeping arenas that a wake of `tags` (all: `None`) wakes.
+fn wake_targets(arenas: &[Arena], tags: Option<&[&str]>) -> Vec<usize> {
+    (0..arenas.len())
+        .filter(|&i| arenas[i].asleep.is_some() && tags.is_none_or(|tags| tags.contains(&arenas[i].tag.as_str())))
+        .collect()
+}
+
+/// The bytes a wake of `tags` maps again: what the pool's reserved
+/// memory grows by.
+pub(super) fn wake_growth(arenas: &[Arena], tags: Option<&[&str]>) -> usize {
+    wake_targets(arenas, tags)
+        .into_iter()
+        .map(|i| {
+            let sizes = arenas[i].asleep.as_ref().map_or([0; 2], |asleep| asleep.sizes);
+            let classes = &arenas[i].classes;
+            (0..2)
+                .map(|class| sizes[class].saturating_sub(classes[class].segment.size()))
+                .sum::<usize>()
+        })
+        .sum()
+}
+
 pub(super) fn wake(
     arenas: &mut [Arena],
     tags: Option<&[&str]>,
     stats: &mut PoolStats,
     spares: &mut Spares,
 ) -> Result<()> {
-    let targets: Vec<usize> = (0..arenas.len())
-        .filter(|&i| arenas[i].asleep.is_some() && tags.is_none_or(|tags| tags.contains(&arenas[i].tag.as_str())))
-        .collect();
+    let targets = wake_targets(arenas, tags);
     if targets.is_empty() {
         return Ok(());
     }

@@ -143,9 +143,16 @@ impl<V> Blocks<V> {
     /// Puts the hot stack back in its place, and takes the one at `place`
     /// (of `key`) out.
     fn heat_place(&mut self, key: (usize, usize), place: usize) {
-        if place >= self.stacks.len() {
-            return; // never: `index` only names places in `stacks`
-        }
+        let place = if place < self.stacks.len() {
+            place
+        } else {
+            // Never: `index` only names places in `stacks`. Were it to name
+            // another, a new stack of `key` still makes `key` the hot key,
+            // so that no block is ever filed under another size.
+            self.stacks.push((key, Vec::new()));
+            self.index.insert(key, self.stacks.len() - 1);
+            self.stacks.len() - 1
+        };
         if let Some((_, parked)) = self.stacks.get_mut(self.hot_place) {
             std::mem::swap(parked, &mut self.hot);
         }
@@ -750,5 +757,18 @@ mod tests {
         assert_eq!(blocks.pop((0, 512)), None, "drained");
         blocks.push((0, 512), 3);
         assert_eq!(blocks.pop((0, 512)), Some(3), "keys stay known after a drain");
+    }
+
+    /// Were the index to name a place that is not there, a push still
+    /// files the block under its own key, never under the hot one.
+    #[test]
+    fn a_stale_index_never_files_a_block_under_another_key() {
+        let mut blocks = Blocks::default();
+        blocks.push((0, 512), 1);
+        blocks.index.insert((0, 1024), 99); // no stack at 99
+        blocks.push((0, 1024), 2);
+        assert_eq!(blocks.pop((0, 512)), Some(1));
+        assert_eq!(blocks.pop((0, 1024)), Some(2));
+        assert_eq!(blocks.pop((0, 1024)), None);
     }
 }
