@@ -138,6 +138,19 @@ pub unsafe fn queued_copies(
     start.elapsed()
 }
 
+/// glibc `malloc` + `free` of `layout` (through `System`): the general-
+/// purpose allocator a pool hit is set beside.
+pub fn glibc_malloc_free(layout: std::alloc::Layout) {
+    use std::alloc::{GlobalAlloc, System};
+    // SAFETY: the benches' layouts have a non-zero size; the block is
+    // freed with its layout.
+    unsafe {
+        let block = System.alloc(layout);
+        assert!(!block.is_null());
+        System.dealloc(std::hint::black_box(block), layout);
+    }
+}
+
 /// `aclrtMalloc` + `aclrtFree` of `size` bytes.
 pub fn malloc_free(size: usize) {
     let mut ptr = std::ptr::null_mut();

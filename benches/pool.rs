@@ -7,9 +7,9 @@ mod common;
 
 use ascend::Device;
 use ascend::pool::{DevicePool, HistoryOptions, PinnedPool, PoolConfig};
-use common::{config, label, software_device};
+use common::{config, glibc_malloc_free, label, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::Layout;
 use std::hint::black_box;
 
 fn pool_hits(c: &mut Criterion) {
@@ -29,14 +29,7 @@ fn pool_hits(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("glibc_malloc", label(size)), &size, |b, &size| {
             let layout = Layout::from_size_align(size, 16).expect("layout");
-            b.iter(|| {
-                // SAFETY: a non-zero size; freed with its layout.
-                unsafe {
-                    let block = System.alloc(layout);
-                    assert!(!block.is_null());
-                    System.dealloc(black_box(block), layout);
-                }
-            });
+            b.iter(|| glibc_malloc_free(layout));
         });
     }
     group.finish();

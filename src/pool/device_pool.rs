@@ -438,7 +438,10 @@ impl DevicePool {
     /// block mapped with its contents, and the error is returned. Once
     /// everything is unmapped, sleep completes; a physical free the
     /// runtime refuses is logged and its chunk is kept for the wake to map
-    /// again.
+    /// again. (One thing a failed sleep does not undo: cached oversize
+    /// blocks go back to the free ranges first, as in
+    /// [`DevicePool::empty_cache`], and stay there; no memory or address
+    /// changes by it.)
     ///
     /// # Errors
     ///

@@ -3,6 +3,7 @@
 mod shards;
 
 use super::config_env::{parse_both, read_env};
+#[cfg(feature = "testing")]
 use super::watch::Watch;
 use crate::Call;
 use crate::Device;
