@@ -25,7 +25,11 @@
 //! is not. Sizes are capacities (what [`PoolStats`](super::PoolStats)
 //! counts); the pool does not keep the requested lengths, so
 //! `requested_size` is the size. A sleeping tag has nothing mapped and no
-//! segment in the snapshot.
+//! segment in the snapshot. The viewer has no sleep, and needs every live
+//! block inside a mapped segment: in the trace, a block live across a
+//! sleep is freed before its range's unmap and allocated again after the
+//! wake's map ([`viewer_trace`]). Integers are written as `i64`, which
+//! the viewer's own unpickler reads as plain numbers.
 
 use super::device_pool::DevicePool;
 use super::history::{HistoryAction, HistoryEvent, PoolHistory};
@@ -34,6 +38,8 @@ use serde::Serialize;
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
 use std::path::Path;
+
+mod viewer_trace;
 
 #[derive(Serialize)]
 struct Snapshot {
@@ -44,14 +50,14 @@ struct Snapshot {
 #[derive(Serialize)]
 struct Segment {
     device: i32,
-    address: u64,
-    total_size: u64,
-    allocated_size: u64,
-    active_size: u64,
-    requested_size: u64,
-    stream: u64,
+    address: i64,
+    total_size: i64,
+    allocated_size: i64,
+    active_size: i64,
+    requested_size: i64,
+    stream: i64,
     segment_type: &'static str,
-    segment_pool_id: (u64, u64),
+    segment_pool_id: (i64, i64),
     is_expandable: bool,
     frames: Vec<Frame>,
     blocks: Vec<Block>,
@@ -60,9 +66,9 @@ struct Segment {
 
 #[derive(Serialize)]
 struct Block {
-    address: u64,
-    size: u64,
-    requested_size: u64,
+    address: i64,
+    size: i64,
+    requested_size: i64,
     state: &'static str,
     frames: Vec<Frame>,
 }
@@ -70,13 +76,13 @@ struct Block {
 #[derive(Serialize)]
 struct TraceEntry {
     action: &'static str,
-    addr: u64,
-    size: u64,
-    stream: u64,
-    time_us: u64,
+    addr: i64,
+    size: i64,
+    stream: i64,
+    time_us: i64,
     frames: Vec<Frame>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    device_free: Option<u64>,
+    device_free: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     user_metadata: Option<&'static str>,
     tag: String,
@@ -86,7 +92,7 @@ struct TraceEntry {
 #[derive(Serialize, Clone)]
 struct Frame {
     filename: String,
-    line: u64,
+    line: i64,
     name: String,
 }
 
@@ -174,23 +180,23 @@ fn build(snapshot: &PoolSnapshot, history: &PoolHistory) -> Snapshot {
                     let address = segment.base + block.offset;
                     let allocated = block.state == BlockState::Allocated;
                     Block {
-                        address: address as u64,
-                        size: block.size as u64,
-                        requested_size: block.size as u64,
+                        address: int(address),
+                        size: int(block.size),
+                        requested_size: int(block.size),
                         state: if allocated { "active_allocated" } else { "inactive" },
                         frames: if allocated { frames_at(address) } else { Vec::new() },
                     }
                 })
                 .collect();
-            let allocated: u64 = blocks
+            let allocated: i64 = blocks
                 .iter()
                 .filter(|block| block.state == "active_allocated")
                 .map(|block| block.size)
                 .sum();
             Segment {
                 device,
-                address: segment.base as u64,
-                total_size: segment.mapped as u64,
+                address: int(segment.base),
+                total_size: int(segment.mapped),
                 allocated_size: allocated,
                 active_size: allocated,
                 requested_size: allocated,
@@ -206,8 +212,16 @@ fn build(snapshot: &PoolSnapshot, history: &PoolHistory) -> Snapshot {
         .collect();
     let mut device_traces: Vec<Vec<TraceEntry>> = (0..=device.max(0)).map(|_| Vec::new()).collect();
     let start = history.started_unix_us;
+    let live_at_end = snapshot.segments.iter().flat_map(|segment| {
+        segment
+            .blocks
+            .iter()
+            .filter(|block| block.state == BlockState::Allocated)
+            .map(|block| (segment.base + block.offset, block.size))
+    });
     if let Some(trace) = device_traces.last_mut() {
-        trace.extend(history.events.iter().map(|event| trace_entry(event, start)));
+        let events = viewer_trace::viewer_events(&history.events, live_at_end);
+        trace.extend(events.iter().map(|event| trace_entry(event, start)));
     }
     Snapshot {
         segments,
@@ -219,15 +233,24 @@ fn trace_entry(event: &HistoryEvent, start_unix_us: u64) -> TraceEntry {
     let action = event.action;
     TraceEntry {
         action: action.torch_name(),
-        addr: event.address as u64,
-        size: event.size as u64,
-        stream: event.stream,
-        time_us: start_unix_us.saturating_add(event.time_ns / 1000),
+        addr: int(event.address),
+        size: int(event.size),
+        stream: i64::try_from(event.stream).unwrap_or(i64::MAX),
+        time_us: i64::try_from(start_unix_us.saturating_add(event.time_ns / 1000)).unwrap_or(i64::MAX),
         frames: event.backtrace.as_deref().map_or_else(Vec::new, frames),
-        device_free: (action == HistoryAction::Oom).then_some(event.free as u64),
+        device_free: (action == HistoryAction::Oom).then(|| int(event.free)),
         user_metadata: action.user_metadata(),
         tag: event.tag.to_string(),
     }
+}
+
+/// `value` as the pickle's integer. Signed: serde-pickle writes a `u64`
+/// of 2^31 or more in 9 bytes (a sign byte more), which the web viewer's
+/// unpickler reads as a `BigInt` that its arithmetic then refuses; an
+/// `i64` takes at most 8, a plain number there. Pool addresses and sizes
+/// fit.
+fn int(value: usize) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 /// The frames of `backtrace`, innermost first (as torch's), read from its
