@@ -2,6 +2,7 @@
 
 mod shards;
 
+use super::cache_slot::{CacheSlot, hold_all, token};
 use super::config_env::{parse_both, read_env};
 use super::watch::Watch;
 use crate::Call;
@@ -10,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
 use crate::stream::{Ordered, Recycle, Settled, Tracks};
-use shards::{Cached, Counts, SHARDS, Shard, SharedTotal, my_shard};
+use shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -58,7 +59,8 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
 /// allocate from any thread. Each thread allocates from and gives back to
 /// a shard of the cache of its own (falling back on the other shards
-/// before it allocates), so threads' hits do not wait for each other.
+/// before it allocates), so threads' hits do not wait for each other,
+/// and a hit makes no atomic read-modify-write for its shard.
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
@@ -79,7 +81,8 @@ struct Shared {
     /// Set when the `PinnedPool` is dropped: buffers that come back after
     /// it are freed (once their work is proven finished), not cached.
     closed: AtomicBool,
-    /// The cached buffers and the counts, by thread ([`shards`]).
+    /// The cached buffers and the counts, by thread ([`shards`]); a
+    /// power of two of them.
     shards: Box<[Shard]>,
     /// The bytes handed out, with headroom, and its peak ([`shards`]).
     allocated: SharedTotal,
@@ -170,7 +173,7 @@ impl PinnedPool {
             config,
             max_cached: AtomicUsize::new(usize::MAX),
             closed: AtomicBool::new(false),
-            shards: (0..SHARDS).map(|_| Shard::new()).collect(),
+            shards: (0..SHARDS).map(|_| new_shard()).collect(),
             allocated: SharedTotal::default(),
             reserved: Mutex::new((0, 0)),
             #[cfg(feature = "testing")]
@@ -343,17 +346,11 @@ impl PinnedPool {
                 format!("{bytes} bytes overflow usize when rounded up to a power of two"),
             )
         })?;
-        let mine = my_shard();
-        let (mut buffer, tracks) = match self.shared.take_cached(mine, size, bytes) {
+        let token = token();
+        let mine = shard_of(token);
+        let (mut buffer, tracks) = match self.shared.take_cached(token, size, bytes) {
             Some(found) => found,
-            None => {
-                // A miss either way; the bytes counted once the buffer
-                // exists: a failed allocation leaves the peaks alone.
-                self.shared.shards[mine].lock().counts.misses += 1;
-                let buffer = self.shared.fresh(size)?;
-                self.shared.count_fresh(mine, size, bytes);
-                (buffer, Tracks::default())
-            }
+            None => (self.shared.fresh_counted(token, size, bytes)?, Tracks::default()),
         };
         self.shared.watch_out(buffer.as_ptr() as usize, size);
         // SAFETY: the pool's buffers are zeroed when allocated, so all
@@ -386,29 +383,34 @@ impl PinnedPool {
     /// ```
     pub fn empty_cache(&self) -> Result<()> {
         let mut first = None;
-        for shard in &self.shared.shards {
-            let cached = shard.lock().take_all();
-            let mut freed = 0;
-            let mut kept: Vec<Cached> = Vec::new();
-            for (buffer, mut tracks) in cached {
-                match tracks.settle("PinnedPool::empty_cache") {
-                    Settled::Proven(_) => {
-                        let size = buffer.capacity();
-                        if let Err(error) = buffer.free() {
-                            first.get_or_insert(error);
-                        }
-                        freed += size;
-                    }
-                    Settled::Unproven(error) => {
+        // Taken out of every shard at once (one barrier for all); settled
+        // and freed with no shard held.
+        let cached = self.shared.take_all_cached();
+        let mut freed = 0;
+        let mut kept: Vec<Cached> = Vec::new();
+        for (buffer, mut tracks) in cached {
+            match tracks.settle("PinnedPool::empty_cache") {
+                Settled::Proven(_) => {
+                    let size = buffer.capacity();
+                    if let Err(error) = buffer.free() {
                         first.get_or_insert(error);
-                        kept.push((buffer, tracks));
                     }
+                    freed += size;
+                }
+                Settled::Unproven(error) => {
+                    first.get_or_insert(error);
+                    kept.push((buffer, tracks));
                 }
             }
-            self.shared.count_freed(freed);
-            let mut state = shard.lock();
-            state.counts.cached_bytes -= freed as isize;
+        }
+        self.shared.count_freed(freed);
+        if !kept.is_empty() {
+            // Back into the calling thread's shard, counted there.
+            let token = token();
+            let mut held = self.shared.shards[shard_of(token)].hold(token);
+            let (state, counts) = held.parts();
             for cached in kept {
+                counts.cached(cached.0.capacity() as isize);
                 state.keep(cached);
             }
         }
@@ -438,71 +440,129 @@ impl Drop for PinnedPool {
     /// others); buffers still handed out are freed when they come back.
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Relaxed);
-        for shard in &self.shared.shards {
-            // Under the shard's lock, a buffer coming back either is in
-            // the shard already or will see `closed`.
-            let cached = shard.lock().take_all();
-            let mut freed = 0;
-            for (buffer, mut tracks) in cached {
-                freed += buffer.capacity();
-                match tracks.settle("PinnedPool drop") {
-                    Settled::Proven(_) => drop(buffer),
-                    Settled::Unproven(_) => std::mem::forget(buffer),
-                }
+        // Every shard held after `closed` is set: a buffer coming back
+        // either is in its shard already (and taken here) or, holding its
+        // shard after this, sees `closed`.
+        let cached = self.shared.take_all_cached();
+        let mut freed = 0;
+        for (buffer, mut tracks) in cached {
+            freed += buffer.capacity();
+            match tracks.settle("PinnedPool drop") {
+                Settled::Proven(_) => drop(buffer),
+                Settled::Unproven(_) => std::mem::forget(buffer),
             }
-            shard.lock().counts.cached_bytes -= freed as isize;
-            self.shared.count_freed(freed);
         }
+        self.shared.count_freed(freed);
     }
 }
 
 impl Shared {
     /// A cached buffer of `size` bytes for a request of `bytes`, from the
-    /// shard `mine` or else from another, counted as a hit in `mine` (so
-    /// that a thread's headroom moves only with its own hits and frees).
+    /// calling thread's shard (its token `token`) or else from another,
+    /// counted as a hit in the caller's (so that a thread's headroom moves
+    /// only with its own hits and frees).
     #[inline]
-    fn take_cached(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
-        let mut own = self.shards[mine].lock();
-        let found = match own.take(size) {
-            Some(found) => found,
-            None => {
-                drop(own);
-                let found = self.steal(mine, size)?;
-                own = self.shards[mine].lock();
-                found
-            }
+    fn take_cached(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let shard: *const Shard = &self.shards[shard_of(token)];
+        let hit = |state: &mut shards::ShardState, counts: &shards::Counts, ()| {
+            state.hit(counts, &self.allocated, size, bytes)
         };
-        own.counts.hits += 1;
-        own.counts.cached_bytes -= size as isize;
-        own.count_out(&self.allocated, size, bytes);
-        Some(found)
-    }
-
-    /// A cached buffer of `size` bytes from a shard other than `mine`
-    /// (counted back into `mine` by the caller).
-    #[cold]
-    fn steal(&self, mine: usize, size: usize) -> Option<Cached> {
-        (1..SHARDS).find_map(|step| {
-            let mut other = self.shards[(mine + step) % SHARDS].lock();
-            let found = other.take(size)?;
-            // The cached bytes move to `mine` with the buffer.
-            other.counts.cached_bytes -= size as isize;
-            drop(other);
-            self.shards[mine].lock().counts.cached_bytes += size as isize;
-            Some(found)
-        })
-    }
-
-    /// Counts a new buffer of `size` bytes handed out for `bytes`.
-    #[cold]
-    fn count_fresh(&self, mine: usize, size: usize, bytes: usize) {
-        {
-            let mut state = self.shards[mine].lock();
-            state.count_out(&self.allocated, size, bytes);
+        // SAFETY: the shard lives in `self`, borrowed for the call.
+        match unsafe { CacheSlot::with_held(shard, token, (), hit) } {
+            Ok(Some(found)) => Some(found),
+            // Held by someone else (a steal, a flush), or a local miss.
+            _ => self.take_slowly(token, size, bytes),
         }
+    }
+
+    /// [`Shared::take_cached`] past a hit of the caller's shard: waits
+    /// for the shard if someone else holds it, then steals from the
+    /// others.
+    #[cold]
+    #[inline(never)]
+    fn take_slowly(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let mine = shard_of(token);
+        {
+            let mut held = self.shards[mine].hold(token);
+            let (state, counts) = held.parts();
+            if let Some(found) = state.hit(counts, &self.allocated, size, bytes) {
+                return Some(found);
+            }
+        }
+        self.steal(mine, size, bytes)
+    }
+
+    /// A cached buffer of `size` bytes from a shard other than `mine`,
+    /// counted as a hit in `mine`; the rest of that shard's bucket of
+    /// `size` moves to `mine` with it (so that a thread that allocates
+    /// what another gives back steals once per batch). Holds every shard
+    /// at once (one barrier for all: an owner's hold is not turned into
+    /// a shared one, which would cost its hits a swap each), and only
+    /// when another shard has cached bytes.
+    #[cold]
+    fn steal(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let others_cache = self
+            .shards
+            .iter()
+            .enumerate()
+            .any(|(at, shard)| at != mine && shard.shared().cached_bytes() > 0);
+        if !others_cache {
+            return None;
+        }
+        let mut held = hold_all(&self.shards);
+        let mut found = Vec::new();
+        for (at, shard) in held.iter_mut().enumerate() {
+            if at != mine {
+                let (state, counts) = shard.parts();
+                found = state.take_bucket(size);
+                // The cached bytes move to `mine` with the buffers.
+                counts.cached(-((size * found.len()) as isize));
+                if !found.is_empty() {
+                    break;
+                }
+            }
+        }
+        let (state, counts) = held.get_mut(mine)?.parts();
+        counts.cached((size * found.len()) as isize);
+        for cached in found {
+            state.keep(cached);
+        }
+        state.hit(counts, &self.allocated, size, bytes)
+    }
+
+    /// Every cached buffer, taken out of every shard (held at once) and
+    /// no longer counted as cached.
+    fn take_all_cached(&self) -> Vec<Cached> {
+        let mut all = Vec::new();
+        for mut held in hold_all(&self.shards) {
+            let (state, counts) = held.parts();
+            let taken = state.take_all();
+            let bytes: usize = taken.iter().map(|(buffer, _)| buffer.capacity()).sum();
+            counts.cached(-(bytes as isize));
+            all.extend(taken);
+        }
+        all
+    }
+
+    /// A new buffer of `size` bytes for a request of `bytes`, counted as
+    /// a miss in the caller's shard (its token `token`), and its bytes
+    /// once the buffer exists: a failed allocation leaves the peaks alone.
+    #[cold]
+    fn fresh_counted(&self, token: usize, size: usize, bytes: usize) -> Result<PinnedHostBuf<u8>> {
+        let fresh = self.fresh(size);
+        {
+            let mut held = self.shards[shard_of(token)].hold(token);
+            let (state, counts) = held.parts();
+            counts.miss();
+            if fresh.is_ok() {
+                state.count_out(counts, &self.allocated, size, bytes);
+            }
+        }
+        let buffer = fresh?;
         let mut reserved = self.reserved();
         reserved.0 += size;
         reserved.1 = reserved.1.max(reserved.0);
+        Ok(buffer)
     }
 
     /// Counts `bytes` of pinned memory freed.
@@ -542,14 +602,11 @@ impl Shared {
 
     /// The sums of the shards' counts, with the peaks.
     fn stats(&self) -> PinnedStats {
-        let mut sum = Counts::default();
+        // Read without holding the shards (no barrier): a snapshot of
+        // counts read one after another.
+        let mut sum = CountsNow::default();
         for shard in &self.shards {
-            let counts = shard.lock().counts;
-            sum.allocated += counts.allocated;
-            sum.requested += counts.requested;
-            sum.cached_bytes += counts.cached_bytes;
-            sum.hits += counts.hits;
-            sum.misses += counts.misses;
+            shard.shared().add_to(&mut sum);
         }
         let allocated = sum.allocated.max(0).unsigned_abs();
         let cached_bytes = sum.cached_bytes.max(0).unsigned_abs();
@@ -583,21 +640,41 @@ impl Shared {
     /// Takes a buffer back into the calling thread's shard, or frees it
     /// (once its copies are proven finished; leaked if they cannot be)
     /// when it is over the cache cap or the pool is gone.
-    fn give_back(&self, buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
+    fn give_back(&self, mut buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
         let (size, bytes) = (buffer.capacity(), buffer.len());
         self.watch_back(buffer.as_ptr() as usize);
-        let shard = &self.shards[my_shard()];
+        let token = token();
+        let shard = &self.shards[shard_of(token)];
         if size <= self.max_cached.load(Ordering::Relaxed) {
-            let mut state = shard.lock();
-            if !self.closed.load(Ordering::Relaxed) {
-                state.count_back(&self.allocated, size, bytes);
-                state.counts.cached_bytes += size as isize;
-                state.keep((buffer, tracks));
-                return;
-            }
+            // `closed` is read under the hold (see `PinnedPool::drop`).
+            let keep = |state: &mut shards::ShardState, counts: &shards::Counts, cached: Cached| {
+                if self.closed.load(Ordering::Relaxed) {
+                    return Err(cached);
+                }
+                state.keep_given_back(counts, &self.allocated, cached, bytes);
+                Ok(())
+            };
+            // SAFETY: the shard lives in `self`, borrowed for the call.
+            let given = match unsafe { CacheSlot::with_held(shard, token, (buffer, tracks), keep) } {
+                Ok(kept) => kept,
+                // Held by someone else: waits for it (holders never wait
+                // while holding one shard), so the counts stay with this
+                // thread's headroom.
+                Err(cached) => {
+                    let mut held = shard.hold(token);
+                    let (state, counts) = held.parts();
+                    keep(state, counts, cached)
+                }
+            };
+            let Err(cached) = given else { return };
+            (buffer, tracks) = cached;
         }
         let settled = tracks.settle("PinnedPool buffer freed on its return");
-        shard.lock().count_back(&self.allocated, size, bytes);
+        {
+            let mut held = shard.hold(token);
+            let (state, counts) = held.parts();
+            state.count_back(counts, &self.allocated, size, bytes);
+        }
         match settled {
             Settled::Proven(_) => {
                 drop(buffer);
@@ -656,8 +733,8 @@ impl super::watch::Watched for Shared {
     }
 
     fn held(&self, held: &mut super::watch::Held) {
-        for shard in &self.shards {
-            held.host.extend(shard.lock().cached_addresses());
+        for shard in hold_all(&self.shards) {
+            held.host.extend(shard.cached_addresses());
         }
     }
 }
