@@ -21,7 +21,7 @@
 //! the kernel offers no `membarrier` (the slots are shared from the
 //! start).
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence};
@@ -30,47 +30,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence};
 const UNOWNED: usize = 0;
 /// `owner` of a slot that every holder takes by a swap of `taken`.
 const SHARED: usize = usize::MAX;
-
-/// A thread without a token yet.
-const UNNAMED: usize = 0;
-
-thread_local! {
-    /// This thread's token: unique, fixed at first use.
-    static TOKEN: Cell<usize> = const { Cell::new(UNNAMED) };
-}
-
-/// The last token given to a thread.
-static LAST_TOKEN: AtomicUsize = AtomicUsize::new(UNNAMED);
-
-/// The calling thread's token: its name as a slot's owner, and its slot
-/// in a pool's slots (masked by their count, a power of two). Never
-/// [`UNNAMED`] nor `usize::MAX`. Shared by every pool that keeps slots,
-/// so a thread is named once.
-#[inline]
-pub(super) fn token() -> usize {
-    match TOKEN.get() {
-        UNNAMED => name_thread(),
-        named => named,
-    }
-}
-
-/// The calling thread's token if it has one already (`None` before its
-/// first [`token`]): no call on any path.
-#[inline(always)]
-pub(super) fn named_token() -> Option<usize> {
-    match TOKEN.get() {
-        UNNAMED => None,
-        named => Some(named),
-    }
-}
-
-#[cold]
-fn name_thread() -> usize {
-    // Tokens would run out after 2^64 - 2 threads: the count stays below.
-    let token = LAST_TOKEN.fetch_add(1, Ordering::Relaxed) + 1;
-    TOKEN.set(token);
-    token
-}
 
 /// A value (a thread cache) on cache lines of its own, with who may hold
 /// it how, and a part `S` that anyone may read while the value is held

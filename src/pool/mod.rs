@@ -52,6 +52,7 @@ mod snapshot_svg;
 mod stat_counters;
 mod stats;
 mod stream_allocator;
+mod thread_token;
 mod thread_cache;
 mod timeline_svg;
 mod torch_snapshot;

@@ -2,7 +2,8 @@
 
 mod shards;
 
-use super::cache_slot::{CacheSlot, hold_all, token};
+use super::cache_slot::{CacheSlot, hold_all};
+use super::thread_token::token;
 use super::config_env::{parse_both, read_env};
 use super::watch::Watch;
 use crate::Call;

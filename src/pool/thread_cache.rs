@@ -23,7 +23,8 @@
 //! pool, and above the true peak by at most the other threads' headroom
 //! otherwise (never below it).
 
-use super::cache_slot::{CacheSlot, SlotHold, hold_all, named_token, token};
+use super::cache_slot::{CacheSlot, SlotHold, hold_all};
+use super::thread_token::{named_token, token};
 use super::pool_block::BlockNode;
 use crate::stream::Tracks;
 use std::collections::HashMap;

@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn threads_have_shards_by_token() {
-        use super::super::super::cache_slot::token;
+        use super::super::super::thread_token::token;
         let mine = shard_of(token());
         assert_eq!(mine, shard_of(token()), "a thread keeps its shard");
         let theirs = std::thread::spawn(|| shard_of(token()))
