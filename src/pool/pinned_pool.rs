@@ -1,17 +1,18 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
+mod recycle;
 mod shards;
 
 use super::cache_slot::{CacheSlot, hold_all};
-use super::thread_token::token;
 use super::config_env::{parse_both, read_env};
+use super::thread_token::token;
 use super::watch::Watch;
 use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
-use crate::stream::{Ordered, Recycle, Settled, Tracks};
+use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
 use shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,13 +69,21 @@ pub struct PinnedPool {
     shared: Arc<Shared>,
     /// Requests up to this many bytes are rounded up to a power of two.
     round_threshold: usize,
-    /// Where a dropped buffer goes, one per shard (each its own reference
-    /// count, so that threads' hits share none): its shard's bucket, or
-    /// (the pool gone) freed once its work is proven finished.
-    recycles: Box<[Recycle<PinnedHostBuf<u8>>]>,
 }
 
+/// The pool's state. Every buffer the pool caches or hands out holds one
+/// strong count of it (the cached ones implicitly, the ones handed out
+/// in their `Ordered`, as a [`Carried`] reference): made once when the
+/// buffer is allocated, moved with it on every hit and give-back, let go
+/// when the buffer is freed. So the state outlives the pool until its
+/// last buffer is back, and a hit counts nothing. The pool's drop frees
+/// the cached buffers (releasing their counts), which breaks the cycle of
+/// a state holding itself through its cache.
+#[repr(C)]
 struct Shared {
+    /// First (`repr(C)`): a buffer's `Ordered` reaches the state by a
+    /// pointer to it ([`recycle`]).
+    carrier: Carrier<PinnedHostBuf<u8>>,
     device: Device,
     config: HostMallocConfig,
     /// Buffers larger than this are freed when dropped instead of cached.
@@ -170,6 +179,7 @@ impl PinnedPool {
     /// ```
     pub fn with_config(device: &Device, config: HostMallocConfig) -> Self {
         let shared = Arc::new(Shared {
+            carrier: recycle::CARRIER,
             device: device.clone(),
             config,
             max_cached: AtomicUsize::new(usize::MAX),
@@ -185,24 +195,9 @@ impl PinnedPool {
             let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
             weak
         });
-        // Each recycler holds the shared state (no upgrade, so no shared
-        // count, per hit): the state outlives the pool until its last
-        // buffer is back, and `closed` then frees what comes back.
-        let recycles = (0..SHARDS)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                Recycle::shared(move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| {
-                    // The buffer goes back whole, for any request of its
-                    // bucket: its uses cover all of it from here.
-                    tracks.widen();
-                    shared.give_back(buffer, tracks);
-                })
-            })
-            .collect();
         Self {
             shared,
             round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
-            recycles,
         }
     }
 
@@ -348,10 +343,19 @@ impl PinnedPool {
             )
         })?;
         let token = token();
-        let mine = shard_of(token);
-        let (mut buffer, tracks) = match self.shared.take_cached(token, size, bytes) {
-            Some(found) => found,
-            None => (self.shared.fresh_counted(token, size, bytes)?, Tracks::default()),
+        let (mut buffer, tracks, carried) = match self.shared.take_cached(token, size, bytes) {
+            // SAFETY: the cached buffer held a count of the state, which
+            // moves to its `Ordered` (see `Shared`).
+            Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
+            None => {
+                let buffer = self.shared.fresh_counted(token, size, bytes)?;
+                // The new buffer's count of the state.
+                let count = Arc::into_raw(Arc::clone(&self.shared));
+                // SAFETY: `count` is the count made for the buffer's
+                // `Ordered`, at the state's carrier (see `carrier`).
+                let carried = unsafe { Carried::from_raw(recycle::carrier_of(count)) };
+                (buffer, Tracks::default(), carried)
+            }
         };
         self.shared.watch_out(buffer.as_ptr() as usize, size);
         // SAFETY: the pool's buffers are zeroed when allocated, so all
@@ -359,7 +363,12 @@ impl PinnedPool {
         let fits = unsafe { buffer.set_len(bytes) };
         // Never false: the bucket's size is at least `bytes`.
         debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
-        Ok(Ordered::recycled(buffer, bytes, tracks, self.recycles[mine].clone()))
+        Ok(Ordered::recycled(buffer, bytes, tracks, Recycle::Carried(carried)))
+    }
+
+    /// The state's carrier, by a pointer that may reach the whole state.
+    fn carrier(&self) -> std::ptr::NonNull<Carrier<PinnedHostBuf<u8>>> {
+        recycle::carrier_of(Arc::as_ptr(&self.shared))
     }
 
     /// Frees the cached buffers whose work is proven finished (each
@@ -387,7 +396,7 @@ impl PinnedPool {
         // Taken out of every shard at once (one barrier for all); settled
         // and freed with no shard held.
         let cached = self.shared.take_all_cached();
-        let mut freed = 0;
+        let (mut freed, mut freed_buffers) = (0, 0);
         let mut kept: Vec<Cached> = Vec::new();
         for (buffer, mut tracks) in cached {
             match tracks.settle("PinnedPool::empty_cache") {
@@ -397,6 +406,7 @@ impl PinnedPool {
                         first.get_or_insert(error);
                     }
                     freed += size;
+                    freed_buffers += 1;
                 }
                 Settled::Unproven(error) => {
                     first.get_or_insert(error);
@@ -405,6 +415,7 @@ impl PinnedPool {
             }
         }
         self.shared.count_freed(freed);
+        self.release_counts(freed_buffers);
         if !kept.is_empty() {
             // Back into the calling thread's shard, counted there.
             let token = token();
@@ -436,6 +447,19 @@ impl PinnedPool {
     }
 }
 
+impl PinnedPool {
+    /// Lets go of the counts of the state that `buffers` cached buffers,
+    /// freed or leaked, held (see [`Shared`]).
+    fn release_counts(&self, buffers: usize) {
+        for _ in 0..buffers {
+            // SAFETY: each such buffer held one count, which nothing holds
+            // any more; the pool's own count keeps the state alive
+            // meanwhile.
+            unsafe { Arc::decrement_strong_count(Arc::as_ptr(&self.shared)) };
+        }
+    }
+}
+
 impl Drop for PinnedPool {
     /// Frees the cached buffers whose work is proven finished (leaks the
     /// others); buffers still handed out are freed when they come back.
@@ -445,7 +469,7 @@ impl Drop for PinnedPool {
         // either is in its shard already (and taken here) or, holding its
         // shard after this, sees `closed`.
         let cached = self.shared.take_all_cached();
-        let mut freed = 0;
+        let (mut freed, buffers) = (0, cached.len());
         for (buffer, mut tracks) in cached {
             freed += buffer.capacity();
             match tracks.settle("PinnedPool drop") {
@@ -454,6 +478,8 @@ impl Drop for PinnedPool {
             }
         }
         self.shared.count_freed(freed);
+        // A leaked buffer's count goes too: nothing gives it back.
+        self.release_counts(buffers);
     }
 }
 
@@ -636,53 +662,6 @@ impl Shared {
             }
         }
         PinnedHostBuf::zeroed(&self.device, size)
-    }
-
-    /// Takes a buffer back into the calling thread's shard, or frees it
-    /// (once its copies are proven finished; leaked if they cannot be)
-    /// when it is over the cache cap or the pool is gone.
-    fn give_back(&self, mut buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
-        let (size, bytes) = (buffer.capacity(), buffer.len());
-        self.watch_back(buffer.as_ptr() as usize);
-        let token = token();
-        let shard = &self.shards[shard_of(token)];
-        if size <= self.max_cached.load(Ordering::Relaxed) {
-            // `closed` is read under the hold (see `PinnedPool::drop`).
-            let keep = |state: &mut shards::ShardState, counts: &shards::Counts, cached: Cached| {
-                if self.closed.load(Ordering::Relaxed) {
-                    return Err(cached);
-                }
-                state.keep_given_back(counts, &self.allocated, cached, bytes);
-                Ok(())
-            };
-            // SAFETY: the shard lives in `self`, borrowed for the call.
-            let given = match unsafe { CacheSlot::with_held(shard, token, (buffer, tracks), keep) } {
-                Ok(kept) => kept,
-                // Held by someone else: waits for it (holders never wait
-                // while holding one shard), so the counts stay with this
-                // thread's headroom.
-                Err(cached) => {
-                    let mut held = shard.hold(token);
-                    let (state, counts) = held.parts();
-                    keep(state, counts, cached)
-                }
-            };
-            let Err(cached) = given else { return };
-            (buffer, tracks) = cached;
-        }
-        let settled = tracks.settle("PinnedPool buffer freed on its return");
-        {
-            let mut held = shard.hold(token);
-            let (state, counts) = held.parts();
-            state.count_back(counts, &self.allocated, size, bytes);
-        }
-        match settled {
-            Settled::Proven(_) => {
-                drop(buffer);
-                self.count_freed(size);
-            }
-            Settled::Unproven(_) => std::mem::forget(buffer),
-        }
     }
 }
 

@@ -24,8 +24,8 @@
 //! otherwise (never below it).
 
 use super::cache_slot::{CacheSlot, SlotHold, hold_all};
-use super::thread_token::{named_token, token};
 use super::pool_block::BlockNode;
+use super::thread_token::{named_token, token};
 use crate::stream::Tracks;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
