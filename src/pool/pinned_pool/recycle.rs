@@ -101,36 +101,35 @@ unsafe fn give_back(this: *const Shared, buffer: PinnedHostBuf<u8>, tracks: Trac
         (shard, size <= shared.max_cached.load(Ordering::Relaxed))
     };
     let cached = if cache {
+        // The buffer goes in through `given`, not as the hold's input (as
+        // in `Shared::take_cached`: a word off its alignment otherwise);
+        // left there when not kept.
+        let mut given = Some((buffer, tracks));
         // `closed` is read under the hold (see the module's notes).
-        let keep = move |state: &mut ShardState, counts: &Counts, cached: Cached| {
+        let keep = |state: &mut ShardState, counts: &Counts, ()| {
             // SAFETY: live while the shard is held: the count moves into
             // the shard with the buffer, where no one can take it before
             // the hold ends; the reference ends with this call.
             let shared = unsafe { &*this };
             if shared.closed.load(Ordering::Relaxed) {
-                return Err(cached);
+                return;
             }
-            state.keep_given_back(counts, &shared.allocated, cached, bytes);
-            Ok(())
+            if let Some(cached) = given.take() {
+                state.keep_given_back(counts, &shared.allocated, cached, bytes);
+            }
         };
         // SAFETY: the shard is in the state, live until the hold ends
         // (above); its store is the last access.
-        let given = match unsafe { CacheSlot::with_held(shard, token, (buffer, tracks), keep) } {
-            Ok(kept) => kept,
-            // Held by someone else: waits for it (no holder waits while
-            // holding one shard), so the counts stay with this thread's
-            // headroom.
-            Err(cached) => {
-                // SAFETY: as above; the hold's drop stores last, and its
-                // reference is not used after.
-                let mut held = unsafe { &*shard }.hold(token);
-                let (state, counts) = held.parts();
-                keep(state, counts, cached)
+        let held = unsafe { CacheSlot::with_held(shard, token, (), keep) };
+        let Some(cached) = given else { return };
+        if held.is_ok() {
+            cached // the pool is closed
+        } else {
+            // SAFETY: as above.
+            match unsafe { keep_waiting(this, shard, token, cached, bytes) } {
+                Ok(()) => return,
+                Err(cached) => cached,
             }
-        };
-        match given {
-            Ok(()) => return,
-            Err(cached) => cached,
         }
     } else {
         (buffer, tracks)
@@ -141,6 +140,36 @@ unsafe fn give_back(this: *const Shared, buffer: PinnedHostBuf<u8>, tracks: Trac
     // SAFETY: the count this call took over, let go last: no reference to
     // the state is left.
     drop(unsafe { Arc::from_raw(this) });
+}
+
+/// The give-back's keep when someone else holds the shard: waits for it
+/// (no holder waits while holding one shard), so the counts stay with
+/// this thread's headroom. Gives the buffer back when the pool is closed.
+///
+/// # Safety
+///
+/// As [`give_back`], and `shard` is the state's shard of `token`.
+#[cold]
+#[inline(never)]
+unsafe fn keep_waiting(
+    this: *const Shared,
+    shard: *const Shard,
+    token: usize,
+    cached: Cached,
+    bytes: usize,
+) -> Result<(), Cached> {
+    // SAFETY: live until the hold ends (the count moves into the shard
+    // only under it); the hold's drop stores last, and its reference is
+    // not used after.
+    let mut held = unsafe { &*shard }.hold(token);
+    let (state, counts) = held.parts();
+    // SAFETY: as above; the reference ends before the hold does.
+    let shared = unsafe { &*this };
+    if shared.closed.load(Ordering::Relaxed) {
+        return Err(cached);
+    }
+    state.keep_given_back(counts, &shared.allocated, cached, bytes);
+    Ok(())
 }
 
 impl Shared {

@@ -154,19 +154,29 @@ impl ShardState {
         }
     }
 
-    /// A cached buffer of `size` bytes, if this shard has one.
-    #[inline]
+    /// A cached buffer of `size` bytes, if this shard has one: inlined
+    /// for a power of two (the hit then keeps the buffer in registers; a
+    /// call returned it through memory, read back across stores of other
+    /// widths, which the processor cannot forward).
+    #[inline(always)]
     pub(super) fn take(&mut self, size: usize) -> Option<Cached> {
         if size.is_power_of_two() {
             self.powers[size.trailing_zeros() as usize].pop()
         } else {
-            let bucket = self.others.get_mut(&size)?;
-            let found = bucket.pop();
-            if bucket.is_empty() {
-                self.others.remove(&size);
-            }
-            found
+            self.take_other(size)
         }
+    }
+
+    /// [`ShardState::take`] of a size above the rounding threshold.
+    #[cold]
+    #[inline(never)]
+    fn take_other(&mut self, size: usize) -> Option<Cached> {
+        let bucket = self.others.get_mut(&size)?;
+        let found = bucket.pop();
+        if bucket.is_empty() {
+            self.others.remove(&size);
+        }
+        found
     }
 
     /// Every cached buffer of `size` bytes, taken out.
@@ -189,9 +199,32 @@ impl ShardState {
         Some(found)
     }
 
-    /// Caches `buffer` in its size's bucket.
-    #[inline]
+    /// Caches `buffer` in its size's bucket: inlined for a power of two
+    /// whose bucket has room (as [`ShardState::take`]).
+    #[inline(always)]
     pub(super) fn keep(&mut self, cached: Cached) {
+        let size = cached.0.capacity();
+        if size.is_power_of_two() {
+            let bucket = &mut self.powers[size.trailing_zeros() as usize];
+            if bucket.len() < bucket.capacity() {
+                let len = bucket.len();
+                // SAFETY: below the capacity (tested above), so the place
+                // at `len` is allocated and unused; it is written before
+                // the length covers it.
+                unsafe {
+                    bucket.as_mut_ptr().add(len).write(cached);
+                    bucket.set_len(len + 1);
+                }
+                return;
+            }
+        }
+        self.keep_slowly(cached);
+    }
+
+    /// [`ShardState::keep`] past its common case.
+    #[cold]
+    #[inline(never)]
+    fn keep_slowly(&mut self, cached: Cached) {
         let size = cached.0.capacity();
         self.bucket(size).push(cached);
     }
