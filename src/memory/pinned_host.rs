@@ -38,8 +38,13 @@ const HOST_ALIGN: usize = 64;
 /// **Threads:** `PinnedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
+///
+/// (Laid out in order, the pointer last: an `Option` of a buffer is tested
+/// on the pointer, and a copy of the rest then starts where the buffer
+/// does, in the words it was stored in. With the pointer first, the rest
+/// was read a word off, across stores the processor cannot forward.)
+#[repr(C)]
 pub struct PinnedHostBuf<T> {
-    pointer: NonNull<T>,
     len: usize,
     /// Elements allocated at `pointer`, at least `len` (more only for a
     /// [`PinnedPool`](crate::pool::PinnedPool)'s buffer, whose bucket is
@@ -52,6 +57,7 @@ pub struct PinnedHostBuf<T> {
     /// widths, which the processor cannot forward (a third of a
     /// `PinnedPool` hit's time).
     allocated: usize,
+    pointer: NonNull<T>,
 }
 
 /// [`PinnedHostBuf`]'s `allocated` for memory from the runtime.

@@ -343,9 +343,24 @@ impl PinnedPool {
             )
         })?;
         let token = token();
-        let (mut buffer, tracks, carried) = match self.shared.take_cached(token, size, bytes) {
+        // The hit, handed out on its own path: merged with the slow
+        // paths' results, the buffer went through memory, with copies
+        // that read across stores the processor cannot forward.
+        if let Some((buffer, tracks)) = self.shared.take_owned(token, size, bytes) {
             // SAFETY: the cached buffer held a count of the state, which
             // moves to its `Ordered` (see `Shared`).
+            let carried = unsafe { Carried::from_raw(self.carrier()) };
+            return Ok(self.hand_out(buffer, tracks, carried, size, bytes));
+        }
+        self.alloc_slowly(token, size, bytes)
+    }
+
+    /// [`PinnedPool::alloc`] past an owner's hit of the caller's shard.
+    #[cold]
+    #[inline(never)]
+    fn alloc_slowly(&self, token: usize, size: usize, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
+        let (buffer, tracks, carried) = match self.shared.take_slowly(token, size, bytes) {
+            // SAFETY: as in `alloc`.
             Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
             None => {
                 let buffer = self.shared.fresh_counted(token, size, bytes)?;
@@ -357,13 +372,27 @@ impl PinnedPool {
                 (buffer, Tracks::default(), carried)
             }
         };
+        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
+    }
+
+    /// `buffer` of `size` bytes, with its uses and its count of the state,
+    /// handed out for a request of `bytes`.
+    #[inline(always)]
+    fn hand_out(
+        &self,
+        mut buffer: PinnedHostBuf<u8>,
+        tracks: Tracks,
+        carried: Carried<PinnedHostBuf<u8>>,
+        size: usize,
+        bytes: usize,
+    ) -> Ordered<PinnedHostBuf<u8>> {
         self.shared.watch_out(buffer.as_ptr() as usize, size);
         // SAFETY: the pool's buffers are zeroed when allocated, so all
         // their elements up to the capacity are initialised.
         let fits = unsafe { buffer.set_len(bytes) };
         // Never false: the bucket's size is at least `bytes`.
         debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
-        Ok(Ordered::recycled(buffer, bytes, tracks, Recycle::Carried(carried)))
+        Ordered::recycled(buffer, bytes, tracks, Recycle::Carried(carried))
     }
 
     /// The state's carrier, by a pointer that may reach the whole state.
@@ -485,11 +514,11 @@ impl Drop for PinnedPool {
 
 impl Shared {
     /// A cached buffer of `size` bytes for a request of `bytes`, from the
-    /// calling thread's shard (its token `token`) or else from another,
-    /// counted as a hit in the caller's (so that a thread's headroom moves
-    /// only with its own hits and frees).
-    #[inline]
-    fn take_cached(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
+    /// calling thread's shard (its token `token`) when the thread owns it
+    /// and no one else holds it, counted as a hit there; `None`
+    /// otherwise, and the caller calls [`Shared::take_slowly`].
+    #[inline(always)]
+    fn take_owned(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
         let shard: *const Shard = &self.shards[shard_of(token)];
         // The buffer comes out through `found`, not in the hold's result:
         // an `Option` of it in a `Result` moved it a word off its
@@ -499,18 +528,18 @@ impl Shared {
         let hit = |state: &mut shards::ShardState, counts: &shards::Counts, ()| {
             found = state.hit(counts, &self.allocated, size, bytes);
         };
+        // The owner's hold alone (one place calls `hit`, which is then
+        // inlined); a shared shard's holds are `take_slowly`'s.
         // SAFETY: the shard lives in `self`, borrowed for the call.
-        let _ = unsafe { CacheSlot::with_held(shard, token, (), hit) };
-        match found {
-            Some(found) => Some(found),
-            // Held by someone else (a steal, a flush), or a local miss.
-            None => self.take_slowly(token, size, bytes),
-        }
+        let _ = unsafe { CacheSlot::with_owned(shard, token, (), hit) };
+        found
     }
 
-    /// [`Shared::take_cached`] past a hit of the caller's shard: waits
-    /// for the shard if someone else holds it, then steals from the
-    /// others.
+    /// [`Shared::take_owned`] past an owner's hit of the caller's shard
+    /// (not the owner, held by someone else, or a local miss): holds it (a
+    /// shared shard, or waiting for whoever holds it), then steals from
+    /// the others; counted as a hit in the caller's shard (so that a
+    /// thread's headroom moves only with its own hits and frees).
     #[cold]
     #[inline(never)]
     fn take_slowly(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {

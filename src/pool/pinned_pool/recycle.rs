@@ -102,7 +102,7 @@ unsafe fn give_back(this: *const Shared, buffer: PinnedHostBuf<u8>, tracks: Trac
     };
     let cached = if cache {
         // The buffer goes in through `given`, not as the hold's input (as
-        // in `Shared::take_cached`: a word off its alignment otherwise);
+        // in `Shared::take_owned`: a word off its alignment otherwise);
         // left there when not kept.
         let mut given = Some((buffer, tracks));
         // `closed` is read under the hold (see the module's notes).
@@ -118,9 +118,11 @@ unsafe fn give_back(this: *const Shared, buffer: PinnedHostBuf<u8>, tracks: Trac
                 state.keep_given_back(counts, &shared.allocated, cached, bytes);
             }
         };
+        // The owner's hold alone (as in `Shared::take_owned`); the other
+        // holds are `keep_waiting`'s.
         // SAFETY: the shard is in the state, live until the hold ends
         // (above); its store is the last access.
-        let held = unsafe { CacheSlot::with_held(shard, token, (), keep) };
+        let held = unsafe { CacheSlot::with_owned(shard, token, (), keep) };
         let Some(cached) = given else { return };
         if held.is_ok() {
             cached // the pool is closed
@@ -142,9 +144,10 @@ unsafe fn give_back(this: *const Shared, buffer: PinnedHostBuf<u8>, tracks: Trac
     drop(unsafe { Arc::from_raw(this) });
 }
 
-/// The give-back's keep when someone else holds the shard: waits for it
-/// (no holder waits while holding one shard), so the counts stay with
-/// this thread's headroom. Gives the buffer back when the pool is closed.
+/// The give-back's keep past the owner's hold: a shared shard, or one
+/// someone else holds, which it waits for (no holder waits while holding
+/// one shard), so the counts stay with this thread's headroom. Gives the
+/// buffer back when the pool is closed.
 ///
 /// # Safety
 ///
