@@ -2,10 +2,13 @@
 
 mod recycle;
 mod shards;
+#[cfg(test)]
+mod tests;
 
 use super::cache_slot::{CacheSlot, hold_all};
 use super::config_env::{parse_both, read_env};
 use super::thread_token::token;
+#[cfg(feature = "testing")]
 use super::watch::Watch;
 use crate::Call;
 use crate::Device;

@@ -67,3 +67,98 @@ impl<S> Drop for Carried<S> {
 unsafe impl<S> Send for Carried<S> {}
 // SAFETY: as above; `&Carried` gives no access to the state.
 unsafe impl<S> Sync for Carried<S> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// A pool's state as the `PinnedPool` keeps it: the carrier first,
+    /// owners cached with their counts implicit, `closed` when the pool's
+    /// handle is gone.
+    #[repr(C)]
+    struct State {
+        carrier: Carrier<Box<u64>>,
+        cache: Mutex<Vec<Box<u64>>>,
+        closed: AtomicBool,
+        freed: Arc<AtomicUsize>,
+    }
+
+    fn state_of(carrier: NonNull<Carrier<Box<u64>>>) -> *const State {
+        carrier.as_ptr().cast_const().cast()
+    }
+
+    /// Caches the owner (its count stays, implicit in the cache) or, the
+    /// pool closed, drops it and lets go of the count last.
+    unsafe fn give_back(carrier: NonNull<Carrier<Box<u64>>>, owner: Box<u64>, _: Tracks) {
+        let this = state_of(carrier);
+        let owner = {
+            // SAFETY: live: the count this call took over.
+            let state = unsafe { &*this };
+            let mut cache = state.cache.lock().expect("the cache");
+            if !state.closed.load(Ordering::Relaxed) {
+                cache.push(owner);
+                return;
+            }
+            owner
+        };
+        drop(owner);
+        // SAFETY: a count of an `Arc<State>`, let go last.
+        let state = unsafe { Arc::from_raw(this) };
+        state.freed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    unsafe fn release(carrier: NonNull<Carrier<Box<u64>>>) {
+        // SAFETY: a count of an `Arc<State>`.
+        drop(unsafe { Arc::from_raw(state_of(carrier)) });
+    }
+
+    /// An owner with a new count of `state`.
+    fn carried(state: &Arc<State>) -> Carried<Box<u64>> {
+        let count = Arc::into_raw(Arc::clone(state));
+        let carrier = NonNull::new(count.cast_mut().cast()).expect("not null");
+        // SAFETY: a count made for it, at the state's carrier.
+        unsafe { Carried::from_raw(carrier) }
+    }
+
+    fn new_state(freed: &Arc<AtomicUsize>) -> Arc<State> {
+        Arc::new(State {
+            carrier: Carrier { give_back, release },
+            cache: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            freed: Arc::clone(freed),
+        })
+    }
+
+    /// Every drop order of the pinned pool's, on a state Miri can follow
+    /// (`cargo +nightly miri test --lib stream::ordered::carried`): an
+    /// owner given back into the cache keeps its count there; an owner
+    /// given back on another thread after the pool closed frees the state
+    /// with its last count; an owner that leaves lets go of its count.
+    #[test]
+    fn a_carried_count_keeps_the_state_until_the_last_owner_is_back() {
+        let freed = Arc::new(AtomicUsize::new(0));
+        let state = new_state(&freed);
+        carried(&state).give_back(Box::new(1), Tracks::default());
+        assert_eq!(Arc::strong_count(&state), 2, "the cached owner's count");
+        drop(carried(&state)); // left the pool (`into_inner`)
+        assert_eq!(Arc::strong_count(&state), 2);
+        let out = carried(&state);
+        // The pool's drop: closed, the cache emptied with its counts.
+        state.closed.store(true, Ordering::Relaxed);
+        let cached = std::mem::take(&mut *state.cache.lock().expect("the cache"));
+        for owner in cached {
+            drop(owner);
+            // SAFETY: the cached owner's count; the handle keeps the state.
+            unsafe { Arc::decrement_strong_count(Arc::as_ptr(&state)) };
+        }
+        let weak = Arc::downgrade(&state);
+        drop(state);
+        std::thread::spawn(move || out.give_back(Box::new(2), Tracks::default()))
+            .join()
+            .expect("given back on another thread");
+        assert!(weak.upgrade().is_none(), "freed with the last owner");
+        assert_eq!(freed.load(Ordering::Relaxed), 1);
+    }
+}
