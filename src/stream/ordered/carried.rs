@@ -79,19 +79,19 @@ mod tests {
     /// handle is gone.
     #[repr(C)]
     struct State {
-        carrier: Carrier<Box<u64>>,
-        cache: Mutex<Vec<Box<u64>>>,
+        carrier: Carrier<Vec<u64>>,
+        cache: Mutex<Vec<Vec<u64>>>,
         closed: AtomicBool,
         freed: Arc<AtomicUsize>,
     }
 
-    fn state_of(carrier: NonNull<Carrier<Box<u64>>>) -> *const State {
+    fn state_of(carrier: NonNull<Carrier<Vec<u64>>>) -> *const State {
         carrier.as_ptr().cast_const().cast()
     }
 
     /// Caches the owner (its count stays, implicit in the cache) or, the
     /// pool closed, drops it and lets go of the count last.
-    unsafe fn give_back(carrier: NonNull<Carrier<Box<u64>>>, owner: Box<u64>, _: Tracks) {
+    unsafe fn give_back(carrier: NonNull<Carrier<Vec<u64>>>, owner: Vec<u64>, _: Tracks) {
         let this = state_of(carrier);
         let owner = {
             // SAFETY: live: the count this call took over.
@@ -109,13 +109,13 @@ mod tests {
         state.freed.fetch_add(1, Ordering::Relaxed);
     }
 
-    unsafe fn release(carrier: NonNull<Carrier<Box<u64>>>) {
+    unsafe fn release(carrier: NonNull<Carrier<Vec<u64>>>) {
         // SAFETY: a count of an `Arc<State>`.
         drop(unsafe { Arc::from_raw(state_of(carrier)) });
     }
 
     /// An owner with a new count of `state`.
-    fn carried(state: &Arc<State>) -> Carried<Box<u64>> {
+    fn carried(state: &Arc<State>) -> Carried<Vec<u64>> {
         let count = Arc::into_raw(Arc::clone(state));
         let carrier = NonNull::new(count.cast_mut().cast()).expect("not null");
         // SAFETY: a count made for it, at the state's carrier.
@@ -140,7 +140,7 @@ mod tests {
     fn a_carried_count_keeps_the_state_until_the_last_owner_is_back() {
         let freed = Arc::new(AtomicUsize::new(0));
         let state = new_state(&freed);
-        carried(&state).give_back(Box::new(1), Tracks::default());
+        carried(&state).give_back(vec![1], Tracks::default());
         assert_eq!(Arc::strong_count(&state), 2, "the cached owner's count");
         drop(carried(&state)); // left the pool (`into_inner`)
         assert_eq!(Arc::strong_count(&state), 2);
@@ -155,7 +155,7 @@ mod tests {
         }
         let weak = Arc::downgrade(&state);
         drop(state);
-        std::thread::spawn(move || out.give_back(Box::new(2), Tracks::default()))
+        std::thread::spawn(move || out.give_back(vec![2], Tracks::default()))
             .join()
             .expect("given back on another thread");
         assert!(weak.upgrade().is_none(), "freed with the last owner");
