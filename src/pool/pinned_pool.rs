@@ -571,7 +571,9 @@ impl Shared {
             .iter()
             .enumerate()
             .any(|(at, shard)| at != mine && shard.shared().cached_bytes() > 0);
-        if !others_cache {
+        // (`mine` is always a shard: the test keeps the buffers taken
+        // below from ever being dropped for want of a place.)
+        if !others_cache || mine >= self.shards.len() {
             return None;
         }
         let mut held = hold_all(&self.shards);

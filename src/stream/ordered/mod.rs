@@ -404,8 +404,9 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
 
 impl<S> Drop for Ordered<S> {
     /// Inlined so that a pool's recycling drop costs one call: the common
-    /// case of a pool (a function of the owner, one lane) calls nothing
-    /// else, so it saves no registers; the rest is out of line.
+    /// case of a pool (a function of the owner or a carried reference,
+    /// one lane) calls nothing else, so it saves no registers; the rest is
+    /// out of line.
     #[inline]
     fn drop(&mut self) {
         if let Some(Recycle::Owner(function)) = *self.recycle
@@ -423,6 +424,22 @@ impl<S> Drop for Ordered<S> {
             // The ranges are this owner's: the recycler widens them where
             // it keeps busy memory (see `Recycle`).
             function(storage, lanes.into_tracks());
+        } else if let Some(Recycle::Carried(_)) = *self.recycle
+            && self.lanes.is_one()
+        {
+            // SAFETY: each taken once, here (`into_inner` forgets `self`);
+            // nothing uses them after.
+            let (storage, lanes, recycle) = unsafe {
+                (
+                    ManuallyDrop::take(&mut self.storage),
+                    ManuallyDrop::take(&mut self.lanes),
+                    ManuallyDrop::take(&mut self.recycle),
+                )
+            };
+            if let Some(Recycle::Carried(carried)) = recycle {
+                // As above.
+                carried.give_back(storage, lanes.into_tracks());
+            }
         } else {
             self.drop_slowly();
         }
