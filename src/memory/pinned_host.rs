@@ -38,16 +38,30 @@ const HOST_ALIGN: usize = 64;
 /// **Threads:** `PinnedHostBuf<T>` is `Send` and `Sync`, like `Vec<T>`.
 ///
 /// **Guide:** [Concepts: memory kinds](crate::guide::concepts).
+///
+/// (Laid out in order, the pointer last: an `Option` of a buffer is tested
+/// on the pointer, and a copy of the rest then starts where the buffer
+/// does, in the words it was stored in. With the pointer first, the rest
+/// was read a word off, across stores the processor cannot forward.)
+#[repr(C)]
 pub struct PinnedHostBuf<T> {
-    pointer: NonNull<T>,
     len: usize,
     /// Elements allocated at `pointer`, at least `len` (more only for a
     /// [`PinnedPool`](crate::pool::PinnedPool)'s buffer, whose bucket is
     /// larger than the request).
     capacity: usize,
-    /// Whether `pointer` came from `aclrtMallocHost` (not for empty buffers).
-    allocated: bool,
+    /// Whether `pointer` came from `aclrtMallocHost` (not for empty
+    /// buffers): [`ALLOCATED`] or 0. A whole word, not a `bool`: the spare
+    /// values of a `bool` held the tag of every `Option` and `Result` of a
+    /// buffer, and copying those then read words across stores of other
+    /// widths, which the processor cannot forward (a third of a
+    /// `PinnedPool` hit's time).
+    allocated: usize,
+    pointer: NonNull<T>,
 }
+
+/// [`PinnedHostBuf`]'s `allocated` for memory from the runtime.
+const ALLOCATED: usize = 1;
 
 // SAFETY: the buffer owns its host allocation exclusively, like a `Box<[T]>`.
 unsafe impl<T: Pod> Send for PinnedHostBuf<T> {}
@@ -148,7 +162,7 @@ impl<T: Pod> PinnedHostBuf<T> {
                 pointer: NonNull::dangling(),
                 len,
                 capacity: len,
-                allocated: false,
+                allocated: 0,
             });
         }
         device.make_current()?;
@@ -163,7 +177,7 @@ impl<T: Pod> PinnedHostBuf<T> {
             pointer,
             len,
             capacity: len,
-            allocated: true,
+            allocated: ALLOCATED,
         })
     }
 
@@ -320,7 +334,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     pub fn free_with_device_sync(mut self, device: &Device) -> Result<()> {
         // On failure here the buffer still owns the memory; `Drop` frees it.
         device.make_current()?;
-        if !std::mem::take(&mut self.allocated) {
+        if std::mem::take(&mut self.allocated) != ALLOCATED {
             return Ok(());
         }
         // SAFETY: the pointer came from `aclrtMallocHost` and is freed once
@@ -336,7 +350,7 @@ impl<T: Pod> PinnedHostBuf<T> {
 // Needs no `T: Pod`: the drop runs for any element type.
 impl<T> PinnedHostBuf<T> {
     fn release(&mut self) -> Result<()> {
-        if !std::mem::take(&mut self.allocated) {
+        if std::mem::take(&mut self.allocated) != ALLOCATED {
             return Ok(());
         }
         // SAFETY: the pointer came from `aclrtMallocHost` and is freed once
@@ -443,7 +457,7 @@ impl<T: Pod> PinnedHostBuf<T> {
                 pointer: NonNull::dangling(),
                 len,
                 capacity: len,
-                allocated: false,
+                allocated: 0,
             });
         }
         let size = u64::try_from(bytes).map_err(|_| {
@@ -483,7 +497,7 @@ impl<T: Pod> PinnedHostBuf<T> {
             pointer,
             len,
             capacity: len,
-            allocated: true,
+            allocated: ALLOCATED,
         })
     }
 }

@@ -160,6 +160,12 @@ impl<T, S> CacheSlot<T, S> {
         }
     }
 
+    /// The value, through a unique borrow of the slot (no other holder can
+    /// exist: a pool's state being dropped).
+    pub(super) fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
     /// The part anyone may read, held or not.
     #[inline]
     pub(super) fn shared(&self) -> &S {

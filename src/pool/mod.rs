@@ -53,6 +53,7 @@ mod stat_counters;
 mod stats;
 mod stream_allocator;
 mod thread_cache;
+mod thread_token;
 mod timeline_svg;
 mod torch_snapshot;
 mod torch_stats;

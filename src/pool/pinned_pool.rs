@@ -1,8 +1,13 @@
 //! [`PinnedPool`]: a caching pool of pinned host buffers.
 
+mod recycle;
 mod shards;
+#[cfg(test)]
+mod tests;
 
+use super::cache_slot::{CacheSlot, hold_all};
 use super::config_env::{parse_both, read_env};
+use super::thread_token::token;
 #[cfg(feature = "testing")]
 use super::watch::Watch;
 use crate::Call;
@@ -10,8 +15,8 @@ use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
-use crate::stream::{Ordered, Recycle, Settled, Tracks};
-use shards::{Cached, Counts, SHARDS, Shard, SharedTotal, my_shard};
+use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
+use shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -59,20 +64,29 @@ static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
 /// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
 /// allocate from any thread. Each thread allocates from and gives back to
 /// a shard of the cache of its own (falling back on the other shards
-/// before it allocates), so threads' hits do not wait for each other.
+/// before it allocates), so threads' hits do not wait for each other,
+/// and a hit makes no atomic read-modify-write for its shard.
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
     shared: Arc<Shared>,
     /// Requests up to this many bytes are rounded up to a power of two.
     round_threshold: usize,
-    /// Where a dropped buffer goes, one per shard (each its own reference
-    /// count, so that threads' hits share none): its shard's bucket, or
-    /// (the pool gone) freed once its work is proven finished.
-    recycles: Box<[Recycle<PinnedHostBuf<u8>>]>,
 }
 
+/// The pool's state. Every buffer the pool caches or hands out holds one
+/// strong count of it (the cached ones implicitly, the ones handed out
+/// in their `Ordered`, as a [`Carried`] reference): made once when the
+/// buffer is allocated, moved with it on every hit and give-back, let go
+/// when the buffer is freed. So the state outlives the pool until its
+/// last buffer is back, and a hit counts nothing. The pool's drop frees
+/// the cached buffers (releasing their counts), which breaks the cycle of
+/// a state holding itself through its cache.
+#[repr(C)]
 struct Shared {
+    /// First (`repr(C)`): a buffer's `Ordered` reaches the state by a
+    /// pointer to it ([`recycle`]).
+    carrier: Carrier<PinnedHostBuf<u8>>,
     device: Device,
     config: HostMallocConfig,
     /// Buffers larger than this are freed when dropped instead of cached.
@@ -80,7 +94,8 @@ struct Shared {
     /// Set when the `PinnedPool` is dropped: buffers that come back after
     /// it are freed (once their work is proven finished), not cached.
     closed: AtomicBool,
-    /// The cached buffers and the counts, by thread ([`shards`]).
+    /// The cached buffers and the counts, by thread ([`shards`]); a
+    /// power of two of them.
     shards: Box<[Shard]>,
     /// The bytes handed out, with headroom, and its peak ([`shards`]).
     allocated: SharedTotal,
@@ -167,11 +182,12 @@ impl PinnedPool {
     /// ```
     pub fn with_config(device: &Device, config: HostMallocConfig) -> Self {
         let shared = Arc::new(Shared {
+            carrier: recycle::CARRIER,
             device: device.clone(),
             config,
             max_cached: AtomicUsize::new(usize::MAX),
             closed: AtomicBool::new(false),
-            shards: (0..SHARDS).map(|_| Shard::new()).collect(),
+            shards: (0..SHARDS).map(|_| new_shard()).collect(),
             allocated: SharedTotal::default(),
             reserved: Mutex::new((0, 0)),
             #[cfg(feature = "testing")]
@@ -182,24 +198,9 @@ impl PinnedPool {
             let weak: std::sync::Weak<Shared> = Arc::downgrade(&shared);
             weak
         });
-        // Each recycler holds the shared state (no upgrade, so no shared
-        // count, per hit): the state outlives the pool until its last
-        // buffer is back, and `closed` then frees what comes back.
-        let recycles = (0..SHARDS)
-            .map(|_| {
-                let shared = Arc::clone(&shared);
-                Recycle::shared(move |buffer: PinnedHostBuf<u8>, mut tracks: Tracks| {
-                    // The buffer goes back whole, for any request of its
-                    // bucket: its uses cover all of it from here.
-                    tracks.widen();
-                    shared.give_back(buffer, tracks);
-                })
-            })
-            .collect();
         Self {
             shared,
             round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
-            recycles,
         }
     }
 
@@ -344,25 +345,62 @@ impl PinnedPool {
                 format!("{bytes} bytes overflow usize when rounded up to a power of two"),
             )
         })?;
-        let mine = my_shard();
-        let (mut buffer, tracks) = match self.shared.take_cached(mine, size, bytes) {
-            Some(found) => found,
+        let token = token();
+        // The hit, handed out on its own path: merged with the slow
+        // paths' results, the buffer went through memory, with copies
+        // that read across stores the processor cannot forward.
+        if let Some((buffer, tracks)) = self.shared.take_owned(token, size, bytes) {
+            // SAFETY: the cached buffer held a count of the state, which
+            // moves to its `Ordered` (see `Shared`).
+            let carried = unsafe { Carried::from_raw(self.carrier()) };
+            return Ok(self.hand_out(buffer, tracks, carried, size, bytes));
+        }
+        self.alloc_slowly(token, size, bytes)
+    }
+
+    /// [`PinnedPool::alloc`] past an owner's hit of the caller's shard.
+    #[cold]
+    #[inline(never)]
+    fn alloc_slowly(&self, token: usize, size: usize, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
+        let (buffer, tracks, carried) = match self.shared.take_slowly(token, size, bytes) {
+            // SAFETY: as in `alloc`.
+            Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
             None => {
-                // A miss either way; the bytes counted once the buffer
-                // exists: a failed allocation leaves the peaks alone.
-                self.shared.shards[mine].lock().counts.misses += 1;
-                let buffer = self.shared.fresh(size)?;
-                self.shared.count_fresh(mine, size, bytes);
-                (buffer, Tracks::default())
+                let buffer = self.shared.fresh_counted(token, size, bytes)?;
+                // The new buffer's count of the state.
+                let count = Arc::into_raw(Arc::clone(&self.shared));
+                // SAFETY: `count` is the count made for the buffer's
+                // `Ordered`, at the state's carrier (see `carrier`).
+                let carried = unsafe { Carried::from_raw(recycle::carrier_of(count)) };
+                (buffer, Tracks::default(), carried)
             }
         };
+        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
+    }
+
+    /// `buffer` of `size` bytes, with its uses and its count of the state,
+    /// handed out for a request of `bytes`.
+    #[inline(always)]
+    fn hand_out(
+        &self,
+        mut buffer: PinnedHostBuf<u8>,
+        tracks: Tracks,
+        carried: Carried<PinnedHostBuf<u8>>,
+        size: usize,
+        bytes: usize,
+    ) -> Ordered<PinnedHostBuf<u8>> {
         self.shared.watch_out(buffer.as_ptr() as usize, size);
         // SAFETY: the pool's buffers are zeroed when allocated, so all
         // their elements up to the capacity are initialised.
         let fits = unsafe { buffer.set_len(bytes) };
         // Never false: the bucket's size is at least `bytes`.
         debug_assert!(fits, "a {size}-byte bucket for {bytes} bytes");
-        Ok(Ordered::recycled(buffer, bytes, tracks, self.recycles[mine].clone()))
+        Ordered::recycled(buffer, bytes, tracks, Recycle::Carried(carried))
+    }
+
+    /// The state's carrier, by a pointer that may reach the whole state.
+    fn carrier(&self) -> std::ptr::NonNull<Carrier<PinnedHostBuf<u8>>> {
+        recycle::carrier_of(Arc::as_ptr(&self.shared))
     }
 
     /// Frees the cached buffers whose work is proven finished (each
@@ -387,29 +425,36 @@ impl PinnedPool {
     /// ```
     pub fn empty_cache(&self) -> Result<()> {
         let mut first = None;
-        for shard in &self.shared.shards {
-            let cached = shard.lock().take_all();
-            let mut freed = 0;
-            let mut kept: Vec<Cached> = Vec::new();
-            for (buffer, mut tracks) in cached {
-                match tracks.settle("PinnedPool::empty_cache") {
-                    Settled::Proven(_) => {
-                        let size = buffer.capacity();
-                        if let Err(error) = buffer.free() {
-                            first.get_or_insert(error);
-                        }
-                        freed += size;
-                    }
-                    Settled::Unproven(error) => {
+        // Taken out of every shard at once (one barrier for all); settled
+        // and freed with no shard held.
+        let cached = self.shared.take_all_cached();
+        let (mut freed, mut freed_buffers) = (0, 0);
+        let mut kept: Vec<Cached> = Vec::new();
+        for (buffer, mut tracks) in cached {
+            match tracks.settle("PinnedPool::empty_cache") {
+                Settled::Proven(_) => {
+                    let size = buffer.capacity();
+                    if let Err(error) = buffer.free() {
                         first.get_or_insert(error);
-                        kept.push((buffer, tracks));
                     }
+                    freed += size;
+                    freed_buffers += 1;
+                }
+                Settled::Unproven(error) => {
+                    first.get_or_insert(error);
+                    kept.push((buffer, tracks));
                 }
             }
-            self.shared.count_freed(freed);
-            let mut state = shard.lock();
-            state.counts.cached_bytes -= freed as isize;
+        }
+        self.shared.count_freed(freed);
+        self.release_counts(freed_buffers);
+        if !kept.is_empty() {
+            // Back into the calling thread's shard, counted there.
+            let token = token();
+            let mut held = self.shared.shards[shard_of(token)].hold(token);
+            let (state, counts) = held.parts();
             for cached in kept {
+                counts.cached(cached.0.capacity() as isize);
                 state.keep(cached);
             }
         }
@@ -434,76 +479,157 @@ impl PinnedPool {
     }
 }
 
+impl PinnedPool {
+    /// Lets go of the counts of the state that `buffers` cached buffers,
+    /// freed or leaked, held (see [`Shared`]).
+    fn release_counts(&self, buffers: usize) {
+        for _ in 0..buffers {
+            // SAFETY: each such buffer held one count, which nothing holds
+            // any more; the pool's own count keeps the state alive
+            // meanwhile.
+            unsafe { Arc::decrement_strong_count(Arc::as_ptr(&self.shared)) };
+        }
+    }
+}
+
 impl Drop for PinnedPool {
     /// Frees the cached buffers whose work is proven finished (leaks the
     /// others); buffers still handed out are freed when they come back.
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Relaxed);
-        for shard in &self.shared.shards {
-            // Under the shard's lock, a buffer coming back either is in
-            // the shard already or will see `closed`.
-            let cached = shard.lock().take_all();
-            let mut freed = 0;
-            for (buffer, mut tracks) in cached {
-                freed += buffer.capacity();
-                match tracks.settle("PinnedPool drop") {
-                    Settled::Proven(_) => drop(buffer),
-                    Settled::Unproven(_) => std::mem::forget(buffer),
-                }
+        // Every shard held after `closed` is set: a buffer coming back
+        // either is in its shard already (and taken here) or, holding its
+        // shard after this, sees `closed`.
+        let cached = self.shared.take_all_cached();
+        let (mut freed, buffers) = (0, cached.len());
+        for (buffer, mut tracks) in cached {
+            freed += buffer.capacity();
+            match tracks.settle("PinnedPool drop") {
+                Settled::Proven(_) => drop(buffer),
+                Settled::Unproven(_) => std::mem::forget(buffer),
             }
-            shard.lock().counts.cached_bytes -= freed as isize;
-            self.shared.count_freed(freed);
         }
+        self.shared.count_freed(freed);
+        // A leaked buffer's count goes too: nothing gives it back.
+        self.release_counts(buffers);
     }
 }
 
 impl Shared {
     /// A cached buffer of `size` bytes for a request of `bytes`, from the
-    /// shard `mine` or else from another, counted as a hit in `mine` (so
-    /// that a thread's headroom moves only with its own hits and frees).
-    #[inline]
-    fn take_cached(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
-        let mut own = self.shards[mine].lock();
-        let found = match own.take(size) {
-            Some(found) => found,
-            None => {
-                drop(own);
-                let found = self.steal(mine, size)?;
-                own = self.shards[mine].lock();
-                found
-            }
+    /// calling thread's shard (its token `token`) when the thread owns it
+    /// and no one else holds it, counted as a hit there; `None`
+    /// otherwise, and the caller calls [`Shared::take_slowly`].
+    #[inline(always)]
+    fn take_owned(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let shard: *const Shard = &self.shards[shard_of(token)];
+        // The buffer comes out through `found`, not in the hold's result:
+        // an `Option` of it in a `Result` moved it a word off its
+        // alignment, and the copies then read across stores the processor
+        // cannot forward (a fifth of a hit's time).
+        let mut found: Option<Cached> = None;
+        let hit = |state: &mut shards::ShardState, counts: &shards::Counts, ()| {
+            found = state.hit(counts, &self.allocated, size, bytes);
         };
-        own.counts.hits += 1;
-        own.counts.cached_bytes -= size as isize;
-        own.count_out(&self.allocated, size, bytes);
-        Some(found)
+        // The owner's hold alone (one place calls `hit`, which is then
+        // inlined); a shared shard's holds are `take_slowly`'s.
+        // SAFETY: the shard lives in `self`, borrowed for the call.
+        let _ = unsafe { CacheSlot::with_owned(shard, token, (), hit) };
+        found
     }
 
-    /// A cached buffer of `size` bytes from a shard other than `mine`
-    /// (counted back into `mine` by the caller).
+    /// [`Shared::take_owned`] past an owner's hit of the caller's shard
+    /// (not the owner, held by someone else, or a local miss): holds it (a
+    /// shared shard, or waiting for whoever holds it), then steals from
+    /// the others; counted as a hit in the caller's shard (so that a
+    /// thread's headroom moves only with its own hits and frees).
     #[cold]
-    fn steal(&self, mine: usize, size: usize) -> Option<Cached> {
-        (1..SHARDS).find_map(|step| {
-            let mut other = self.shards[(mine + step) % SHARDS].lock();
-            let found = other.take(size)?;
-            // The cached bytes move to `mine` with the buffer.
-            other.counts.cached_bytes -= size as isize;
-            drop(other);
-            self.shards[mine].lock().counts.cached_bytes += size as isize;
-            Some(found)
-        })
-    }
-
-    /// Counts a new buffer of `size` bytes handed out for `bytes`.
-    #[cold]
-    fn count_fresh(&self, mine: usize, size: usize, bytes: usize) {
+    #[inline(never)]
+    fn take_slowly(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let mine = shard_of(token);
         {
-            let mut state = self.shards[mine].lock();
-            state.count_out(&self.allocated, size, bytes);
+            let mut held = self.shards[mine].hold(token);
+            let (state, counts) = held.parts();
+            if let Some(found) = state.hit(counts, &self.allocated, size, bytes) {
+                return Some(found);
+            }
         }
+        self.steal(mine, size, bytes)
+    }
+
+    /// A cached buffer of `size` bytes from a shard other than `mine`,
+    /// counted as a hit in `mine`; the rest of that shard's bucket of
+    /// `size` moves to `mine` with it (so that a thread that allocates
+    /// what another gives back steals once per batch). Holds every shard
+    /// at once (one barrier for all: an owner's hold is not turned into
+    /// a shared one, which would cost its hits a swap each), and only
+    /// when another shard has cached bytes.
+    #[cold]
+    fn steal(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
+        let others_cache = self
+            .shards
+            .iter()
+            .enumerate()
+            .any(|(at, shard)| at != mine && shard.shared().cached_bytes() > 0);
+        // (`mine` is always a shard: the test keeps the buffers taken
+        // below from ever being dropped for want of a place.)
+        if !others_cache || mine >= self.shards.len() {
+            return None;
+        }
+        let mut held = hold_all(&self.shards);
+        let mut found = Vec::new();
+        for (at, shard) in held.iter_mut().enumerate() {
+            if at != mine {
+                let (state, counts) = shard.parts();
+                found = state.take_bucket(size);
+                // The cached bytes move to `mine` with the buffers.
+                counts.cached(-((size * found.len()) as isize));
+                if !found.is_empty() {
+                    break;
+                }
+            }
+        }
+        let (state, counts) = held.get_mut(mine)?.parts();
+        counts.cached((size * found.len()) as isize);
+        for cached in found {
+            state.keep(cached);
+        }
+        state.hit(counts, &self.allocated, size, bytes)
+    }
+
+    /// Every cached buffer, taken out of every shard (held at once) and
+    /// no longer counted as cached.
+    fn take_all_cached(&self) -> Vec<Cached> {
+        let mut all = Vec::new();
+        for mut held in hold_all(&self.shards) {
+            let (state, counts) = held.parts();
+            let taken = state.take_all();
+            let bytes: usize = taken.iter().map(|(buffer, _)| buffer.capacity()).sum();
+            counts.cached(-(bytes as isize));
+            all.extend(taken);
+        }
+        all
+    }
+
+    /// A new buffer of `size` bytes for a request of `bytes`, counted as
+    /// a miss in the caller's shard (its token `token`), and its bytes
+    /// once the buffer exists: a failed allocation leaves the peaks alone.
+    #[cold]
+    fn fresh_counted(&self, token: usize, size: usize, bytes: usize) -> Result<PinnedHostBuf<u8>> {
+        let fresh = self.fresh(size);
+        {
+            let mut held = self.shards[shard_of(token)].hold(token);
+            let (state, counts) = held.parts();
+            counts.miss();
+            if fresh.is_ok() {
+                state.count_out(counts, &self.allocated, size, bytes);
+            }
+        }
+        let buffer = fresh?;
         let mut reserved = self.reserved();
         reserved.0 += size;
         reserved.1 = reserved.1.max(reserved.0);
+        Ok(buffer)
     }
 
     /// Counts `bytes` of pinned memory freed.
@@ -543,14 +669,11 @@ impl Shared {
 
     /// The sums of the shards' counts, with the peaks.
     fn stats(&self) -> PinnedStats {
-        let mut sum = Counts::default();
+        // Read without holding the shards (no barrier): a snapshot of
+        // counts read one after another.
+        let mut sum = CountsNow::default();
         for shard in &self.shards {
-            let counts = shard.lock().counts;
-            sum.allocated += counts.allocated;
-            sum.requested += counts.requested;
-            sum.cached_bytes += counts.cached_bytes;
-            sum.hits += counts.hits;
-            sum.misses += counts.misses;
+            shard.shared().add_to(&mut sum);
         }
         let allocated = sum.allocated.max(0).unsigned_abs();
         let cached_bytes = sum.cached_bytes.max(0).unsigned_abs();
@@ -579,33 +702,6 @@ impl Shared {
             }
         }
         PinnedHostBuf::zeroed(&self.device, size)
-    }
-
-    /// Takes a buffer back into the calling thread's shard, or frees it
-    /// (once its copies are proven finished; leaked if they cannot be)
-    /// when it is over the cache cap or the pool is gone.
-    fn give_back(&self, buffer: PinnedHostBuf<u8>, mut tracks: Tracks) {
-        let (size, bytes) = (buffer.capacity(), buffer.len());
-        self.watch_back(buffer.as_ptr() as usize);
-        let shard = &self.shards[my_shard()];
-        if size <= self.max_cached.load(Ordering::Relaxed) {
-            let mut state = shard.lock();
-            if !self.closed.load(Ordering::Relaxed) {
-                state.count_back(&self.allocated, size, bytes);
-                state.counts.cached_bytes += size as isize;
-                state.keep((buffer, tracks));
-                return;
-            }
-        }
-        let settled = tracks.settle("PinnedPool buffer freed on its return");
-        shard.lock().count_back(&self.allocated, size, bytes);
-        match settled {
-            Settled::Proven(_) => {
-                drop(buffer);
-                self.count_freed(size);
-            }
-            Settled::Unproven(_) => std::mem::forget(buffer),
-        }
     }
 }
 
@@ -657,8 +753,8 @@ impl super::watch::Watched for Shared {
     }
 
     fn held(&self, held: &mut super::watch::Held) {
-        for shard in &self.shards {
-            held.host.extend(shard.lock().cached_addresses());
+        for shard in hold_all(&self.shards) {
+            held.host.extend(shard.cached_addresses());
         }
     }
 }

@@ -25,8 +25,8 @@
 
 use super::cache_slot::{CacheSlot, SlotHold, hold_all};
 use super::pool_block::BlockNode;
+use super::thread_token::{named_token, token};
 use crate::stream::Tracks;
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
@@ -342,35 +342,6 @@ pub(super) struct CacheTotals {
     pub(super) active_peak: usize,
 }
 
-/// A thread without a token yet.
-const UNNAMED: usize = 0;
-
-thread_local! {
-    /// This thread's token: unique, fixed at first use.
-    static TOKEN: Cell<usize> = const { Cell::new(UNNAMED) };
-}
-
-/// The last token given to a thread.
-static LAST_TOKEN: AtomicUsize = AtomicUsize::new(UNNAMED);
-
-/// The calling thread's token: its cache slot (modulo their count) and
-/// its name as a slot's owner. Never [`UNNAMED`] nor `usize::MAX`.
-#[inline]
-fn token() -> usize {
-    match TOKEN.get() {
-        UNNAMED => name_thread(),
-        named => named,
-    }
-}
-
-#[cold]
-fn name_thread() -> usize {
-    // Tokens would run out after 2^64 - 2 threads: the count stays below.
-    let token = LAST_TOKEN.fetch_add(1, Ordering::Relaxed) + 1;
-    TOKEN.set(token);
-    token
-}
-
 impl ThreadCaches {
     /// Caches for twice as many threads as the machine runs at once,
     /// rounded up to a power of two (more threads share them), keeping at
@@ -408,10 +379,7 @@ impl ThreadCaches {
     /// without one has no slot of its own yet: `None`).
     #[inline(always)]
     fn my_named_slot(&self) -> Option<(&CacheSlot<Cache, CacheCounts>, usize)> {
-        let token = TOKEN.get();
-        if token == UNNAMED {
-            return None;
-        }
+        let token = named_token()?;
         // The count is a power of two: a mask instead of a division.
         Some((self.caches.get(token & (self.caches.len() - 1))?, token))
     }

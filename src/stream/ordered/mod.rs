@@ -2,6 +2,7 @@
 //! with no scope.
 
 mod batch;
+mod carried;
 mod copies;
 mod host_access;
 mod in_flight;
@@ -10,6 +11,7 @@ mod tracks;
 mod view;
 
 use crate::error::Result;
+pub(crate) use carried::{Carried, Carrier};
 use lanes::Lanes;
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -94,8 +96,9 @@ pub struct Ordered<S> {
 
 /// Takes an owner with the uses that may still be queued on it: a plain
 /// function when the owner knows where it goes (a pool block holds its
-/// pool), so that a pool hit costs no reference count for it; a shared
-/// closure otherwise.
+/// pool), a reference to the pool's state that the owner carries
+/// otherwise ([`Carried`]); a pool hit costs no reference count either
+/// way.
 ///
 /// The tracks it gets have the ranges of this owner's uses. A recycler
 /// that keeps them with memory it may cut, join or hand out again widens
@@ -104,39 +107,17 @@ pub struct Ordered<S> {
 pub(crate) enum Recycle<S> {
     /// A function of the owner alone.
     Owner(fn(S, Tracks)),
-    /// A closure shared by the owners of one pool ([`Recycle::shared`]).
-    Shared(std::sync::Arc<SharedRecycle<S>>),
-}
-
-/// A shared recycling closure, boxed so that [`Recycle::Shared`] is one
-/// thin pointer: `Recycle` is then two words, and so is its `Option` in
-/// every [`Ordered`] (a fat `Arc<dyn Fn>` made every owner a word larger,
-/// one more word to move for each value a pool hands out). Aligned to its
-/// own cache lines: a pool that keeps one per thread (the `PinnedPool`'s
-/// shards) then has threads count on lines no other thread writes.
-#[repr(align(128))]
-pub(crate) struct SharedRecycle<S>(Box<dyn Fn(S, Tracks) + Send + Sync>);
-
-impl<S> Clone for Recycle<S> {
-    fn clone(&self) -> Self {
-        match self {
-            Self::Owner(function) => Self::Owner(*function),
-            Self::Shared(closure) => Self::Shared(std::sync::Arc::clone(closure)),
-        }
-    }
+    /// The pool's state, by the reference this owner carries (one word:
+    /// `Recycle` is two, and so is its `Option` in every [`Ordered`]).
+    Carried(Carried<S>),
 }
 
 impl<S> Recycle<S> {
-    /// `closure`, shared by every owner that clones this.
-    pub(crate) fn shared(closure: impl Fn(S, Tracks) + Send + Sync + 'static) -> Self {
-        Self::Shared(std::sync::Arc::new(SharedRecycle(Box::new(closure))))
-    }
-
     #[inline]
     fn call(self, storage: S, tracks: Tracks) {
         match self {
             Self::Owner(function) => function(storage, tracks),
-            Self::Shared(closure) => (closure.0)(storage, tracks),
+            Self::Carried(carried) => carried.give_back(storage, tracks),
         }
     }
 }
@@ -423,8 +404,9 @@ impl<T: bytemuck::Pod> Ordered<crate::PinnedHostBuf<T>> {
 
 impl<S> Drop for Ordered<S> {
     /// Inlined so that a pool's recycling drop costs one call: the common
-    /// case of a pool (a function of the owner, one lane) calls nothing
-    /// else, so it saves no registers; the rest is out of line.
+    /// case of a pool (a function of the owner or a carried reference,
+    /// one lane) calls nothing else, so it saves no registers; the rest is
+    /// out of line.
     #[inline]
     fn drop(&mut self) {
         if let Some(Recycle::Owner(function)) = *self.recycle
@@ -442,6 +424,22 @@ impl<S> Drop for Ordered<S> {
             // The ranges are this owner's: the recycler widens them where
             // it keeps busy memory (see `Recycle`).
             function(storage, lanes.into_tracks());
+        } else if let Some(Recycle::Carried(_)) = *self.recycle
+            && self.lanes.is_one()
+        {
+            // SAFETY: each taken once, here (`into_inner` forgets `self`);
+            // nothing uses them after.
+            let (storage, lanes, recycle) = unsafe {
+                (
+                    ManuallyDrop::take(&mut self.storage),
+                    ManuallyDrop::take(&mut self.lanes),
+                    ManuallyDrop::take(&mut self.recycle),
+                )
+            };
+            if let Some(Recycle::Carried(carried)) = recycle {
+                // As above.
+                carried.give_back(storage, lanes.into_tracks());
+            }
         } else {
             self.drop_slowly();
         }
