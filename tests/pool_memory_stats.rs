@@ -365,7 +365,7 @@ fn chunks_unmapped_and_mapped_in_one_request_are_each_counted() {
     config.garbage_collection_threshold = Some(0.5);
     let pool = DevicePool::new(&device, config).unwrap();
     let kept = pool.alloc(g).unwrap(); // 1 chunk
-    drop(pool.alloc(2 * g).unwrap()); // 2 more, cached at the end: 3 > 2
+    drop(pool.alloc_tagged(2 * g, "scratch").unwrap()); // 2 more, cached: 3 > 2
     // No fit: garbage collection unmaps the 2 cached chunks, then 3 more
     // are mapped (4 in all, within the cap).
     let grown = pool.alloc(3 * g).unwrap();
@@ -378,8 +378,32 @@ fn chunks_unmapped_and_mapped_in_one_request_are_each_counted() {
     assert_eq!(stats.all.reserved_bytes, exact(4 * g64, 4 * g64, 6 * g64, 2 * g64));
     assert_eq!(
         stats.tags[DevicePool::DEFAULT_TAG].reserved_bytes,
-        exact(4 * g64, 4 * g64, 6 * g64, 2 * g64)
+        exact(4 * g64, 4 * g64, 4 * g64, 0)
     );
+    assert_eq!(
+        stats.tags["scratch"].reserved_bytes,
+        exact(0, 2 * g64, 2 * g64, 2 * g64)
+    );
+    drop((kept, grown));
+}
+
+/// Garbage collection leaves the free tail of the segment the request
+/// grows: the growth counts that tail, so unmapping it would only map it
+/// again (and wait for its streams first).
+#[test]
+fn garbage_collection_spares_the_tail_the_request_grows_into() {
+    let (_serial, device, g) = common::pool::start();
+    let mut config = common::pool::pool_config(g, 4, g, 32);
+    config.memory_limit = Some(4 * g);
+    config.garbage_collection_threshold = Some(0.5);
+    let pool = DevicePool::new(&device, config).unwrap();
+    let kept = pool.alloc(g).unwrap(); // 1 chunk
+    drop(pool.alloc(2 * g).unwrap()); // 2 more, cached at the end: 3 > 2
+    let grown = pool.alloc(3 * g).unwrap(); // the 2 cached + 1 new
+    let stats = pool.memory_stats();
+    assert_eq!(pool.stats().gc_runs, 1);
+    assert_eq!((stats.num_device_alloc, stats.num_device_free), (4, 0));
+    assert_eq!(pool.stats().reserved, 4 * g);
     drop((kept, grown));
 }
 

@@ -135,11 +135,21 @@ impl Arena {
     /// back, after the work queued on them is proven finished. An arena
     /// asleep has nothing mapped and is left as it is.
     pub(super) fn empty_cache(&mut self, stats: &mut PoolStats) -> Result<()> {
+        self.empty_cache_but(None, stats)
+    }
+
+    /// [`Arena::empty_cache`] of every class but `spared` (the class a
+    /// request is about to grow: its free tail counts toward the growth,
+    /// so unmapping it would only map it again).
+    pub(super) fn empty_cache_but(&mut self, spared: Option<usize>, stats: &mut PoolStats) -> Result<()> {
         if self.asleep.is_some() {
             return Ok(());
         }
         let mut first = None;
-        for class in &mut self.classes {
+        for (index, class) in self.classes.iter_mut().enumerate() {
+            if spared == Some(index) {
+                continue;
+            }
             let chunk = class.segment.chunk_size();
             let mapped = class.segment.size();
             // The high water is inside the mapped chunks: its rounding up

@@ -952,7 +952,7 @@ impl Shared {
             }
             if !collected {
                 let before = history::mapped_sizes(&state.history, &state.arenas);
-                let ran = state.collect_garbage(self.config.garbage_collection_threshold);
+                let ran = state.collect_garbage(self.config.garbage_collection_threshold, (arena, class));
                 let State { arenas, history, .. } = &mut *state;
                 history.segments_changed(arenas, &before);
                 if ran {

@@ -15,8 +15,11 @@ impl State {
     /// When the reserved bytes pass `threshold` of the memory limit, gives
     /// cached memory back until they do not: the oldest cached oversize
     /// block first (unmapping what it frees at a segment's end), then the
-    /// chunks past each segment's last live block. Returns whether it ran.
-    pub(super) fn collect_garbage(&mut self, threshold: Option<f64>) -> bool {
+    /// chunks past each segment's last live block. The segment of
+    /// `growing` (arena, class), which the request that runs this is about
+    /// to grow, keeps its free tail: the growth counts it, so unmapping it
+    /// would map it again at once. Returns whether it ran.
+    pub(super) fn collect_garbage(&mut self, threshold: Option<f64>, growing: (usize, usize)) -> bool {
         let (Some(threshold), Some(limit)) = (threshold, self.limit) else {
             return false;
         };
@@ -47,13 +50,15 @@ impl State {
                 arena.classes[class].free.insert(offset, len, tracks);
                 self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
             }
-            if let Err(error) = arena.empty_cache(&mut self.stats) {
+            let spared = (index == growing.0).then_some(growing.1);
+            if let Err(error) = arena.empty_cache_but(spared, &mut self.stats) {
                 log::warn!("DevicePool: garbage collection: {error}");
             }
         }
         if self.stats.reserved > goal {
-            for arena in &mut self.arenas {
-                if let Err(error) = arena.empty_cache(&mut self.stats) {
+            for (index, arena) in self.arenas.iter_mut().enumerate() {
+                let spared = (index == growing.0).then_some(growing.1);
+                if let Err(error) = arena.empty_cache_but(spared, &mut self.stats) {
                     log::warn!("DevicePool: garbage collection: {error}");
                 }
             }
