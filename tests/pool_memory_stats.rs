@@ -353,17 +353,22 @@ fn oversize_blocks_and_the_split_limit_are_reported_as_torch_does() {
     assert!(!unset.memory_stats().to_torch_map().contains_key("max_split_size"));
 }
 
+/// A pool capped at 4 granules that collects garbage past half of it.
+fn capped_with_gc() -> (std::sync::MutexGuard<'static, ()>, DevicePool, usize) {
+    let (serial, device, g) = common::pool::start();
+    let mut config = common::pool::pool_config(g, 4, g, 32);
+    config.memory_limit = Some(4 * g);
+    config.garbage_collection_threshold = Some(0.5);
+    (serial, DevicePool::new(&device, config).unwrap(), g)
+}
+
 /// Chunks unmapped and mapped again within one request (garbage
 /// collection gives the cache back, then the pool grows) are each counted
 /// in the cumulative figures, as `num_device_alloc` / `num_device_free`
 /// count them; not only their net change.
 #[test]
 fn chunks_unmapped_and_mapped_in_one_request_are_each_counted() {
-    let (_serial, device, g) = common::pool::start();
-    let mut config = common::pool::pool_config(g, 4, g, 32);
-    config.memory_limit = Some(4 * g);
-    config.garbage_collection_threshold = Some(0.5);
-    let pool = DevicePool::new(&device, config).unwrap();
+    let (_serial, pool, g) = capped_with_gc();
     let kept = pool.alloc(g).unwrap(); // 1 chunk
     drop(pool.alloc_tagged(2 * g, "scratch").unwrap()); // 2 more, cached: 3 > 2
     // No fit: garbage collection unmaps the 2 cached chunks, then 3 more
@@ -392,11 +397,7 @@ fn chunks_unmapped_and_mapped_in_one_request_are_each_counted() {
 /// again (and wait for its streams first).
 #[test]
 fn garbage_collection_spares_the_tail_the_request_grows_into() {
-    let (_serial, device, g) = common::pool::start();
-    let mut config = common::pool::pool_config(g, 4, g, 32);
-    config.memory_limit = Some(4 * g);
-    config.garbage_collection_threshold = Some(0.5);
-    let pool = DevicePool::new(&device, config).unwrap();
+    let (_serial, pool, g) = capped_with_gc();
     let kept = pool.alloc(g).unwrap(); // 1 chunk
     drop(pool.alloc(2 * g).unwrap()); // 2 more, cached at the end: 3 > 2
     let grown = pool.alloc(3 * g).unwrap(); // the 2 cached + 1 new
