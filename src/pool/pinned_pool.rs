@@ -2,10 +2,12 @@
 
 mod recycle;
 mod shards;
+mod state;
+
+use state::Shared;
 #[cfg(test)]
 mod tests;
 
-use super::cache_slot::{CacheSlot, hold_all};
 use super::config_env::{parse_both, read_env};
 use super::thread_token::token;
 #[cfg(feature = "testing")]
@@ -16,15 +18,10 @@ use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
 use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
-use shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, new_shard, shard_of};
+use shards::{Cached, SHARDS, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Set once `aclrtMallocHostWithCfg` was found missing: every later
-/// allocation goes to `aclrtMallocHost` directly (torch_npu latches the
-/// same way).
-static WITH_CFG_MISSING: AtomicBool = AtomicBool::new(false);
+use std::sync::{Arc, Mutex};
 
 /// A caching pool of pinned host buffers (torch_npu's caching host
 /// allocator): requests up to a threshold are rounded up to a power of two
@@ -72,40 +69,6 @@ pub struct PinnedPool {
     shared: Arc<Shared>,
     /// Requests up to this many bytes are rounded up to a power of two.
     round_threshold: usize,
-}
-
-/// The pool's state. Every buffer the pool caches or hands out holds one
-/// strong count of it (the cached ones implicitly, the ones handed out
-/// in their `Ordered`, as a [`Carried`] reference): made once when the
-/// buffer is allocated, moved with it on every hit and give-back, let go
-/// when the buffer is freed. So the state outlives the pool until its
-/// last buffer is back, and a hit counts nothing. The pool's drop frees
-/// the cached buffers (releasing their counts), which breaks the cycle of
-/// a state holding itself through its cache.
-#[repr(C)]
-struct Shared {
-    /// First (`repr(C)`): a buffer's `Ordered` reaches the state by a
-    /// pointer to it ([`recycle`]).
-    carrier: Carrier<PinnedHostBuf<u8>>,
-    device: Device,
-    config: HostMallocConfig,
-    /// Buffers larger than this are freed when dropped instead of cached.
-    max_cached: AtomicUsize,
-    /// Set when the `PinnedPool` is dropped: buffers that come back after
-    /// it are freed (once their work is proven finished), not cached.
-    closed: AtomicBool,
-    /// The cached buffers and the counts, by thread ([`shards`]); a
-    /// power of two of them.
-    shards: Box<[Shard]>,
-    /// The bytes handed out, with headroom, and its peak ([`shards`]).
-    allocated: SharedTotal,
-    /// Pinned bytes held (handed out and cached), with its peak: changed
-    /// by new buffers and frees only, never by a hit.
-    reserved: Mutex<(usize, usize)>,
-    /// The buffers handed out while a leak check of [`crate::testing`]
-    /// watches, by address (nothing without the feature `testing`).
-    #[cfg(feature = "testing")]
-    watch: Mutex<Watch<usize>>,
 }
 
 /// A [`PinnedPool`]'s statistics, from [`PinnedPool::stats`].
@@ -515,210 +478,6 @@ impl Drop for PinnedPool {
     }
 }
 
-impl Shared {
-    /// A cached buffer of `size` bytes for a request of `bytes`, from the
-    /// calling thread's shard (its token `token`) when the thread owns it
-    /// and no one else holds it, counted as a hit there; `None`
-    /// otherwise, and the caller calls [`Shared::take_slowly`].
-    #[inline(always)]
-    fn take_owned(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
-        let shard: *const Shard = &self.shards[shard_of(token)];
-        // The buffer comes out through `found`, not in the hold's result:
-        // an `Option` of it in a `Result` moved it a word off its
-        // alignment, and the copies then read across stores the processor
-        // cannot forward (a fifth of a hit's time).
-        let mut found: Option<Cached> = None;
-        let hit = |state: &mut shards::ShardState, counts: &shards::Counts, ()| {
-            found = state.hit(counts, &self.allocated, size, bytes);
-        };
-        // The owner's hold alone (one place calls `hit`, which is then
-        // inlined); a shared shard's holds are `take_slowly`'s.
-        // SAFETY: the shard lives in `self`, borrowed for the call.
-        let _ = unsafe { CacheSlot::with_owned(shard, token, (), hit) };
-        found
-    }
-
-    /// [`Shared::take_owned`] past an owner's hit of the caller's shard
-    /// (not the owner, held by someone else, or a local miss): holds it (a
-    /// shared shard, or waiting for whoever holds it), then steals from
-    /// the others; counted as a hit in the caller's shard (so that a
-    /// thread's headroom moves only with its own hits and frees).
-    #[cold]
-    #[inline(never)]
-    fn take_slowly(&self, token: usize, size: usize, bytes: usize) -> Option<Cached> {
-        let mine = shard_of(token);
-        {
-            let mut held = self.shards[mine].hold(token);
-            let (state, counts) = held.parts();
-            if let Some(found) = state.hit(counts, &self.allocated, size, bytes) {
-                return Some(found);
-            }
-        }
-        self.steal(mine, size, bytes)
-    }
-
-    /// A cached buffer of `size` bytes from a shard other than `mine`,
-    /// counted as a hit in `mine`; the rest of that shard's bucket of
-    /// `size` moves to `mine` with it (so that a thread that allocates
-    /// what another gives back steals once per batch). Holds every shard
-    /// at once (one barrier for all: an owner's hold is not turned into
-    /// a shared one, which would cost its hits a swap each), and only
-    /// when another shard has cached bytes.
-    #[cold]
-    fn steal(&self, mine: usize, size: usize, bytes: usize) -> Option<Cached> {
-        let others_cache = self
-            .shards
-            .iter()
-            .enumerate()
-            .any(|(at, shard)| at != mine && shard.shared().cached_bytes() > 0);
-        // (`mine` is always a shard: the test keeps the buffers taken
-        // below from ever being dropped for want of a place.)
-        if !others_cache || mine >= self.shards.len() {
-            return None;
-        }
-        let mut held = hold_all(&self.shards);
-        let mut found = Vec::new();
-        for (at, shard) in held.iter_mut().enumerate() {
-            if at != mine {
-                let (state, counts) = shard.parts();
-                found = state.take_bucket(size);
-                // The cached bytes move to `mine` with the buffers.
-                counts.cached(-((size * found.len()) as isize));
-                if !found.is_empty() {
-                    break;
-                }
-            }
-        }
-        let (state, counts) = held.get_mut(mine)?.parts();
-        counts.cached((size * found.len()) as isize);
-        for cached in found {
-            state.keep(cached);
-        }
-        state.hit(counts, &self.allocated, size, bytes)
-    }
-
-    /// Every cached buffer, taken out of every shard (held at once) and
-    /// no longer counted as cached.
-    fn take_all_cached(&self) -> Vec<Cached> {
-        let mut all = Vec::new();
-        for mut held in hold_all(&self.shards) {
-            let (state, counts) = held.parts();
-            let taken = state.take_all();
-            let bytes: usize = taken.iter().map(|(buffer, _)| buffer.capacity()).sum();
-            counts.cached(-(bytes as isize));
-            all.extend(taken);
-        }
-        all
-    }
-
-    /// A new buffer of `size` bytes for a request of `bytes`, counted as
-    /// a miss in the caller's shard (its token `token`), and its bytes
-    /// once the buffer exists: a failed allocation leaves the peaks alone.
-    #[cold]
-    fn fresh_counted(&self, token: usize, size: usize, bytes: usize) -> Result<PinnedHostBuf<u8>> {
-        let fresh = self.fresh(size);
-        {
-            let mut held = self.shards[shard_of(token)].hold(token);
-            let (state, counts) = held.parts();
-            counts.miss();
-            if fresh.is_ok() {
-                state.count_out(counts, &self.allocated, size, bytes);
-            }
-        }
-        let buffer = fresh?;
-        let mut reserved = self.reserved();
-        reserved.0 += size;
-        reserved.1 = reserved.1.max(reserved.0);
-        Ok(buffer)
-    }
-
-    /// Counts `bytes` of pinned memory freed.
-    fn count_freed(&self, bytes: usize) {
-        if bytes > 0 {
-            let mut reserved = self.reserved();
-            reserved.0 = reserved.0.saturating_sub(bytes);
-        }
-    }
-
-    fn reserved(&self) -> MutexGuard<'_, (usize, usize)> {
-        self.reserved.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Notes a buffer handed out for a leak check's watch.
-    #[inline]
-    fn watch_out(&self, address: usize, size: usize) {
-        #[cfg(feature = "testing")]
-        self.watch().handed_out(address, address, size, None);
-        #[cfg(not(feature = "testing"))]
-        let _ = (address, size);
-    }
-
-    /// Notes a buffer given back for a leak check's watch.
-    #[inline]
-    fn watch_back(&self, address: usize) {
-        #[cfg(feature = "testing")]
-        self.watch().given_back(&address);
-        #[cfg(not(feature = "testing"))]
-        let _ = address;
-    }
-
-    #[cfg(feature = "testing")]
-    fn watch(&self) -> MutexGuard<'_, Watch<usize>> {
-        self.watch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The sums of the shards' counts, with the peaks.
-    fn stats(&self) -> PinnedStats {
-        // Read without holding the shards (no barrier): a snapshot of
-        // counts read one after another.
-        let mut sum = CountsNow::default();
-        for shard in &self.shards {
-            shard.shared().add_to(&mut sum);
-        }
-        let allocated = sum.allocated.max(0).unsigned_abs();
-        let cached_bytes = sum.cached_bytes.max(0).unsigned_abs();
-        let reserved_peak = self.reserved().1;
-        PinnedStats {
-            allocated,
-            requested: sum.requested.max(0).unsigned_abs(),
-            allocated_peak: self.allocated.peak().max(allocated),
-            cached_bytes,
-            reserved_peak: reserved_peak.max(allocated + cached_bytes),
-            hits: sum.hits,
-            misses: sum.misses,
-        }
-    }
-
-    /// A new zeroed buffer, through `aclrtMallocHostWithCfg` until it
-    /// proves missing.
-    fn fresh(&self, size: usize) -> Result<PinnedHostBuf<u8>> {
-        if !WITH_CFG_MISSING.load(Ordering::Relaxed) {
-            match PinnedHostBuf::zeroed_with_config(&self.device, size, &self.config) {
-                Err(Error::Unsupported { .. }) => {
-                    log::info!("PinnedPool: aclrtMallocHostWithCfg is missing; using aclrtMallocHost from now on");
-                    WITH_CFG_MISSING.store(true, Ordering::Relaxed);
-                }
-                other => return other,
-            }
-        }
-        PinnedHostBuf::zeroed(&self.device, size)
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // Normally empty (the pool's drop took the cache); buffers whose
-        // work cannot be proven finished are leaked, not freed.
-        for shard in self.shards.iter_mut() {
-            for (buffer, mut tracks) in shard.get_mut().take_all() {
-                if let Settled::Unproven(_) = tracks.settle("PinnedPool drop") {
-                    std::mem::forget(buffer);
-                }
-            }
-        }
-    }
-}
-
 impl fmt::Debug for PinnedPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PinnedPool")
@@ -727,34 +486,5 @@ impl fmt::Debug for PinnedPool {
             .field("max_cached", &self.shared.max_cached.load(Ordering::Relaxed))
             .field("stats", &self.stats())
             .finish()
-    }
-}
-
-#[cfg(feature = "testing")]
-impl super::watch::Watched for Shared {
-    fn kind(&self) -> crate::testing::PoolKind {
-        crate::testing::PoolKind::Pinned
-    }
-
-    fn device_id(&self) -> i32 {
-        self.device.id()
-    }
-
-    fn start_watch(&self) {
-        self.watch().start();
-    }
-
-    fn watched_now(&self) -> Vec<super::watch::WatchedBlock> {
-        self.watch().live()
-    }
-
-    fn end_watch(&self) -> Vec<super::watch::WatchedBlock> {
-        self.watch().end()
-    }
-
-    fn held(&self, held: &mut super::watch::Held) {
-        for shard in hold_all(&self.shards) {
-            held.host.extend(shard.cached_addresses());
-        }
     }
 }

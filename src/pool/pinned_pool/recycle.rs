@@ -24,8 +24,9 @@
 //! - *A buffer taken out of its `Ordered`* (`into_inner`): the reference
 //!   is let go then (`Carrier::release`); the buffer has left the pool.
 
+use super::Shard;
 use super::shards::{Cached, Counts, ShardState, shard_of};
-use super::{Shard, Shared};
+use super::state::Shared;
 use crate::memory::PinnedHostBuf;
 use crate::pool::cache_slot::CacheSlot;
 use crate::pool::thread_token::token;
