@@ -138,6 +138,19 @@ pub unsafe fn queued_copies(
     start.elapsed()
 }
 
+/// Runs `body(iterations)` on `threads` threads at once; the time until
+/// all are done (per iteration: the time of one iteration of each thread,
+/// so throughput on two threads ÷ one = 2 × one's time ÷ two's).
+pub fn on_threads(threads: usize, iterations: u64, body: impl Fn(u64) + Sync) -> Duration {
+    let start = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| body(iterations));
+        }
+    });
+    start.elapsed()
+}
+
 /// glibc `malloc` + `free` of `layout` (through `System`): the general-
 /// purpose allocator a pool hit is set beside.
 pub fn glibc_malloc_free(layout: std::alloc::Layout) {

@@ -9,12 +9,11 @@ mod common;
 use ascend::Device;
 use ascend::pool::PinnedPool;
 use ascend_sys as sys;
-use common::{config, label, ok, software_device};
+use common::{config, glibc_malloc_free, label, ok, on_threads, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::Layout;
 use std::hint::black_box;
-use std::time::Instant;
 
 const SIZES: [usize; 4] = [4 << 10, 1 << 20, 64 << 20, 256 << 20];
 
@@ -59,29 +58,16 @@ fn pinned_pool(c: &mut Criterion) {
     let mut group = c.benchmark_group("pinned_pool_hit");
     group.bench_function(BenchmarkId::new("glibc_malloc", label(size)), |b| {
         let layout = Layout::from_size_align(size, 16).expect("layout");
-        b.iter(|| {
-            // SAFETY: a non-zero size; freed with its layout.
-            unsafe {
-                let block = System.alloc(layout);
-                assert!(!block.is_null());
-                System.dealloc(black_box(block), layout);
-            }
-        });
+        b.iter(|| glibc_malloc_free(layout));
     });
     for threads in [1usize, 2] {
         group.bench_function(BenchmarkId::new("threads", threads), |b| {
             b.iter_custom(|iterations| {
-                let start = Instant::now();
-                std::thread::scope(|scope| {
-                    for _ in 0..threads {
-                        scope.spawn(|| {
-                            for _ in 0..iterations {
-                                drop(black_box(pool.alloc(size).expect("alloc")));
-                            }
-                        });
+                on_threads(threads, iterations, |n| {
+                    for _ in 0..n {
+                        drop(black_box(pool.alloc(size).expect("alloc")));
                     }
-                });
-                start.elapsed()
+                })
             });
         });
     }

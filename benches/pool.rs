@@ -7,7 +7,7 @@ mod common;
 
 use ascend::Device;
 use ascend::pool::{DevicePool, HistoryOptions, PinnedPool, PoolConfig};
-use common::{config, glibc_malloc_free, label, software_device};
+use common::{config, glibc_malloc_free, label, on_threads, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::alloc::Layout;
 use std::hint::black_box;
@@ -75,20 +75,14 @@ fn pool_threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("pool_threads_4KiB");
     for threads in [1usize, 2] {
         group.bench_function(BenchmarkId::from_parameter(threads), |b| {
+            // Time per iteration of all threads together: throughput is
+            // threads ÷ this.
             b.iter_custom(|iterations| {
-                let start = std::time::Instant::now();
-                std::thread::scope(|scope| {
-                    for _ in 0..threads {
-                        scope.spawn(|| {
-                            for _ in 0..iterations {
-                                drop(black_box(pool.alloc(4096).expect("alloc")));
-                            }
-                        });
+                on_threads(threads, iterations, |n| {
+                    for _ in 0..n {
+                        drop(black_box(pool.alloc(4096).expect("alloc")));
                     }
-                });
-                // Time per iteration of all threads together: throughput is
-                // threads ÷ this.
-                start.elapsed()
+                })
             });
         });
     }

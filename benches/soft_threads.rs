@@ -15,24 +15,17 @@ use common::{config, ok, software_device};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::ffi::c_void;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SIZE: usize = 4096;
 
-/// Runs `body(iterations)` on `threads` threads at once; the time until
-/// all are done.
+/// [`common::on_threads`], each thread setting the device first.
 fn on_threads(threads: usize, iterations: u64, body: impl Fn(u64) + Sync) -> Duration {
-    let start = Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                // SAFETY: no pointer arguments.
-                ok(unsafe { sys::aclrtSetDevice(0) }, "aclrtSetDevice");
-                body(iterations);
-            });
-        }
-    });
-    start.elapsed()
+    common::on_threads(threads, iterations, |iterations| {
+        // SAFETY: no pointer arguments.
+        ok(unsafe { sys::aclrtSetDevice(0) }, "aclrtSetDevice");
+        body(iterations);
+    })
 }
 
 fn alloc_free(iterations: u64) {

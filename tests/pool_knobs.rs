@@ -238,7 +238,6 @@ fn a_wake_past_the_memory_cap_empties_the_cache_then_refuses_and_stays_asleep() 
     }
     assert!(pool.is_asleep("kv"), "a refused wake leaves the tag asleep");
     assert_eq!(pool.stats().reserved, 4 * g, "the cache was emptied first");
-    assert!(pool.stats().reserved <= 8 * g);
     // With the scratch block cached, emptying the cache makes room.
     drop(scratch);
     pool.wake().unwrap();

@@ -24,6 +24,7 @@ impl State {
             return false;
         };
         let goal = limit.share(threshold);
+        let spared = |index: usize| (index == growing.0).then_some(growing.1);
         if self.stats.reserved <= goal {
             return false;
         }
@@ -50,15 +51,13 @@ impl State {
                 arena.classes[class].free.insert(offset, len, tracks);
                 self.stats.oversize_segments = self.stats.oversize_segments.saturating_sub(1);
             }
-            let spared = (index == growing.0).then_some(growing.1);
-            if let Err(error) = arena.empty_cache_but(spared, &mut self.stats) {
+            if let Err(error) = arena.empty_cache_but(spared(index), &mut self.stats) {
                 log::warn!("DevicePool: garbage collection: {error}");
             }
         }
         if self.stats.reserved > goal {
             for (index, arena) in self.arenas.iter_mut().enumerate() {
-                let spared = (index == growing.0).then_some(growing.1);
-                if let Err(error) = arena.empty_cache_but(spared, &mut self.stats) {
+                if let Err(error) = arena.empty_cache_but(spared(index), &mut self.stats) {
                     log::warn!("DevicePool: garbage collection: {error}");
                 }
             }

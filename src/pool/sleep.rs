@@ -213,7 +213,6 @@ fn keep_unmapped_asleep(
     }
 }
 
-/// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).
 /// The sleeping arenas that a wake of `tags` (all: `None`) wakes.
 fn wake_targets(arenas: &[Arena], tags: Option<&[&str]>) -> Vec<usize> {
     (0..arenas.len())
@@ -228,14 +227,16 @@ pub(super) fn wake_growth(arenas: &[Arena], tags: Option<&[&str]>) -> usize {
         .into_iter()
         .map(|i| {
             let sizes = arenas[i].asleep.as_ref().map_or([0; 2], |asleep| asleep.sizes);
-            let classes = &arenas[i].classes;
-            (0..2)
-                .map(|class| sizes[class].saturating_sub(classes[class].segment.size()))
+            let classes = arenas[i].classes.iter();
+            classes
+                .zip(sizes)
+                .map(|(class, size)| size.saturating_sub(class.segment.size()))
                 .sum::<usize>()
         })
         .sum()
 }
 
+/// Wakes the sleeping arenas whose tag is in `tags` (all with `None`).
 pub(super) fn wake(
     arenas: &mut [Arena],
     tags: Option<&[&str]>,

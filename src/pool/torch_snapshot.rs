@@ -235,8 +235,8 @@ fn trace_entry(event: &HistoryEvent, start_unix_us: u64) -> TraceEntry {
         action: action.torch_name(),
         addr: int(event.address),
         size: int(event.size),
-        stream: i64::try_from(event.stream).unwrap_or(i64::MAX),
-        time_us: i64::try_from(start_unix_us.saturating_add(event.time_ns / 1000)).unwrap_or(i64::MAX),
+        stream: int(event.stream),
+        time_us: int(start_unix_us.saturating_add(event.time_ns / 1000)),
         frames: event.backtrace.as_deref().map_or_else(Vec::new, frames),
         device_free: (action == HistoryAction::Oom).then(|| int(event.free)),
         user_metadata: action.user_metadata(),
@@ -248,9 +248,9 @@ fn trace_entry(event: &HistoryEvent, start_unix_us: u64) -> TraceEntry {
 /// of 2^31 or more in 9 bytes (a sign byte more), which the web viewer's
 /// unpickler reads as a `BigInt` that its arithmetic then refuses; an
 /// `i64` takes at most 8, a plain number there. Pool addresses and sizes
-/// fit.
-fn int(value: usize) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
+/// fit (a larger value is written as `i64::MAX`).
+fn int(value: impl TryInto<i64>) -> i64 {
+    value.try_into().unwrap_or(i64::MAX)
 }
 
 /// The frames of `backtrace`, innermost first (as torch's), read from its
