@@ -12,7 +12,11 @@
 //! streams, events and memory when its last `aclrtSetDevice` retain is
 //! reset). So every [`Device`] value also shares one process-wide retain of
 //! its device, taken by the first `Device::new` and reset when the last
-//! `Device` of that id — and so the last owner created on it — is dropped.
+//! `Device` of that id — and so the last owner created on it — is dropped,
+//! and every thread that cloned one while bound to the device has ended
+//! (such a thread counts its clones on a share of the retain of its own,
+//! kept until it ends: its own retain keeps the device set that long
+//! anyway).
 
 use crate::Call;
 use crate::error::{Result, check};
@@ -29,7 +33,8 @@ mod thread_share;
 ///
 /// Every `Device` keeps its device set in the process (one shared
 /// `aclrtSetDevice` retain per device id, reset when the last `Device` of
-/// that id is dropped). Every owner created on a device holds a `Device`, so
+/// that id is dropped and the threads that cloned one while bound to it
+/// have ended). Every owner created on a device holds a `Device`, so
 /// no thread's exit can tear the device down under a live buffer, stream,
 /// event or mapping.
 ///

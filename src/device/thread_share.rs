@@ -41,11 +41,9 @@ impl ThreadBinding {
     /// thread holds no retain of `id`, so that the share would outlive
     /// the last `Device` alone.
     fn share_of(&mut self, id: i32, share: &Arc<Share>) -> Option<Arc<Share>> {
-        if let Some((_, own)) = self.shares.iter_mut().find(|(held, _)| *held == id) {
-            if !Arc::ptr_eq(&own.process, &share.process) {
-                // A retain taken again after a reset: this one is current.
-                *own = Share::new(Arc::clone(&share.process));
-            }
+        // This thread's share holds the process retain, so every `Device`
+        // of `id` holds that same retain while the share lives.
+        if let Some((_, own)) = self.shares.iter().find(|(held, _)| *held == id) {
             return Some(Arc::clone(own));
         }
         if !self.retains.contains(&id) {

@@ -46,6 +46,7 @@ mod pool_block;
 mod recording;
 mod rounding;
 mod runtime_pool;
+mod shared_total;
 mod sleep;
 mod snapshot;
 mod snapshot_svg;

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
 use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
-use shards::{Cached, SHARDS, Shard, SharedTotal, new_shard, shard_of};
+use shards::{Cached, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -61,8 +61,11 @@ use std::sync::{Arc, Mutex};
 /// **Threads:** `PinnedPool` is `Send` and `Sync`: share it with `Arc` and
 /// allocate from any thread. Each thread allocates from and gives back to
 /// a shard of the cache of its own (falling back on the other shards
-/// before it allocates), so threads' hits do not wait for each other,
-/// and a hit makes no atomic read-modify-write for its shard.
+/// before it allocates), so threads' hits do not wait for each other and
+/// a hit makes no atomic read-modify-write for its shard — as long as the
+/// threads' shards differ (8 of them, by thread token; a shard met by a
+/// second thread is held by an atomic swap from then on) and no thread is
+/// taking buffers from the other shards (a steal holds them all).
 ///
 /// **Guide:** [Memory pools, for a torch_npu user](crate::guide::pools).
 pub struct PinnedPool {
@@ -150,7 +153,7 @@ impl PinnedPool {
             config,
             max_cached: AtomicUsize::new(usize::MAX),
             closed: AtomicBool::new(false),
-            shards: (0..SHARDS).map(|_| new_shard()).collect(),
+            shards: std::array::from_fn(|_| new_shard()),
             allocated: SharedTotal::default(),
             reserved: Mutex::new((0, 0)),
             #[cfg(feature = "testing")]
@@ -332,8 +335,8 @@ impl PinnedPool {
                 let buffer = self.shared.fresh_counted(token, size, bytes)?;
                 // The new buffer's count of the state.
                 let count = Arc::into_raw(Arc::clone(&self.shared));
-                // SAFETY: `count` is the count made for the buffer's
-                // `Ordered`, at the state's carrier (see `carrier`).
+                // SAFETY: `count` is from `Arc::into_raw`: the count made
+                // for the buffer's `Ordered`, at the state's carrier.
                 let carried = unsafe { Carried::from_raw(recycle::carrier_of(count)) };
                 (buffer, Tracks::default(), carried)
             }
@@ -363,7 +366,8 @@ impl PinnedPool {
 
     /// The state's carrier, by a pointer that may reach the whole state.
     fn carrier(&self) -> std::ptr::NonNull<Carrier<PinnedHostBuf<u8>>> {
-        recycle::carrier_of(Arc::as_ptr(&self.shared))
+        // SAFETY: from `Arc::as_ptr`.
+        unsafe { recycle::carrier_of(Arc::as_ptr(&self.shared)) }
     }
 
     /// Frees the cached buffers whose work is proven finished (each

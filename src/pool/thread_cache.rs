@@ -25,6 +25,7 @@
 
 use super::cache_slot::{CacheSlot, SlotHold, hold_all};
 use super::pool_block::BlockNode;
+use super::shared_total::SharedTotal;
 use super::thread_token::{named_token, token};
 use crate::stream::Tracks;
 use std::collections::HashMap;
@@ -131,13 +132,16 @@ impl<V> Blocks<V> {
     fn heat_or_add(&mut self, key: (usize, usize)) {
         let place = match self.index.get(&key) {
             Some(&place) => place,
-            None => {
-                self.stacks.push((key, Vec::new()));
-                self.index.insert(key, self.stacks.len() - 1);
-                self.stacks.len() - 1
-            }
+            None => self.add_stack(key),
         };
         self.heat_place(key, place);
+    }
+
+    /// A new, empty stack of `key`, indexed; its place.
+    fn add_stack(&mut self, key: (usize, usize)) -> usize {
+        self.stacks.push((key, Vec::new()));
+        self.index.insert(key, self.stacks.len() - 1);
+        self.stacks.len() - 1
     }
 
     /// Puts the hot stack back in its place, and takes the one at `place`
@@ -149,9 +153,7 @@ impl<V> Blocks<V> {
             // Never: `index` only names places in `stacks`. Were it to name
             // another, a new stack of `key` still makes `key` the hot key,
             // so that no block is ever filed under another size.
-            self.stacks.push((key, Vec::new()));
-            self.index.insert(key, self.stacks.len() - 1);
-            self.stacks.len() - 1
+            self.add_stack(key)
         };
         if let Some((_, parked)) = self.stacks.get_mut(self.hot_place) {
             std::mem::swap(parked, &mut self.hot);
@@ -254,74 +256,6 @@ impl CacheCounts {
 
     fn busy(&self) -> usize {
         self.busy.load(Ordering::Relaxed)
-    }
-}
-
-/// A total counted across caches, with its peak.
-#[derive(Default)]
-struct SharedTotal {
-    total: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-impl SharedTotal {
-    /// The true total rose by `by`: spend headroom, count the rest.
-    #[inline(always)]
-    fn rise(&self, headroom: &mut usize, by: usize) {
-        if *headroom >= by {
-            *headroom -= by;
-        } else {
-            self.count_rise(headroom, by);
-        }
-    }
-
-    /// [`SharedTotal::rise`] beyond the headroom.
-    #[cold]
-    fn count_rise(&self, headroom: &mut usize, by: usize) {
-        let short = by - *headroom;
-        *headroom = 0;
-        let total = self.total.fetch_add(short, Ordering::Relaxed).saturating_add(short);
-        self.peak.fetch_max(total, Ordering::Relaxed);
-    }
-
-    /// The true total fell by `by`: keep it as headroom up to `cap`.
-    #[inline(always)]
-    fn fall(&self, headroom: &mut usize, by: usize, cap: usize) {
-        *headroom += by;
-        if *headroom > cap {
-            self.uncount_excess(headroom, cap);
-        }
-    }
-
-    /// Gives the headroom beyond `cap` back to the shared total.
-    #[cold]
-    fn uncount_excess(&self, headroom: &mut usize, cap: usize) {
-        let excess = *headroom - cap;
-        // Never below zero, even if a count went wrong: a wrong peak is
-        // better than a wrapped one.
-        let _ = self.total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
-            Some(total.saturating_sub(excess))
-        });
-        *headroom = cap;
-    }
-
-    /// The true total changed by `delta`.
-    fn change(&self, headroom: &mut usize, delta: isize, cap: usize) {
-        if delta >= 0 {
-            self.rise(headroom, delta.unsigned_abs());
-        } else {
-            self.fall(headroom, delta.unsigned_abs(), cap);
-        }
-    }
-}
-
-impl SharedTotal {
-    /// Starts the peak again from the total now, after giving back the
-    /// caller's `headroom` (so that the total is the true one when no other
-    /// thread holds headroom, and the caller's next rise is counted).
-    fn reset_peak(&self, headroom: &mut usize) {
-        self.uncount_excess(headroom, 0);
-        self.peak.store(self.total.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
 
@@ -680,8 +614,8 @@ impl ThreadCaches {
         // Read one cache after another: a block handed out by a cache read
         // earlier and given back to one read later may count as freed only.
         totals.allocated = usize::try_from(totals.bytes_out.saturating_sub(totals.bytes_back)).unwrap_or(usize::MAX);
-        totals.allocated_peak = self.allocated.peak.load(Ordering::Relaxed).max(totals.allocated);
-        totals.active_peak = self.active.peak.load(Ordering::Relaxed);
+        totals.allocated_peak = self.allocated.peak().max(totals.allocated);
+        totals.active_peak = self.active.peak();
         totals
     }
 }

@@ -19,7 +19,7 @@
 //!   count keeps the state), or it holds after the drop's hold and sees
 //!   `closed`. Once the buffer is in a shard, the store that lets go of
 //!   the shard is the give-back's last access to the state
-//!   ([`CacheSlot::with_held`](super::super::cache_slot::CacheSlot::with_held)
+//!   ([`CacheSlot::with_owned`](super::super::cache_slot::CacheSlot::with_owned)
 //!   reaches it by a raw pointer; the other holds' drop stores last too).
 //! - *A buffer taken out of its `Ordered`* (`into_inner`): the reference
 //!   is let go then (`Carrier::release`); the buffer has left the pool.
@@ -43,9 +43,14 @@ pub(super) const CARRIER: Carrier<PinnedHostBuf<u8>> = Carrier {
 
 /// The carrier of the state at `shared` (its first field, `repr(C)`),
 /// by a pointer that keeps `shared`'s reach over the whole state.
-pub(super) fn carrier_of(shared: *const Shared) -> NonNull<Carrier<PinnedHostBuf<u8>>> {
-    // `Arc::as_ptr` and `Arc::into_raw` are never null.
-    NonNull::new(shared.cast_mut().cast()).unwrap_or(NonNull::dangling())
+///
+/// # Safety
+///
+/// `shared` is from `Arc::as_ptr` or `Arc::into_raw` of an `Arc<Shared>`.
+pub(super) unsafe fn carrier_of(shared: *const Shared) -> NonNull<Carrier<PinnedHostBuf<u8>>> {
+    // SAFETY: `Arc::as_ptr` and `Arc::into_raw` are never null (the
+    // caller's promise).
+    unsafe { NonNull::new_unchecked(shared.cast_mut().cast()) }
 }
 
 /// The state a carrier pointer of [`carrier_of`] heads.

@@ -4,7 +4,7 @@
 //! plain stores), so a hit makes no atomic read-modify-write and two
 //! threads' hits share no cache line.
 //!
-//! **Holds.** A hit holds its own shard ([`CacheSlot::with_held`]). The
+//! **Holds.** A hit holds its own shard ([`CacheSlot::with_owned`], the owner's hold; any other hold goes the slow way). The
 //! slow paths hold one shard at a time with [`CacheSlot::hold`] (a
 //! give-back that finds its shard held by someone else waits for it), or
 //! every shard at once with [`hold_all`] (a steal, `empty_cache`, the
@@ -21,20 +21,18 @@
 //! peak of the bytes handed out needs the sum at every moment, which only
 //! a shared counter knows; to keep that write off the hit path, each
 //! shard holds *headroom*: bytes counted in the shared total but not
-//! handed out. A shard draws on its headroom when its bytes rise and adds
-//! to it when they fall, writing the shared total only when the headroom
-//! runs out or passes [`HEADROOM_CAP`]. The shared total is then the true
-//! total plus every shard's headroom: its peak is exact while one thread
-//! uses the pool, and above the true peak by at most the other shards'
-//! headroom otherwise (never below it).
+//! handed out ([`SharedTotal`], as the device pool's thread caches count:
+//! the total's peak is exact while one thread uses the pool, and above the
+//! true peak by at most the other shards' headroom, [`HEADROOM_CAP`] each).
 
 use super::super::cache_slot::CacheSlot;
 #[cfg(doc)]
 use super::super::cache_slot::hold_all;
+pub(super) use super::super::shared_total::SharedTotal;
 use crate::memory::PinnedHostBuf;
 use crate::stream::Tracks;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 
 /// Shards per pool, a power of two (a thread's is its token masked):
 /// more than the threads that usually share a pinned pool, few enough
@@ -263,12 +261,7 @@ impl ShardState {
     pub(super) fn count_out(&mut self, counts: &Counts, total: &SharedTotal, size: usize, bytes: usize) {
         add(&counts.allocated, size as isize);
         add(&counts.requested, bytes as isize);
-        if self.headroom >= size {
-            self.headroom -= size;
-        } else {
-            total.rise(size - self.headroom);
-            self.headroom = 0;
-        }
+        total.rise(&mut self.headroom, size);
     }
 
     /// `size` bytes of a request of `bytes` given back, counted in
@@ -277,38 +270,7 @@ impl ShardState {
     pub(super) fn count_back(&mut self, counts: &Counts, total: &SharedTotal, size: usize, bytes: usize) {
         add(&counts.allocated, -(size as isize));
         add(&counts.requested, -(bytes as isize));
-        self.headroom += size;
-        if self.headroom > HEADROOM_CAP {
-            total.fall(self.headroom - HEADROOM_CAP);
-            self.headroom = HEADROOM_CAP;
-        }
-    }
-}
-
-/// The bytes handed out by all shards plus their headroom, with its peak.
-#[derive(Default)]
-pub(super) struct SharedTotal {
-    total: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-impl SharedTotal {
-    #[cold]
-    fn rise(&self, by: usize) {
-        let total = self.total.fetch_add(by, Ordering::Relaxed).saturating_add(by);
-        self.peak.fetch_max(total, Ordering::Relaxed);
-    }
-
-    #[cold]
-    fn fall(&self, by: usize) {
-        // Never below zero: a wrong peak is better than a wrapped one.
-        let _ = self.total.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |total| {
-            Some(total.saturating_sub(by))
-        });
-    }
-
-    pub(super) fn peak(&self) -> usize {
-        self.peak.load(Ordering::Relaxed)
+        total.fall(&mut self.headroom, size, HEADROOM_CAP);
     }
 }
 
@@ -328,12 +290,12 @@ mod tests {
         let counts = Counts::default();
         let mut shard = ShardState::default();
         shard.count_out(&counts, &total, 4096, 4000);
-        assert_eq!((total.total.load(Ordering::Relaxed), total.peak()), (4096, 4096));
+        assert_eq!((total.now(), total.peak()), (4096, 4096));
         shard.count_back(&counts, &total, 4096, 4000);
         // Kept as headroom: the next hit writes nothing shared.
-        assert_eq!(total.total.load(Ordering::Relaxed), 4096);
+        assert_eq!(total.now(), 4096);
         shard.count_out(&counts, &total, 4096, 10);
-        assert_eq!((total.total.load(Ordering::Relaxed), total.peak()), (4096, 4096));
+        assert_eq!((total.now(), total.peak()), (4096, 4096));
         shard.count_out(&counts, &total, 8192, 8192);
         assert_eq!(total.peak(), 4096 + 8192);
         shard.count_back(&counts, &total, 8192, 8192);
@@ -341,7 +303,7 @@ mod tests {
         shard.count_out(&counts, &total, HEADROOM_CAP + 1, 1);
         shard.count_back(&counts, &total, HEADROOM_CAP + 1, 1);
         // Past the cap, the excess goes back to the shared total.
-        assert_eq!(total.total.load(Ordering::Relaxed), HEADROOM_CAP);
+        assert_eq!(total.now(), HEADROOM_CAP);
         let counted = now(&counts);
         assert_eq!((counted.allocated, counted.requested), (0, 0));
     }

@@ -6,7 +6,7 @@ use super::super::cache_slot::{CacheSlot, hold_all};
 #[cfg(feature = "testing")]
 use super::super::watch::Watch;
 use super::PinnedStats;
-use super::shards::{Cached, CountsNow, Shard, SharedTotal, shard_of};
+use super::shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, shard_of};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
@@ -42,7 +42,7 @@ pub(super) struct Shared {
     pub(super) closed: AtomicBool,
     /// The cached buffers and the counts, by thread ([`shards`](super::shards)); a
     /// power of two of them.
-    pub(super) shards: Box<[Shard]>,
+    pub(super) shards: [Shard; SHARDS],
     /// The bytes handed out, with headroom, and its peak ([`shards`](super::shards)).
     pub(super) allocated: SharedTotal,
     /// Pinned bytes held (handed out and cached), with its peak: changed
@@ -65,7 +65,7 @@ impl Shared {
         // The buffer comes out through `found`, not in the hold's result:
         // an `Option` of it in a `Result` moved it a word off its
         // alignment, and the copies then read across stores the processor
-        // cannot forward (a fifth of a hit's time).
+        // cannot forward (docs/performance.md, "PinnedPool hit").
         let mut found: Option<Cached> = None;
         let hit = |state: &mut super::shards::ShardState, counts: &super::shards::Counts, ()| {
             found = state.hit(counts, &self.allocated, size, bytes);
@@ -110,9 +110,7 @@ impl Shared {
             .iter()
             .enumerate()
             .any(|(at, shard)| at != mine && shard.shared().cached_bytes() > 0);
-        // (`mine` is always a shard: the test keeps the buffers taken
-        // below from ever being dropped for want of a place.)
-        if !others_cache || mine >= self.shards.len() {
+        if !others_cache {
             return None;
         }
         let mut held = hold_all(&self.shards);
@@ -128,7 +126,8 @@ impl Shared {
                 }
             }
         }
-        let (state, counts) = held.get_mut(mine)?.parts();
+        // `mine` is a shard's index (`shard_of`), and `held` has them all.
+        let (state, counts) = held[mine].parts();
         counts.cached((size * found.len()) as isize);
         for cached in found {
             state.keep(cached);
@@ -246,8 +245,10 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        // Normally empty (the pool's drop took the cache); buffers whose
-        // work cannot be proven finished are leaked, not freed.
+        // Empty by construction: every cached buffer holds a count of
+        // this state, and the pool's drop takes the cache. Kept so that a
+        // count gone wrong leaks a buffer whose work cannot be proven
+        // finished instead of freeing it.
         for shard in self.shards.iter_mut() {
             for (buffer, mut tracks) in shard.get_mut().take_all() {
                 if let Settled::Unproven(_) = tracks.settle("PinnedPool drop") {

@@ -409,24 +409,7 @@ impl<S> Drop for Ordered<S> {
     /// out of line.
     #[inline]
     fn drop(&mut self) {
-        if let Some(Recycle::Owner(function)) = *self.recycle
-            && self.lanes.is_one()
-        {
-            // SAFETY: each taken once, here (`into_inner` forgets `self`);
-            // nothing uses them after. `recycle` holds a function: nothing
-            // to drop.
-            let (storage, lanes) = unsafe {
-                (
-                    ManuallyDrop::take(&mut self.storage),
-                    ManuallyDrop::take(&mut self.lanes),
-                )
-            };
-            // The ranges are this owner's: the recycler widens them where
-            // it keeps busy memory (see `Recycle`).
-            function(storage, lanes.into_tracks());
-        } else if let Some(Recycle::Carried(_)) = *self.recycle
-            && self.lanes.is_one()
-        {
+        if self.recycle.is_some() && self.lanes.is_one() {
             // SAFETY: each taken once, here (`into_inner` forgets `self`);
             // nothing uses them after.
             let (storage, lanes, recycle) = unsafe {
@@ -436,9 +419,10 @@ impl<S> Drop for Ordered<S> {
                     ManuallyDrop::take(&mut self.recycle),
                 )
             };
-            if let Some(Recycle::Carried(carried)) = recycle {
-                // As above.
-                carried.give_back(storage, lanes.into_tracks());
+            if let Some(recycle) = recycle {
+                // The ranges are this owner's: the recycler widens them
+                // where it keeps busy memory (see `Recycle`).
+                recycle.call(storage, lanes.into_tracks());
             }
         } else {
             self.drop_slowly();
@@ -447,7 +431,7 @@ impl<S> Drop for Ordered<S> {
 }
 
 impl<S> Ordered<S> {
-    /// The drop past the common case of a pool: a shared recycler, many
+    /// The drop past the common case of a pool: a recycler with many
     /// lanes, or no recycler.
     #[inline(never)]
     fn drop_slowly(&mut self) {
