@@ -160,7 +160,14 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
     pool.sleep(&["weights"]).unwrap();
     let misuse = soft::MisuseWatch::start();
     let outcome = block.fill_bytes(9, &stream).and_then(|()| stream.synchronize());
-    assert!(outcome.is_err(), "a memset on unmapped memory must fail");
+    assert!(
+        matches!(&outcome, Err(Error::PoolAsleep { tag }) if tag == "weights"),
+        "a memset of a sleeping block is refused: {outcome:?}"
+    );
+    let mut host = [0u8; 4096];
+    let read = block.view().read_to_host(&mut host);
+    assert!(matches!(read, Err(Error::PoolAsleep { .. })), "{read:?}");
+    assert_eq!(misuse.seen(), [], "nothing reached the runtime");
     drop(misuse);
     pool.wake().unwrap();
     assert!(
@@ -272,6 +279,123 @@ fn sleep_and_wake_race_with_allocations_and_frees_on_another_thread() {
     drop(pool);
     drop(stream);
     software_only(|| assert_eq!(soft::live_since(since), []));
+}
+
+/// How a writer of [`sleep_is_a_point_in_time_for_writes_on_other_threads`]
+/// writes its block.
+#[derive(Clone, Copy)]
+enum Write {
+    /// A host write through a view (`OrderedView::write_from_host`).
+    FromHost,
+    /// A queued memset, then a synchronisation of its stream.
+    Queued,
+}
+
+/// Writes `value` into every word of `block`; `Ok` is the
+/// acknowledgement.
+fn write_words(block: &Ordered<PoolBlock>, how: Write, value: u32, stream: &Arc<Stream>) -> ascend::Result<()> {
+    match how {
+        Write::FromHost => block.view().write_from_host(&vec![value; block.byte_len() / 4]),
+        Write::Queued => block.view().fill_u32(value, stream).and_then(|()| stream.synchronize()),
+    }
+}
+
+/// Issue 38: a write that returned `Ok` before `sleep` returned was
+/// lost (or torn) when it landed between the offload copy and the unmap.
+/// Each round, two writers (a host write of a large block, a queued
+/// memset of a small one) write new values until their tag is refused,
+/// while this thread sleeps; after the wake each block holds the last
+/// value acknowledged, whole. (A failed round stops the writers, so the
+/// test fails instead of hanging.)
+#[test]
+fn sleep_is_a_point_in_time_for_writes_on_other_threads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (_serial, device, granule) = common::pool::start();
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let large = pool.alloc_tagged(2 * granule, "tensors").unwrap();
+    let small = pool.alloc_tagged(32 << 10, "tensors").unwrap();
+    let stream = Arc::new(Stream::new(&device).unwrap());
+    let rounds = 150;
+    let (start, failed) = (std::sync::Barrier::new(3), AtomicBool::new(false));
+    let (sender, acknowledged) = std::sync::mpsc::channel::<(usize, Result<u32, String>)>();
+    // The values before the first round.
+    write_words(&large, Write::FromHost, 0, &stream).unwrap();
+    write_words(&small, Write::Queued, 0, &stream).unwrap();
+    let failure = std::thread::scope(|scope| {
+        for (index, (block, how)) in [(&large, Write::FromHost), (&small, Write::Queued)]
+            .into_iter()
+            .enumerate()
+        {
+            let (start, failed, sender, device) = (&start, &failed, sender.clone(), &device);
+            scope.spawn(move || {
+                let stream = Arc::new(Stream::new(device).unwrap());
+                let mut value = 0u32;
+                for _ in 0..rounds {
+                    start.wait();
+                    let mut last = Ok(0);
+                    while !failed.load(Ordering::Acquire) {
+                        value += 1;
+                        match write_words(block, how, value, &stream) {
+                            Ok(()) => last = Ok(value),
+                            Err(Error::PoolAsleep { tag }) if tag == "tensors" => break,
+                            Err(other) => {
+                                last = Err(format!("writer {index}: a write failed with {other}"));
+                                break;
+                            }
+                        }
+                    }
+                    sender.send((index, last)).unwrap();
+                    // Until the round's check has read the blocks.
+                    start.wait();
+                    if failed.load(Ordering::Acquire) {
+                        return;
+                    }
+                }
+            });
+        }
+        let mut expected = [0u32; 2];
+        for round in 0..rounds {
+            start.wait();
+            let mut round_outcome = || -> Result<(), String> {
+                // The writers run for a while first, longer in some rounds.
+                std::thread::sleep(std::time::Duration::from_micros((round % 7) as u64 * 150));
+                pool.sleep(&["tensors"]).map_err(|error| format!("sleep: {error}"))?;
+                for _ in 0..2 {
+                    let (index, last) = acknowledged.recv().map_err(|error| error.to_string())?;
+                    match last? {
+                        0 => {}
+                        value => expected[index] = value,
+                    }
+                }
+                pool.wake().map_err(|error| format!("wake: {error}"))?;
+                for (index, block) in [&large, &small].into_iter().enumerate() {
+                    let words: Vec<u32> = block.view().to_vec().map_err(|error| error.to_string())?;
+                    let wrong = words.iter().filter(|&&word| word != expected[index]).count();
+                    if wrong > 0 {
+                        return Err(format!(
+                            "block {index}: {wrong} of {} words are not the last value acknowledged before \
+                             the sleep, {} (the first word is {})",
+                            words.len(),
+                            expected[index],
+                            words[0]
+                        ));
+                    }
+                }
+                Ok(())
+            };
+            let outcome = round_outcome();
+            if outcome.is_err() {
+                failed.store(true, Ordering::Release);
+            }
+            start.wait();
+            if let Err(failure) = outcome {
+                return Some(format!("round {round}: {failure}"));
+            }
+        }
+        None
+    });
+    assert_eq!(failure, None);
+    assert_eq!(pool.stats().sleeps, rounds as u64);
 }
 
 #[test]

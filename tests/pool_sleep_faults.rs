@@ -183,3 +183,73 @@ fn a_failed_wake_leaves_the_pool_asleep_and_a_later_wake_restores_it() {
     );
     assert!(fired >= 11, "{fired} faults fired");
 }
+
+/// Issue 38 under faults: a sleep whose offload copy fails while another
+/// thread writes a block of the tag leaves the tag awake (its gate open
+/// again: the writer's next writes succeed) and the block holding the
+/// last value acknowledged.
+#[test]
+fn a_failed_offload_copy_during_writes_on_another_thread_keeps_every_acknowledged_write() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    let Some(_serial) = start() else { return };
+    let device = common::device();
+    let granule = common::pool::granule(&device);
+    let pool = DevicePool::new(&device, common::pool::pool_config(granule, 4, granule, 8)).unwrap();
+    // One offload copy per size class: the large block's, then the small one's.
+    let large = pool.alloc_tagged(2 * granule, "weights").unwrap();
+    let small = pool.alloc_tagged(8192, "weights").unwrap();
+    for nth in 1..=2 {
+        let (stop, acknowledged) = (AtomicBool::new(false), AtomicU32::new(0));
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                // Memsets and stream synchronisations only: the fault is
+                // armed on `aclrtMemcpy`, which only the sleep calls.
+                let stream = Arc::new(Stream::new(&device).unwrap());
+                let mut value = 0;
+                while !stop.load(Ordering::Acquire) {
+                    value += 1;
+                    let written = large
+                        .view()
+                        .fill_u32(value, &stream)
+                        .and_then(|()| small.view().fill_u32(value, &stream))
+                        .and_then(|()| stream.synchronize());
+                    match written {
+                        Ok(()) => acknowledged.store(value, Ordering::Release),
+                        Err(ascend::Error::PoolAsleep { .. }) => {}
+                        Err(other) => panic!("nth {nth}: a write failed with {other}"),
+                    }
+                }
+            });
+            while acknowledged.load(Ordering::Acquire) == 0 {
+                std::thread::yield_now();
+            }
+            soft::inject_fault("aclrtMemcpy", nth, CODE).unwrap();
+            let slept = pool.sleep(&["weights"]);
+            let fired = soft::armed_faults().is_empty();
+            soft::clear_faults();
+            assert!(fired, "nth {nth}: the offload copy was reached");
+            assert!(matches!(slept, Err(ascend::Error::Acl { .. })), "nth {nth}: {slept:?}");
+            assert!(
+                !pool.is_asleep("weights"),
+                "nth {nth}: a failed sleep keeps the tag awake"
+            );
+            // The gate is open again: writes after the failed sleep are
+            // acknowledged.
+            let after = acknowledged.load(Ordering::Acquire);
+            while acknowledged.load(Ordering::Acquire) <= after + 1 {
+                std::thread::yield_now();
+            }
+            stop.store(true, Ordering::Release);
+            writer.join().expect("the writer");
+        });
+        let last = acknowledged.load(Ordering::Acquire);
+        for block in [&large, &small] {
+            let words: Vec<u32> = block.view().to_vec().unwrap();
+            assert!(
+                words.iter().all(|&word| word == last),
+                "nth {nth}: the block holds {} where {last} was acknowledged last",
+                words[0]
+            );
+        }
+    }
+}

@@ -7,7 +7,7 @@ use super::oversize::OversizeCache;
 use super::sleep::Asleep;
 use super::stats::PoolStats;
 use crate::error::Result;
-use crate::stream::{Settled, Tracks};
+use crate::stream::{Settled, Tracks, UseGate};
 use crate::vmm::{ExpandableSegment, PhysicalMemProp, SharedSegment};
 use std::sync::Arc;
 
@@ -22,6 +22,10 @@ pub(super) struct Arena {
     pub(super) classes: [Class; 2],
     /// What sleep saved, while the tag is asleep.
     pub(super) asleep: Option<Asleep>,
+    /// The gate every use of the tag's blocks enters: closed while the
+    /// tag sleeps (and while it is being put to sleep), so that no use
+    /// starts on memory that is being offloaded or is unmapped.
+    pub(super) gate: Arc<UseGate>,
 }
 
 /// One size class of an arena: a segment, its free ranges and its
@@ -57,6 +61,7 @@ impl Arena {
                 class(config.large_reserve, config.large_chunk)?,
             ],
             asleep: None,
+            gate: Arc::new(UseGate::new(tag)),
         })
     }
 

@@ -17,7 +17,7 @@ use super::watch::Watch;
 use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result};
-use crate::stream::{Ordered, Tracks};
+use crate::stream::{Ordered, Tracks, UseGate};
 use crate::vmm::{Granularity, PhysicalMemProp, SegmentBlock};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -359,10 +359,11 @@ impl DevicePool {
     #[inline(never)]
     fn placed(&self, arena: usize, class: usize, size: usize, bytes: usize) -> Result<Ordered<PoolBlock>> {
         let shared = &self.shared;
-        let (block, tracks) = shared.alloc_from_state(arena, class, size)?;
+        let (block, tracks, gate) = shared.alloc_from_state(arena, class, size)?;
         let node = Box::new(BlockNode {
             block,
             pool: Arc::clone(shared),
+            gate,
             arena,
             class,
             len: bytes,
@@ -424,14 +425,23 @@ impl DevicePool {
     /// [`DevicePool::empty_cache`] frees it), as torch's caching host
     /// allocator keeps vLLM's CPU backup.
     ///
-    /// It first waits for all work queued on the pool's device
-    /// (`aclrtSynchronizeDevice`: the fence is on the device that owns the
-    /// memory). Work queued on *another* device's stream that touches the
-    /// pool's blocks (a peer copy) is not covered: finish it before
-    /// sleeping. **While asleep** the pool's blocks must not be used: an
-    /// allocation of a sleeping tag fails with [`Error::PoolAsleep`], and
-    /// device work on a sleeping block fails in the runtime or on the
-    /// device, reaching no other memory. Blocks may be dropped meanwhile.
+    /// **A point in time.** Every write to a block that returned before
+    /// `sleep` returned is in the block after the wake. Sleep first
+    /// refuses new uses of the blocks of the tags it puts to sleep: from
+    /// then on a use through their `Ordered` (a host read or write, or
+    /// queueing device work) fails with [`Error::PoolAsleep`]. It waits
+    /// for the uses under way to end, then for all work queued on the
+    /// pool's device (`aclrtSynchronizeDevice`: the fence is on the
+    /// device that owns the memory), and only then copies. Work queued on
+    /// *another* device's stream that touches the pool's blocks (a peer
+    /// copy), and a block taken out of its `Ordered`
+    /// ([`Ordered::into_inner`]), are not covered: finish their use before
+    /// sleeping. The protocol is in the guide's pools chapter
+    /// (`docs/pools.md`). **While asleep** an allocation of a sleeping tag
+    /// and every use of its blocks through their `Ordered` fail with
+    /// [`Error::PoolAsleep`]; device work queued by other means on a
+    /// sleeping block fails in the runtime or on the device, reaching no
+    /// other memory. Blocks may be dropped meanwhile.
     ///
     /// **Transactional.** If any call fails (the fence, a pinned
     /// allocation, a copy, an unmap) the pool is as it was: awake, every
@@ -842,7 +852,14 @@ impl Shared {
 
     /// A block of `size` bytes in `class` of `arena` from the free lists,
     /// growing the segment when none fits (a miss of the thread cache).
-    fn alloc_from_state(&self, arena: usize, class: usize, size: usize) -> Result<(SegmentBlock, Tracks)> {
+    /// A block of `size` bytes placed from `class` of `arena`'s free
+    /// lists, the uses that may be queued on it, and its tag's gate.
+    fn alloc_from_state(
+        &self,
+        arena: usize,
+        class: usize,
+        size: usize,
+    ) -> Result<(SegmentBlock, Tracks, Arc<UseGate>)> {
         let mut state = self.state();
         state.check_awake(arena)?;
         let before = state.busy();
@@ -888,7 +905,8 @@ impl Shared {
             Ok(_) => self.caches.handed_out(&mut cache, len, delta + signed(len)),
             Err(_) => self.caches.active_changed(&mut cache, delta),
         }
-        placed
+        let gate = Arc::clone(&state.arenas[arena].gate);
+        placed.map(|(block, tracks)| (block, tracks, gate))
     }
 
     /// Whether a block of `len` bytes is oversize
@@ -1047,6 +1065,7 @@ impl State {
         let BlockNode {
             block,
             pool,
+            gate: _,
             arena,
             class,
             len: _,

@@ -4,7 +4,7 @@
 use super::device_pool::Shared;
 use crate::Device;
 use crate::memory::{DeviceStorage, DeviceStorageMut};
-use crate::stream::{Ordered, Recycle, Tracks};
+use crate::stream::{Ordered, Recycle, Tracks, UseGate};
 use crate::vmm::SegmentBlock;
 use std::ffi::c_void;
 use std::fmt;
@@ -57,6 +57,9 @@ pub(super) struct BlockNode {
     pub(super) block: SegmentBlock,
     /// The pool, kept alive by every block (cached ones too).
     pub(super) pool: Arc<Shared>,
+    /// The gate of the block's tag: every use of the block through its
+    /// `Ordered` enters it, and a sleep closes it.
+    pub(super) gate: Arc<UseGate>,
     pub(super) arena: usize,
     pub(super) class: usize,
     /// The bytes requested by the block's current owner (at most
@@ -87,7 +90,20 @@ impl PoolBlock {
         );
         // Not bounded here (off the hit path): `PoolBlock::len` bounds it.
         node.len = len;
-        Ordered::recycled(Self::from_node(node), len, tracks, Recycle::Owner(Self::recycle))
+        Ordered::recycled(
+            Self::from_node(node),
+            len,
+            tracks,
+            Recycle::Gated {
+                give_back: Self::recycle,
+                gate: Self::gate,
+            },
+        )
+    }
+
+    /// The gate of the block's tag.
+    fn gate(&self) -> &UseGate {
+        &self.node.gate
     }
 
     /// What the block owns, without giving it back.

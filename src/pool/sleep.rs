@@ -83,8 +83,24 @@ impl Asleep {
     }
 }
 
+/// Opens the gates of the arenas that are awake (after a sleep or a
+/// wake, whichever way it ended): the gate of every arena left asleep
+/// stays closed.
+fn open_awake(arenas: &[Arena]) {
+    for arena in arenas.iter().filter(|arena| arena.asleep.is_none()) {
+        arena.gate.open();
+    }
+}
+
 /// Puts every awake arena to sleep, offloading the live blocks of the
 /// arenas whose tag is in `offload`.
+///
+/// The point in time (see `docs/pools.md`): the gates of the arenas are
+/// closed first, so no use of their blocks through an `Ordered` starts
+/// from then on ([`Error::PoolAsleep`]), and the uses under way (host
+/// copies, work being queued) end; then the device is fenced, so the work
+/// queued before is finished, and only then are the blocks copied out. A
+/// sleep that fails opens the gates of the arenas it leaves awake.
 pub(super) fn sleep(
     arenas: &mut [Arena],
     device: &Device,
@@ -106,10 +122,32 @@ pub(super) fn sleep(
             ),
         ));
     }
-    // The fence: every use of the pool's memory queued so far, on any
-    // stream of the owning device, is finished.
-    device.synchronize()?;
     for &i in &targets {
+        arenas[i].gate.shut();
+    }
+    for &i in &targets {
+        arenas[i].gate.close();
+    }
+    let slept = offload_and_unmap(arenas, &targets, device, offload, stats, spares);
+    open_awake(arenas);
+    slept
+}
+
+/// The steps of [`sleep`] once the gates of `targets` are closed.
+fn offload_and_unmap(
+    arenas: &mut [Arena],
+    targets: &[usize],
+    device: &Device,
+    offload: &[&str],
+    stats: &mut PoolStats,
+    spares: &mut Spares,
+) -> Result<()> {
+    const API: &str = "DevicePool::sleep";
+    // The fence: every use of the pool's memory queued so far, on any
+    // stream of the owning device, is finished (no use of it can start
+    // now: the gates are closed).
+    device.synchronize()?;
+    for &i in targets {
         for class in &mut arenas[i].classes {
             let mut unproven = None;
             for range in class.free.ranges_past_mut(0) {
@@ -127,7 +165,7 @@ pub(super) fn sleep(
     // Copies out; a failure keeps the buffers of the copies made so far as
     // spares.
     let mut saved = Vec::with_capacity(targets.len());
-    for &i in &targets {
+    for &i in targets {
         let arena = &arenas[i];
         if !offload.contains(&arena.tag.as_str()) {
             saved.push(None);
@@ -148,7 +186,7 @@ pub(super) fn sleep(
         .map(|&i| [0, 1].map(|class| arenas[i].classes[class].segment.size()))
         .collect();
     let mut unmapped: Vec<(usize, usize, usize)> = Vec::new();
-    for &i in &targets {
+    for &i in targets {
         for class in 0..2 {
             match arenas[i].classes[class].segment.suspend() {
                 Ok(bytes) => unmapped.push((i, class, bytes)),
@@ -162,7 +200,7 @@ pub(super) fn sleep(
                             );
                         }
                     }
-                    keep_unmapped_asleep(arenas, &targets, &originals, saved, spares);
+                    keep_unmapped_asleep(arenas, targets, &originals, saved, spares);
                     account(arenas, stats);
                     return Err(error);
                 }
@@ -171,7 +209,7 @@ pub(super) fn sleep(
     }
     // Commit: the physical memory goes back to the device (with the
     // chunks' cached exports, which no one outside holds).
-    for &i in &targets {
+    for &i in targets {
         for class in &arenas[i].classes {
             if let Err(error) = class.segment.release_spare() {
                 log::warn!(
@@ -247,8 +285,16 @@ pub(super) fn wake(
     if targets.is_empty() {
         return Ok(());
     }
+    let woken = map_and_restore(arenas, &targets, stats, spares);
+    // The blocks of the woken tags may be used again.
+    open_awake(arenas);
+    woken
+}
+
+/// The steps of [`wake`] for the sleeping arenas `targets`.
+fn map_and_restore(arenas: &mut [Arena], targets: &[usize], stats: &mut PoolStats, spares: &mut Spares) -> Result<()> {
     let mut mapped: Vec<(usize, usize, usize)> = Vec::new();
-    for &i in &targets {
+    for &i in targets {
         let sizes = arenas[i].asleep.as_ref().map_or([0; 2], |asleep| asleep.sizes);
         for (class, &size) in sizes.iter().enumerate() {
             let segment = &arenas[i].classes[class].segment;
@@ -259,13 +305,13 @@ pub(super) fn wake(
             mapped.push((i, class, size - before.min(size)));
         }
     }
-    for &i in &targets {
+    for &i in targets {
         if let Err(error) = restore(&arenas[i]) {
             return Err(undo_wake(arenas, &mapped, error));
         }
     }
     // Commit: the offloaded copies' buffers are kept for the next sleep.
-    for &i in &targets {
+    for &i in targets {
         if let Some(asleep) = arenas[i].asleep.take() {
             spares.keep(asleep.saved);
         }

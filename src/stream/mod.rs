@@ -99,7 +99,7 @@ pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
 pub use ipc_event::{IpcEvent, IpcEventHandle};
 pub use ordered::{AsView, Ordered, OrderedMemory, OrderedView, OwnedView};
-pub(crate) use ordered::{Carried, Carrier, Recycle, Settled, Tracks, WHOLE, complete_all, wait_for};
+pub(crate) use ordered::{Carried, Carrier, Recycle, Settled, Tracks, UseGate, WHOLE, complete_all, wait_for};
 pub use pending::Pending;
 pub use scope::AsyncScope;
 pub use sides::{DeviceDest, DeviceSource, HostDest, HostSource};

@@ -3,6 +3,7 @@
 //! destination ordered after the conflicting uses of its bytes and each
 //! source after the writes of its bytes, as a single copy is.
 
+use super::gate::Entered;
 use super::in_flight::InFlight;
 use super::lanes::{Lanes, Locked};
 use super::view::OrderedView;
@@ -97,33 +98,44 @@ struct Piece {
 }
 
 /// One side of a pair: the owner's lanes, the bytes of its memory the
-/// view covers, and their address.
+/// view covers, their address, and the use of them under way.
 struct Side<'a> {
     lanes: &'a Lanes,
     range: Range<usize>,
     ptr: *mut c_void,
+    entered: Entered<'a>,
 }
 
 impl<'a> Side<'a> {
-    fn of<S>(view: &OrderedView<'a, S>, ptr: *const c_void) -> Self {
-        Self {
+    /// The side `view`, whose use starts now.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PoolAsleep`] when the owner is a block of a sleeping pool
+    /// tag.
+    fn of<S>(view: &OrderedView<'a, S>, ptr: *const c_void) -> Result<Self> {
+        Ok(Self {
             lanes: &view.owner().lanes,
             range: view.range(),
             ptr: ptr.cast_mut(),
-        }
+            entered: view.owner().enter()?,
+        })
     }
 }
 
-/// The pairs of a batch: the uses of every side and the pieces to copy.
+/// The pairs of a batch: the uses of every side, the pieces to copy, and
+/// the uses under way (ended when the batch has landed).
 #[derive(Default)]
 struct Pairs<'a> {
     uses: Vec<Use<'a>>,
     pieces: Vec<Piece>,
+    entered: Vec<Entered<'a>>,
 }
 
 impl<'a> Pairs<'a> {
     /// Adds the copy of `src` into `dst`; an empty pair is skipped.
     fn add(&mut self, call: Call, dst: Side<'a>, src: Side<'a>) -> Result<()> {
+        self.entered.extend([dst.entered, src.entered]);
         let bytes = dst.range.len();
         same_bytes(call, bytes, src.range.len())?;
         if bytes == 0 {
@@ -155,7 +167,12 @@ impl<'a> Pairs<'a> {
 fn ordered_batch<'a>(
     call: Call,
     stream: &'a Arc<Stream>,
-    Pairs { uses, pieces }: Pairs<'a>,
+    // The uses end when this returns, after the flights have landed.
+    Pairs {
+        uses,
+        pieces,
+        entered: _entered,
+    }: Pairs<'a>,
     attr: sys::aclrtMemcpyBatchAttr,
 ) -> Result<()> {
     if pieces.is_empty() {
@@ -263,8 +280,8 @@ impl<'a, D: DeviceStorageMut> OrderedView<'a, D> {
         for (dst, src) in pairs {
             batch.add(
                 call,
-                Side::of(dst, dst.device_ptr()),
-                Side::of(src, src.host_ptr().cast()),
+                Side::of(dst, dst.device_ptr())?,
+                Side::of(src, src.host_ptr().cast())?,
             )?;
         }
         let attr = sys::aclrtMemcpyBatchAttr {
@@ -310,8 +327,8 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
         for (dst, src) in pairs {
             batch.add(
                 call,
-                Side::of(dst, dst.host_ptr().cast()),
-                Side::of(src, src.device_ptr()),
+                Side::of(dst, dst.host_ptr().cast())?,
+                Side::of(src, src.device_ptr())?,
             )?;
         }
         let attr = sys::aclrtMemcpyBatchAttr {

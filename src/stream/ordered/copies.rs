@@ -78,6 +78,8 @@ fn ordered_copy<'a, D, S>(
             format!("the source bytes {from:?} overlap the destination bytes {to:?} of the same memory"),
         ));
     }
+    // Ended after the flights below have landed.
+    let _entered = (dst_owner.enter()?, src_owner.enter()?);
     let flights = {
         let (mut dst_locked, mut src_locked) = lock_pair_clear(dst_owner, &to, src_owner, &from);
         dst_locked.order(stream, &to, true)?;
@@ -300,6 +302,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// again.
     fn queue_write(&self, stream: &Arc<Stream>, enqueue: impl FnOnce() -> Result<()>) -> Result<()> {
         let range = self.range();
+        let _entered = self.owner().enter()?;
         let flight = {
             let mut locked = self.owner().tracks_clear(&range, true);
             locked.order(stream, &range, true)?;
@@ -344,6 +347,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
         }
         let write = op.is_write();
         let range = self.range();
+        let _entered = self.owner().enter()?;
         let flight = {
             let mut locked = self.owner().tracks_clear(&range, write);
             locked.order(stream, &range, write)?;

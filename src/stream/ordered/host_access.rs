@@ -4,6 +4,7 @@
 //! conflicting work off them and lets work on other bytes go on.
 
 use super::Ordered;
+use super::gate::Entered;
 use super::in_flight::InFlight;
 use super::tracks::{Settled, WHOLE};
 use super::view::OrderedView;
@@ -51,17 +52,29 @@ impl<S> Ordered<S> {
     }
 }
 
+/// A host access under way: in flight in the owner's lanes, and entered
+/// in its gate (fields dropped in this order: the flight lands, then the
+/// use ends).
+struct HostAccess<'a> {
+    _flight: InFlight<'a>,
+    _entered: Entered<'a>,
+}
+
 impl<'a, S> OrderedView<'a, S> {
-    /// Starts a host access to the view's bytes (a write if `write`): waits
-    /// for the conflicting uses in flight and proves the conflicting queued
-    /// work finished, then marks the access in flight until the returned
-    /// value is dropped, so that no conflicting use starts meanwhile while
-    /// uses of other bytes go on.
-    fn host_access(&self, call: Call, write: bool) -> Result<InFlight<'a>> {
+    /// Starts a host access to the view's bytes (a write if `write`):
+    /// enters the owner's gate, waits for the conflicting uses in flight
+    /// and proves the conflicting queued work finished, then marks the
+    /// access in flight until the returned value is dropped, so that no
+    /// conflicting use starts meanwhile while uses of other bytes go on.
+    fn host_access(&self, call: Call, write: bool) -> Result<HostAccess<'a>> {
         let owner = self.owner();
+        let entered = owner.enter()?;
         let mut locked = owner.tracks_clear(&self.range(), write);
         proven(locked.settle_for(call.method, &self.range(), write))?;
-        Ok(InFlight::take_off(&mut locked, self.range(), write, None))
+        Ok(HostAccess {
+            _flight: InFlight::take_off(&mut locked, self.range(), write, None),
+            _entered: entered,
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 mod batch;
 mod carried;
 mod copies;
+mod gate;
 mod host_access;
 mod in_flight;
 mod lanes;
@@ -12,6 +13,8 @@ mod view;
 
 use crate::error::Result;
 pub(crate) use carried::{Carried, Carrier};
+use gate::Entered;
+pub(crate) use gate::UseGate;
 use lanes::Lanes;
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -60,6 +63,11 @@ pub use view::{AsView, OrderedMemory, OrderedView, OwnedView};
 /// while work that uses it may be queued. When waiting cannot prove that a
 /// use finished (its stream and the device fail to synchronise), the memory
 /// is kept: `get_mut` and `into_inner` return the error and drop leaks it.
+/// The owner of a [`DevicePool`](crate::pool::DevicePool) block is closed
+/// while its tag sleeps: every use of it (a queued operation, a host read
+/// or write, `record_stream`) fails with
+/// [`Error::PoolAsleep`](crate::Error::PoolAsleep) then, and a sleep waits
+/// for the uses under way before it copies the block.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -107,9 +115,17 @@ pub struct Ordered<S> {
 pub(crate) enum Recycle<S> {
     /// A function of the owner alone.
     Owner(fn(S, Tracks)),
-    /// The pool's state, by the reference this owner carries (one word:
-    /// `Recycle` is two, and so is its `Option` in every [`Ordered`]).
+    /// The pool's state, by the reference this owner carries (one word).
     Carried(Carried<S>),
+    /// A function of the owner, and the gate that every use of its
+    /// memory enters first (a device pool's block: the gate of its tag,
+    /// closed while the tag sleeps).
+    Gated {
+        /// Where the dropped owner goes, with its uses.
+        give_back: fn(S, Tracks),
+        /// The gate of the owner's memory.
+        gate: fn(&S) -> &UseGate,
+    },
 }
 
 impl<S> Recycle<S> {
@@ -117,6 +133,7 @@ impl<S> Recycle<S> {
     fn call(self, storage: S, tracks: Tracks) {
         match self {
             Self::Owner(function) => function(storage, tracks),
+            Self::Gated { give_back, .. } => give_back(storage, tracks),
             Self::Carried(carried) => carried.give_back(storage, tracks),
         }
     }
@@ -167,6 +184,23 @@ impl<S> Ordered<S> {
 
     pub(crate) fn storage(&self) -> &S {
         &self.storage
+    }
+
+    /// Starts a use of the memory: through its gate when it has one
+    /// ([`Recycle::Gated`]), which refuses it while the memory's pool
+    /// tag sleeps; the use ends when the value returned is dropped, after
+    /// the use has landed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PoolAsleep`](crate::Error::PoolAsleep) when the gate is
+    /// closed.
+    #[inline]
+    pub(super) fn enter(&self) -> Result<Entered<'_>> {
+        match &*self.recycle {
+            Some(Recycle::Gated { gate, .. }) => gate(&self.storage).enter(),
+            _ => Ok(Entered::ungated()),
+        }
     }
 
     /// Whether queued work may still use the memory.

@@ -298,6 +298,7 @@ impl<'a, S: DeviceStorage> OrderedView<'a, S> {
         if self.len == 0 {
             return Ok(());
         }
+        let _entered = self.owner.enter()?;
         let mut locked = self.owner.tracks_clear(&self.range(), true);
         locked.order(stream, &self.range(), true)?;
         locked.add_writer(stream, &self.range());
