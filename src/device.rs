@@ -7,6 +7,12 @@
 //! from any thread. Each thread retains a device's context at most once per
 //! switch and releases every retain when the thread ends.
 //!
+//! A thread may still use a device while it ends, from thread-local
+//! destructors that run after this crate's own per-thread record is gone
+//! (a buffer held in a `thread_local!`, read or dropped there). Such a call
+//! sets the device on the thread again; that retain is handed to the
+//! device's process retain (below) and reset with it.
+//!
 //! A thread's exit must not tear a device down under buffers, streams and
 //! mappings that other threads still own (the runtime destroys a device's
 //! streams, events and memory when its last `aclrtSetDevice` retain is
@@ -24,6 +30,7 @@ use ascend_sys as sys;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use thread_share::Share;
 
@@ -36,7 +43,8 @@ mod thread_share;
 /// that id is dropped and the threads that cloned one while bound to it
 /// have ended). Every owner created on a device holds a `Device`, so
 /// no thread's exit can tear the device down under a live buffer, stream,
-/// event or mapping.
+/// event or mapping. Owners work from thread-local destructors too, while
+/// their thread ends (see [`make_current`](Self::make_current)).
 ///
 /// ```
 /// let device = ascend::Device::new(0)?;
@@ -82,7 +90,17 @@ impl fmt::Debug for Device {
 /// [`Device`] of that id.
 struct ProcessRetain {
     id: i32,
+    /// Unique among every `ProcessRetain` made in the process, so that an
+    /// ending thread's record ([`ENDING`]) never names a later one.
+    generation: u64,
+    /// `aclrtSetDevice` retains taken by threads that were ending (their
+    /// binding destroyed, see [`Device::make_current`]), reset with this
+    /// one.
+    adopted: AtomicU64,
 }
+
+/// The generation of the last [`ProcessRetain`] made.
+static LAST_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The live process retains, by device id.
 static PROCESS_RETAINS: Mutex<Vec<(i32, Weak<ProcessRetain>)>> = Mutex::new(Vec::new());
@@ -103,8 +121,13 @@ impl ProcessRetain {
         // SAFETY: no pointer arguments.
         check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(id) })?;
         // That call also made `id` current on this thread.
-        CURRENT.with(|current| current.set(None));
-        let retain = Arc::new(Self { id });
+        CURRENT.set(None);
+        ENDING.set(None);
+        let retain = Arc::new(Self {
+            id,
+            generation: LAST_GENERATION.fetch_add(1, Ordering::Relaxed) + 1,
+            adopted: AtomicU64::new(0),
+        });
         retains.push((id, Arc::downgrade(&retain)));
         Ok(retain)
     }
@@ -112,6 +135,17 @@ impl ProcessRetain {
 
 impl Drop for ProcessRetain {
     fn drop(&mut self) {
+        for _ in 0..*self.adopted.get_mut() {
+            // SAFETY: no pointer arguments; balances an `aclrtSetDevice` of
+            // `Device::bind_while_ending`.
+            let code = unsafe { sys::aclrtResetDevice(self.id) };
+            if code != sys::ACL_SUCCESS {
+                log::warn!(
+                    "aclrtResetDevice({}) for a retain taken by an ending thread failed with {code}",
+                    self.id
+                );
+            }
+        }
         // SAFETY: no pointer arguments; balances the `aclrtSetDevice` of
         // `ProcessRetain::of`.
         let code = unsafe { sys::aclrtResetDevice(self.id) };
@@ -123,7 +157,8 @@ impl Drop for ProcessRetain {
         }
         // The reset may have cleared this thread's current context: the
         // next `make_current` on this thread sets it again.
-        let _ = CURRENT.try_with(|current| current.set(None));
+        CURRENT.set(None);
+        ENDING.set(None);
         let _ = BINDING.try_with(|binding| {
             if let Ok(mut binding) = binding.try_borrow_mut() {
                 binding.current = None;
@@ -478,6 +513,13 @@ impl Device {
     /// `ascend_sys::aclrtSetDevice` on the same thread must call
     /// `make_current` again before using this crate's handles.
     ///
+    /// **While the thread ends** (from a thread-local destructor that runs
+    /// after this crate's per-thread record is destroyed), the call still
+    /// works: it sets the device on the thread again, and that retain is
+    /// reset when the last `Device` of the id is dropped instead of when the
+    /// thread ends (the thread can no longer record it). It is taken once
+    /// per switch of device, as on a live thread.
+    ///
     /// # Examples
     ///
     /// ```
@@ -492,11 +534,45 @@ impl Device {
     /// ```
     #[inline]
     pub fn make_current(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == Some(self.id) {
+        if CURRENT.get() == Some(self.id) {
             return Ok(());
         }
-        BINDING.with(|binding| binding.borrow_mut().bind(self.id))?;
-        CURRENT.with(|current| current.set(Some(self.id)));
+        self.bind()
+    }
+
+    /// [`make_current`](Self::make_current) past its fast path: this
+    /// thread's binding sets the device, or, when the binding is gone (the
+    /// thread is ending), [`bind_while_ending`](Self::bind_while_ending).
+    fn bind(&self) -> Result<()> {
+        let bound = BINDING.try_with(|binding| binding.try_borrow_mut().ok().map(|mut binding| binding.bind(self.id)));
+        match bound {
+            Ok(Some(bound)) => {
+                bound?;
+                CURRENT.set(Some(self.id));
+                ENDING.set(None);
+                Ok(())
+            }
+            // The binding is destroyed, or (never, no call in `bind`
+            // reenters) borrowed.
+            Ok(None) | Err(_) => self.bind_while_ending(),
+        }
+    }
+
+    /// Sets this device on a thread whose binding is gone: the retain is
+    /// handed to the device's process retain (held by `self`, so alive at
+    /// least as long as this call) and reset with it. [`ENDING`] names
+    /// the device so set, so repeated calls take one retain.
+    #[cold]
+    fn bind_while_ending(&self) -> Result<()> {
+        let process = &self.share.process;
+        let set = Some((self.id, process.generation));
+        if ENDING.get() == set {
+            return Ok(());
+        }
+        // SAFETY: no pointer arguments.
+        check("aclrtSetDevice", unsafe { sys::aclrtSetDevice(self.id) })?;
+        process.adopted.fetch_add(1, Ordering::Relaxed);
+        ENDING.set(set);
         Ok(())
     }
 }
@@ -531,6 +607,9 @@ impl ThreadBinding {
 
 impl Drop for ThreadBinding {
     fn drop(&mut self) {
+        // The resets below may clear the thread's current context: later
+        // uses (other thread locals' destructors) must set it again.
+        CURRENT.set(None);
         for &id in self.retains.iter().rev() {
             // SAFETY: no pointer arguments.
             let code = unsafe { sys::aclrtResetDevice(id) };
@@ -546,8 +625,13 @@ thread_local! {
     /// The device id this crate last made current on this thread (`None`:
     /// none yet; not a sentinel id, since any `i32` may be asked for and
     /// must reach the runtime's check); a destructor-free fast path in
-    /// front of `BINDING`.
+    /// front of `BINDING`. Having no destructor, it stays accessible while
+    /// the thread ends (`get`/`set` cannot fail).
     static CURRENT: Cell<Option<i32>> = const { Cell::new(None) };
+    /// The device, and generation of its [`ProcessRetain`], that this
+    /// thread set after its `BINDING` was destroyed
+    /// ([`Device::bind_while_ending`]); destructor-free too.
+    static ENDING: Cell<Option<(i32, u64)>> = const { Cell::new(None) };
 }
 
 /// One component's device-memory use ([`Device::memory_usage`]).

@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// cache lines, so that two threads' shares never share one.
 #[repr(align(128))]
 pub(super) struct Share {
-    process: Arc<ProcessRetain>,
+    pub(super) process: Arc<ProcessRetain>,
 }
 
 impl Share {
