@@ -106,10 +106,31 @@ pub enum Error {
         /// The sleeping tag.
         tag: String,
     },
+    /// Work was to be ordered after a stream in
+    /// [`FailureMode::Stop`](crate::stream::FailureMode::Stop) one of whose
+    /// tasks failed: such a stream skips its later work, an event recorded
+    /// on it never completes, and a wait for one would never end, so the
+    /// crate refuses to order work on another stream after it. Nothing was
+    /// queued. Reach the memory through a host wait (which works: the
+    /// stopped stream runs nothing more of it), or use it on the stopped
+    /// stream's successor.
+    #[error(
+        "stream {stream:#x} is in FailureMode::Stop and one of its tasks failed: work is not ordered after it{}",
+        failure.as_deref().map(|failure| format!(" (the failure: {failure})")).unwrap_or_default()
+    )]
+    StreamStopped {
+        /// The stopped stream's handle ([`Stream::as_raw`](crate::stream::Stream::as_raw)).
+        stream: usize,
+        /// The failed task's error, when the call that fails with this
+        /// variant is what learned of it (a synchronisation of the stream
+        /// reports a failure once); `None` when it was reported before.
+        failure: Option<Box<Error>>,
+    },
 }
 
 impl Error {
-    /// The AscendCL code, for errors that carry one.
+    /// The AscendCL code, for errors that carry one (for
+    /// [`Error::StreamStopped`], its failure's, when it carries one).
     ///
     /// # Examples
     ///
@@ -129,6 +150,7 @@ impl Error {
         match self {
             Error::Acl { code, .. } => Some(*code),
             Error::Unsupported { .. } => Some(ErrorCode::RT_FEATURE_NOT_SUPPORT),
+            Error::StreamStopped { failure, .. } => failure.as_deref().and_then(Error::code),
             _ => None,
         }
     }

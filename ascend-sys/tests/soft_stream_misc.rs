@@ -242,10 +242,33 @@ fn stop_mode_skips_the_tasks_after_a_failure_until_it_is_reported() {
         assert_eq!(record(marker, stream), ACL_SUCCESS);
         assert_eq!(sync(stream), ACL_ERROR_RT_WAIT_TIMEOUT);
         assert_eq!(first_byte(buf), 0x11, "the memset after the failed wait was skipped");
-        // The skipped record never completes, and waiting for it does not hang.
+        // The skipped record never completes: a host wait with a timeout
+        // times out, and so does a stream wait with one (as on hardware,
+        // where neither would ever end without the timeout).
         assert_eq!(query_old(marker), Ok(ACL_EVENT_STATUS_NOT_READY));
+        let watch = soft::MisuseWatch::start();
         // SAFETY: a live event.
-        assert_eq!(unsafe { aclrtSynchronizeEvent(marker) }, ACL_SUCCESS);
+        assert_eq!(
+            unsafe { aclrtSynchronizeEventWithTimeout(marker, 50) },
+            ACL_ERROR_RT_EVENT_SYNC_TIMEOUT
+        );
+        let waiter = create_stream();
+        // SAFETY: handles only.
+        assert_eq!(
+            unsafe { aclrtStreamWaitEventWithTimeout(waiter, marker, 1) },
+            ACL_SUCCESS
+        );
+        assert_eq!(sync(waiter), ACL_ERROR_RT_WAIT_TIMEOUT);
+        destroy_stream(waiter);
+        assert!(
+            watch
+                .seen()
+                .iter()
+                .any(|misuse| misuse.description.contains("never completes")),
+            "the wait for a skipped record is recorded: {:?}",
+            watch.seen()
+        );
+        assert_eq!(query_old(marker), Ok(ACL_EVENT_STATUS_NOT_READY));
         // The failure was reported: the stream runs its tasks again.
         assert_eq!(memset_async(buf, 0x33, 64, stream), ACL_SUCCESS);
         assert_eq!(sync(stream), ACL_SUCCESS);

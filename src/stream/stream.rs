@@ -9,7 +9,17 @@ use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
+
+/// [`Stream::stop_state`]: the stream is in [`FailureMode::Stop`] (set
+/// through [`Stream::set_failure_mode`]).
+///
+/// [`FailureMode::Stop`]: super::FailureMode::Stop
+pub(crate) const STOP_MODE: u8 = 1;
+/// [`Stream::stop_state`]: a synchronisation of the stream in stop mode
+/// reported an error (a failed task): the stream skips its later work.
+pub(crate) const STOPPED: u8 = 2;
 
 /// A stream of one device (`aclrtCreateStream` / `aclrtDestroyStream`):
 /// work queued on it runs in order, asynchronously to the host.
@@ -55,6 +65,9 @@ pub struct Stream {
     /// Flags used by value work queued since the last proven
     /// synchronisation ([`Stream::wait_value`], [`Stream::write_value`]).
     values: ValueHolds,
+    /// [`STOP_MODE`] and [`STOPPED`]: what the crate knows of the stream's
+    /// failure mode, for its own cross-stream ordering (one load there).
+    stop: AtomicU8,
 }
 
 // SAFETY: the handle is an opaque token of the runtime, usable from any
@@ -66,7 +79,7 @@ unsafe impl Send for Stream {}
 // SAFETY: every method takes `&self` to submit or wait, which the runtime
 // allows concurrently on one stream (it serialises submissions); no state
 // of the `Stream` itself changes except in `destroy`/`drop`, which take it
-// by value or `&mut`.
+// by value or `&mut`, and the failure-mode flags, an atomic.
 unsafe impl Sync for Stream {}
 
 impl Stream {
@@ -134,6 +147,7 @@ impl Stream {
             handle: Some(handle),
             device: device.clone(),
             values: ValueHolds::default(),
+            stop: AtomicU8::new(0),
         })
     }
 
@@ -146,6 +160,7 @@ impl Stream {
             handle: Some(handle),
             device: device.clone(),
             values: ValueHolds::default(),
+            stop: AtomicU8::new(0),
         }
     }
 
@@ -217,7 +232,8 @@ impl Stream {
         // SAFETY: the handle is live (owned by `self`).
         check("aclrtSynchronizeStream", unsafe {
             sys::aclrtSynchronizeStream(self.as_raw())
-        })?;
+        })
+        .inspect_err(|error| self.note_sync_error(error))?;
         self.values.release(covered);
         Ok(())
     }
@@ -251,9 +267,69 @@ impl Stream {
         // SAFETY: the handle is live (owned by `self`).
         check("aclrtSynchronizeStreamWithTimeout", unsafe {
             sys::aclrtSynchronizeStreamWithTimeout(self.as_raw(), millis)
-        })?;
+        })
+        .inspect_err(|error| self.note_sync_error(error))?;
         self.values.release(covered);
         Ok(())
+    }
+
+    /// Whether the stream is in [`FailureMode::Stop`] and a synchronisation
+    /// of it reported an error since (a failed task): the stream skips its
+    /// later work, and the crate no longer orders work on other streams
+    /// after it ([`Error::StreamStopped`]; see [`FailureMode`]). Only the
+    /// mode set through [`Stream::set_failure_mode`] on this value counts.
+    ///
+    /// [`FailureMode`]: super::FailureMode
+    /// [`FailureMode::Stop`]: super::FailureMode::Stop
+    ///
+    /// ```
+    /// use ascend::{Device, Stream, stream::FailureMode};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// stream.set_failure_mode(FailureMode::Stop)?;
+    /// stream.synchronize()?; // nothing failed
+    /// assert!(!stream.is_stopped());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    pub fn is_stopped(&self) -> bool {
+        self.stop_state() & STOPPED != 0
+    }
+
+    /// [`STOP_MODE`] and [`STOPPED`]: 0 for a stream in
+    /// [`FailureMode::Continue`](super::FailureMode::Continue) (one load).
+    #[inline]
+    pub(crate) fn stop_state(&self) -> u8 {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    /// Notes that the stream is in stop mode (after the runtime accepted it).
+    pub(super) fn note_stop_mode(&self) {
+        self.stop.fetch_or(STOP_MODE, Ordering::AcqRel);
+    }
+
+    /// A synchronisation of the stream failed: in stop mode, unless it only
+    /// timed out, a task failed and the stream has stopped.
+    fn note_sync_error(&self, error: &Error) {
+        if self.stop_state() & STOP_MODE != 0 && error.code() != Some(crate::ErrorCode::RT_STREAM_SYNC_TIMEOUT) {
+            let before = self.stop.fetch_or(STOPPED, Ordering::AcqRel);
+            if before & STOPPED != 0 {
+                return;
+            }
+            log::warn!(
+                "stream {:?} is in FailureMode::Stop and reported an error ({error}): work on other streams is no \
+                 longer ordered after it",
+                self.as_raw()
+            );
+        }
+    }
+
+    /// [`Error::StreamStopped`] for this stream; `failure` is the error of
+    /// the synchronisation that found out, if this call is what did.
+    pub(crate) fn stopped_error(&self, failure: Option<Error>) -> Error {
+        Error::StreamStopped {
+            stream: self.as_raw() as usize,
+            failure: failure.map(Box::new),
+        }
     }
 
     /// Whether every task queued on the stream has finished, without waiting

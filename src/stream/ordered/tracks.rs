@@ -86,12 +86,42 @@ fn touches(a: &Range<usize>, b: &Range<usize>) -> bool {
 }
 
 /// Makes `stream` wait for the work queued on `other` so far: an event
-/// recorded on `other` now covers every use queued there before.
+/// recorded on `other` now covers every use queued there before. A stream
+/// in stop mode is waited for on the host instead (see
+/// [`after_stop_mode`]); one flag test here.
+///
+/// # Errors
+///
+/// The runtime's code of the record or the wait; [`Error::StreamStopped`]
+/// when `other` is in stop mode and has failed.
 pub(crate) fn wait_for(stream: &Stream, other: &Stream) -> Result<()> {
+    if other.stop_state() != 0 {
+        return after_stop_mode(other);
+    }
     let event = Event::with_flags(other.device(), EventFlags::SYNC)?;
     event.record(other)?;
     stream.wait_event(&event)
     // The event may go now: the wait is for a record already issued.
+}
+
+/// Orders new work after `other`, a stream in stop mode, without an event:
+/// a task of `other` queued before the record may fail, and the record,
+/// skipped then, would never complete, nor the wait for it. So `other` is
+/// synchronised on the host: its work queued so far is over when that
+/// succeeds (nothing to wait for on the device), and when it reports a
+/// failure (or one was reported before) the stream is stopped and the
+/// work is refused.
+#[cold]
+#[inline(never)]
+fn after_stop_mode(other: &Stream) -> Result<()> {
+    if other.is_stopped() {
+        return Err(other.stopped_error(None));
+    }
+    match other.synchronize() {
+        Ok(()) => Ok(()),
+        Err(failure) if other.is_stopped() => Err(other.stopped_error(Some(failure))),
+        Err(error) => Err(error),
+    }
 }
 
 impl Use {

@@ -29,9 +29,14 @@ struct Records {
     reached_at: Option<Instant>,
     destroyed: bool,
     /// Records whose marker was dropped before a worker reached it, with the
-    /// reason (`aclrtDestroyStreamForce`, or a stream in
-    /// `ACL_STOP_ON_FAILURE` mode that skipped it): they will never be reached.
+    /// reason (`aclrtDestroyStreamForce`): they will never be reached, and
+    /// whoever waits for them stops waiting.
     dropped: BTreeMap<u64, &'static str>,
+    /// Records a stream in `ACL_STOP_ON_FAILURE` mode skipped after a failed
+    /// task: they never complete, and a wait for one does not end either (as
+    /// on hardware) unless it has a timeout or its stream is destroyed by
+    /// force.
+    skipped: BTreeSet<u64>,
     /// Stream waits for the event enqueued and not finished yet
     /// (`aclrtQueryEventWaitStatus`), counted by [`WaitTicket`]s.
     waiting: u64,
@@ -163,7 +168,10 @@ impl Event {
     /// [`Event::wait_reached`], also ending (recorded as misuse) when the
     /// record was dropped by `aclrtDestroyStreamForce`, or when `give_up`
     /// names a call that ends the wait (checked whenever [`Event::wake`] is
-    /// called). Returns `false` only when `deadline` passed first.
+    /// called). A record skipped by a stream in `ACL_STOP_ON_FAILURE` mode
+    /// is never reached: the wait goes on (recorded as misuse once, so that
+    /// the hang is explained). Returns `false` only when `deadline` passed
+    /// first.
     pub(crate) fn wait_reached_unless(
         &self,
         number: u64,
@@ -173,9 +181,24 @@ impl Event {
     ) -> bool {
         let waiter = waiter.unwrap_or("a stream");
         let mut records = self.lock();
+        let mut skip_noted = false;
         loop {
             if self.reached(&records, number) {
                 return true;
+            }
+            if !skip_noted && records.skipped.contains(&number) {
+                skip_noted = true;
+                drop(records);
+                misuse::record(
+                    "ACL_STOP_ON_FAILURE",
+                    format!(
+                        "{waiter} waits for record {number} of event {:#x}, which its stream skipped after a failed \
+                         task (ACL_STOP_ON_FAILURE): the record never completes, so the wait does not end",
+                        self.handle
+                    ),
+                );
+                records = self.lock();
+                continue;
             }
             let ended = if records.destroyed && number > records.latest {
                 Some((
@@ -233,10 +256,17 @@ impl Event {
     }
 
     /// Notes that the marker of record `number` was dropped (`why`: its
-    /// stream was destroyed by force, or stopped after a failure): whoever
-    /// waits for it stops waiting.
+    /// stream was destroyed by force): whoever waits for it stops waiting.
     pub(crate) fn drop_record(&self, number: u64, why: &'static str) {
         self.lock().dropped.insert(number, why);
+        self.changed.notify_all();
+    }
+
+    /// Notes that the marker of record `number` was skipped by a stream in
+    /// `ACL_STOP_ON_FAILURE` mode: the record never completes, and whoever
+    /// waits for it keeps waiting.
+    pub(crate) fn skip_record(&self, number: u64) {
+        self.lock().skipped.insert(number);
         self.changed.notify_all();
     }
 

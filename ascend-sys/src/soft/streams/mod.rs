@@ -1033,7 +1033,9 @@ pub(crate) fn query_event_wait_status(event: usize) -> SoftResult<aclrtEventWait
 /// back to continue is refused (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`), a
 /// stream of another device 107003. NULL sets the default stream's mode.
 /// In stop mode, once a task of the stream fails, its later tasks are
-/// skipped until a synchronisation reports the failure.
+/// skipped until a synchronisation reports the failure; a record skipped so
+/// never completes, and a wait for it does not end (as on hardware) unless
+/// it has a timeout.
 pub(crate) fn set_failure_mode(stream: usize, mode: u64) -> SoftResult {
     let mut streams = lock()?;
     let explicit = lookup_stream(&streams, stream)?;

@@ -195,9 +195,9 @@ impl Task {
     }
 
     /// Skips the task because an earlier task of its stream failed and the
-    /// stream is in `ACL_STOP_ON_FAILURE` mode: a record's marker is dropped
-    /// (whoever waits for it stops waiting, recorded as misuse: on hardware
-    /// that wait would not end), and the skip is logged.
+    /// stream is in `ACL_STOP_ON_FAILURE` mode: a record's marker is skipped
+    /// (it never completes, and whoever waits for it keeps waiting, as on
+    /// hardware; recorded as misuse), and the skip is logged.
     ///
     /// A memory pool free's marker is set, as if it had run: what it stands
     /// for is that the stream has passed the free, so no work of the stream
@@ -208,7 +208,7 @@ impl Task {
     /// reused on another stream or trimmed.
     pub(crate) fn skip_after_failure(&self) {
         match &self.work {
-            Work::Record { event, number } => event.drop_record(*number, "ACL_STOP_ON_FAILURE"),
+            Work::Record { event, number } => event.skip_record(*number),
             Work::Signal { done } => done.store(true, Ordering::Release),
             _ => {}
         }
