@@ -80,6 +80,7 @@ mod error_code_names;
 pub mod guide;
 pub mod host_register;
 pub mod info;
+mod managed;
 pub mod mbuf;
 pub mod memory;
 pub mod pool;

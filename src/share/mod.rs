@@ -45,6 +45,8 @@ mod ipc_key;
 mod owned_export;
 mod owned_ipc_export;
 mod pid;
+pub(crate) mod segment_export;
+pub(crate) mod shared_segment;
 
 pub(crate) use chunks_descriptor::describe as describe_chunks;
 pub use export::ExportedHandle;

@@ -549,7 +549,7 @@ pub(super) fn unmap_at(range: &VirtualRange, physical: &PhysicalAlloc, offset: u
 
 /// The number of `T`s in `size` bytes at `address`, which must be a whole
 /// number of them, aligned for `T`.
-pub(super) fn elements<T: Pod>(call: Call, address: *mut c_void, size: usize) -> Result<usize> {
+pub(crate) fn elements<T: Pod>(call: Call, address: *mut c_void, size: usize) -> Result<usize> {
     if size_of::<T>() == 0 || !size.is_multiple_of(size_of::<T>()) {
         return Err(Error::invalid(
             call,

@@ -57,15 +57,15 @@
 
 mod granule;
 mod map_slot;
-mod mapped;
+pub(crate) mod mapped;
 mod owned_mapping;
 mod physical;
 mod properties;
 mod range;
 mod segment;
-mod segment_export;
-mod shared_segment;
 
+pub use crate::share::segment_export::SegmentExport;
+pub use crate::share::shared_segment::{SegmentBlock, SharedSegment};
 pub(crate) use map_slot::MapSlot;
 pub use mapped::{Access, AccessDesc, MappedRegion};
 pub use owned_mapping::{OwnedMapping, UnmapError};
@@ -74,5 +74,3 @@ pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
 pub(crate) use range::sealed;
 pub use range::{Mappable, VirtualRange};
 pub use segment::ExpandableSegment;
-pub use segment_export::SegmentExport;
-pub use shared_segment::{SegmentBlock, SharedSegment};

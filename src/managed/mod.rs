@@ -1,11 +1,11 @@
 //! [`ManagedBuf`]: managed (unified) memory, one allocation that the host
 //! and the device both reach at the same address.
 
-use super::byte_len::byte_len;
-use super::view::{DeviceSlice, DeviceSliceMut};
 use crate::Call;
 use crate::Device;
 use crate::error::{Error, Result, check};
+use crate::memory::byte_len::byte_len;
+use crate::memory::{DeviceSlice, DeviceSliceMut};
 use crate::stream::Stream;
 use ascend_sys as sys;
 use bytemuck::Pod;

@@ -1,14 +1,13 @@
 //! [`SharedSegment`] and [`SegmentBlock`]: an expandable segment carved
 //! into owned blocks, the ground a sub-allocator stands on.
 
-use super::PhysicalAlloc;
-use super::mapped;
-use super::segment::ExpandableSegment;
 use crate::Device;
 use crate::error::{Call, Error, Result};
 use crate::memory::transfer;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use crate::share::{OwnedExport, ShareKind};
+use crate::vmm::mapped;
+use crate::vmm::{ExpandableSegment, PhysicalAlloc};
 use ascend_sys as sys;
 use bytemuck::Pod;
 use std::collections::{BTreeMap, HashMap};
@@ -352,7 +351,7 @@ impl SharedSegment {
     ///
     /// [`Error::InvalidArgument`], before any call, when a live block
     /// reaches into the bytes to unmap, or a chunk there is shared with
-    /// another process (a [`SegmentExport`](super::SegmentExport) or a pool's
+    /// another process (a [`SegmentExport`](crate::vmm::SegmentExport) or a pool's
     /// block export of it lives); as [`ExpandableSegment::shrink`].
     ///
     /// # Examples
