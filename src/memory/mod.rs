@@ -22,6 +22,7 @@ mod cache;
 mod cast_error;
 mod device_buf;
 mod element_cast;
+pub(crate) mod location;
 mod pinned_host;
 mod policy;
 mod query;
@@ -33,6 +34,7 @@ pub use crate::managed::{ManagedAdvice, ManagedAttributes, ManagedBuf, ManagedLo
 pub use cache::{CacheOp, MemTypes, check_mem_type};
 pub use cast_error::CastError;
 pub use device_buf::DeviceBuf;
+pub(crate) use location::MemLocation;
 pub use pinned_host::PinnedHostBuf;
 pub use policy::{AllocCall, MallocPolicy};
 pub use query::{AddressRange, PointerAttributes, address_range, pointer_attributes};

@@ -1,9 +1,9 @@
 //! Questions about addresses: which allocation contains one, and what kind
 //! of memory it is.
 
+use super::MemLocation;
 use crate::Call;
 use crate::error::{Error, Result, check};
-use crate::vmm::MemLocation;
 use ascend_sys as sys;
 use std::ffi::c_void;
 

@@ -3,10 +3,11 @@
 //! granularity, and how to fix it. (The runtime checks few of them itself;
 //! on real CANN the outcome of a misaligned size is not specified.)
 
-use super::properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
+use super::properties::{Granularity, MemAttr, PhysicalMemProp};
 use crate::Device;
 use crate::byte_units::human_bytes;
 use crate::error::{Call, Error, Result};
+use crate::memory::MemLocation;
 
 /// `size` must be a positive multiple of `granularity`.
 pub(super) fn require_size(call: Call, size: usize, granularity: usize) -> Result<()> {

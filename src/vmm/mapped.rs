@@ -1,9 +1,9 @@
 //! [`MappedRegion`]: physical memory mapped into a reserved range.
 
 use super::physical::PhysicalAlloc;
-use super::properties::MemLocation;
 use super::range::VirtualRange;
 use crate::error::{Call, Error, Result, check};
+use crate::memory::MemLocation;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use ascend_sys as sys;
 use bytemuck::Pod;

@@ -64,13 +64,14 @@ mod properties;
 mod range;
 mod segment;
 
+pub use crate::memory::location::MemLocation;
 pub use crate::share::segment_export::SegmentExport;
 pub use crate::share::shared_segment::{SegmentBlock, SharedSegment};
 pub(crate) use map_slot::MapSlot;
 pub use mapped::{Access, AccessDesc, MappedRegion};
 pub use owned_mapping::{OwnedMapping, UnmapError};
 pub use physical::PhysicalAlloc;
-pub use properties::{Granularity, MemAttr, MemLocation, PhysicalMemProp};
+pub use properties::{Granularity, MemAttr, PhysicalMemProp};
 pub(crate) use range::sealed;
 pub use range::{Mappable, VirtualRange};
 pub use segment::ExpandableSegment;

@@ -2,10 +2,10 @@
 
 use super::mapped::{self, Access, AccessDesc};
 use super::physical::PhysicalAlloc;
-use super::properties::MemLocation;
 use super::range::{Mappable, VirtualRange};
 use crate::Call;
 use crate::error::{Error, Result};
+use crate::memory::MemLocation;
 use crate::memory::{DeviceSlice, DeviceSliceMut};
 use bytemuck::Pod;
 use std::ffi::c_void;

@@ -1,12 +1,13 @@
 //! [`PhysicalAlloc`]: physical memory with no address yet.
 
 use super::map_slot::MapSlot;
-use super::properties::{Granularity, MemLocation, PhysicalMemProp};
+use super::properties::{Granularity, PhysicalMemProp};
 use crate::Call;
 use crate::Device;
 #[cfg(doc)]
 use crate::Error;
 use crate::error::{Result, check};
+use crate::memory::MemLocation;
 use ascend_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
