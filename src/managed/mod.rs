@@ -1,5 +1,9 @@
 //! [`ManagedBuf`]: managed (unified) memory, one allocation that the host
-//! and the device both reach at the same address.
+//! and the device both reach at the same address (AscendCL group 3.11).
+//!
+//! Its public path is `ascend::memory::ManagedBuf` (with [`ManagedLocation`],
+//! [`ManagedAdvice`] and [`ManagedAttributes`]); it is a module of its own,
+//! above `memory` and `stream`, because it prefetches on a [`Stream`].
 
 use crate::Call;
 use crate::Device;
