@@ -20,10 +20,17 @@ pub(in crate::pool) struct PinnedSettings {
     pub(in crate::pool) max_cached: usize,
 }
 
+impl PinnedSettings {
+    /// The default rounding threshold, 16 MiB
+    /// ([`PinnedPool::DEFAULT_ROUND_THRESHOLD`](crate::pool::PinnedPool::DEFAULT_ROUND_THRESHOLD),
+    /// which tells why): set here, with the other defaults of the text.
+    pub(in crate::pool) const DEFAULT_ROUND_THRESHOLD: usize = 16 << 20;
+}
+
 impl Default for PinnedSettings {
     fn default() -> Self {
         Self {
-            round_threshold: crate::pool::PinnedPool::DEFAULT_ROUND_THRESHOLD,
+            round_threshold: Self::DEFAULT_ROUND_THRESHOLD,
             max_cached: usize::MAX,
         }
     }

@@ -1276,8 +1276,8 @@ impl Shared {
 
 #[cfg(feature = "testing")]
 impl super::watch::Watched for Shared {
-    fn kind(&self) -> crate::testing::PoolKind {
-        crate::testing::PoolKind::Device
+    fn kind(&self) -> crate::pool::watch::PoolKind {
+        crate::pool::watch::PoolKind::Device
     }
 
     fn device_id(&self) -> i32 {

@@ -15,7 +15,7 @@ use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
-use crate::pool::config::env::{parse_both, read_env};
+use crate::pool::config::env::{PinnedSettings, parse_both, read_env};
 use crate::pool::per_thread::thread_token::token;
 use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
 use shards::{Cached, Shard, SharedTotal, new_shard, shard_of};
@@ -116,7 +116,7 @@ impl PinnedPool {
     /// almost half of a buffer (torch users have pinned 32 GiB for a
     /// 20.4 GiB request), which costs little below this size and too much
     /// pinned memory above it.
-    pub const DEFAULT_ROUND_THRESHOLD: usize = 16 << 20;
+    pub const DEFAULT_ROUND_THRESHOLD: usize = PinnedSettings::DEFAULT_ROUND_THRESHOLD;
 
     /// A pool for buffers used with `device`, allocated with the default
     /// [`HostMallocConfig`].

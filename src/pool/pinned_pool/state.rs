@@ -261,8 +261,8 @@ impl Drop for Shared {
 
 #[cfg(feature = "testing")]
 impl crate::pool::watch::Watched for Shared {
-    fn kind(&self) -> crate::testing::PoolKind {
-        crate::testing::PoolKind::Pinned
+    fn kind(&self) -> crate::pool::watch::PoolKind {
+        crate::pool::watch::PoolKind::Pinned
     }
 
     fn device_id(&self) -> i32 {

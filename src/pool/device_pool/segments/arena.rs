@@ -1,9 +1,9 @@
 //! [`Arena`]: the memory of one tag of a [`DevicePool`](crate::pool::DevicePool):
 //! a small and a large expandable segment and their free lists.
 
+use super::asleep::Asleep;
 use super::free_list::FreeList;
 use super::oversize::OversizeCache;
-use super::sleep::Asleep;
 use crate::error::Result;
 use crate::pool::config::PoolConfig;
 use crate::pool::device_pool::statistics::stats::PoolStats;

@@ -9,19 +9,12 @@
 //! succeeded, and a free the runtime refuses keeps its chunk for the wake.
 
 use super::arena::Arena;
+use super::asleep::{Asleep, Saved};
 use crate::Call;
 use crate::error::{Error, Result};
 use crate::pool::device_pool::statistics::stats::PoolStats;
 use crate::stream::Settled;
 use crate::{Device, PinnedHostBuf};
-
-/// What a sleeping tag keeps.
-pub(in crate::pool) struct Asleep {
-    /// Each segment's mapped bytes before sleep: what the wake maps again.
-    sizes: [usize; 2],
-    /// The offloaded live ranges, when the tag was offloaded.
-    saved: Option<Saved>,
-}
 
 /// Pinned buffers of earlier offloads, kept for the next sleep: allocating
 /// and first touching a fresh buffer costs more than the copy into it
@@ -66,24 +59,6 @@ impl Spares {
     }
 }
 
-/// Live ranges of an arena copied to one pinned host buffer.
-struct Saved {
-    /// `(class, offset, len)`, in the order of their bytes in `host`.
-    ranges: Vec<(usize, usize, usize)>,
-    host: PinnedHostBuf<u8>,
-}
-
-impl Asleep {
-    /// Bytes of offloaded contents (the pinned buffer holding them may be
-    /// larger: a spare reused).
-    pub(in crate::pool) fn offloaded(&self) -> usize {
-        self.saved
-            .as_ref()
-            .map_or(0, |saved| saved.ranges.iter().map(|&(_, _, len)| len).sum())
-    }
-}
-
-/// Opens the gates of the arenas that are awake (after a sleep or a
 /// wake, whichever way it ended): the gate of every arena left asleep
 /// stays closed.
 fn open_awake(arenas: &[Arena]) {

@@ -15,19 +15,27 @@
 //! the check and freed inside cannot balance one leaked inside, even when
 //! the pool gives the leaked one the same address.
 //!
+//! What a check reports of a block, [`PoolBlockLeak`] (with [`PoolKind`]),
+//! is defined here too (`leak.rs`), public as `ascend::testing::*`.
+//!
 //! Without the feature, [`Watch`] is empty and every hook is an empty
 //! inline function.
 //!
 //! [`DevicePool`]: super::DevicePool
 //! [`PinnedPool`]: super::PinnedPool
 
+#[cfg(feature = "testing")]
+mod leak;
+
 pub(super) use imp::Watch;
 #[cfg(feature = "testing")]
 pub(crate) use imp::{Held, PoolWatch, Watched, WatchedBlock, register};
+#[cfg(feature = "testing")]
+pub use leak::{PoolBlockLeak, PoolKind};
 
 #[cfg(feature = "testing")]
 mod imp {
-    use crate::testing::{PoolBlockLeak, PoolKind};
+    use super::leak::{PoolBlockLeak, PoolKind};
     use std::collections::{HashMap, HashSet};
     use std::hash::Hash;
     use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,7 @@
-//! [`PoolBlockLeak`]: a pool block the checked code left live.
+//! [`PoolBlockLeak`]: a pool block the checked code left live, as a
+//! [`LeakCheck`](crate::testing::LeakCheck) reports it, and [`PoolKind`],
+//! the kind of its pool. Public as `ascend::testing::{PoolBlockLeak,
+//! PoolKind}`; defined here, beside the pools' watch that finds them.
 
 use std::fmt;
 
@@ -38,7 +41,7 @@ impl fmt::Display for PoolKind {
     }
 }
 
-/// A block a pool handed out while a [`LeakCheck`](super::LeakCheck) ran
+/// A block a pool handed out while a [`LeakCheck`](crate::testing::LeakCheck) ran
 /// and that is still live at its end (never given back: forgotten, or
 /// kept past the check).
 ///
