@@ -53,25 +53,25 @@ pub struct PoolBlock {
 /// (`PoolBlock::ordered`): one store, which callgrind counts as cheaper
 /// than a length carried beside the pointer (a wider `PoolBlock` costs
 /// every move of the block, about 6 instructions per hit against 1).
-pub(in crate::pool) struct BlockNode {
-    pub(in crate::pool) block: SegmentBlock,
+pub(super) struct BlockNode {
+    pub(super) block: SegmentBlock,
     /// The pool, kept alive by every block (cached ones too).
-    pub(in crate::pool) pool: Arc<Shared>,
+    pub(super) pool: Arc<Shared>,
     /// The gate of the block's tag: every use of the block through its
     /// `Ordered` enters it, and a sleep closes it.
-    pub(in crate::pool) gate: Arc<UseGate>,
-    pub(in crate::pool) arena: usize,
-    pub(in crate::pool) class: usize,
+    pub(super) gate: Arc<UseGate>,
+    pub(super) arena: usize,
+    pub(super) class: usize,
     /// The bytes requested by the block's current owner (at most
     /// `block`'s length, its capacity, which [`PoolBlock::len`] enforces
     /// on reading); set by every hand-out.
-    pub(in crate::pool) len: usize,
+    pub(super) len: usize,
 }
 
 impl PoolBlock {
     /// The block owning `node`, of the node's `len` bytes.
     #[inline]
-    pub(in crate::pool) fn from_node(node: Box<BlockNode>) -> Self {
+    pub(super) fn from_node(node: Box<BlockNode>) -> Self {
         Self {
             node: ManuallyDrop::new(node),
         }
@@ -82,7 +82,7 @@ impl PoolBlock {
     /// hands out (its drop sends the block back to the pool with
     /// `tracks`).
     #[inline]
-    pub(in crate::pool) fn ordered(mut node: Box<BlockNode>, len: usize, tracks: Tracks) -> Ordered<Self> {
+    pub(super) fn ordered(mut node: Box<BlockNode>, len: usize, tracks: Tracks) -> Ordered<Self> {
         debug_assert!(
             len <= node.block.len(),
             "{len} bytes in a {}-byte block",
@@ -108,13 +108,13 @@ impl PoolBlock {
 
     /// What the block owns, without giving it back.
     #[inline]
-    pub(in crate::pool) fn into_node(self) -> Box<BlockNode> {
+    pub(super) fn into_node(self) -> Box<BlockNode> {
         let mut block = ManuallyDrop::new(self);
         // SAFETY: `block` is never dropped, so its node is taken once.
         unsafe { ManuallyDrop::take(&mut block.node) }
     }
 
-    pub(in crate::pool) fn node(&self) -> &BlockNode {
+    pub(super) fn node(&self) -> &BlockNode {
         &self.node
     }
 

@@ -189,7 +189,7 @@ const WATCHED: u8 = 4;
 const RECORDING: u8 = 8;
 
 /// The per-thread caches of one pool.
-pub(in crate::pool) struct ThreadCaches {
+pub(super) struct ThreadCaches {
     caches: Box<[CacheSlot<Cache, CacheCounts>]>,
     /// Why blocks go through the pool's state instead ([`ASLEEP`],
     /// [`CLOSED`], [`RECORDING`], and with the feature `testing` `WATCHED`): one load
@@ -202,11 +202,11 @@ pub(in crate::pool) struct ThreadCaches {
 }
 
 /// Exclusive access to a cache until dropped.
-pub(in crate::pool) type Held<'a> = SlotHold<'a, Cache, CacheCounts>;
+pub(super) type Held<'a> = SlotHold<'a, Cache, CacheCounts>;
 
 /// One thread's cache.
 #[derive(Default)]
-pub(in crate::pool) struct Cache {
+pub(super) struct Cache {
     blocks: Blocks<Cached>,
     allocated_headroom: usize,
     active_headroom: usize,
@@ -216,7 +216,7 @@ pub(in crate::pool) struct Cache {
 /// (holding another thread's cache costs a process-wide barrier). Only the
 /// cache's holder writes them, so a plain load and store update them.
 #[derive(Default)]
-pub(in crate::pool) struct CacheCounts {
+pub(super) struct CacheCounts {
     /// Bytes of cached blocks whose former work may still be queued.
     busy: AtomicUsize,
     /// Bytes handed out here (a block may be freed on another thread
@@ -261,26 +261,26 @@ impl CacheCounts {
 
 /// What the caches hold together, for the statistics.
 #[derive(Debug, Default, Clone, Copy)]
-pub(in crate::pool) struct CacheTotals {
+pub(super) struct CacheTotals {
     /// Bytes in live blocks.
-    pub(in crate::pool) allocated: usize,
+    pub(super) allocated: usize,
     /// Cached bytes whose former work may still be queued.
-    pub(in crate::pool) busy: usize,
-    pub(in crate::pool) allocations: u64,
-    pub(in crate::pool) frees: u64,
+    pub(super) busy: usize,
+    pub(super) allocations: u64,
+    pub(super) frees: u64,
     /// Bytes handed out, ever.
-    pub(in crate::pool) bytes_out: u64,
+    pub(super) bytes_out: u64,
     /// Bytes given back, ever.
-    pub(in crate::pool) bytes_back: u64,
-    pub(in crate::pool) allocated_peak: usize,
-    pub(in crate::pool) active_peak: usize,
+    pub(super) bytes_back: u64,
+    pub(super) allocated_peak: usize,
+    pub(super) active_peak: usize,
 }
 
 impl ThreadCaches {
     /// Caches for twice as many threads as the machine runs at once,
     /// rounded up to a power of two (more threads share them), keeping at
     /// most `headroom_cap` bytes of headroom each.
-    pub(in crate::pool) fn new(headroom_cap: usize) -> Self {
+    pub(super) fn new(headroom_cap: usize) -> Self {
         let count = std::thread::available_parallelism()
             .map_or(4, |threads| threads.get() * 2)
             .next_power_of_two();
@@ -304,7 +304,7 @@ impl ThreadCaches {
     }
 
     /// The calling thread's cache, once no one else holds it.
-    pub(in crate::pool) fn mine(&self) -> Held<'_> {
+    pub(super) fn mine(&self) -> Held<'_> {
         let (slot, token) = self.my_slot();
         slot.hold(token)
     }
@@ -324,7 +324,7 @@ impl ThreadCaches {
     /// no call on any path; `None` otherwise, and the caller then calls
     /// `take`, which does the rest. Nothing is changed on `None`.
     #[inline(always)]
-    pub(in crate::pool) fn take_idle(&self, arena: usize, size: usize) -> Option<Cached> {
+    pub(super) fn take_idle(&self, arena: usize, size: usize) -> Option<Cached> {
         let (slot, token) = self.my_named_slot()?;
         let work = move |cache: &mut Cache, counts: &CacheCounts, ()| {
             let blocks = &mut cache.blocks;
@@ -359,7 +359,7 @@ impl ThreadCaches {
     ///
     /// As [`ThreadCaches::put`].
     #[inline(always)]
-    pub(in crate::pool) unsafe fn put_idle(
+    pub(super) unsafe fn put_idle(
         this: *const Self,
         node: Box<BlockNode>,
         tracks: Tracks,
@@ -407,7 +407,7 @@ impl ThreadCaches {
     /// Takes a whole cached block of `size` bytes of `arena`, counted as
     /// handed out; `None` on a miss or while the caches are bypassed.
     #[inline]
-    pub(in crate::pool) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
+    pub(super) fn take(&self, arena: usize, size: usize) -> Option<Cached> {
         let (slot, token) = self.my_slot();
         // Held by a flush (or a thread sharing the slot): a miss.
         // SAFETY: the slot lives in `self`, borrowed for the call.
@@ -448,7 +448,7 @@ impl ThreadCaches {
     /// `this` points to live caches, kept alive until this call lets go
     /// of its slot (by `node`'s hold on their pool, or the caller's).
     #[inline]
-    pub(in crate::pool) unsafe fn put(
+    pub(super) unsafe fn put(
         this: *const Self,
         node: Box<BlockNode>,
         tracks: Tracks,
@@ -513,7 +513,7 @@ impl ThreadCaches {
 
     /// Counts `size` bytes handed out through `cache`, the active bytes
     /// having changed by `active`.
-    pub(in crate::pool) fn handed_out(&self, cache: &mut Held<'_>, size: usize, active: isize) {
+    pub(super) fn handed_out(&self, cache: &mut Held<'_>, size: usize, active: isize) {
         let (cache, counts) = cache.parts();
         counts.handed_out(size);
         self.allocated.rise(&mut cache.allocated_headroom, size);
@@ -523,7 +523,7 @@ impl ThreadCaches {
 
     /// Counts `len` bytes given back through `cache`, the active bytes
     /// having changed by `active`.
-    pub(in crate::pool) fn given_back(&self, cache: &mut Held<'_>, len: usize, active: isize) {
+    pub(super) fn given_back(&self, cache: &mut Held<'_>, len: usize, active: isize) {
         let (cache, counts) = cache.parts();
         counts.given_back(len);
         self.allocated
@@ -534,12 +534,12 @@ impl ThreadCaches {
 
     /// Counts a change of the active bytes made by the pool's state on
     /// behalf of the calling thread (settled work, coalescing).
-    pub(in crate::pool) fn active_changed(&self, cache: &mut Held<'_>, delta: isize) {
+    pub(super) fn active_changed(&self, cache: &mut Held<'_>, delta: isize) {
         self.active.change(&mut cache.active_headroom, delta, self.headroom_cap);
     }
 
     /// Sets whether the caches are bypassed (while a tag sleeps).
-    pub(in crate::pool) fn set_bypass(&self, bypass: bool) {
+    pub(super) fn set_bypass(&self, bypass: bool) {
         self.set_reason(ASLEEP, bypass);
     }
 
@@ -556,19 +556,19 @@ impl ThreadCaches {
     /// meanwhile). Like [`ThreadCaches::set_bypass`], flush every cache
     /// after setting it.
     #[cfg(feature = "testing")]
-    pub(in crate::pool) fn set_watched(&self, watched: bool) {
+    pub(super) fn set_watched(&self, watched: bool) {
         self.set_reason(WATCHED, watched);
     }
 
     /// Sets whether the pool records its memory history (the caches are
     /// bypassed meanwhile). Like [`ThreadCaches::set_bypass`], flush every
     /// cache after setting it.
-    pub(in crate::pool) fn set_recording(&self, recording: bool) {
+    pub(super) fn set_recording(&self, recording: bool) {
         self.set_reason(RECORDING, recording);
     }
 
     /// Bypasses the caches for good (the pool's last handle is gone).
-    pub(in crate::pool) fn close(&self) {
+    pub(super) fn close(&self) {
         self.bypass.fetch_or(CLOSED, Ordering::Relaxed);
     }
 
@@ -582,25 +582,25 @@ impl ThreadCaches {
 
     /// Empties the calling thread's cache through `sink`; returns the busy
     /// bytes moved.
-    pub(in crate::pool) fn flush_mine(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+    pub(super) fn flush_mine(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
         flush(&mut self.mine(), sink)
     }
 
     /// Empties every cache through `sink`; returns the busy bytes moved.
-    pub(in crate::pool) fn flush_all(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
+    pub(super) fn flush_all(&self, sink: &mut impl FnMut(Box<BlockNode>, Tracks)) -> usize {
         hold_all(&self.caches).iter_mut().map(|cache| flush(cache, sink)).sum()
     }
 
     /// Starts the allocated and active peaks again from the totals now,
     /// `cache` (the caller's) giving its headroom back first.
-    pub(in crate::pool) fn reset_peaks(&self, cache: &mut Held<'_>) {
+    pub(super) fn reset_peaks(&self, cache: &mut Held<'_>) {
         let (cache, _) = cache.parts();
         self.allocated.reset_peak(&mut cache.allocated_headroom);
         self.active.reset_peak(&mut cache.active_headroom);
     }
 
     /// The caches' counts together.
-    pub(in crate::pool) fn totals(&self) -> CacheTotals {
+    pub(super) fn totals(&self) -> CacheTotals {
         let mut totals = CacheTotals::default();
         for counts in self.caches.iter().map(CacheSlot::shared) {
             totals.bytes_out = totals.bytes_out.wrapping_add(counts.bytes_out.load(Ordering::Relaxed));
