@@ -30,45 +30,17 @@
 //! buffer and a device block of the same request copy whole to whole,
 //! whatever each pool rounds to. The statistics count capacities.
 
-mod arena;
-mod block_export;
-mod cache_slot;
 mod config;
-mod config_env;
 mod device_pool;
-mod free_list;
-mod garbage;
-mod history;
-mod memory_limit;
-mod oversize;
+mod per_thread;
 mod pinned_pool;
-mod pool_block;
-mod recording;
-mod rounding;
 mod runtime_pool;
-mod shared_total;
-mod sleep;
-mod snapshot;
-mod snapshot_svg;
-mod stat_counters;
-mod stats;
-mod stream_allocator;
-mod thread_cache;
-mod thread_token;
-mod timeline_svg;
-mod torch_snapshot;
-mod torch_stats;
 pub(crate) mod watch;
 
-pub use block_export::BlockExport;
-pub use config::PoolConfig;
-pub use config_env::ENV_ALLOC_CONF;
-pub use device_pool::DevicePool;
-pub use history::{HistoryAction, HistoryEvent, HistoryOptions, PoolHistory};
+pub use config::{ENV_ALLOC_CONF, PoolConfig};
+pub use device_pool::{
+    BlockExport, BlockSnapshot, BlockState, DevicePool, HistoryAction, HistoryEvent, HistoryOptions, MemoryStats,
+    PoolAllocator, PoolBlock, PoolHistory, PoolSnapshot, PoolStats, SegmentSnapshot, Stat, StatGroup,
+};
 pub use pinned_pool::{PinnedPool, PinnedStats};
-pub use pool_block::PoolBlock;
 pub use runtime_pool::{RuntimePool, RuntimePoolBuf, RuntimePoolConfig, RuntimePoolStats};
-pub use snapshot::{BlockSnapshot, BlockState, PoolSnapshot, SegmentSnapshot};
-pub use stats::PoolStats;
-pub use stream_allocator::PoolAllocator;
-pub use torch_stats::{MemoryStats, Stat, StatGroup};

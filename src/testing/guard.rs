@@ -1,8 +1,7 @@
 //! Running code on the software device and proving it left nothing behind:
 //! [`LeakCheck`] and [`on_software_device`].
 
-use super::pools::{PoolBlockLeak, PoolKind};
-use crate::pool::watch::{Held, PoolWatch};
+use crate::pool::watch::{Held, PoolBlockLeak, PoolKind, PoolWatch};
 use ascend_sys::soft::{self, Live, LiveResource, Misuse, MisuseWatch, ResourceKind};
 use ascend_sys::{Backend, BackendRequest};
 use std::fmt;

@@ -33,14 +33,13 @@
 mod counts;
 mod guard;
 mod ops;
-mod pools;
 mod sanitizer;
 pub mod strategies;
 
+pub use crate::pool::watch::{PoolBlockLeak, PoolKind};
 pub use counts::changed_counts;
 pub use guard::{LeakCheck, LeakCheckError, on_software_device};
 pub use ops::{Disposal, LifecycleOp, MapAccess, OpBounds, lifecycle_op, lifecycle_ops};
-pub use pools::{PoolBlockLeak, PoolKind};
 /// The `proptest` this module's strategies are built with.
 pub use proptest;
 pub use sanitizer::{

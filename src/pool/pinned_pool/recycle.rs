@@ -19,7 +19,7 @@
 //!   count keeps the state), or it holds after the drop's hold and sees
 //!   `closed`. Once the buffer is in a shard, the store that lets go of
 //!   the shard is the give-back's last access to the state
-//!   ([`CacheSlot::with_owned`](super::super::cache_slot::CacheSlot::with_owned)
+//!   ([`CacheSlot::with_owned`](crate::pool::per_thread::cache_slot::CacheSlot::with_owned)
 //!   reaches it by a raw pointer; the other holds' drop stores last too).
 //! - *A buffer taken out of its `Ordered`* (`into_inner`): the reference
 //!   is let go then (`Carrier::release`); the buffer has left the pool.
@@ -28,8 +28,8 @@ use super::Shard;
 use super::shards::{Cached, Counts, ShardState, shard_of};
 use super::state::Shared;
 use crate::memory::PinnedHostBuf;
-use crate::pool::cache_slot::CacheSlot;
-use crate::pool::thread_token::token;
+use crate::pool::per_thread::cache_slot::CacheSlot;
+use crate::pool::per_thread::thread_token::token;
 use crate::stream::{Carrier, Settled, Tracks};
 use std::ptr::NonNull;
 use std::sync::Arc;

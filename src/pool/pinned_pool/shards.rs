@@ -25,11 +25,11 @@
 //! the total's peak is exact while one thread uses the pool, and above the
 //! true peak by at most the other shards' headroom, [`HEADROOM_CAP`] each).
 
-use super::super::cache_slot::CacheSlot;
-#[cfg(doc)]
-use super::super::cache_slot::hold_all;
-pub(super) use super::super::shared_total::SharedTotal;
 use crate::memory::PinnedHostBuf;
+use crate::pool::per_thread::cache_slot::CacheSlot;
+#[cfg(doc)]
+use crate::pool::per_thread::cache_slot::hold_all;
+pub(super) use crate::pool::per_thread::shared_total::SharedTotal;
 use crate::stream::Tracks;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn threads_have_shards_by_token() {
-        use super::super::super::thread_token::token;
+        use crate::pool::per_thread::thread_token::token;
         let mine = shard_of(token());
         assert_eq!(mine, shard_of(token()), "a thread keeps its shard");
         let theirs = std::thread::spawn(|| shard_of(token()))

@@ -2,15 +2,15 @@
 //! every buffer it caches or hands out hold: its shards, counts and the
 //! functions a buffer's give-back reaches ([`recycle`](super::recycle)).
 
-use super::super::cache_slot::{CacheSlot, hold_all};
-#[cfg(feature = "testing")]
-use super::super::watch::Watch;
 use super::PinnedStats;
 use super::shards::{Cached, CountsNow, SHARDS, Shard, SharedTotal, shard_of};
 use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
+use crate::pool::per_thread::cache_slot::{CacheSlot, hold_all};
+#[cfg(feature = "testing")]
+use crate::pool::watch::Watch;
 use crate::stream::{Carrier, Settled};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -260,9 +260,9 @@ impl Drop for Shared {
 }
 
 #[cfg(feature = "testing")]
-impl super::super::watch::Watched for Shared {
-    fn kind(&self) -> crate::testing::PoolKind {
-        crate::testing::PoolKind::Pinned
+impl crate::pool::watch::Watched for Shared {
+    fn kind(&self) -> crate::pool::watch::PoolKind {
+        crate::pool::watch::PoolKind::Pinned
     }
 
     fn device_id(&self) -> i32 {
@@ -273,15 +273,15 @@ impl super::super::watch::Watched for Shared {
         self.watch().start();
     }
 
-    fn watched_now(&self) -> Vec<super::super::watch::WatchedBlock> {
+    fn watched_now(&self) -> Vec<crate::pool::watch::WatchedBlock> {
         self.watch().live()
     }
 
-    fn end_watch(&self) -> Vec<super::super::watch::WatchedBlock> {
+    fn end_watch(&self) -> Vec<crate::pool::watch::WatchedBlock> {
         self.watch().end()
     }
 
-    fn held(&self, held: &mut super::super::watch::Held) {
+    fn held(&self, held: &mut crate::pool::watch::Held) {
         for shard in hold_all(&self.shards) {
             held.host.extend(shard.cached_addresses());
         }

@@ -5,8 +5,8 @@
 use super::PinnedPool;
 use super::shards::shard_of;
 use crate::Device;
-use crate::pool::cache_slot::hold_all;
-use crate::pool::thread_token::token;
+use crate::pool::per_thread::cache_slot::hold_all;
+use crate::pool::per_thread::thread_token::token;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
