@@ -6,11 +6,11 @@
 //! freed and so that copies can tell it from pageable memory (each
 //! allocation is also noted in the core's map of host ranges).
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::resource::{LiveResource, ResourceKind};
-use super::runtime;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -92,13 +92,13 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
             format!("out of host memory ({} bytes)", layout.size()),
         );
     }
-    super::address_map::insert(pointer as usize, layout.size());
+    crate::soft::core::address_map::insert(pointer as usize, layout.size());
     allocations.insert(
         pointer as usize,
         HostAllocation {
             size: layout.size(),
             mapped,
-            created: super::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(pointer as usize)
@@ -108,7 +108,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
 ///
 /// # Safety
 ///
-/// As [`super::device_mem::check_device_cfg`].
+/// As [`crate::soft::device_mem::check_device_cfg`].
 pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult {
     // SAFETY: the caller guarantees `cfg` is NULL or valid.
     let Some(cfg) = (unsafe { cfg.as_ref() }) else {
@@ -146,18 +146,18 @@ pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult
 /// pointer is refused with `ACL_ERROR_RT_PARAM_INVALID` as on hardware; so is
 /// any other pointer (on hardware the driver decides; its code is not public).
 /// It does not wait for queued stream work
-/// ([`super::streams::host_memory_freed`]).
+/// ([`crate::soft::compose::streams::host_memory_freed`]).
 pub(crate) fn free_host(address: usize) -> SoftResult {
     // The streams, for the queued work on this memory (the lock order:
     // the streams before this family).
-    let streams = super::streams::lock()?;
+    let streams = crate::soft::compose::streams::lock()?;
     let removed = {
         let mut allocations = allocations();
         let removed = allocations.remove(&address);
         if removed.is_some() {
             // Under this family's lock: the range cannot be handed out
             // again meanwhile.
-            super::address_map::remove(address);
+            crate::soft::core::address_map::remove(address);
         }
         removed
     };
@@ -173,7 +173,7 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
     // this memory are recorded as misuse and skipped; only a task copying it
     // right now is waited for (without the lock), so no byte is moved
     // through freed memory.
-    let in_flight = super::streams::host_memory_freed(&streams, address, address + allocation.size);
+    let in_flight = crate::soft::compose::streams::host_memory_freed(&streams, address, address + allocation.size);
     drop(streams);
     in_flight.wait();
     if allocation.mapped {

@@ -19,12 +19,12 @@ mod table;
 
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::resource::{LiveResource, ResourceKind};
-use super::runtime::{self, Core};
-use super::sanitize;
-use super::share::Share;
+use crate::soft::check::sanitize;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime::{self, Core};
+use crate::soft::share::Share;
 use crate::types::*;
 use space::DeviceMemory;
 use std::sync::OnceLock;
@@ -95,7 +95,7 @@ pub(crate) fn place_on(
         offset: 0,
         size: reserved,
         requested,
-        created: super::sequence::next(),
+        created: crate::soft::core::sequence::next(),
         exported: false,
     };
     let placed = memory.place(allocation, slot, align).or_else(|| {
@@ -140,10 +140,10 @@ pub(crate) fn free(address: usize) -> SoftResult {
         // tables' lock (taken first: the lock order), so no importer opens
         // a key to memory already given back.
         Err(Some(_)) => {
-            let mut share = super::share::write()?;
+            let mut share = crate::soft::share::write()?;
             let removed = memory.remove(address, slot, |_| true);
             if removed.is_ok() {
-                super::share::forget_allocation(&mut share, address);
+                crate::soft::share::forget_allocation(&mut share, address);
             }
             removed
         }
@@ -197,7 +197,7 @@ pub(crate) fn free_device(share: &mut Share, device: i32) -> usize {
     let mut freed = 0;
     for (start, _) in memory.allocations() {
         if memory.remove(start, slot, |_| true).is_ok() {
-            super::share::forget_allocation(share, start);
+            crate::soft::share::forget_allocation(share, start);
             freed += 1;
         }
     }

@@ -10,9 +10,9 @@
 #![allow(non_snake_case)]
 
 use super::*;
-use crate::soft::sanitize::Range;
-use crate::soft::streams;
-use crate::soft::translate::{Side, Translator};
+use crate::soft::check::sanitize::Range;
+use crate::soft::compose::streams;
+use crate::soft::compose::translate::{Side, Translator};
 
 /// The runtime's check of an `aclrtCmoType` in `rtCmoAsync`: an operation
 /// it does not know is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.

@@ -58,7 +58,7 @@ pub(crate) unsafe fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError 
     finish(
         "aclrtFreeHostWithDevSync",
         non_null(hostPtr, "hostPtr")
-            .and_then(|()| crate::soft::streams::synchronize_device(None))
+            .and_then(|()| crate::soft::compose::streams::synchronize_device(None))
             .and_then(|()| {
                 sanitize_free_host(hostPtr as usize, "aclrtFreeHostWithDevSync");
                 host_mem::free_host(hostPtr as usize)

@@ -6,7 +6,7 @@ use super::prop_rules;
 use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::context;
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::types::*;
 use std::sync::Arc;
@@ -77,7 +77,7 @@ pub(crate) fn malloc_physical(
             return Err(failure);
         }
     };
-    crate::soft::sanitize::allocated(memory.data(0) as usize, size as usize, Some("aclrtMallocPhysical"));
+    crate::soft::check::sanitize::allocated(memory.data(0) as usize, size as usize, Some("aclrtMallocPhysical"));
     let handle = vmm.new_handle();
     vmm.physicals.insert(
         handle,
@@ -88,7 +88,7 @@ pub(crate) fn malloc_physical(
             handle_refs: 1,
             mappings: 0,
             imported: false,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(handle)
@@ -121,7 +121,7 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
     let Some(physical) = vmm.physicals.remove(&handle) else {
         return;
     };
-    crate::soft::sanitize::forget(physical.memory.data(0) as usize, physical.size as usize);
+    crate::soft::check::sanitize::forget(physical.memory.data(0) as usize, physical.size as usize);
     if physical.imported {
         return;
     }

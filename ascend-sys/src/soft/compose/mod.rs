@@ -1,0 +1,11 @@
+//! The layer above the families, below the C entry points: what spans
+//! several families. The data path (address translation in [`translate`],
+//! byte moves in [`copy`], streams and events in [`streams`]) and the
+//! allocators built on device memory (stream-ordered pools in
+//! [`mem_pool`], managed memory in [`managed`]).
+
+pub(super) mod copy;
+pub(super) mod managed;
+pub(super) mod mem_pool;
+pub(super) mod streams;
+pub(super) mod translate;
