@@ -11,10 +11,11 @@
 //! and by stream tasks, which run them on the stream's worker thread.
 
 use crate::soft::check::sanitize::{self, Range};
-use crate::soft::compose::translate::{Segments, Translator};
+use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::byte_locks;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::segments::Segments;
 use crate::soft::peer;
 use crate::types::*;
 

@@ -12,7 +12,8 @@
 use super::*;
 use crate::soft::check::sanitize::Range;
 use crate::soft::compose::streams;
-use crate::soft::compose::translate::{Side, Translator};
+use crate::soft::compose::translate::Translator;
+use crate::soft::core::segments::Side;
 
 /// The runtime's check of an `aclrtCmoType` in `rtCmoAsync`: an operation
 /// it does not know is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.

@@ -194,7 +194,8 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
 /// it); anything else is UNREGISTERED. The page size is otherwise the 4 KiB
 /// the software device uses everywhere.
 fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
-    use crate::soft::compose::translate::{Side, Translator, is_pinned_host};
+    use crate::soft::compose::translate::{Translator, is_pinned_host};
+    use crate::soft::core::segments::Side;
     let side = Translator::default().side_of(address)?;
     if let Side::Device(Some(_)) = side
         && let Some(device) = crate::soft::compose::managed::device_of(address)

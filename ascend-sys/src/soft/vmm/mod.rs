@@ -32,9 +32,9 @@ pub(crate) use physical_memory::{HEADER, PhysicalMemory};
 pub(crate) use query::{address_range, granularity};
 pub(crate) use reservation::{release, reserve};
 
-use crate::soft::compose::translate::{Segment, Segments};
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::segments::{Segment, Segments};
 use crate::types::*;
 pub(crate) use properties::{Kind, Pages, Place};
 use std::collections::{BTreeMap, HashMap};

@@ -4,7 +4,8 @@
 
 use super::shadow::Kind;
 use super::tracker::{Site, Touch};
-use crate::soft::compose::translate::{Segments, Side, Translator};
+use crate::soft::compose::translate::Translator;
+use crate::soft::core::segments::{Segments, Side};
 
 /// One range a call touches, as the program named it.
 #[derive(Debug, Clone, Copy)]

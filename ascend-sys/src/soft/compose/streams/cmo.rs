@@ -17,9 +17,10 @@ use super::task::{Task, Work};
 use super::{lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
-use crate::soft::compose::translate::{Segments, Side, Translator};
+use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::segments::{Segments, Side};
 use crate::types::*;
 
 /// Queues the operation `op` (an `aclrtCmoType`, already checked) on

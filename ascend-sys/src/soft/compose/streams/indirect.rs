@@ -24,9 +24,10 @@ use super::transfer::{Location, location};
 use super::{lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
-use crate::soft::compose::translate::{Segments, Side, Translator};
+use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::segments::{Segments, Side};
 use crate::soft::peer;
 use crate::types::*;
 

@@ -5,9 +5,10 @@
 //! the 1-D copies use ([`crate::soft::compose::translate`]); the rows are then
 //! copied without it, walking the segments of each span.
 
-use crate::soft::compose::translate::{Segment, Segments, Translator};
+use crate::soft::compose::translate::Translator;
 use crate::soft::core::byte_locks;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::segments::{Segment, Segments};
 use crate::soft::peer;
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 
