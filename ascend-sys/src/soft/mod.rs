@@ -62,9 +62,10 @@ pub use check::faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inje
 pub(crate) use check::faults::{injected_fault, take as take_fault};
 pub use check::misuse::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use check::sanitize::{
-    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_host_access, sanitize_opaque,
-    sanitizer_checks, sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
+    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_opaque, sanitizer_checks,
+    sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
 };
+pub use compose::sanitize_ranges::sanitize_host_access;
 pub use introspect::{Live, leak_report, live, live_since};
 pub(crate) use runtime::startup_problem;
 

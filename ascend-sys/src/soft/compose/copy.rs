@@ -10,7 +10,8 @@
 //! [`copy_bytes`] and [`fill_bytes`] are shared by the synchronous calls here
 //! and by stream tasks, which run them on the stream's worker thread.
 
-use crate::soft::check::sanitize::{self, Range};
+use crate::soft::check::sanitize::Range;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::byte_locks;
@@ -147,7 +148,7 @@ pub(crate) unsafe fn memset_d32(address: usize, value: u32, count: usize) -> Sof
     context::require()?;
     // SAFETY: forwarded contract.
     unsafe { fill_u32(address, value, count) }?;
-    sanitize::host("aclrtMemsetD32", &[Range::write(address, count * 4)]);
+    sanitize_ranges::host("aclrtMemsetD32", &[Range::write(address, count * 4)]);
     Ok(())
 }
 
@@ -191,7 +192,7 @@ pub(crate) unsafe fn memcpy(
     context::require()?;
     // SAFETY: forwarded contract.
     unsafe { copy_bytes(dst, src, count) }?;
-    sanitize::host("aclrtMemcpy", &[Range::write(dst, count), Range::read(src, count)]);
+    sanitize_ranges::host("aclrtMemcpy", &[Range::write(dst, count), Range::read(src, count)]);
     Ok(())
 }
 
@@ -213,6 +214,6 @@ pub(crate) unsafe fn memset(address: usize, max_count: usize, value: i32, count:
     }
     // SAFETY: forwarded contract.
     unsafe { fill_bytes(address, value as u8, count) }?;
-    sanitize::host("aclrtMemset", &[Range::write(address, count)]);
+    sanitize_ranges::host("aclrtMemset", &[Range::write(address, count)]);
     Ok(())
 }

@@ -11,6 +11,7 @@
 
 use super::*;
 use crate::soft::check::sanitize::Range;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::streams;
 use crate::soft::compose::translate::Translator;
 use crate::soft::core::segments::Side;
@@ -207,7 +208,7 @@ fn cache_range(api: &'static str, devPtr: *mut c_void, size: usize, access: fn(u
     }
     tables.resolve(address, size, "devPtr")?;
     drop(tables);
-    sanitize::host(api, &[access(address, size)]);
+    sanitize_ranges::host(api, &[access(address, size)]);
     Ok(())
 }
 

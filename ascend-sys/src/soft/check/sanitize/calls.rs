@@ -1,11 +1,11 @@
-//! What the calls hand the sanitizer: the ranges they touch, as programs
-//! name them. Each is translated here (only when the sanitizer is on), and
-//! pageable host memory, which no stream can reach, is left out.
+//! What the calls hand the sanitizer: the ranges they touch as programs
+//! name them ([`Range`], [`Rows`]), and the same ranges once translated to
+//! the bytes behind them ([`Translated`]). Translation happens above the
+//! families (`compose/sanitize_ranges.rs`); this file only takes raw bytes.
 
 use super::shadow::Kind;
 use super::tracker::{Site, Touch};
-use crate::soft::compose::translate::Translator;
-use crate::soft::core::segments::{Segments, Side};
+use crate::soft::core::segments::Segments;
 
 /// One range a call touches, as the program named it.
 #[derive(Debug, Clone, Copy)]
@@ -44,27 +44,12 @@ pub(crate) struct Rows {
     pub(crate) kind: Kind,
 }
 
-/// A translated range: whether it is device memory, and its runs.
-struct Translated {
-    range: Range,
-    device: bool,
-    runs: Vec<(usize, usize, usize)>,
-}
-
-fn translate(ranges: &[Range]) -> Vec<Translated> {
-    let mut tables = Translator::default();
-    ranges
-        .iter()
-        .filter_map(|&range| {
-            let device = match tables.side_of(range.address).ok()? {
-                Side::Device(_) => true,
-                Side::PinnedHost => false,
-                Side::Pageable => return None,
-            };
-            let runs = tables.resolve(range.address, range.len, "range").ok()?.runs();
-            Some(Translated { range, device, runs })
-        })
-        .collect()
+/// A translated range: whether it is device memory, and its runs as
+/// `(pointer, len, offset into the range)`.
+pub(crate) struct Translated {
+    pub(crate) range: Range,
+    pub(crate) device: bool,
+    pub(crate) runs: Vec<(usize, usize, usize)>,
 }
 
 fn touches(translated: &[Translated]) -> Vec<Touch<'_>> {
@@ -98,49 +83,12 @@ pub(crate) fn queued(site: Site, api: &'static str, ranges: &[(Range, bool, &Seg
     super::stream_op(site, api, &touches(&translated));
 }
 
-/// The synchronous call `api` of the host touched `ranges`.
-pub(crate) fn host(api: &'static str, ranges: &[Range]) {
-    if !super::on() {
-        return;
-    }
-    let translated = translate(ranges);
-    super::host_op(api, &touches(&translated));
+/// Work `api` queued on `site` touches the `translated` ranges.
+pub(crate) fn stream_touched(site: Site, api: &'static str, translated: &[Translated]) {
+    super::stream_op(site, api, &touches(translated));
 }
 
-/// The runs of each row, cut from the runs of the rows' whole span.
-fn rows_of(rows: Rows) -> Option<Translated> {
-    let span = rows
-        .height
-        .checked_sub(1)?
-        .checked_mul(rows.pitch)?
-        .checked_add(rows.width)?;
-    let mut whole = translate(&[Range {
-        address: rows.address,
-        len: span,
-        kind: rows.kind,
-    }]);
-    let whole = whole.pop()?;
-    let mut cut = Vec::new();
-    for row in 0..rows.height {
-        let (from, to) = (row * rows.pitch, row * rows.pitch + rows.width);
-        for &(pointer, len, offset) in &whole.runs {
-            let (start, end) = (offset.max(from), (offset + len).min(to));
-            if start < end {
-                cut.push((pointer + (start - offset), end - start, start));
-            }
-        }
-    }
-    Some(Translated { runs: cut, ..whole })
-}
-
-/// A 2-D copy queued on `site` (`None`: the host copied at once).
-pub(crate) fn rows(site: Option<Site>, api: &'static str, dst: Rows, src: Rows) {
-    if !super::on() {
-        return;
-    }
-    let translated: Vec<Translated> = [dst, src].into_iter().filter_map(rows_of).collect();
-    match site {
-        Some(site) => super::stream_op(site, api, &touches(&translated)),
-        None => super::host_op(api, &touches(&translated)),
-    }
+/// The synchronous call `api` of the host touched the `translated` ranges.
+pub(crate) fn host_touched(api: &'static str, translated: &[Translated]) {
+    super::host_op(api, &touches(translated));
 }

@@ -1,19 +1,10 @@
 //! Memory coming and going: new memory starts with no history (and, for
 //! device memory, unwritten); memory given back is checked as a write of
-//! the host and its history forgotten.
+//! the host and its history forgotten. Raw bytes only: program addresses
+//! are translated above the families (`compose/sanitize_ranges.rs`).
 
 use super::shadow::Kind;
 use super::tracker::Touch;
-use crate::soft::compose::translate::Translator;
-
-/// The bytes behind `[address, address + len)`, as `(pointer, len, offset)`
-/// runs (`None` when it does not translate: the call itself will fail).
-fn bytes_of(address: usize, len: usize) -> Option<Vec<(usize, usize, usize)>> {
-    Translator::default()
-        .resolve(address, len, "range")
-        .ok()
-        .map(|segments| segments.runs())
-}
 
 /// New memory at the raw bytes `[pointer, pointer + len)`: no history;
 /// unwritten when `origin` names the call that allocated device memory.
@@ -21,16 +12,11 @@ pub(crate) fn allocated(pointer: usize, len: usize, origin: Option<&'static str>
     super::update(|state| state.allocated(&[(pointer, len, 0)], origin));
 }
 
-/// Device memory at the program address `address` starts afresh: new
-/// (`aclrtMalloc*`: unwritten, `origin` names the call), or shared with
-/// another process (`None`: what it writes there is not seen here).
-pub(crate) fn allocated_device(address: usize, len: usize, origin: Option<&'static str>) {
-    if !super::on() {
-        return;
-    }
-    if let Some(bytes) = bytes_of(address, len) {
-        super::update(|state| state.allocated(&bytes, origin));
-    }
+/// Device memory behind the `(pointer, len, offset)` runs starts afresh
+/// (see `compose/sanitize_ranges.rs`, which translates a program address
+/// into them).
+pub(crate) fn allocated_runs(runs: &[(usize, usize, usize)], origin: Option<&'static str>) {
+    super::update(|state| state.allocated(runs, origin));
 }
 
 /// The raw bytes `[pointer, pointer + len)` are gone: forgets them.

@@ -66,8 +66,8 @@ mod report;
 mod shadow;
 mod tracker;
 
-pub(crate) use calls::{Range, Rows, host, queued, rows};
-pub(crate) use memory::{allocated, allocated_device, forget, freeing};
+pub(crate) use calls::{Range, Rows, Translated, host_touched, queued, stream_touched};
+pub(crate) use memory::{allocated, allocated_runs, forget, freeing};
 pub(crate) use shadow::Kind;
 pub(crate) use tracker::Site;
 use tracker::Touch;
@@ -246,49 +246,6 @@ fn publish(api: &'static str, text: String) {
         let _ = writeln!(std::io::stderr(), "ascend-rs sanitizer: in {api}: {text}");
     }
     crate::soft::check::misuse::record(api, text);
-}
-
-/// Tells the sanitizer that the host reads (or, with `write`, writes)
-/// `len` bytes at `address` with its own loads and stores, in the call
-/// `api`: the software device cannot see such an access, so a layer above
-/// the raw API that touches pinned or registered host memory directly
-/// announces it here, and it is checked against queued work as a
-/// synchronous copy would be. One atomic load when the sanitizer is off;
-/// pageable memory is ignored.
-///
-/// ```
-/// use ascend_sys::*;
-/// select_backend(BackendRequest::Software).unwrap();
-/// soft::start_sanitizer(soft::Checks::RACE);
-/// let watch = soft::MisuseWatch::start();
-/// let (mut stream, mut dev, mut pinned) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
-/// unsafe {
-///     assert_eq!(aclrtSetDevice(0), ACL_SUCCESS);
-///     assert_eq!(aclrtCreateStream(&mut stream), ACL_SUCCESS);
-///     assert_eq!(aclrtMalloc(&mut dev, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
-///     assert_eq!(aclrtMemset(dev, 64, 1, 64), ACL_SUCCESS);
-///     assert_eq!(aclrtMallocHost(&mut pinned, 64), ACL_SUCCESS);
-///     assert_eq!(aclrtMemcpyAsync(pinned, 64, dev, 64, ACL_MEMCPY_DEVICE_TO_HOST, stream), ACL_SUCCESS);
-///     // Reading the pinned bytes before synchronising: a race.
-///     soft::sanitize_host_access("my_read", pinned, 64, false);
-///     assert_eq!(aclrtSynchronizeStream(stream), ACL_SUCCESS);
-///     soft::sanitize_host_access("my_read", pinned, 64, false); // ordered now
-///     assert_eq!(aclrtDestroyStream(stream), ACL_SUCCESS);
-///     assert_eq!(aclrtFreeHost(pinned), ACL_SUCCESS);
-///     assert_eq!(aclrtFree(dev), ACL_SUCCESS);
-/// }
-/// assert_eq!(watch.seen().iter().filter(|m| m.api == "my_read").count(), 1);
-/// ```
-pub fn sanitize_host_access(api: &'static str, address: *const std::ffi::c_void, len: usize, write: bool) {
-    if !on() || len == 0 {
-        return;
-    }
-    let range = if write {
-        Range::write(address as usize, len)
-    } else {
-        Range::read(address as usize, len)
-    };
-    host(api, &[range]);
 }
 
 thread_local! {

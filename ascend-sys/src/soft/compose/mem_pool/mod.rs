@@ -21,6 +21,7 @@
 //! Pool blocks belong to their pool: `aclrtFree` refuses them ([`owns`]).
 
 use crate::soft::check::sanitize::{self, Range};
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::streams::{self, Stream};
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
@@ -146,7 +147,7 @@ fn release(blocks: Vec<(usize, u64)>, api: &'static str) {
 /// their history first.
 fn release_idle_blocks(blocks: Vec<(usize, u64)>, api: &'static str) {
     for &(address, size) in &blocks {
-        sanitize::allocated_device(address, size as usize, None);
+        sanitize_ranges::allocated_device(address, size as usize, None);
     }
     release(blocks, api);
 }
@@ -416,7 +417,7 @@ pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftRes
     pool.used += block_size;
     pool.used_high = pool.used_high.max(pool.used);
     drop(pools);
-    sanitize::allocated_device(address, block_size as usize, Some("aclrtMemPoolMallocAsync"));
+    sanitize_ranges::allocated_device(address, block_size as usize, Some("aclrtMemPoolMallocAsync"));
     Ok(address)
 }
 
@@ -451,7 +452,7 @@ fn fresh(handle: usize, size: u64) -> SoftResult<usize> {
     pool.used += size;
     pool.used_high = pool.used_high.max(pool.used);
     drop(pools);
-    sanitize::allocated_device(address, size as usize, Some("aclrtMemPoolMallocAsync"));
+    sanitize_ranges::allocated_device(address, size as usize, Some("aclrtMemPoolMallocAsync"));
     Ok(address)
 }
 

@@ -15,6 +15,7 @@ use super::transfer::{Location, location, pinned_ranges};
 use super::{lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
@@ -221,7 +222,7 @@ unsafe fn copy_now(api: &'static str, batch: &Batch) -> SoftResult {
         .iter()
         .flat_map(|entry| [Range::write(entry.dst, entry.size), Range::read(entry.src, entry.size)])
         .collect();
-    sanitize::host(api, &ranges);
+    sanitize_ranges::host(api, &ranges);
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use super::task::{Task, Work};
 use super::{lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
@@ -79,7 +80,7 @@ pub(crate) fn set_desc(desc: usize, src: usize, len: usize) -> SoftResult {
     // SAFETY: `desc` was checked to be device memory holding DESC_SIZE
     // bytes; the source is this local array.
     unsafe { copy::copy_bytes(desc, bytes.as_ptr() as usize, DESC_SIZE) }?;
-    sanitize::host("aclrtCmoSetDesc", &[Range::write(desc, DESC_SIZE)]);
+    sanitize_ranges::host("aclrtCmoSetDesc", &[Range::write(desc, DESC_SIZE)]);
     Ok(())
 }
 
@@ -108,7 +109,7 @@ pub(crate) fn desc_async(desc: usize, op: u32, stream: usize) -> SoftResult {
     // SAFETY: `desc` holds DESC_SIZE bytes of device memory; the
     // destination is this local array.
     unsafe { copy::copy_bytes(bytes.as_mut_ptr() as usize, desc, DESC_SIZE) }?;
-    sanitize::host("aclrtCmoAsyncWithDesc", &[Range::read(desc, DESC_SIZE)]);
+    sanitize_ranges::host("aclrtCmoAsyncWithDesc", &[Range::read(desc, DESC_SIZE)]);
     let mut len = [0u8; 4];
     len.copy_from_slice(&bytes[DESC_LEN_AT..DESC_LEN_AT + 4]);
     let mut src = [0u8; 8];

@@ -24,6 +24,7 @@ use super::transfer::{Location, location};
 use super::{lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
@@ -245,7 +246,7 @@ pub(crate) fn set_memcpy_desc(desc: usize, src: usize, dst: usize, count: usize)
     bytes[24..32].copy_from_slice(&(dst as u64).to_ne_bytes());
     // SAFETY: `bytes` is a local of the size copied; `desc` is translated.
     unsafe { copy::copy_bytes(desc, bytes.as_ptr() as usize, MEMCPY_DESC_SIZE) }?;
-    sanitize::host(API, &[Range::write(desc, MEMCPY_DESC_SIZE)]);
+    sanitize_ranges::host(API, &[Range::write(desc, MEMCPY_DESC_SIZE)]);
     Ok(())
 }
 

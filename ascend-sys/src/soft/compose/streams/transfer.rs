@@ -15,6 +15,7 @@ use super::task::{Task, Work};
 use super::{Stream, Streams, lookup_stream, target_stream};
 use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
+use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
@@ -176,7 +177,7 @@ pub(crate) unsafe fn memcpy_async(
         }
         // SAFETY: forwarded contract.
         unsafe { copy::copy_bytes(dst, src, count) }?;
-        sanitize::host(api, &[Range::write(dst, count), Range::read(src, count)]);
+        sanitize_ranges::host(api, &[Range::write(dst, count), Range::read(src, count)]);
         return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
@@ -254,7 +255,7 @@ pub(crate) fn memset_d32_async(address: usize, value: u32, count: usize, stream:
         // SAFETY: pinned host memory the software device owns (the ACL
         // checks refused anything else).
         unsafe { copy::fill_u32(address, value, count) }?;
-        sanitize::host("aclrtMemsetD32Async", &[Range::write(address, bytes)]);
+        sanitize_ranges::host("aclrtMemsetD32Async", &[Range::write(address, bytes)]);
         return Ok(());
     }
     let stream = target_stream(&mut streams, explicit, device)?;
@@ -342,7 +343,7 @@ fn sanitize_rows(site: Option<sanitize::Site>, api: &'static str, rows: &Rows) {
         height: rows.height,
         kind,
     };
-    sanitize::rows(
+    sanitize_ranges::rows(
         site,
         api,
         side(rows.dst, rows.dpitch, sanitize::Kind::Write),
