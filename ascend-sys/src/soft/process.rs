@@ -155,7 +155,15 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
             let share = crate::soft::share::write()?;
             Ok((context::retains(id)? == 0).then_some(share))
         },
-        |mut share| crate::soft::device_mem::free_device(&mut share, id),
+        |mut share| {
+            // The device's memory goes, and with it the IPC keys of what
+            // was exported (the sharing tables are held throughout).
+            let freed = crate::soft::device_mem::free_device(id);
+            for &start in &freed {
+                crate::soft::share::forget_allocation(&mut share, start);
+            }
+            freed.len()
+        },
     )?;
     let allocations = allocations.unwrap_or(0);
     if stream_count + events + allocations + pools > 0 {

@@ -126,6 +126,14 @@ pub(crate) fn enter(rank: Rank) -> Entered {
     }
 }
 
+/// Whether this thread holds a lock of `rank` (debug builds only): for a
+/// family that requires its caller to hold another family's lock without
+/// naming that family.
+#[cfg(debug_assertions)]
+pub(crate) fn holds(rank: Rank) -> bool {
+    HELD.with(std::cell::Cell::get) & (1 << rank as u32) != 0
+}
+
 /// A lock's guard with its place in the lock order (left when dropped).
 pub(crate) struct Held<G> {
     guard: G,

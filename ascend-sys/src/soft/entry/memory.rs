@@ -106,7 +106,7 @@ fn free_device_or_managed(address: usize, api: &'static str) -> SoftResult {
         crate::soft::check::misuse::record(api, why.clone());
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     }
-    device_mem::free(address)
+    crate::soft::compose::device_free::free(address)
 }
 
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {

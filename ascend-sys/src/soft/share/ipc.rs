@@ -142,7 +142,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
     let mut share = super::write()?;
     // From here its free withdraws its keys (under this lock). The checks
     // above ran unlocked: the allocation there now is the one exported.
-    let Some(allocation) = crate::soft::device_mem::mark_exported(&mut share, address, size as u64) else {
+    let Some(allocation) = crate::soft::device_mem::mark_exported(address, size as u64) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!(

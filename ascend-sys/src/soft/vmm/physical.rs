@@ -94,19 +94,17 @@ pub(crate) fn malloc_physical(
     Ok(handle)
 }
 
-/// `aclrtFreePhysical`: drops one handle reference; the memory goes when
-/// no reference and no mapping is left.
-pub(crate) fn free_physical(vmm: &mut Vmm, handle: usize) -> SoftResult {
+/// The first step of `aclrtFreePhysical`: drops one handle reference.
+/// `true` when it was the last one: the caller (`entry/vmm.rs`) then
+/// withdraws the handle's export, still under this family's lock, before
+/// [`release_if_unused`] lets the memory go (when no mapping is left).
+pub(crate) fn drop_handle_ref(vmm: &mut Vmm, handle: usize) -> SoftResult<bool> {
     vmm.physical(handle)?;
     let Some(physical) = vmm.physicals.get_mut(&handle) else {
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "handle vanished");
     };
     physical.handle_refs -= 1;
-    if physical.handle_refs == 0 {
-        crate::soft::share::withdraw(handle);
-    }
-    release_if_unused(vmm, handle);
-    Ok(())
+    Ok(physical.handle_refs == 0)
 }
 
 /// Releases the physical allocation `handle` if nothing refers to it.

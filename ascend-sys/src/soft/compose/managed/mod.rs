@@ -189,7 +189,7 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
     let created = device_mem::find(address).map_or(0, |(_, allocation)| allocation.created);
     let arena = arena(device)?;
     if let Err(failure) = arena.expose(offset, reserved as usize) {
-        if let Err(undone) = device_mem::free(address) {
+        if let Err(undone) = crate::soft::compose::device_free::free(address) {
             log::warn!(
                 "software device: could not undo a managed allocation: {}",
                 undone.message
@@ -225,7 +225,7 @@ pub(crate) fn free(address: usize) -> Option<SoftResult> {
     managed.publish();
     Some(arena(allocation.device).and_then(|arena| {
         arena.conceal(allocation.offset, allocation.size);
-        device_mem::free(address)
+        crate::soft::compose::device_free::free(address)
     }))
 }
 

@@ -136,7 +136,7 @@ fn locked() -> Ranked<'static, Pools> {
 /// the sharing tables, a lower rank).
 fn release(blocks: Vec<(usize, u64)>, api: &'static str) {
     for (address, _) in blocks {
-        if let Err(failure) = device_mem::free(address) {
+        if let Err(failure) = crate::soft::compose::device_free::free(address) {
             log::warn!("{api}: releasing pool block {address:#x}: {}", failure.message);
         }
     }
