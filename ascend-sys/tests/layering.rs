@@ -2,6 +2,13 @@
 //! of it may name `crate::api` or `crate::dispatch` (see the layering in
 //! `src/lib.rs`). What both need lives below both, in `function_names.rs`
 //! and `failure.rs`.
+//!
+//! Inside the software device, its rooms form layers, bottom up: `core/`,
+//! `check/`, `runtime/`, the families (one lock each), `compose/`, and the
+//! entry points on top. A file names only rooms of its own layer or below
+//! (read from its `crate::soft::…` and `super::…` paths), and a family
+//! names no other family, except the few edges still listed in
+//! [`SIDEWAYS`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -76,4 +83,190 @@ fn the_check_sees_a_whole_segment() {
     );
     assert_eq!(mentions("crate::api", "crate::api"), [1]);
     assert!(mentions("crate::api_names", "crate::api").is_empty());
+}
+
+/// The layers of the software device, bottom up: each with the rooms it
+/// holds (a room is a top-level file or folder of `src/soft/`; a layer
+/// folder is a room of its own).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("core", &["core"]),
+    ("check", &["check"]),
+    ("runtime", &["runtime"]),
+    (
+        "family",
+        &[
+            "allocator_desc",
+            "context",
+            "device_mem",
+            "host_mem",
+            "host_register",
+            "mbuf",
+            "peer",
+            "share",
+            "vmm",
+        ],
+    ),
+    ("compose", &["compose"]),
+    ("entry", &["entry", "direct", "introspect", "process", "mod"]),
+];
+
+/// Calls between families that are still there (issue 39, part 2: compose
+/// them in the layer above). Every family also reads this thread's current
+/// device from `context`.
+const SIDEWAYS: &[(&str, &str)] = &[
+    ("host_register", "host_mem"),
+    ("share", "device_mem"),
+    ("share", "vmm"),
+    ("vmm", "device_mem"),
+    ("vmm", "host_mem"),
+];
+
+/// The layer of `room` and its place from the bottom.
+fn layer_of(room: &str) -> Option<(usize, &'static str)> {
+    LAYERS
+        .iter()
+        .enumerate()
+        .find(|(_, (_, rooms))| rooms.contains(&room))
+        .map(|(rank, (name, _))| (rank, *name))
+}
+
+/// The first identifier of `text`.
+fn ident(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The rooms a line of the file at `module` (its path under `src/soft/`,
+/// e.g. `["compose", "streams", "batch"]`) names through `crate::soft::…`
+/// or `super::…` paths, comments left out.
+fn rooms_named(line: &str, module: &[&str]) -> Vec<String> {
+    let code = line.split("//").next().unwrap_or("");
+    let mut rooms = Vec::new();
+    for (at, _) in code.match_indices("crate::soft::") {
+        let rest = &code[at + "crate::soft::".len()..];
+        match rest.strip_prefix('{') {
+            Some(group) => {
+                let group = group.split('}').next().unwrap_or("");
+                rooms.extend(group.split(',').map(|item| ident(item.trim()).to_string()));
+            }
+            None => rooms.push(ident(rest).to_string()),
+        }
+    }
+    for (at, _) in code.match_indices("super::") {
+        if code[..at].ends_with("::") || code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut up = 0;
+        while let Some(next) = rest.strip_prefix("super::") {
+            up += 1;
+            rest = next;
+        }
+        let Some(kept) = module.len().checked_sub(up) else {
+            continue;
+        };
+        rooms.push(match module[..kept].first() {
+            Some(room) => (*room).to_string(),
+            None => ident(rest).to_string(),
+        });
+    }
+    rooms.retain(|room| !room.is_empty() && room != "self");
+    rooms
+}
+
+/// Where the lines of `text`, the file at `module`, name a room the layers
+/// do not allow, as `(line, room named)`. `Err` when the file's own room is
+/// in no layer.
+fn upward(text: &str, module: &[&str]) -> Result<Vec<(usize, String)>, String> {
+    let own = module.first().copied().unwrap_or("mod");
+    let (own_rank, own_layer) = layer_of(own).ok_or_else(|| format!("room `{own}` is in no layer of LAYERS"))?;
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for room in rooms_named(line, module) {
+            let Some((rank, layer)) = layer_of(&room) else {
+                // Not a room: an item of the facade (`crate::soft::live`).
+                continue;
+            };
+            let sideways = layer == "family"
+                && own_layer == "family"
+                && room != own
+                && room != "context"
+                && !SIDEWAYS.contains(&(own, room.as_str()));
+            if rank > own_rank || sideways {
+                found.push((index + 1, room));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The module path of `file` under `soft` (`mod.rs` stands for its folder).
+fn module_of(soft: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(soft).expect("a file under src/soft");
+    let mut parts: Vec<String> = relative
+        .with_extension("")
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    if parts.len() > 1 && parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+#[test]
+fn software_device_layers_name_only_layers_below() {
+    let soft = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/soft");
+    let mut files = Vec::new();
+    rust_files(&soft, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+        let module = module_of(&soft, file);
+        let module: Vec<&str> = module.iter().map(String::as_str).collect();
+        match upward(&text, &module) {
+            Ok(lines) => found.extend(
+                lines
+                    .into_iter()
+                    .map(|(line, room)| format!("{}:{line}: names {room}", file.display())),
+            ),
+            Err(why) => found.push(format!("{}: {why}", file.display())),
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the software device's layers are crossed upward (or sideways between families):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_sees_a_planted_upward_import() {
+    // A family naming the data path above it, by either kind of path.
+    let planted = "use crate::soft::device_mem;\nuse crate::soft::compose::translate::Translator;\n";
+    assert_eq!(
+        upward(planted, &["vmm", "physical"]),
+        Ok(vec![(2, "compose".to_string())])
+    );
+    assert_eq!(
+        upward("use super::super::entry::x;\n", &["share", "ipc"]),
+        Ok(vec![(1, "entry".to_string())])
+    );
+    assert_eq!(
+        upward("use crate::soft::{check::misuse, mbuf};\n", &["core", "config"]),
+        Ok(vec![(1, "check".to_string()), (1, "mbuf".to_string())])
+    );
+    // A family calling another family sideways.
+    assert_eq!(
+        upward("crate::soft::share::withdraw(h);\n", &["device_mem"]),
+        Ok(vec![(1, "share".to_string())])
+    );
+    // Downward, inside the own room, in comments, and the facade are fine.
+    let fine = "use super::Physical;\nuse crate::soft::core::fail;\n// crate::soft::entry\ncrate::soft::live();\n";
+    assert_eq!(upward(fine, &["vmm", "physical"]), Ok(vec![]));
+    assert_eq!(upward("use super::lock_order;\n", &["core", "byte_locks"]), Ok(vec![]));
+    // A room in no layer is reported.
+    assert!(upward("", &["newroom"]).is_err());
 }

@@ -8,10 +8,11 @@
 //! there; the software device refuses it with `ACL_ERROR_INVALID_PARAM` and
 //! records the misuse.
 
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::{misuse, runtime};
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::check::misuse;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -123,7 +124,7 @@ pub(crate) fn create() -> SoftResult<usize> {
         Descriptor {
             fields: Fields::default(),
             _token: token,
-            created: super::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(handle)

@@ -15,10 +15,10 @@
 //! kind and never dereferenced. Every handle a caller passes is looked up in
 //! the table first.
 
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::runtime;
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -203,7 +203,7 @@ pub(crate) fn create(device: i32) -> SoftResult<usize> {
         Created {
             device,
             _token: token,
-            created: super::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     set_created(device, handle);

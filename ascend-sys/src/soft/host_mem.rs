@@ -6,11 +6,11 @@
 //! freed and so that copies can tell it from pageable memory (each
 //! allocation is also noted in the core's map of host ranges).
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::resource::{LiveResource, ResourceKind};
-use super::runtime;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -92,13 +92,13 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
             format!("out of host memory ({} bytes)", layout.size()),
         );
     }
-    super::address_map::insert(pointer as usize, layout.size());
+    crate::soft::core::address_map::insert(pointer as usize, layout.size());
     allocations.insert(
         pointer as usize,
         HostAllocation {
             size: layout.size(),
             mapped,
-            created: super::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(pointer as usize)
@@ -108,7 +108,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
 ///
 /// # Safety
 ///
-/// As [`super::device_mem::check_device_cfg`].
+/// As [`crate::soft::device_mem::check_device_cfg`].
 pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult {
     // SAFETY: the caller guarantees `cfg` is NULL or valid.
     let Some(cfg) = (unsafe { cfg.as_ref() }) else {
@@ -142,44 +142,46 @@ pub(crate) unsafe fn check_host_cfg(cfg: *const aclrtMallocConfig) -> SoftResult
     Ok(())
 }
 
-/// `aclrtFreeHost`: only a pointer `aclrtMallocHost*` returned. A device
-/// pointer is refused with `ACL_ERROR_RT_PARAM_INVALID` as on hardware; so is
-/// any other pointer (on hardware the driver decides; its code is not public).
-/// It does not wait for queued stream work
-/// ([`super::streams::host_memory_freed`]).
-pub(crate) fn free_host(address: usize) -> SoftResult {
-    // The streams, for the queued work on this memory (the lock order:
-    // the streams before this family).
-    let streams = super::streams::lock()?;
+/// The first step of `aclrtFreeHost`: takes the allocation starting at
+/// `address` out of the table (and the core's address map), so it cannot
+/// be handed out again. Only a pointer `aclrtMallocHost*` returned: a
+/// device pointer is refused with `ACL_ERROR_RT_PARAM_INVALID` as on
+/// hardware; so is any other pointer (on hardware the driver decides; its
+/// code is not public). The caller (`entry/host.rs`) holds the streams'
+/// lock (a lower rank), and after this settles the queued work on the
+/// range before [`release_host`].
+pub(crate) fn take_host(address: usize) -> SoftResult<HostAllocation> {
     let removed = {
         let mut allocations = allocations();
         let removed = allocations.remove(&address);
         if removed.is_some() {
             // Under this family's lock: the range cannot be handed out
             // again meanwhile.
-            super::address_map::remove(address);
+            crate::soft::core::address_map::remove(address);
         }
         removed
     };
-    let Some(allocation) = removed else {
-        let why = if runtime::core()?.device_of(address).is_some() {
-            format!("{address:#x} is a device address, not host memory")
-        } else {
-            format!("{address:#x} was not returned by aclrtMallocHost (or was already freed)")
-        };
-        return fail(ACL_ERROR_RT_PARAM_INVALID, why);
-    };
-    // The free does not wait for queued stream work: tasks still queued on
-    // this memory are recorded as misuse and skipped; only a task copying it
-    // right now is waited for (without the lock), so no byte is moved
-    // through freed memory.
-    let in_flight = super::streams::host_memory_freed(&streams, address, address + allocation.size);
-    drop(streams);
-    in_flight.wait();
+    match removed {
+        Some(allocation) => Ok(allocation),
+        None => {
+            let why = if runtime::core()?.device_of(address).is_some() {
+                format!("{address:#x} is a device address, not host memory")
+            } else {
+                format!("{address:#x} was not returned by aclrtMallocHost (or was already freed)")
+            };
+            fail(ACL_ERROR_RT_PARAM_INVALID, why)
+        }
+    }
+}
+
+/// The last step of `aclrtFreeHost`: gives back the bytes of `allocation`
+/// (at `address`), which [`take_host`] took out of the table and no stream
+/// task touches any more.
+pub(crate) fn release_host(address: usize, allocation: HostAllocation) -> SoftResult {
     if allocation.mapped {
         // SAFETY: `address` is a mapping of `size` bytes made by
-        // `malloc_host`, just removed from the table, so unmapped once; no
-        // stream task touches it any more (see above).
+        // `malloc_host`, taken out of the table by `take_host`, so unmapped
+        // once; no stream task touches it any more (the caller's promise).
         if let Err(error) = unsafe { rustix::mm::munmap(address as *mut std::ffi::c_void, allocation.size) } {
             return fail(
                 ACL_ERROR_RT_INTERNAL_ERROR,
@@ -189,9 +191,9 @@ pub(crate) fn free_host(address: usize) -> SoftResult {
         return Ok(());
     }
     match layout(allocation.size) {
-        // SAFETY: `address` was returned by `alloc` with this layout and has
-        // just been removed from the table, so it is freed once; no stream
-        // task touches it any more (see above).
+        // SAFETY: `address` was returned by `alloc` with this layout and was
+        // taken out of the table by `take_host`, so it is freed once; no
+        // stream task touches it any more (the caller's promise).
         Some(layout) => unsafe { std::alloc::dealloc(address as *mut u8, layout) },
         None => return fail(ACL_ERROR_RT_INTERNAL_ERROR, "host allocation with an invalid layout"),
     }

@@ -15,11 +15,11 @@
 //! Ranges may not overlap (`ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`), and
 //! unregistering takes the registered base address only.
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::runtime;
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::collections::BTreeMap;
@@ -289,7 +289,7 @@ fn insert(
     };
     let pointer = window.as_ref().map(|w| w.address);
     if let Some(w) = &window {
-        super::address_map::insert(w.address, w.length);
+        crate::soft::core::address_map::insert(w.address, w.length);
         registrations.by_device.insert(w.address, (w.length, address));
     }
     registrations.by_host.insert(
@@ -299,7 +299,7 @@ fn insert(
             device,
             flags,
             window,
-            created: super::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(pointer)
@@ -353,7 +353,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
     let (device, length, mut registrations) = check_range(address, size)?;
     if flag & ACL_HOST_REG_PINNED != 0 {
         let end = address + length;
-        if let Some(start) = super::host_mem::overlapping(address, end) {
+        if let Some(start) = crate::soft::host_mem::overlapping(address, end) {
             return fail(
                 ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                 format!(
@@ -408,7 +408,7 @@ pub(crate) fn unregister(address: usize) -> SoftResult {
     };
     if let Some(window) = &registration.window {
         registrations.by_device.remove(&window.address);
-        super::address_map::remove(window.address);
+        crate::soft::core::address_map::remove(window.address);
     }
     // Dropping the registration releases its device addresses.
     drop(registration);

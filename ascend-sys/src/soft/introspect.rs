@@ -1,9 +1,9 @@
 //! What tests can ask the software device: live resources and leaks.
 
-use super::resource::LiveResource;
-use super::runtime;
-use super::share::{self, Share, ShareReader};
-use super::vmm::{self, Vmm, VmmReader};
+use crate::soft::core::resource::LiveResource;
+use crate::soft::runtime;
+use crate::soft::share::{self, Share, ShareReader};
+use crate::soft::vmm::{self, Vmm, VmmReader};
 
 /// Counts and bytes of the live resources of the software device.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub fn live() -> Live {
         return Live::default();
     }
     let (streams, events) = {
-        let streams = super::streams::locked();
+        let streams = crate::soft::compose::streams::locked();
         (streams.stream_count(), streams.event_count())
     };
     tables().map_or_else(Live::default, |(vmm, share)| count(&vmm, &share, streams, events))
@@ -90,10 +90,10 @@ fn tables() -> Option<(VmmReader, ShareReader)> {
 /// The counts of every family, one family at a time (streams and events,
 /// read before the VMM and sharing tables, passed in).
 fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
-    let host = super::host_mem::all();
-    let registrations = super::host_register::live();
-    let (device_allocations, device_bytes) = super::device_mem::live();
-    let (mbufs, mbuf_bytes) = super::mbuf::live();
+    let host = crate::soft::host_mem::all();
+    let registrations = crate::soft::host_register::live();
+    let (device_allocations, device_bytes) = crate::soft::device_mem::live();
+    let (mbufs, mbuf_bytes) = crate::soft::mbuf::live();
     Live {
         device_allocations,
         device_bytes,
@@ -101,9 +101,9 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
         host_bytes: host.iter().map(|(_, a)| a.size as u64).sum(),
         host_registrations: registrations.0,
         registered_bytes: registrations.1,
-        contexts: super::context::created_count(),
-        allocator_descriptors: super::allocator_desc::descriptor_count(),
-        mem_pools: super::mem_pool::pool_count(),
+        contexts: crate::soft::context::created_count(),
+        allocator_descriptors: crate::soft::allocator_desc::descriptor_count(),
+        mem_pools: crate::soft::compose::mem_pool::pool_count(),
         physical_allocations: vmm.physicals.len(),
         physical_bytes: vmm.physicals.values().map(|p| p.size).sum(),
         reservations: vmm.reservations.len(),
@@ -130,21 +130,21 @@ pub fn live_since(since: u64) -> Vec<LiveResource> {
     if runtime::core_if_started().is_none() {
         return Vec::new();
     }
-    let streams = super::streams::locked().created_since(since);
+    let streams = crate::soft::compose::streams::locked().created_since(since);
     tables().map_or_else(Vec::new, |(vmm, share)| created_since(&vmm, &share, since, streams))
 }
 
 fn created_since(vmm: &Vmm, share: &Share, since: u64, streams: Vec<LiveResource>) -> Vec<LiveResource> {
-    let mut all: Vec<LiveResource> = super::device_mem::created_since(since).collect();
-    all.extend(super::host_mem::created_since(since));
-    all.extend(super::host_register::created_since(since));
-    all.extend(super::context::created_since(since));
-    all.extend(super::allocator_desc::created_since(since));
-    all.extend(super::mem_pool::created_since(since));
+    let mut all: Vec<LiveResource> = crate::soft::device_mem::created_since(since).collect();
+    all.extend(crate::soft::host_mem::created_since(since));
+    all.extend(crate::soft::host_register::created_since(since));
+    all.extend(crate::soft::context::created_since(since));
+    all.extend(crate::soft::allocator_desc::created_since(since));
+    all.extend(crate::soft::compose::mem_pool::created_since(since));
     all.extend(vmm.created_since(since));
     all.extend(streams);
     all.extend(share.created_since(since));
-    all.extend(super::mbuf::created_since(since));
+    all.extend(crate::soft::mbuf::created_since(since));
     all.sort_by_key(|resource| resource.created);
     all
 }
@@ -154,29 +154,29 @@ pub fn leak_report() -> String {
     if runtime::core_if_started().is_none() {
         return String::new();
     }
-    let streams = super::streams::locked().report();
+    let streams = crate::soft::compose::streams::locked().report();
     tables().map_or_else(String::new, |(vmm, share)| report(&vmm, &share, streams))
 }
 
 fn report(vmm: &Vmm, share: &Share, streams: Vec<String>) -> String {
     let mut lines = Vec::new();
-    for (address, allocation) in super::device_mem::all() {
+    for (address, allocation) in crate::soft::device_mem::all() {
         lines.push(format!(
             "device memory {address:#x}: {} bytes requested ({} reserved) on device {}",
             allocation.requested, allocation.size, allocation.device
         ));
     }
-    for (address, allocation) in super::host_mem::all() {
+    for (address, allocation) in crate::soft::host_mem::all() {
         lines.push(format!("host memory {address:#x}: {} bytes", allocation.size));
     }
-    lines.extend(super::host_register::report());
-    for (handle, device) in super::context::created() {
+    lines.extend(crate::soft::host_register::report());
+    for (handle, device) in crate::soft::context::created() {
         lines.push(format!("context {handle:#x} on device {device}: not destroyed"));
     }
-    for handle in super::allocator_desc::descriptor_handles() {
+    for handle in crate::soft::allocator_desc::descriptor_handles() {
         lines.push(format!("allocator descriptor {handle:#x}: not destroyed"));
     }
-    for pool in super::mem_pool::created_since(0) {
+    for pool in crate::soft::compose::mem_pool::created_since(0) {
         lines.push(format!(
             "memory pool {:#x} on device {}: not destroyed ({})",
             pool.id,
@@ -207,7 +207,7 @@ fn report(vmm: &Vmm, share: &Share, streams: Vec<String>) -> String {
     }
     lines.extend(streams);
     lines.extend(share.report());
-    lines.extend(super::mbuf::report());
+    lines.extend(crate::soft::mbuf::report());
     lines.join("\n")
 }
 

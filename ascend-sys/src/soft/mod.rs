@@ -37,50 +37,37 @@
 //! }
 //! ```
 
-mod address_map;
 mod allocator_desc;
-mod arena;
-mod byte_locks;
-mod config;
+mod check;
+mod compose;
 mod context;
-mod copy;
+mod core;
 mod device_mem;
 pub mod direct;
 pub(crate) mod entry;
-mod fail;
-mod faults;
 mod host_mem;
 mod host_register;
 mod introspect;
-mod lock_order;
-mod managed;
 mod mbuf;
-mod mem_pool;
-mod misuse;
 mod peer;
 mod process;
-mod range_alloc;
-mod resource;
 mod runtime;
-mod sanitize;
-mod sequence;
 mod share;
-mod streams;
-mod translate;
 mod vmm;
 
-pub use config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
-pub use faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault, inject_missing_symbol};
-pub(crate) use faults::{injected_fault, take as take_fault};
-pub use introspect::{Live, leak_report, live, live_since};
-pub use misuse::{Misuse, MisuseWatch, misuse, take_misuse};
-pub use resource::{LiveResource, ResourceKind};
-pub(crate) use runtime::startup_problem;
-pub use sanitize::{
-    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_host_access, sanitize_opaque,
-    sanitizer_checks, sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
+pub use self::core::config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
+pub use self::core::resource::{LiveResource, ResourceKind};
+pub use self::core::sequence::sequence_now;
+pub use check::faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault, inject_missing_symbol};
+pub(crate) use check::faults::{injected_fault, take as take_fault};
+pub use check::misuse::{Misuse, MisuseWatch, misuse, take_misuse};
+pub use check::sanitize::{
+    Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_opaque, sanitizer_checks,
+    sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,
 };
-pub use sequence::sequence_now;
+pub use compose::sanitize_ranges::sanitize_host_access;
+pub use introspect::{Live, leak_report, live, live_since};
+pub(crate) use runtime::startup_problem;
 
 /// Sets the software device's configuration. It takes effect when the
 /// software device starts (on the first call routed to it); calling it after

@@ -5,11 +5,11 @@
 //! peer), process-wide, and a device-to-device copy between two devices
 //! needs it (see [`check_copy`]).
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::runtime;
-use super::translate::Segments;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::segments::Segments;
+use crate::soft::runtime;
 use crate::types::*;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -77,7 +77,7 @@ pub(crate) fn is_enabled(device: i32, peer: i32) -> bool {
 }
 
 /// The peer-access rule for a copy whose two sides were translated to `to`
-/// and `from` ([`super::translate::resolve`]): nothing to check unless both
+/// and `from` ([`crate::soft::compose::translate::Translator::resolve`]): nothing to check unless both
 /// are device memory of two different devices (one branch on the hot path),
 /// then [`check_copy`].
 #[inline]

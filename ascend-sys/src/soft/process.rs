@@ -1,9 +1,9 @@
 //! `aclInit`/`aclFinalize` and device selection.
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::runtime;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::runtime;
 use crate::types::*;
 use std::sync::Mutex;
 
@@ -87,7 +87,7 @@ pub(crate) fn finalize() -> SoftResult {
         init.finalized = true;
         init.references = 0;
     }
-    super::introspect::log_leaks();
+    crate::soft::introspect::log_leaks();
     Ok(())
 }
 
@@ -107,7 +107,7 @@ pub(crate) fn finalize_reference(count: &mut u64) -> SoftResult {
         init.references == 0
     };
     if last {
-        super::introspect::log_leaks();
+        crate::soft::introspect::log_leaks();
     }
     Ok(())
 }
@@ -132,7 +132,7 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let detached = {
         // The streams first, then the contexts: the lock order.
-        let mut streams = super::streams::lock()?;
+        let mut streams = crate::soft::compose::streams::lock()?;
         let last = context::release_primary(id, force)?;
         last.then(|| streams.detach_device(id))
     };
@@ -142,20 +142,28 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let stream_count = streams.len();
     streams.finish();
     let pools = if context::retains(id)? == 0 {
-        super::mem_pool::release_device(id)
+        crate::soft::compose::mem_pool::release_device(id)
     } else {
         0
     };
     // Managed memory loses its host mapping before the device's memory is
     // freed, both under the managed family's lock (taken before the
     // sharing tables' in the lock order).
-    let (managed, allocations) = super::managed::release_device(
+    let (managed, allocations) = crate::soft::compose::managed::release_device(
         id,
         || {
-            let share = super::share::write()?;
+            let share = crate::soft::share::write()?;
             Ok((context::retains(id)? == 0).then_some(share))
         },
-        |mut share| super::device_mem::free_device(&mut share, id),
+        |mut share| {
+            // The device's memory goes, and with it the IPC keys of what
+            // was exported (the sharing tables are held throughout).
+            let freed = crate::soft::device_mem::free_device(id);
+            for &start in &freed {
+                crate::soft::share::forget_allocation(&mut share, start);
+            }
+            freed.len()
+        },
     )?;
     let allocations = allocations.unwrap_or(0);
     if stream_count + events + allocations + pools > 0 {
@@ -183,6 +191,6 @@ pub(crate) fn mem_info(attr: aclrtMemAttr) -> SoftResult<(usize, usize)> {
         );
     }
     let device = context::require()?;
-    let (free, capacity) = super::device_mem::free_bytes(device)?;
+    let (free, capacity) = crate::soft::device_mem::free_bytes(device)?;
     Ok((free as usize, capacity as usize))
 }

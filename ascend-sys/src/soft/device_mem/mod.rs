@@ -6,8 +6,9 @@
 //! own shard, so threads allocating, freeing and copying independently do
 //! not wait for each other. Capacity is counted in the core
 //! ([`crate::soft::runtime::DeviceCore`]), shared with VMM physical memory.
-//! Lock order: the sharing tables (only to withdraw IPC keys, or to reset a
-//! device) → a shard → the space.
+//! Lock order: the sharing tables (taken by the caller, only to withdraw
+//! IPC keys, or to reset a device; see `compose/device_free.rs`) → a shard
+//! → the space. The family names no other family.
 
 mod credit;
 mod recent;
@@ -19,12 +20,13 @@ mod table;
 
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 
-use super::context;
-use super::fail::{SoftResult, fail};
-use super::resource::{LiveResource, ResourceKind};
-use super::runtime::{self, Core};
-use super::sanitize;
-use super::share::Share;
+use crate::soft::check::sanitize;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+#[cfg(debug_assertions)]
+use crate::soft::core::lock_order::{self, Rank};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime::{self, Core};
 use crate::types::*;
 use space::DeviceMemory;
 use std::sync::OnceLock;
@@ -95,7 +97,7 @@ pub(crate) fn place_on(
         offset: 0,
         size: reserved,
         requested,
-        created: super::sequence::next(),
+        created: crate::soft::core::sequence::next(),
         exported: false,
     };
     let placed = memory.place(allocation, slot, align).or_else(|| {
@@ -122,33 +124,66 @@ pub(crate) fn place_on(
     }
 }
 
+/// What [`free`] did.
+#[must_use]
+pub(crate) enum Freed {
+    /// The allocation is gone.
+    Done,
+    /// Nothing: the allocation is exported through an IPC key, so its free
+    /// also withdraws the keys. The caller takes the sharing tables' lock
+    /// (a lower rank) and calls [`free_exported`].
+    Exported,
+}
+
 /// `aclrtFree`: only the start address of a live `aclrtMalloc*` allocation.
 /// (The real runtime leaves a bad pointer to the driver, whose code is not
 /// public; the software device refuses it with `ACL_ERROR_RT_PARAM_INVALID`.)
-pub(crate) fn free(address: usize) -> SoftResult {
+/// An exported allocation is left alone ([`Freed::Exported`]).
+pub(crate) fn free(address: usize) -> SoftResult<Freed> {
     let core = runtime::core()?;
+    let (device, slot) = slot_of(core, address)?;
+    let memory = &family(core)[device as usize];
+    match memory.remove(address, slot, |allocation| !allocation.exported) {
+        Err(Some(_)) => Ok(Freed::Exported),
+        removed => finish_free(memory, slot, address, removed).map(|()| Freed::Done),
+    }
+}
+
+/// [`free`] of an allocation that may be exported, with the sharing tables
+/// locked by the caller, who then forgets the allocation's keys (so no
+/// importer opens a key to memory already given back).
+pub(crate) fn free_exported(address: usize) -> SoftResult {
+    #[cfg(debug_assertions)]
+    assert!(
+        lock_order::holds(Rank::Share),
+        "free_exported needs the sharing tables locked"
+    );
+    let core = runtime::core()?;
+    let (device, slot) = slot_of(core, address)?;
+    let memory = &family(core)[device as usize];
+    let removed = memory.remove(address, slot, |_| true);
+    finish_free(memory, slot, address, removed)
+}
+
+/// The device and core slot of the device address `address`.
+fn slot_of(core: &Core, address: usize) -> SoftResult<(i32, &crate::soft::runtime::DeviceCore)> {
     let Some(device) = core.device_of(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("{address:#x} is not a device address"),
         );
     };
-    let slot = &core.devices[device as usize];
-    let memory = &family(core)[device as usize];
-    let removed = match memory.remove(address, slot, |allocation| !allocation.exported) {
-        // An exported allocation's keys go with it, under the sharing
-        // tables' lock (taken first: the lock order), so no importer opens
-        // a key to memory already given back.
-        Err(Some(_)) => {
-            let mut share = super::share::write()?;
-            let removed = memory.remove(address, slot, |_| true);
-            if removed.is_ok() {
-                super::share::forget_allocation(&mut share, address);
-            }
-            removed
-        }
-        other => other,
-    };
+    Ok((device, &core.devices[device as usize]))
+}
+
+/// The end of a free: the sanitizer forgets the bytes, or the refusal says
+/// why nothing was freed.
+fn finish_free<E>(
+    memory: &DeviceMemory,
+    slot: &crate::soft::runtime::DeviceCore,
+    address: usize,
+    removed: Result<DeviceAllocation, E>,
+) -> SoftResult {
     match removed {
         Ok(allocation) => {
             if sanitize::on() {
@@ -175,30 +210,41 @@ pub(crate) fn find(address: usize) -> Option<(usize, DeviceAllocation)> {
 }
 
 /// Marks the allocation starting at `address` as exported through an IPC
-/// key, with the sharing tables locked (its free then withdraws the keys).
-/// `None` when no allocation of at least `bytes` starts there.
-pub(crate) fn mark_exported(_share: &mut Share, address: usize, bytes: u64) -> Option<DeviceAllocation> {
+/// key, with the sharing tables locked by the caller (its free then
+/// withdraws the keys). `None` when no allocation of at least `bytes`
+/// starts there.
+pub(crate) fn mark_exported(address: usize, bytes: u64) -> Option<DeviceAllocation> {
+    #[cfg(debug_assertions)]
+    assert!(
+        lock_order::holds(Rank::Share),
+        "mark_exported needs the sharing tables locked"
+    );
     let core = runtime::core_if_started()?;
     let device = core.device_of(address)?;
     family(core)[device as usize].mark_exported(address, bytes)
 }
 
 /// Frees every `aclrtMalloc*` allocation of `device` (a torn-down primary
-/// context: later `aclrtFree` of them fails as for freed memory). Returns
-/// how many there were.
-pub(crate) fn free_device(share: &mut Share, device: i32) -> usize {
+/// context: later `aclrtFree` of them fails as for freed memory), with the
+/// sharing tables locked by the caller, who then forgets their keys.
+/// Returns the start addresses freed.
+pub(crate) fn free_device(device: i32) -> Vec<usize> {
+    #[cfg(debug_assertions)]
+    assert!(
+        lock_order::holds(Rank::Share),
+        "free_device needs the sharing tables locked"
+    );
     let Some(core) = runtime::core_if_started() else {
-        return 0;
+        return Vec::new();
     };
     let Some(slot) = usize::try_from(device).ok().and_then(|index| core.devices.get(index)) else {
-        return 0;
+        return Vec::new();
     };
     let memory = &family(core)[device as usize];
-    let mut freed = 0;
+    let mut freed = Vec::new();
     for (start, _) in memory.allocations() {
         if memory.remove(start, slot, |_| true).is_ok() {
-            super::share::forget_allocation(share, start);
-            freed += 1;
+            freed.push(start);
         }
     }
     freed

@@ -2,7 +2,7 @@
 //! `aclrtMallocWithCfg` accepts.
 
 use crate::soft::context;
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::types::*;
 
 /// How a variant rounds the requested size.

@@ -9,7 +9,7 @@ use super::recent::Recent;
 use super::space::SLAB;
 use super::stale::Stale;
 use super::table::Allocations;
-use crate::soft::range_alloc::RangeAllocator;
+use crate::soft::core::range_alloc::RangeAllocator;
 use crate::soft::runtime::DEVICE_ALIGN;
 use std::collections::{BTreeMap, BTreeSet};
 

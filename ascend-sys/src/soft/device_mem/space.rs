@@ -11,9 +11,9 @@ use super::DeviceAllocation;
 use super::shard::Shard;
 use super::stale::Stale;
 use super::table::Allocations;
-use crate::soft::arena::{Arena, RELEASE_AT_ONCE};
-use crate::soft::lock_order::{Rank, Ranked, lock};
-use crate::soft::range_alloc::RangeAllocator;
+use crate::soft::core::arena::{Arena, RELEASE_AT_ONCE};
+use crate::soft::core::lock_order::{Rank, Ranked, lock};
+use crate::soft::core::range_alloc::RangeAllocator;
 use crate::soft::runtime::{DEVICE_ALIGN, DeviceCore};
 use crossbeam_utils::CachePadded;
 use std::sync::Mutex;
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// Bytes in a slab: the unit the space hands to a shard (one byte-lock
 /// chunk, so copies into different shards' slabs never share a byte lock).
-pub(crate) const SLAB: u64 = crate::soft::byte_locks::CHUNK as u64;
+pub(crate) const SLAB: u64 = crate::soft::core::byte_locks::CHUNK as u64;
 
 /// Shards per device: threads are spread over them in turn.
 const SHARDS: usize = 8;

@@ -10,9 +10,11 @@
 #![allow(non_snake_case)]
 
 use super::*;
-use crate::soft::sanitize::Range;
-use crate::soft::streams;
-use crate::soft::translate::{Side, Translator};
+use crate::soft::check::sanitize::Range;
+use crate::soft::compose::sanitize_ranges;
+use crate::soft::compose::streams;
+use crate::soft::compose::translate::Translator;
+use crate::soft::core::segments::Side;
 
 /// The runtime's check of an `aclrtCmoType` in `rtCmoAsync`: an operation
 /// it does not know is `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.
@@ -206,7 +208,7 @@ fn cache_range(api: &'static str, devPtr: *mut c_void, size: usize, access: fn(u
     }
     tables.resolve(address, size, "devPtr")?;
     drop(tables);
-    sanitize::host(api, &[access(address, size)]);
+    sanitize_ranges::host(api, &[access(address, size)]);
     Ok(())
 }
 

@@ -9,11 +9,11 @@
 //! `SIZE_MAX`) without any other check; then `dsts`, `destMaxs`, `srcs`,
 //! `sizes`, `attrs`, `attrsIndexes` not NULL, each `destMaxs[i]` at least
 //! `sizes[i]`, and the `rsv` bytes of each of the `numAttrs` attributes 0.
-//! The runtime's checks follow in [`crate::soft::streams`].
+//! The runtime's checks follow in [`crate::soft::compose::streams`].
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::streams::{self, Batch, BatchEntry};
+use crate::soft::compose::streams::{self, Batch, BatchEntry};
 
 /// Reads `count` elements the caller passed.
 ///

@@ -5,11 +5,11 @@
 //! runtime's first check, the kind: these copies exist for
 //! `ACL_MEMCPY_INNER_DEVICE_TO_DEVICE` only (`rtMemcpyAsyncWithOffset`
 //! refuses another kind with 107000, the descriptor calls with 207000).
-//! The rest of the runtime's checks are in [`crate::soft::streams`].
+//! The rest of the runtime's checks are in [`crate::soft::compose::streams`].
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::streams;
+use crate::soft::compose::streams;
 
 /// The runtime's kind enumeration ends here (`RT_MEMCPY_KIND_MAX`); the
 /// descriptor calls' ACL layer refuses this and above with 100000.

@@ -51,13 +51,16 @@ pub(crate) unsafe fn aclrtGetRunMode(runMode: *mut aclrtRunMode) -> aclError {
 }
 
 pub(crate) unsafe fn aclrtSynchronizeDevice() -> aclError {
-    finish("aclrtSynchronizeDevice", crate::soft::streams::synchronize_device(None))
+    finish(
+        "aclrtSynchronizeDevice",
+        crate::soft::compose::streams::synchronize_device(None),
+    )
 }
 
 pub(crate) unsafe fn aclrtSynchronizeDeviceWithTimeout(timeout: i32) -> aclError {
     finish(
         "aclrtSynchronizeDeviceWithTimeout",
-        crate::soft::streams::deadline(timeout).and_then(crate::soft::streams::synchronize_device),
+        crate::soft::compose::streams::deadline(timeout).and_then(crate::soft::compose::streams::synchronize_device),
     )
 }
 
@@ -118,7 +121,7 @@ pub(crate) unsafe fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -
     finish(
         "aclrtCtxGetCurrentDefaultStream",
         non_null(stream, "stream").and_then(|()| {
-            let handle = crate::soft::streams::current_default_stream()?;
+            let handle = crate::soft::compose::streams::current_default_stream()?;
             // SAFETY: checked non-NULL; valid by the call's contract.
             unsafe { put(stream, handle as aclrtStream) };
             Ok(())

@@ -44,12 +44,28 @@ pub(crate) unsafe fn aclrtMallocHostWithCfg(ptr: *mut *mut c_void, size: u64, cf
     finish("aclrtMallocHostWithCfg", outcome)
 }
 
+/// `aclrtFreeHost*` after the sanitizer's report: the pinned host memory
+/// family and the streams composed in lock order. The streams' lock comes
+/// first (a lower rank); under it the allocation leaves its family's table,
+/// then each queued task that still uses the range is recorded as misuse
+/// and cancelled. The free does not wait for queued work, as on hardware:
+/// only a task copying the range right now is waited for (without the
+/// lock), so no byte is moved through freed memory.
+fn free_host(address: usize) -> SoftResult {
+    let streams = crate::soft::compose::streams::lock()?;
+    let allocation = host_mem::take_host(address)?;
+    let in_flight = crate::soft::compose::streams::host_memory_freed(&streams, address, address + allocation.size);
+    drop(streams);
+    in_flight.wait();
+    host_mem::release_host(address, allocation)
+}
+
 pub(crate) unsafe fn aclrtFreeHost(hostPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFreeHost",
         non_null(hostPtr, "hostPtr").and_then(|()| {
             sanitize_free_host(hostPtr as usize, "aclrtFreeHost");
-            host_mem::free_host(hostPtr as usize)
+            free_host(hostPtr as usize)
         }),
     )
 }
@@ -58,10 +74,10 @@ pub(crate) unsafe fn aclrtFreeHostWithDevSync(hostPtr: *mut c_void) -> aclError 
     finish(
         "aclrtFreeHostWithDevSync",
         non_null(hostPtr, "hostPtr")
-            .and_then(|()| crate::soft::streams::synchronize_device(None))
+            .and_then(|()| crate::soft::compose::streams::synchronize_device(None))
             .and_then(|()| {
                 sanitize_free_host(hostPtr as usize, "aclrtFreeHostWithDevSync");
-                host_mem::free_host(hostPtr as usize)
+                free_host(hostPtr as usize)
             }),
     )
 }

@@ -141,7 +141,7 @@ fn last_error(api: &'static str, level: aclrtLastErrLevel, clear: bool) -> aclEr
         ));
         return ACL_ERROR_INVALID_PARAM;
     }
-    crate::soft::fail::last_error(clear)
+    crate::soft::core::fail::last_error(clear)
 }
 
 pub(crate) unsafe fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError {
@@ -161,7 +161,7 @@ pub(crate) unsafe fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError 
 pub(crate) unsafe fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError {
     let outcome = non_null(errorInfo, "errorInfo").and_then(|()| {
         crate::soft::runtime::core()?.device(deviceId)?;
-        let error_type = match crate::soft::streams::device_fault(deviceId) {
+        let error_type = match crate::soft::compose::streams::device_fault(deviceId) {
             Some(message) => {
                 log::debug!("aclrtGetErrorVerbose: device {deviceId} faulted: {message}");
                 ACL_RT_ERROR_OTHERS

@@ -65,7 +65,7 @@ pub(crate) unsafe fn aclrtIpcMemGetExportKey(
         }
         let text = share::export_key(devPtr as usize, size, flags)?;
         // Another process may write it now, unseen by this one's sanitizer.
-        crate::soft::sanitize::allocated_device(devPtr as usize, size, None);
+        crate::soft::compose::sanitize_ranges::allocated_device(devPtr as usize, size, None);
         // SAFETY: `key` has room for `len` ≥ 65 bytes by the call's
         // contract, and the key is at most 64 bytes long.
         unsafe {

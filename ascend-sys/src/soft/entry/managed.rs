@@ -5,7 +5,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::managed::{self, Query};
+use crate::soft::compose::managed::{self, Query};
 
 /// Fails with `ACL_ERROR_INVALID_PARAM` when `value` is 0 (the ACL layer's
 /// "must be positive").
@@ -122,7 +122,7 @@ pub(crate) unsafe fn aclrtMemManagedPrefetchAsync(
                 );
             }
             let address = ptr as usize;
-            crate::soft::streams::enqueue_prefetch(
+            crate::soft::compose::streams::enqueue_prefetch(
                 "aclrtMemManagedPrefetchAsync",
                 stream as usize,
                 (address, 1),
@@ -232,7 +232,7 @@ pub(crate) unsafe fn aclrtMemManagedPrefetchBatchAsync(
             }
             // SAFETY: `ptrs` holds `count` entries (count > 0).
             let first = unsafe { *ptrs } as usize;
-            crate::soft::streams::enqueue_prefetch(
+            crate::soft::compose::streams::enqueue_prefetch(
                 "aclrtMemManagedPrefetchBatchAsync",
                 stream as usize,
                 (first, count),

@@ -5,7 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::*;
-use crate::soft::mem_pool;
+use crate::soft::compose::mem_pool;
 
 fn pool_create(memPool: *mut aclrtMemPool, poolProps: *const aclrtMemPoolProps) -> SoftResult {
     non_null(memPool, "memPool")?;

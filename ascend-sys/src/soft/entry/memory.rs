@@ -97,16 +97,16 @@ pub(crate) unsafe fn aclrtMallocForTaskScheduler(
 /// caller's `aclrtMalloc` could get the same memory (see
 /// docs/runtime-choices.md).
 fn free_device_or_managed(address: usize, api: &'static str) -> SoftResult {
-    if let Some(freed) = crate::soft::managed::free(address) {
+    if let Some(freed) = crate::soft::compose::managed::free(address) {
         return freed;
     }
-    if crate::soft::mem_pool::owns(address) {
+    if crate::soft::compose::mem_pool::owns(address) {
         let why =
             format!("{address:#x} is a block of a stream-ordered memory pool: give it back with aclrtMemPoolFreeAsync");
-        crate::soft::misuse::record(api, why.clone());
+        crate::soft::check::misuse::record(api, why.clone());
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     }
-    device_mem::free(address)
+    crate::soft::compose::device_free::free(address)
 }
 
 pub(crate) unsafe fn aclrtFree(devPtr: *mut c_void) -> aclError {
@@ -120,7 +120,7 @@ pub(crate) unsafe fn aclrtFreeWithDevSync(devPtr: *mut c_void) -> aclError {
     finish(
         "aclrtFreeWithDevSync",
         non_null(devPtr, "devPtr")
-            .and_then(|()| crate::soft::streams::synchronize_device(None))
+            .and_then(|()| crate::soft::compose::streams::synchronize_device(None))
             .and_then(|()| free_device_or_managed(devPtr as usize, "aclrtFreeWithDevSync")),
     )
 }
@@ -194,17 +194,18 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
 /// it); anything else is UNREGISTERED. The page size is otherwise the 4 KiB
 /// the software device uses everywhere.
 fn pointer_attributes(address: usize) -> SoftResult<aclrtPtrAttributes> {
-    use crate::soft::translate::{Side, Translator, is_pinned_host};
+    use crate::soft::compose::translate::{Translator, is_pinned_host};
+    use crate::soft::core::segments::Side;
     let side = Translator::default().side_of(address)?;
     if let Side::Device(Some(_)) = side
-        && let Some(device) = crate::soft::managed::device_of(address)
+        && let Some(device) = crate::soft::compose::managed::device_of(address)
     {
         return Ok(aclrtPtrAttributes {
             location: aclrtMemLocation {
                 id: device as u32,
                 type_: ACL_MEM_LOCATION_TYPE_MANAGED,
             },
-            pageSize: crate::soft::managed::GRANULE as u32,
+            pageSize: crate::soft::compose::managed::GRANULE as u32,
             rsv: [0; 4],
         });
     }
@@ -349,7 +350,15 @@ pub(crate) unsafe fn memcpy_async_entry(
         // SAFETY: the caller's contract covers the host sides until the copy
         // has run.
         unsafe {
-            crate::soft::streams::memcpy_async(api, dst as usize, destMax, src as usize, count, kind, stream as usize)
+            crate::soft::compose::streams::memcpy_async(
+                api,
+                dst as usize,
+                destMax,
+                src as usize,
+                count,
+                kind,
+                stream as usize,
+            )
         }
     });
     finish(api, outcome)
@@ -365,8 +374,9 @@ pub(crate) unsafe fn aclrtMemsetAsync(
     if count == 0 {
         return ACL_SUCCESS;
     }
-    let outcome = non_null(devPtr, "devPtr")
-        .and_then(|()| crate::soft::streams::memset_async(devPtr as usize, maxCount, value, count, stream as usize));
+    let outcome = non_null(devPtr, "devPtr").and_then(|()| {
+        crate::soft::compose::streams::memset_async(devPtr as usize, maxCount, value, count, stream as usize)
+    });
     finish("aclrtMemsetAsync", outcome)
 }
 
@@ -378,7 +388,7 @@ pub(crate) unsafe fn aclrtMemsetD32Async(
     stream: aclrtStream,
 ) -> aclError {
     let outcome = check_d32(ptr, memSize, N)
-        .and_then(|()| crate::soft::streams::memset_d32_async(ptr as usize, value, N, stream as usize));
+        .and_then(|()| crate::soft::compose::streams::memset_d32_async(ptr as usize, value, N, stream as usize));
     finish("aclrtMemsetD32Async", outcome)
 }
 
@@ -389,8 +399,8 @@ fn rows(
     spitch: usize,
     width: usize,
     height: usize,
-) -> crate::soft::streams::Rows {
-    crate::soft::streams::Rows {
+) -> crate::soft::compose::streams::Rows {
+    crate::soft::compose::streams::Rows {
         dst: dst as usize,
         dpitch,
         src: src as usize,
@@ -447,7 +457,7 @@ pub(crate) unsafe fn aclrtMemcpy2d(
             return Ok(());
         }
         // SAFETY: the caller's contract covers the host spans.
-        unsafe { crate::soft::streams::memcpy_2d(rows(dst, dpitch, src, spitch, width, height), kind) }
+        unsafe { crate::soft::compose::streams::memcpy_2d(rows(dst, dpitch, src, spitch, width, height), kind) }
     });
     finish("aclrtMemcpy2d", outcome)
 }
@@ -469,7 +479,11 @@ pub(crate) unsafe fn aclrtMemcpy2dAsync(
         // SAFETY: the caller's contract covers the host spans until the copy
         // has run.
         unsafe {
-            crate::soft::streams::memcpy_2d_async(rows(dst, dpitch, src, spitch, width, height), kind, stream as usize)
+            crate::soft::compose::streams::memcpy_2d_async(
+                rows(dst, dpitch, src, spitch, width, height),
+                kind,
+                stream as usize,
+            )
         }
     });
     finish("aclrtMemcpy2dAsync", outcome)

@@ -6,9 +6,13 @@
 //! real runtime does them (`acl-behaviour.md` §1), and records a message for
 //! `aclGetRecentErrMsg` on every failure.
 
-use super::device_mem::{self, Rounding};
-use super::fail::{SoftResult, fail, finish};
-use super::{context, copy, host_mem, process, sanitize};
+use crate::soft::check::sanitize;
+use crate::soft::compose::copy;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail, finish};
+use crate::soft::device_mem::{self, Rounding};
+use crate::soft::host_mem;
+use crate::soft::process;
 use crate::types::*;
 use std::ffi::CStr;
 

@@ -2,7 +2,9 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::{runtime, share, vmm};
+use crate::soft::runtime;
+use crate::soft::share;
+use crate::soft::vmm;
 
 /// The runtime's check of a V2 `shareType` (`ACL_ERROR_RT_PARAM_INVALID`).
 fn check_share_type(shareType: aclrtMemSharedHandleType) -> SoftResult {
@@ -70,13 +72,13 @@ unsafe fn pid_list<'a>(pid: *const i32, pidNum: usize) -> SoftResult<&'a [i32]> 
 /// An exported physical allocation may be written by another process,
 /// unseen by this one's sanitizer: what it holds is no longer known.
 fn sanitize_exported(handle: usize) {
-    if crate::soft::sanitize::on()
+    if crate::soft::check::sanitize::on()
         && let Ok(vmm) = vmm::read()
         && let Ok(physical) = vmm.physical(handle)
     {
         let (data, size) = (physical.memory.data(0) as usize, physical.size as usize);
         drop(vmm);
-        crate::soft::sanitize::allocated(data, size, None);
+        crate::soft::check::sanitize::allocated(data, size, None);
     }
 }
 

@@ -2,7 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::streams::{self, EventCreation, ValueCall};
+use crate::soft::compose::streams::{self, EventCreation, ValueCall};
 
 fn create_stream_into(stream: *mut aclrtStream, priority: u32, flag: u32) -> SoftResult {
     non_null(stream, "stream")?;

@@ -21,8 +21,22 @@ pub(crate) unsafe fn aclrtMallocPhysical(
     finish("aclrtMallocPhysical", outcome)
 }
 
+/// `aclrtFreePhysical`: drops one handle reference; the memory goes when
+/// no reference and no mapping is left. The VMM tables and the sharing
+/// tables composed in lock order: under the VMM tables' lock (the lower
+/// rank) the last reference withdraws the handle's export (taking the
+/// sharing tables) before the memory may be kept for reuse.
+fn free_physical(handle: usize) -> SoftResult {
+    let mut tables = vmm::write()?;
+    if vmm::drop_handle_ref(&mut tables, handle)? {
+        crate::soft::share::withdraw(handle);
+    }
+    vmm::release_if_unused(&mut tables, handle);
+    Ok(())
+}
+
 pub(crate) unsafe fn aclrtFreePhysical(handle: aclrtDrvMemHandle) -> aclError {
-    let outcome = non_null(handle, "handle").and_then(|()| vmm::free_physical(&mut *vmm::write()?, handle as usize));
+    let outcome = non_null(handle, "handle").and_then(|()| free_physical(handle as usize));
     finish("aclrtFreePhysical", outcome)
 }
 

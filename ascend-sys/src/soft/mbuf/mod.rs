@@ -25,10 +25,11 @@
 //! as is an append that would make a chain a cycle (the real driver would
 //! use freed memory or loop there).
 
-use super::fail::{SoftResult, fail};
-use super::lock_order::{self, Rank, Ranked};
-use super::{misuse, runtime};
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::check::misuse;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::{BTreeMap, BTreeSet};
@@ -178,7 +179,7 @@ pub(crate) fn alloc(size: usize) -> SoftResult<usize> {
         user: [0; USER_DATA_SIZE],
         next: None,
         linked: false,
-        created: super::sequence::next(),
+        created: crate::soft::core::sequence::next(),
     }))
 }
 
@@ -272,7 +273,7 @@ pub(crate) fn copy_ref(handle: usize) -> SoftResult<usize> {
         user: header.user,
         next: None,
         linked: false,
-        created: super::sequence::next(),
+        created: crate::soft::core::sequence::next(),
     };
     Ok(state.insert(copy))
 }

@@ -11,7 +11,7 @@
 use super::header::{self, Header, HeaderPage, MAGIC_PHYSICAL, WHITELIST_BYTES};
 use super::proc_fd::{self, Refusal};
 use super::{Export, add_pids};
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::vmm::{HEADER, Kind, Pages, Physical, PhysicalMemory, Place, Vmm};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd};
@@ -161,7 +161,7 @@ pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u
             token,
             pids: Default::default(),
             disabled,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok((shareable, token))
@@ -329,7 +329,7 @@ pub(crate) fn adopt(vmm: &mut Vmm, opened: Opened, device: i32) -> usize {
             handle_refs: 1,
             mappings: 0,
             imported: true,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     handle

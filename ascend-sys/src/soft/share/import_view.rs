@@ -1,6 +1,6 @@
 //! An IPC import's mapping of the exporter's arena pages, unmapped when
 //! its last holder lets go: the import itself, or a copy in flight that
-//! translated an address inside it ([`crate::soft::translate::Segment`]).
+//! translated an address inside it ([`crate::soft::core::segments::Segment`]).
 //! So an `aclrtIpcMemClose` during a copy (a caller's error) does not unmap
 //! the bytes under the copy.
 

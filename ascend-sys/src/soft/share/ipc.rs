@@ -19,11 +19,11 @@ use super::add_pids;
 use super::header::{self, HeaderPage, MAGIC_IPC, PAGE, WHITELIST_BYTES};
 use super::import_view::ImportView;
 use super::proc_fd::{self, Refusal};
+use crate::soft::check::misuse;
 use crate::soft::context;
-use crate::soft::fail::{SoftResult, fail};
-use crate::soft::misuse;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::segments::{Segment, Segments};
 use crate::soft::runtime;
-use crate::soft::translate::{Segment, Segments};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
@@ -142,7 +142,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
     let mut share = super::write()?;
     // From here its free withdraws its keys (under this lock). The checks
     // above ran unlocked: the allocation there now is the one exported.
-    let Some(allocation) = crate::soft::device_mem::mark_exported(&mut share, address, size as u64) else {
+    let Some(allocation) = crate::soft::device_mem::mark_exported(address, size as u64) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!(
@@ -194,7 +194,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
             device: allocation.device,
             pids: BTreeSet::new(),
             disabled,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(key)
@@ -345,10 +345,10 @@ pub(crate) fn import(key: &str) -> SoftResult<usize> {
         reservation,
         page,
         slot,
-        created: crate::soft::sequence::next(),
+        created: crate::soft::core::sequence::next(),
     };
     let address = import.address;
-    crate::soft::address_map::insert(reservation, length);
+    crate::soft::core::address_map::insert(reservation, length);
     share.imports.insert(reservation, import);
     Ok(address)
 }
@@ -384,7 +384,7 @@ pub(crate) fn close(key: &str) -> SoftResult {
         .map(|(&base, _)| base);
     if let Some(base) = first {
         let import = share.imports.remove(&base);
-        crate::soft::address_map::remove(base);
+        crate::soft::core::address_map::remove(base);
         drop(share);
         drop(import);
         return Ok(());

@@ -26,8 +26,8 @@ pub(crate) use ipc::{
 pub(crate) use locked::{ShareReader, read, read_if_started, write};
 pub(crate) use proc_fd::{Refusal as ProcFdRefusal, open as open_proc_fd, own_pid};
 
-use crate::soft::fail::{SoftResult, fail};
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::vmm::PhysicalMemory;
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet};

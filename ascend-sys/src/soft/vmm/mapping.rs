@@ -5,7 +5,7 @@ use super::Mapping;
 use super::Vmm;
 use super::physical::release_if_unused;
 use super::properties::{self, Place};
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::types::*;
 
 /// The flag `aclrtMemGetAccess` reports for a location never set.
@@ -119,7 +119,7 @@ pub(crate) fn map(
             } else {
                 Vec::new()
             },
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(())

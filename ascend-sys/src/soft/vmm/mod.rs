@@ -27,14 +27,14 @@ mod table;
 
 pub(crate) use locked::{VmmReader, read, read_if_started, write};
 pub(crate) use mapping::{get_access, map, set_access, unmap};
-pub(crate) use physical::{free_physical, malloc_physical, properties_from_handle, retain_handle};
+pub(crate) use physical::{drop_handle_ref, malloc_physical, properties_from_handle, release_if_unused, retain_handle};
 pub(crate) use physical_memory::{HEADER, PhysicalMemory};
 pub(crate) use query::{address_range, granularity};
 pub(crate) use reservation::{release, reserve};
 
-use super::fail::{SoftResult, fail};
-use super::translate::{Segment, Segments};
-use crate::soft::resource::{LiveResource, ResourceKind};
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::segments::{Segment, Segments};
 use crate::types::*;
 pub(crate) use properties::{Kind, Pages, Place};
 use std::collections::{BTreeMap, HashMap};

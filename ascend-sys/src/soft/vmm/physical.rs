@@ -6,7 +6,7 @@ use super::prop_rules;
 use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::context;
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::types::*;
 use std::sync::Arc;
@@ -77,7 +77,7 @@ pub(crate) fn malloc_physical(
             return Err(failure);
         }
     };
-    crate::soft::sanitize::allocated(memory.data(0) as usize, size as usize, Some("aclrtMallocPhysical"));
+    crate::soft::check::sanitize::allocated(memory.data(0) as usize, size as usize, Some("aclrtMallocPhysical"));
     let handle = vmm.new_handle();
     vmm.physicals.insert(
         handle,
@@ -88,25 +88,23 @@ pub(crate) fn malloc_physical(
             handle_refs: 1,
             mappings: 0,
             imported: false,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(handle)
 }
 
-/// `aclrtFreePhysical`: drops one handle reference; the memory goes when
-/// no reference and no mapping is left.
-pub(crate) fn free_physical(vmm: &mut Vmm, handle: usize) -> SoftResult {
+/// The first step of `aclrtFreePhysical`: drops one handle reference.
+/// `true` when it was the last one: the caller (`entry/vmm.rs`) then
+/// withdraws the handle's export, still under this family's lock, before
+/// [`release_if_unused`] lets the memory go (when no mapping is left).
+pub(crate) fn drop_handle_ref(vmm: &mut Vmm, handle: usize) -> SoftResult<bool> {
     vmm.physical(handle)?;
     let Some(physical) = vmm.physicals.get_mut(&handle) else {
         return fail(ACL_ERROR_RT_INVALID_HANDLE, "handle vanished");
     };
     physical.handle_refs -= 1;
-    if physical.handle_refs == 0 {
-        crate::soft::share::withdraw(handle);
-    }
-    release_if_unused(vmm, handle);
-    Ok(())
+    Ok(physical.handle_refs == 0)
 }
 
 /// Releases the physical allocation `handle` if nothing refers to it.
@@ -121,7 +119,7 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
     let Some(physical) = vmm.physicals.remove(&handle) else {
         return;
     };
-    crate::soft::sanitize::forget(physical.memory.data(0) as usize, physical.size as usize);
+    crate::soft::check::sanitize::forget(physical.memory.data(0) as usize, physical.size as usize);
     if physical.imported {
         return;
     }

@@ -2,8 +2,9 @@
 
 use super::Vmm;
 use super::{prop_rules, properties};
-use crate::soft::fail::{SoftResult, fail};
-use crate::soft::{device_mem, host_mem};
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::device_mem;
+use crate::soft::host_mem;
 use crate::types::*;
 
 /// `aclrtMemGetAllocationGranularity`, after the NULL checks: the ACL

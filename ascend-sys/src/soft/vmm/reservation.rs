@@ -2,7 +2,7 @@
 
 use super::Reservation;
 use super::Vmm;
-use crate::soft::fail::{SoftResult, fail};
+use crate::soft::core::fail::{SoftResult, fail};
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::ffi::c_void;
@@ -69,7 +69,7 @@ pub(crate) fn reserve(vmm: &mut Vmm, size: usize, align: usize, expect: usize) -
     } else {
         reserve_aligned(size, alignment)?
     };
-    crate::soft::address_map::insert(base, size);
+    crate::soft::core::address_map::insert(base, size);
     vmm.reservations.insert(
         base,
         Reservation {
@@ -77,7 +77,7 @@ pub(crate) fn reserve(vmm: &mut Vmm, size: usize, align: usize, expect: usize) -
             device: None,
             imported: None,
             mappings: 0,
-            created: crate::soft::sequence::next(),
+            created: crate::soft::core::sequence::next(),
         },
     );
     Ok(base)
@@ -148,7 +148,7 @@ pub(crate) fn release(vmm: &mut Vmm, base: usize) -> SoftResult {
     }
     let size = reservation.size;
     vmm.reservations.remove(&base);
-    crate::soft::address_map::remove(base);
+    crate::soft::core::address_map::remove(base);
     // SAFETY: the reservation was mapped by `reserve` with `size` bytes and
     // has just been removed from the table, so it is unmapped once.
     if let Err(error) = unsafe { munmap(base as *mut c_void, size) } {

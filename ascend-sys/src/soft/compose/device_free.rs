@@ -1,0 +1,25 @@
+//! `aclrtFree` of device memory: the device-memory family and the sharing
+//! tables composed in lock order. An allocation exported through an IPC key
+//! loses its keys with it, under the sharing tables' lock (taken first: a
+//! lower rank than the device memory's shards), so no importer opens a key
+//! to memory already given back. Here rather than in `entry/` because the
+//! allocators above the families (managed memory, memory pools) free
+//! device memory too.
+
+use crate::soft::core::fail::SoftResult;
+use crate::soft::device_mem::{self, Freed};
+use crate::soft::share;
+
+/// Frees the `aclrtMalloc*` allocation starting at `address`, withdrawing
+/// its IPC keys when it is exported.
+pub(crate) fn free(address: usize) -> SoftResult {
+    match device_mem::free(address)? {
+        Freed::Done => Ok(()),
+        Freed::Exported => {
+            let mut sharing = share::write()?;
+            device_mem::free_exported(address)?;
+            share::forget_allocation(&mut sharing, address);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,1192 @@
+//! Streams and events: one worker thread per stream runs its tasks in order.
+//!
+//! - A stream belongs to the device current when it was created. Its handle
+//!   is an opaque token looked up in [`Streams`]; a destroyed or unknown
+//!   handle is refused with `ACL_ERROR_RT_INVALID_HANDLE`, as the runtime's
+//!   handle check does. NULL means the current device's default stream,
+//!   created on first use.
+//! - Asynchronous calls check their arguments (translating addresses, so a
+//!   bad range fails at the call), enqueue a [`task::Task`] and return. The
+//!   stream's worker moves the bytes with the same core as the synchronous
+//!   calls ([`crate::soft::compose::copy`]). A failure inside a task is kept on the stream
+//!   and reported by its next synchronisation.
+//! - An event counts its records: recording enqueues a marker that the
+//!   worker "reaches" (stamping the time); waiting and synchronising wait
+//!   for the record that was the latest one when they were called.
+//!
+//! Locking: this family's lock (the table of streams and events) may be
+//! held while a stream's or an event's own lock is taken (in that order,
+//! streams → event → stream queue), never the other way round, and no lock
+//! is held while a worker moves bytes or while anybody waits. The family's
+//! place among the others is in [`crate::soft::core::lock_order`].
+
+mod batch;
+mod cmo;
+mod event;
+mod fault;
+mod force;
+mod indirect;
+mod ipc_event;
+mod queue;
+mod rows;
+mod task;
+mod teardown;
+mod transfer;
+mod value;
+
+pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
+pub(crate) use cmo::{
+    DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
+};
+pub(crate) use event::{Event, EventMode};
+pub(crate) use fault::of as device_fault;
+pub(crate) use force::destroy_stream_force;
+pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
+pub(crate) use queue::Stream;
+pub(crate) use rows::Rows;
+pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
+pub(crate) use value::{ValueCall, enqueue as enqueue_value};
+
+use crate::soft::check::misuse;
+use crate::soft::check::sanitize;
+use crate::soft::context;
+use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime;
+use crate::types::*;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Handles live in the kernel half of the address space, which no user
+/// pointer can reach, so they never collide with another kind of handle or
+/// with memory; the numbers are never reused, so a stale handle stays stale.
+const HANDLE_BASE: usize = 0xffff_8000_0000_0000;
+const STREAM_TAG: usize = 0x1;
+const EVENT_TAG: usize = 0x2;
+
+/// A live stream and its worker.
+struct StreamEntry {
+    stream: Arc<Stream>,
+    worker: Option<JoinHandle<()>>,
+    /// Creation sequence number ([`crate::soft::sequence_now`]).
+    created: u64,
+}
+
+/// Every live stream and event: this family's state, behind its own lock.
+pub(crate) struct Streams {
+    next_id: u64,
+    /// Streams created by `aclrtCreateStream*`, by handle.
+    created: BTreeMap<usize, StreamEntry>,
+    /// Each device's default stream (made on first use; lives as long as the
+    /// process).
+    defaults: BTreeMap<i32, StreamEntry>,
+    /// Events by handle.
+    events: BTreeMap<usize, Arc<Event>>,
+    /// Handles `aclrtCtxGetCurrentDefaultStream` gave out, each naming the
+    /// default stream of a device (by device), accepted wherever a stream
+    /// is; a device's last reset withdraws its handle, as its context and
+    /// that context's default stream end on hardware.
+    default_aliases: BTreeMap<usize, i32>,
+}
+
+impl std::fmt::Debug for Streams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streams")
+            .field("created", &self.created.len())
+            .field("defaults", &self.defaults.len())
+            .field("events", &self.events.len())
+            .finish()
+    }
+}
+
+static STREAMS: Mutex<Streams> = Mutex::new(Streams {
+    next_id: 0,
+    created: BTreeMap::new(),
+    defaults: BTreeMap::new(),
+    events: BTreeMap::new(),
+    default_aliases: BTreeMap::new(),
+});
+
+/// The family's state, locked ([`Rank::Streams`]); fails only if the
+/// software device cannot start.
+pub(crate) fn lock() -> SoftResult<Ranked<'static, Streams>> {
+    runtime::core()?;
+    Ok(locked())
+}
+
+/// The family's state, locked, without starting the software device (for
+/// introspection).
+pub(crate) fn locked() -> Ranked<'static, Streams> {
+    lock_order::lock(&STREAMS, Rank::Streams)
+}
+
+impl Streams {
+    fn next_handle(&mut self, tag: usize) -> (u64, usize) {
+        self.next_id += 1;
+        let id = self.next_id;
+        (id, HANDLE_BASE | ((id as usize) << 4) | tag)
+    }
+
+    /// Number of live streams created by `aclrtCreateStream*` (default
+    /// streams are not counted).
+    pub(crate) fn stream_count(&self) -> usize {
+        self.created.len()
+    }
+
+    /// Number of live events.
+    pub(crate) fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// One line per live created stream and event, for the leak report.
+    pub(crate) fn report(&self) -> Vec<String> {
+        let streams = self.created.iter().map(|(handle, entry)| {
+            let blocked = entry
+                .stream
+                .blocked()
+                .map(|blocked| format!(", blocked in {blocked}"))
+                .unwrap_or_default();
+            format!(
+                "stream {handle:#x} on device {}: {} task(s) not yet run{blocked}",
+                entry.stream.device,
+                entry.stream.backlog()
+            )
+        });
+        let events = self
+            .events
+            .iter()
+            .map(|(handle, event)| format!("event {handle:#x} created on device {}", event.device));
+        streams.chain(events).collect()
+    }
+
+    /// The created streams and the events made at or after sequence number
+    /// `since` (default streams are not listed).
+    pub(crate) fn created_since(&self, since: u64) -> Vec<LiveResource> {
+        let streams = self
+            .created
+            .iter()
+            .filter(|(_, entry)| entry.created >= since)
+            .map(|(&handle, entry)| {
+                LiveResource::new(ResourceKind::Stream, handle, 0, entry.created)
+                    .on(entry.stream.device)
+                    .detail(format!("{} task(s) not yet run", entry.stream.backlog()))
+            });
+        let events = self
+            .events
+            .iter()
+            .filter(|(_, event)| event.created >= since)
+            .map(|(&handle, event)| LiveResource::new(ResourceKind::Event, handle, 0, event.created).on(event.device));
+        streams.chain(events).collect()
+    }
+
+    /// Every stream (created and default) of `device`.
+    fn of_device(&self, device: i32) -> Vec<Arc<Stream>> {
+        self.created
+            .values()
+            .chain(self.defaults.values())
+            .filter(|entry| entry.stream.device == device)
+            .map(|entry| Arc::clone(&entry.stream))
+            .collect()
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Arc<Stream>> {
+        self.created
+            .values()
+            .chain(self.defaults.values())
+            .map(|entry| &entry.stream)
+    }
+}
+
+/// Starts a stream's worker thread.
+fn start(device: i32, id: u64, handle: usize, priority: u32, flags: u32) -> SoftResult<StreamEntry> {
+    let stream = Arc::new(Stream::new(device, handle, id, priority, flags));
+    let runner = Arc::clone(&stream);
+    let worker = std::thread::Builder::new()
+        .name(format!("ascend-soft-stream-{id}"))
+        .spawn(move || queue::run(&runner))
+        .or_else(|error| {
+            fail(
+                ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+                format!("cannot start the stream's worker thread: {error}"),
+            )
+        })?;
+    Ok(StreamEntry {
+        stream,
+        worker: Some(worker),
+        created: crate::soft::core::sequence::next(),
+    })
+}
+
+/// The stream `handle` refers to (NULL: none), or
+/// `ACL_ERROR_RT_INVALID_HANDLE` — the runtime validates handles before any
+/// other runtime check.
+pub(crate) fn lookup_stream(streams: &Streams, handle: usize) -> SoftResult<Option<Arc<Stream>>> {
+    if handle == 0 {
+        return Ok(None);
+    }
+    let default = || {
+        let device = streams.default_aliases.get(&handle)?;
+        streams.defaults.get(device)
+    };
+    match streams.created.get(&handle).or_else(default) {
+        Some(entry) => Ok(Some(Arc::clone(&entry.stream))),
+        None => fail(
+            ACL_ERROR_RT_INVALID_HANDLE,
+            format!("stream {handle:#x} is not a live stream (never created, or already destroyed)"),
+        ),
+    }
+}
+
+/// The stream an asynchronous call on `device` (the current device) runs on:
+/// `explicit`, which must belong to `device` (`ACL_ERROR_RT_STREAM_CONTEXT`
+/// otherwise), or the device's default stream.
+pub(crate) fn target_stream(
+    streams: &mut Streams,
+    explicit: Option<Arc<Stream>>,
+    device: i32,
+) -> SoftResult<Arc<Stream>> {
+    match explicit {
+        Some(stream) if stream.device != device => fail(
+            ACL_ERROR_RT_STREAM_CONTEXT,
+            format!(
+                "stream {:#x} belongs to device {}, not to the current device {device}",
+                stream.handle, stream.device
+            ),
+        ),
+        Some(stream) => Ok(stream),
+        None => default_stream(streams, device),
+    }
+}
+
+/// `device`'s default stream, started on first use.
+fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>> {
+    if let Some(entry) = streams.defaults.get(&device) {
+        return Ok(Arc::clone(&entry.stream));
+    }
+    let (id, _) = streams.next_handle(STREAM_TAG);
+    // The default stream has no handle a caller could hold (NULL names it).
+    let entry = start(device, id, 0, 0, 0)?;
+    let stream = Arc::clone(&entry.stream);
+    streams.defaults.insert(device, entry);
+    Ok(stream)
+}
+
+/// `aclrtCtxGetCurrentDefaultStream`: a handle naming the current
+/// device's default stream (started if need be), which every call taking a
+/// stream accepts as that stream (NULL still names it too). The same handle
+/// each time until the device's last reset; no current context → 107002.
+pub(crate) fn current_default_stream() -> SoftResult<usize> {
+    let device = context::require()?;
+    let mut streams = lock()?;
+    default_stream(&mut streams, device)?;
+    let existing = streams
+        .default_aliases
+        .iter()
+        .find(|&(_, &of)| of == device)
+        .map(|(&handle, _)| handle);
+    if let Some(handle) = existing {
+        return Ok(handle);
+    }
+    let (_, handle) = streams.next_handle(STREAM_TAG);
+    streams.default_aliases.insert(handle, device);
+    Ok(handle)
+}
+
+/// The stream an ordered call of another family names (`handle`; NULL: the
+/// current device's default stream): a live stream of the current device
+/// (`ACL_ERROR_RT_INVALID_HANDLE`, `ACL_ERROR_RT_STREAM_CONTEXT`).
+pub(crate) fn ordering_stream(handle: usize) -> SoftResult<Arc<Stream>> {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, handle)?;
+    let device = context::require()?;
+    target_stream(&mut streams, explicit, device)
+}
+
+/// Queues on `stream` a marker that sets `done` when the worker reaches
+/// it (for `api`, whose position on the stream it is).
+pub(crate) fn enqueue_signal(api: &'static str, stream: &Stream, done: Arc<std::sync::atomic::AtomicBool>) {
+    stream.submit(task::Task::new(api, task::Work::Signal { done }, Vec::new()));
+}
+
+/// Flags of `aclrtCreateStreamWithConfig` the software device emulates:
+/// their effect is about speed or capacity only.
+const HINT_FLAGS: u32 = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_HUGE;
+/// Flags for streams that only models, AI CPU scheduling or device-side code
+/// use, which the software device does not have.
+const UNSUPPORTED_FLAGS: u32 = ACL_STREAM_PERSISTENT | ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+
+/// `aclrtCreateStream` / `aclrtCreateStreamWithConfig`: a stream on the
+/// current device. `priority` is a reserved parameter (the runtime clamps it
+/// to 0–7 silently, and `aclrtStreamGetPriority` reports the clamped value);
+/// bits of `flag` that are no `ACL_STREAM_*` flag are ignored, as the ACL
+/// layer does (it forwards only the flags it knows).
+pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
+    let priority = priority.min(LEAST_PRIORITY);
+    let known = flag & (HINT_FLAGS | UNSUPPORTED_FLAGS);
+    if known & ACL_STREAM_DEVICE_USE_ONLY != 0 && known != ACL_STREAM_DEVICE_USE_ONLY {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("flag {flag:#x}: ACL_STREAM_DEVICE_USE_ONLY cannot be combined with other flags"),
+        );
+    }
+    let device = context::require()?;
+    if known & UNSUPPORTED_FLAGS != 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "flag {flag:#x}: ACL_STREAM_PERSISTENT, ACL_STREAM_CPU_SCHEDULE and ACL_STREAM_DEVICE_USE_ONLY streams \
+                 serve models, AI CPU scheduling and device-side code, which the software device does not have"
+            ),
+        );
+    }
+    let mut streams = lock()?;
+    runtime::core()?.device(device)?;
+    let (id, handle) = streams.next_handle(STREAM_TAG);
+    let entry = start(device, id, handle, priority, known & HINT_FLAGS)?;
+    streams.created.insert(handle, entry);
+    Ok(handle)
+}
+
+/// The runtime's lowest stream priority (`RT_STREAM_LEAST_PRIORITY`); 0 is
+/// the highest.
+const LEAST_PRIORITY: u32 = 7;
+
+/// The stream a getter asks about: `handle`, or (NULL) the current device's
+/// default stream, started if need be. Handle first (107017); then, when
+/// `context_always`, or for NULL, a current context (107002). A stream of
+/// another device may be asked about.
+fn stream_for_getter(handle: usize, context_always: bool) -> SoftResult<Arc<Stream>> {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, handle)?;
+    match explicit {
+        Some(stream) => {
+            if context_always {
+                context::require()?;
+            }
+            Ok(stream)
+        }
+        None => {
+            let device = context::require()?;
+            default_stream(&mut streams, device)
+        }
+    }
+}
+
+/// `aclrtStreamGetId`: the stream's number among every stream of the
+/// process. The runtime asks for a current context only for NULL.
+pub(crate) fn stream_id(handle: usize) -> SoftResult<i32> {
+    let stream = stream_for_getter(handle, false)?;
+    match i32::try_from(stream.id) {
+        Ok(id) => Ok(id),
+        Err(_) => fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("the ID {} of {} does not fit in an int32_t", stream.id, stream.name()),
+        ),
+    }
+}
+
+/// `aclrtStreamGetPriority`: the clamped priority the stream was created
+/// with (0 for `aclrtCreateStream` and default streams). The runtime asks
+/// for a current context even for an explicit stream.
+pub(crate) fn stream_priority(handle: usize) -> SoftResult<u32> {
+    Ok(stream_for_getter(handle, true)?.priority)
+}
+
+/// `aclrtStreamGetFlags`: the `ACL_STREAM_*` flags the stream was created
+/// with (the software device creates only streams with
+/// `ACL_STREAM_FAST_LAUNCH`, `ACL_STREAM_FAST_SYNC` and `ACL_STREAM_HUGE`;
+/// 0 for a default stream). The runtime asks for a current context even for
+/// an explicit stream.
+pub(crate) fn stream_flags(handle: usize) -> SoftResult<u32> {
+    Ok(stream_for_getter(handle, true)?.flags)
+}
+
+/// Takes the created stream `handle` out of the table for its destruction:
+/// NULL, unknown, no current context, or a stream of another device are
+/// refused as the runtime does (100000, 107017, 107002, 107003).
+fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
+    let mut streams = lock()?;
+    let Some(stream) = lookup_stream(&streams, handle)? else {
+        return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
+    };
+    let device = context::require()?;
+    target_stream(&mut streams, Some(stream), device)?;
+    match streams.created.remove(&handle) {
+        Some(entry) => Ok(entry),
+        None if streams.default_aliases.contains_key(&handle) => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("stream {handle:#x} is the default stream of the current context, which cannot be destroyed"),
+        ),
+        None => fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream vanished from the table"),
+    }
+}
+
+/// Joins the worker of a destroyed stream; a task failure nobody
+/// synchronised is dropped, with a log line.
+fn join_destroyed(mut entry: StreamEntry, handle: usize) -> SoftResult {
+    if let Some(worker) = entry.worker.take()
+        && worker.join().is_err()
+    {
+        return fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("the worker of stream {handle:#x} panicked"),
+        );
+    }
+    if let Some(failure) = entry.stream.take_failure() {
+        log::warn!(
+            "stream {handle:#x} destroyed with an unreported task failure: {} (error {})",
+            failure.message,
+            failure.code
+        );
+    }
+    Ok(())
+}
+
+/// `aclrtDestroyStream`: only a stream of the current device
+/// (`ACL_ERROR_RT_STREAM_CONTEXT` otherwise). Queued work runs to the end
+/// first (documented: the stream is destroyed once its tasks finish), then
+/// the worker thread is joined. A task failure nobody synchronised is
+/// dropped, with a log line.
+pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
+    let entry = take_for_destruction(handle)?;
+    entry.stream.close();
+    let site = entry.stream.site();
+    join_destroyed(entry, handle)?;
+    sanitize::stream_destroyed(site);
+    Ok(())
+}
+/// Converts an `int32_t timeout` in milliseconds (-1 = no limit, 0 and other
+/// negative values refused with `ACL_ERROR_RT_PARAM_INVALID`, as the
+/// runtime does) into a deadline.
+pub(crate) fn deadline(timeout: i32) -> SoftResult<Option<Instant>> {
+    match timeout {
+        -1 => Ok(None),
+        t if t > 0 => Ok(Some(Instant::now() + Duration::from_millis(t as u64))),
+        t => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!("timeout {t} ms is neither -1 (no limit) nor positive"),
+        ),
+    }
+}
+
+/// `aclrtSynchronizeStream(WithTimeout)`: waits until every task enqueued
+/// before the call has run, then reports (and clears) the first task
+/// failure since the last synchronisation. NULL is the current device's
+/// default stream. An explicit stream of another device may be synchronised
+/// (the runtime switches context for it).
+pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> SoftResult {
+    let stream = {
+        let streams = lock()?;
+        let explicit = lookup_stream(&streams, handle)?;
+        let device = context::require()?;
+        match explicit {
+            Some(stream) => stream,
+            None => match streams.defaults.get(&device) {
+                Some(entry) => Arc::clone(&entry.stream),
+                // No default stream yet: nothing was ever queued on it.
+                None => return Ok(()),
+            },
+        }
+    };
+    let outcome = stream.synchronize(deadline);
+    joined(&stream, &outcome);
+    outcome
+}
+
+/// `aclrtSynchronizeDevice(WithTimeout)`: waits for every stream of the
+/// current device (all with the one deadline) and reports the first task
+/// failure found (clearing the failures of all of them).
+pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
+    let device = context::require()?;
+    let streams = lock()?.of_device(device);
+    let mut first = None;
+    for stream in streams {
+        let outcome = stream.synchronize(deadline);
+        joined(&stream, &outcome);
+        if let Err(failure) = outcome {
+            if failure.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT {
+                return Err(failure);
+            }
+            first.get_or_insert(failure);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// `aclrtStreamQuery`: whether every task queued on the stream (NULL: the
+/// current device's default stream) has finished. Like synchronisation, an
+/// explicit stream of another device may be queried; a task failure is not
+/// reported (nor cleared) by a query. "Complete" tells the sanitizer the
+/// host has seen the stream's work done.
+pub(crate) fn query_stream(handle: usize) -> SoftResult<aclrtStreamStatus> {
+    let stream = {
+        let streams = lock()?;
+        let explicit = lookup_stream(&streams, handle)?;
+        let device = context::require()?;
+        match explicit {
+            Some(stream) => stream,
+            None => match streams.defaults.get(&device) {
+                Some(entry) => Arc::clone(&entry.stream),
+                // No default stream yet: nothing was ever queued on it.
+                None => return Ok(ACL_STREAM_STATUS_COMPLETE),
+            },
+        }
+    };
+    if stream.backlog() == 0 {
+        sanitize::host_synchronized_stream(stream.site());
+        Ok(ACL_STREAM_STATUS_COMPLETE)
+    } else {
+        Ok(ACL_STREAM_STATUS_NOT_READY)
+    }
+}
+
+/// Tells the sanitizer that the host waited for `stream`'s work, unless
+/// the wait timed out (a task failure is reported after the work ended).
+fn joined(stream: &Stream, outcome: &SoftResult) {
+    match outcome {
+        Err(failure) if failure.code == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT => {}
+        _ => sanitize::host_synchronized_stream(stream.site()),
+    }
+}
+
+// ---- events ------------------------------------------------------------------
+
+/// The event `handle` refers to, or `ACL_ERROR_RT_INVALID_HANDLE`.
+fn lookup_event(streams: &Streams, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
+    match streams.events.get(&handle) {
+        Some(event) => Ok(Arc::clone(event)),
+        None => fail(
+            ACL_ERROR_RT_INVALID_HANDLE,
+            format!("{role} {handle:#x} is not a live event (never created, or already destroyed)"),
+        ),
+    }
+}
+
+/// Runtime event flags (the ACL layer hands `ACL_EVENT_*` through unchanged;
+/// 0x4 is a runtime-only bit that `aclrtCreateEvent` sets).
+const EVENT_SYNC: u32 = ACL_EVENT_SYNC;
+const EVENT_STREAM_MARK: u32 = ACL_EVENT_CAPTURE_STREAM_PROGRESS;
+const EVENT_DDSYNC: u32 = 0x4;
+const EVENT_TIME_LINE: u32 = ACL_EVENT_TIME_LINE;
+const EVENT_DEVICE_ONLY: u32 = ACL_EVENT_DEVICE_USE_ONLY;
+const EVENT_EXTERNAL: u32 = ACL_EVENT_EXTERNAL;
+const EVENT_IPC: u32 = ACL_EVENT_IPC;
+/// The flags `aclrtCreateEvent` gives its events.
+const EVENT_DEFAULT: u32 = EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_STREAM_MARK;
+
+/// Which creation call made an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventCreation {
+    /// `aclrtCreateEvent`.
+    Plain,
+    /// `aclrtCreateEventWithFlag`.
+    WithFlag,
+    /// `aclrtCreateEventExWithFlag`.
+    ExWithFlag,
+}
+
+fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
+    let alone = |bit: u32| flag & bit != 0 && flag & !bit != 0;
+    match creation {
+        EventCreation::Plain => Ok(EVENT_DEFAULT),
+        EventCreation::WithFlag => {
+            let valid =
+                EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_DEVICE_ONLY | EVENT_EXTERNAL;
+            if flag & valid == 0 || flag > valid {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x} is not an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_TIME_LINE (or ACL_EVENT_DEVICE_USE_ONLY / ACL_EVENT_EXTERNAL alone)"
+                    ),
+                );
+            }
+            if alone(EVENT_DEVICE_ONLY) || alone(EVENT_EXTERNAL) {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x}: ACL_EVENT_DEVICE_USE_ONLY and ACL_EVENT_EXTERNAL cannot be combined with other flags"
+                    ),
+                );
+            }
+            Ok(flag)
+        }
+        EventCreation::ExWithFlag => {
+            if alone(EVENT_DEVICE_ONLY) || alone(EVENT_EXTERNAL) || alone(EVENT_IPC) {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!("flag {flag:#x}: ACL_EVENT_IPC cannot be combined with other flags"),
+                );
+            }
+            let valid = EVENT_SYNC | EVENT_STREAM_MARK | EVENT_DDSYNC | EVENT_TIME_LINE | EVENT_IPC;
+            if flag & valid == 0 || flag > valid {
+                return fail(
+                    ACL_ERROR_RT_PARAM_INVALID,
+                    format!(
+                        "flag {flag:#x} is not an OR of ACL_EVENT_SYNC, ACL_EVENT_CAPTURE_STREAM_PROGRESS and ACL_EVENT_TIME_LINE (or ACL_EVENT_IPC alone)"
+                    ),
+                );
+            }
+            Ok(flag)
+        }
+    }
+}
+
+/// `aclrtCreateEvent*`: an event on the current device.
+pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usize> {
+    let flags = check_event_flag(creation, flag)?;
+    timestamp_origin();
+    let device = context::require()?;
+    let mode = if creation == EventCreation::ExWithFlag {
+        EventMode::Ex
+    } else {
+        EventMode::Classic
+    };
+    let ipc = if flags == EVENT_IPC {
+        Some(ipc_event::IpcShared::create()?)
+    } else {
+        None
+    };
+    let mut streams = lock()?;
+    let (_, handle) = streams.next_handle(EVENT_TAG);
+    streams
+        .events
+        .insert(handle, Arc::new(Event::new(handle, device, flags, mode, ipc)));
+    Ok(handle)
+}
+
+/// `aclrtIpcGetEventHandle` (the ACL layer has refused NULL arguments):
+/// the handle (107017), then an event not created with `ACL_EVENT_IPC`
+/// alone → `ACL_ERROR_RT_PARAM_INVALID`. The handle names the event's
+/// shared page; it stays valid while the event lives.
+pub(crate) fn ipc_event_handle(event: usize) -> SoftResult<[u8; ipc_event::HANDLE_BYTES]> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    match &event.ipc {
+        Some(ipc) => Ok(ipc.handle()),
+        None => fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "event {:#x} (flag {:#x}) was not created with ACL_EVENT_IPC (aclrtCreateEventExWithFlag)",
+                event.handle, event.flags
+            ),
+        ),
+    }
+}
+
+/// `aclrtIpcOpenEventHandle` (the ACL layer has refused a NULL out-pointer):
+/// a current context (107002), then the page the handle names: another
+/// process's IPC event or this process's own (107000 when it names no live
+/// IPC event, 207006 for a process of another user). The opened event is an
+/// IPC event of the current device: record it, wait for it, synchronise
+/// with it, query it; destroy it with `aclrtDestroyEvent`.
+pub(crate) fn open_ipc_event(handle: &[u8; ipc_event::HANDLE_BYTES]) -> SoftResult<usize> {
+    let device = context::require()?;
+    let ipc = ipc_event::IpcShared::open(handle)?;
+    let mut streams = lock()?;
+    let (_, handle) = streams.next_handle(EVENT_TAG);
+    let event = Event::new(handle, device, EVENT_IPC, EventMode::Ex, Some(ipc));
+    streams.events.insert(handle, Arc::new(event));
+    Ok(handle)
+}
+
+/// `aclrtDestroyEvent`: does not wait; records still queued complete
+/// harmlessly, and a stream waiting for a record that will now never be
+/// issued stops waiting.
+pub(crate) fn destroy_event(handle: usize) -> SoftResult {
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, handle, "event")?;
+    streams.events.remove(&handle);
+    event.destroy();
+    sanitize::event_destroyed(handle);
+    Ok(())
+}
+
+fn refuse_device_only(event: &Event, api: &str) -> SoftResult {
+    if event.flags & EVENT_DEVICE_ONLY != 0 {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "event {:#x} was created with ACL_EVENT_DEVICE_USE_ONLY and cannot be used by {api} on the host",
+                event.handle
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn refuse_external(event: &Event, what: &str) -> SoftResult {
+    refuse_flags(event, EVENT_EXTERNAL | EVENT_IPC, what)
+}
+
+/// Refuses `ACL_EVENT_EXTERNAL` events only: IPC events may be
+/// synchronised and queried (the runtime's IPC query and sync).
+fn refuse_external_only(event: &Event, what: &str) -> SoftResult {
+    refuse_flags(event, EVENT_EXTERNAL, what)
+}
+
+fn refuse_flags(event: &Event, refused: u32, what: &str) -> SoftResult {
+    if event.flags & refused != 0 {
+        let flag = if event.flags & EVENT_IPC != 0 {
+            "ACL_EVENT_IPC"
+        } else {
+            "ACL_EVENT_EXTERNAL"
+        };
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created with {flag}, which does not support {what}",
+                event.handle
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `aclrtRecordEvent`: enqueues a marker on the stream (NULL: the default
+/// stream); the event's latest record is that marker from now on.
+pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, event, "event")?;
+    let explicit = lookup_stream(&streams, stream)?;
+    refuse_device_only(&event, "aclrtRecordEvent")?;
+    let device = context::require()?;
+    let stream = target_stream(&mut streams, explicit, device)?;
+    let number = event.issue();
+    sanitize::record(stream.site(), event.handle);
+    stream.submit(task::Task::record(event, number));
+    Ok(())
+}
+
+/// `aclrtMemManagedPrefetch(Batch)Async`: resolves `stream` (its handle is
+/// checked first; NULL is the current device's default stream), runs
+/// `check` (the call's remaining argument checks) and, when it passes,
+/// enqueues a task that moves nothing: managed memory is one memory on the
+/// software device, so a prefetch only takes its place in the stream's
+/// order. Nothing is enqueued when a check fails.
+pub(crate) fn enqueue_prefetch(
+    api: &'static str,
+    stream: usize,
+    (first, ranges): (usize, usize),
+    check: impl FnOnce() -> SoftResult,
+) -> SoftResult {
+    let mut streams = lock()?;
+    let stream = match lookup_stream(&streams, stream)? {
+        Some(stream) => stream,
+        None => {
+            let device = context::require()?;
+            default_stream(&mut streams, device)?
+        }
+    };
+    check()?;
+    stream.submit(task::Task::new(api, task::Work::Prefetch { first, ranges }, Vec::new()));
+    Ok(())
+}
+
+/// Refuses events no stream can wait for (nor reset): those without
+/// `ACL_EVENT_SYNC` (the runtime's "event without wait task").
+fn refuse_without_wait_task(event: &Event, api: &str) -> SoftResult {
+    if event.flags & (EVENT_SYNC | EVENT_DDSYNC | EVENT_EXTERNAL | EVENT_IPC) == 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} (flag {:#x}) has no ACL_EVENT_SYNC: {api} does not support it",
+                event.handle, event.flags
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `aclrtStreamWaitEvent`: the stream's later tasks wait until the event's
+/// latest record (at the time of this call) is reached.
+///
+/// An event never recorded (or reset since its latest record):
+/// `aclrtCreateEventExWithFlag` events make this a no-op (documented);
+/// other events with `ACL_EVENT_SYNC` wait for the event's next record;
+/// others are refused (`ACL_ERROR_RT_PARAM_INVALID`, "record first"), as
+/// the runtime does.
+pub(crate) fn stream_wait_event(stream: usize, event: usize) -> SoftResult {
+    enqueue_wait("aclrtStreamWaitEvent", stream, event, None)
+}
+
+/// `aclrtStreamWaitEventWithTimeout`: as [`stream_wait_event`], and the
+/// wait fails on the stream with `ACL_ERROR_RT_WAIT_TIMEOUT` when the record
+/// is not reached `timeout` seconds after the stream started waiting (0: no
+/// limit; the ACL layer refuses negative values with
+/// `ACL_ERROR_RT_PARAM_INVALID`). A NULL event is refused by the runtime
+/// with `ACL_ERROR_RT_PARAM_INVALID` (this call has no ACL-layer NULL
+/// check).
+pub(crate) fn stream_wait_event_timeout(stream: usize, event: usize, timeout: i32) -> SoftResult {
+    let timeout = match u64::try_from(timeout) {
+        Ok(0) => None,
+        Ok(seconds) => Some(Duration::from_secs(seconds)),
+        Err(_) => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!("timeout {timeout} s is negative (0: no limit, or a number of seconds)"),
+            );
+        }
+    };
+    enqueue_wait("aclrtStreamWaitEventWithTimeout", stream, event, timeout)
+}
+
+fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<Duration>) -> SoftResult {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    if event == 0 {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "event is NULL");
+    }
+    let event = lookup_event(&streams, event, "event")?;
+    refuse_device_only(&event, api)?;
+    refuse_without_wait_task(&event, api)?;
+    let device = context::require()?;
+    let stream = target_stream(&mut streams, explicit, device)?;
+    let target = match event.latest() {
+        0 if event.mode == EventMode::Ex => {
+            sanitize::wait_event(stream.site(), event.handle, sanitize::WaitFor::Nothing, api);
+            return Ok(());
+        }
+        0 if event.flags & (EVENT_SYNC | EVENT_EXTERNAL) != 0 => event.next_record(),
+        0 => {
+            return fail(
+                ACL_ERROR_RT_PARAM_INVALID,
+                format!(
+                    "event {:#x} has not been recorded: call aclrtRecordEvent before {api}",
+                    event.handle
+                ),
+            );
+        }
+        latest => latest,
+    };
+    let waits_for = if target == event.latest() {
+        sanitize::WaitFor::Latest
+    } else {
+        sanitize::WaitFor::Next
+    };
+    sanitize::wait_event(stream.site(), event.handle, waits_for, api);
+    stream.submit(task::Task::wait(api, event, target, timeout));
+    Ok(())
+}
+
+/// `aclrtResetEvent`: enqueues a reset on the stream (NULL: the default
+/// stream); when the stream reaches it, the records issued up to this call
+/// are forgotten and the event counts as never recorded (a query says not
+/// ready, a wait waits for the next record). The runtime's rules: handles
+/// first (event, then stream: 107017), `ACL_EVENT_DEVICE_USE_ONLY` events
+/// 107000, IPC events and events without `ACL_EVENT_SYNC` 207000, no
+/// context 107002, `aclrtCreateEventExWithFlag` events 207000, a stream of
+/// another device 107003.
+pub(crate) fn reset_event(event: usize, stream: usize) -> SoftResult {
+    let mut streams = lock()?;
+    let event = lookup_event(&streams, event, "event")?;
+    let explicit = lookup_stream(&streams, stream)?;
+    refuse_device_only(&event, "aclrtResetEvent")?;
+    if event.flags & EVENT_IPC != 0 {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} is an IPC event, which aclrtResetEvent does not support",
+                event.handle
+            ),
+        );
+    }
+    refuse_without_wait_task(&event, "aclrtResetEvent")?;
+    let device = context::require()?;
+    if event.mode == EventMode::Ex {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created by aclrtCreateEventExWithFlag, which aclrtResetEvent does not support",
+                event.handle
+            ),
+        );
+    }
+    let stream = target_stream(&mut streams, explicit, device)?;
+    let through = event.next_record() - 1;
+    stream.submit(task::Task::reset(event, through));
+    Ok(())
+}
+
+/// `aclrtSynchronizeEvent`: waits until the event's latest record is
+/// reached; an event never recorded returns at once (as the runtime does).
+pub(crate) fn synchronize_event(event: usize) -> SoftResult {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    wait_for_event(&event, None, "aclrtSynchronizeEvent")
+}
+
+/// `aclrtSynchronizeEventWithTimeout` (the ACL layer has refused timeouts
+/// below -1 and a NULL event): after the handle, a `timeout` of 0 is refused
+/// with `ACL_ERROR_RT_PARAM_INVALID` as the runtime does; a record not
+/// reached within `timeout` ms gives `ACL_ERROR_RT_EVENT_SYNC_TIMEOUT`.
+pub(crate) fn synchronize_event_timeout(event: usize, timeout: i32) -> SoftResult {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    let deadline = deadline(timeout)?;
+    wait_for_event(&event, deadline, "aclrtSynchronizeEventWithTimeout")
+}
+
+fn wait_for_event(event: &Event, deadline: Option<Instant>, api: &'static str) -> SoftResult {
+    refuse_external_only(event, "synchronisation")?;
+    match event.latest() {
+        0 => {
+            sanitize::host_synchronized_event(event.handle, false, api);
+            Ok(())
+        }
+        latest => {
+            if !event.wait_reached(latest, None, deadline) {
+                return fail(
+                    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                    format!(
+                        "record {latest} of event {:#x} was not reached when the timeout expired",
+                        event.handle
+                    ),
+                );
+            }
+            sanitize::host_synchronized_event(event.handle, true, api);
+            Ok(())
+        }
+    }
+}
+
+/// `aclrtQueryEventStatus`: whether the latest record was reached. Before
+/// the first record: complete for `aclrtCreateEventExWithFlag` events
+/// (documented), not ready for the others (as the runtime does).
+pub(crate) fn query_event(event: usize) -> SoftResult<aclrtEventRecordedStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_external_only(&event, "status queries")?;
+    let complete = match event.latest() {
+        0 => event.mode == EventMode::Ex,
+        latest => event.is_reached(latest),
+    };
+    if complete {
+        sanitize::host_saw_event(event.handle);
+    }
+    Ok(if complete {
+        ACL_EVENT_RECORDED_STATUS_COMPLETE
+    } else {
+        ACL_EVENT_RECORDED_STATUS_NOT_READY
+    })
+}
+
+/// The runtime's refusals shared by `aclrtQueryEvent` and
+/// `aclrtQueryEventWaitStatus` after the handle: events of
+/// `aclrtCreateEventExWithFlag` (its "new mode"), `ACL_EVENT_EXTERNAL` and
+/// IPC events, each `ACL_ERROR_RT_FEATURE_NOT_SUPPORT`.
+fn refuse_for_old_queries(event: &Event, api: &str) -> SoftResult {
+    if event.mode == EventMode::Ex {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "event {:#x} was created by aclrtCreateEventExWithFlag, which {api} does not support \
+                 (use aclrtQueryEventStatus)",
+                event.handle
+            ),
+        );
+    }
+    refuse_external(event, api)
+}
+
+/// `aclrtQueryEvent` (deprecated by the runtime): complete unless the
+/// event's latest record was issued and not reached yet, so an event never
+/// recorded (or reset since) is complete, unlike `aclrtQueryEventStatus`.
+/// The runtime's rules after the handle (107017): see
+/// [`refuse_for_old_queries`]. "Complete" after a record tells the
+/// sanitizer the host saw the event.
+pub(crate) fn query_event_old(event: usize) -> SoftResult<aclrtEventStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEvent")?;
+    let complete = match event.latest() {
+        0 => true,
+        latest => {
+            let reached = event.is_reached(latest);
+            if reached {
+                sanitize::host_saw_event(event.handle);
+            }
+            reached
+        }
+    };
+    Ok(if complete {
+        ACL_EVENT_STATUS_COMPLETE
+    } else {
+        ACL_EVENT_STATUS_NOT_READY
+    })
+}
+
+/// `aclrtQueryEventWaitStatus`: complete when no stream wait for the event
+/// (`aclrtStreamWaitEvent*`) is enqueued and unfinished, as the runtime
+/// answers from its table of the event's wait tasks. The rules after the
+/// handle (107017): see [`refuse_for_old_queries`]; no current context is
+/// needed.
+pub(crate) fn query_event_wait_status(event: usize) -> SoftResult<aclrtEventWaitStatus> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_for_old_queries(&event, "aclrtQueryEventWaitStatus")?;
+    Ok(if event.has_waiters() {
+        ACL_EVENT_WAIT_STATUS_NOT_READY
+    } else {
+        ACL_EVENT_WAIT_STATUS_COMPLETE
+    })
+}
+
+/// `aclrtSetStreamFailureMode`: bit 0 of `mode` (the runtime ignores the
+/// others) selects `ACL_CONTINUE_ON_FAILURE` (0, every stream's mode at
+/// creation) or `ACL_STOP_ON_FAILURE` (1). The runtime's rules: the handle
+/// (107017), a current context (107002), the same mode again succeeds, stop
+/// back to continue is refused (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`), a
+/// stream of another device 107003. NULL sets the default stream's mode.
+/// In stop mode, once a task of the stream fails, its later tasks are
+/// skipped until a synchronisation reports the failure; a record skipped so
+/// never completes, and a wait for it does not end (as on hardware) unless
+/// it has a timeout.
+pub(crate) fn set_failure_mode(stream: usize, mode: u64) -> SoftResult {
+    let mut streams = lock()?;
+    let explicit = lookup_stream(&streams, stream)?;
+    let device = context::require()?;
+    let stop = mode & 0x1 != 0;
+    let target = match &explicit {
+        Some(stream) => Arc::clone(stream),
+        None => target_stream(&mut streams, None, device)?,
+    };
+    if target.stops_on_failure() == stop {
+        return Ok(());
+    }
+    if !stop {
+        return fail(
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+            format!(
+                "{} is in ACL_STOP_ON_FAILURE mode, which cannot be changed back to ACL_CONTINUE_ON_FAILURE",
+                target.name()
+            ),
+        );
+    }
+    let target = target_stream(&mut streams, explicit, device)?;
+    target.stop_on_failure();
+    Ok(())
+}
+
+/// `aclrtEventElapsedTime`: milliseconds from `start`'s latest record to
+/// `end`'s (negative when `end` was reached first). An event never recorded
+/// gives `ACL_ERROR_RT_INTERNAL_ERROR` (the runtime's "event recorder null"
+/// maps there); a record not yet reached gives
+/// `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID` (its timestamp is not valid yet).
+pub(crate) fn elapsed_time(start: usize, end: usize) -> SoftResult<f32> {
+    let (start, end) = {
+        let streams = lock()?;
+        (
+            lookup_event(&streams, start, "startEvent")?,
+            lookup_event(&streams, end, "endEvent")?,
+        )
+    };
+    refuse_external(&start, "elapsed time")?;
+    refuse_external(&end, "elapsed time")?;
+    for (event, role) in [(&start, "startEvent"), (&end, "endEvent")] {
+        if event.latest() == 0 {
+            return fail(
+                ACL_ERROR_RT_INTERNAL_ERROR,
+                format!("{role} {:#x} has never been recorded", event.handle),
+            );
+        }
+    }
+    let stamp = |event: &Event, role: &str| {
+        event.timestamp().map_or_else(
+            || {
+                fail(
+                    ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+                    format!(
+                        "{role} {:#x}: its latest record has not been reached yet (synchronise first)",
+                        event.handle
+                    ),
+                )
+            },
+            Ok,
+        )
+    };
+    let (from, to) = (stamp(&start, "startEvent")?, stamp(&end, "endEvent")?);
+    let millis = if to >= from {
+        to.duration_since(from).as_secs_f64() * 1e3
+    } else {
+        -(from.duration_since(to).as_secs_f64() * 1e3)
+    };
+    Ok(millis as f32)
+}
+
+/// The software device's time origin for `aclrtEventGetTimestamp` (set when
+/// the first event is created, or asked about).
+static TIMESTAMP_ORIGIN: OnceLock<Instant> = OnceLock::new();
+
+fn timestamp_origin() -> Instant {
+    *TIMESTAMP_ORIGIN.get_or_init(Instant::now)
+}
+
+/// `aclrtEventGetTimestamp` (the ACL layer has refused NULL arguments): the
+/// time of the event's latest record in microseconds since an origin of the
+/// software device, as the runtime divides the device's system counter by
+/// its ticks per microsecond. The runtime's rules after the handle (107017):
+/// `ACL_EVENT_EXTERNAL` and IPC events 207000; an event never recorded (or
+/// reset since) `ACL_ERROR_RT_INTERNAL_ERROR` ("event recorder null"); a
+/// record not reached yet `ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID`.
+pub(crate) fn event_timestamp(event: usize) -> SoftResult<u64> {
+    let event = lookup_event(&*lock()?, event, "event")?;
+    refuse_external(&event, "timestamps")?;
+    if event.latest() == 0 {
+        return fail(
+            ACL_ERROR_RT_INTERNAL_ERROR,
+            format!("event {:#x} has never been recorded", event.handle),
+        );
+    }
+    match event.timestamp() {
+        Some(stamp) => {
+            let micros = stamp.saturating_duration_since(timestamp_origin()).as_micros();
+            Ok(u64::try_from(micros).unwrap_or(u64::MAX))
+        }
+        None => fail(
+            ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
+            format!(
+                "event {:#x}: its latest record has not been reached yet (synchronise first)",
+                event.handle
+            ),
+        ),
+    }
+}
+
+// ---- host memory -------------------------------------------------------------
+
+/// Tasks that were running on a freed host range when it was freed.
+#[must_use = "wait before releasing the memory"]
+pub(crate) struct InFlight(Vec<(Arc<Stream>, u64)>);
+
+impl InFlight {
+    /// Waits until those tasks have finished (call without the runtime
+    /// lock). Queued tasks are not waited for: they were cancelled.
+    pub(crate) fn wait(self) {
+        for (stream, task) in self.0 {
+            stream.wait_finished(task);
+        }
+    }
+}
+
+/// Called by `aclrtFreeHost*` (with this family's lock held) before it frees
+/// the host range `[start, end)`: each queued task that still uses the range
+/// is recorded as misuse and cancelled (its worker will skip it rather than
+/// touch freed memory); tasks running on it right now are returned so the
+/// caller can wait for them to finish before releasing the memory. The free
+/// itself does not wait for queued work, as on hardware.
+pub(crate) fn host_memory_freed(streams: &Streams, start: usize, end: usize) -> InFlight {
+    let mut running = Vec::new();
+    for stream in streams.all() {
+        let (cancelled, busy) = stream.cancel_host_users(start, end);
+        for task in cancelled {
+            misuse::record(
+                "aclrtFreeHost",
+                format!(
+                    "host memory {start:#x}..{end:#x} freed while {task} was still queued; \
+                     the task will not run (on hardware it would touch freed memory)"
+                ),
+            );
+        }
+        if let Some(task) = busy {
+            running.push((Arc::clone(stream), task));
+        }
+    }
+    InFlight(running)
+}

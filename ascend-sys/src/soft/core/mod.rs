@@ -1,0 +1,18 @@
+//! The bottom layer of the software device: leaf helpers that name no other
+//! part of it. The lock order ([`lock_order`]), the byte stripes of the data
+//! path ([`byte_locks`]), settings ([`config`]), how a broken rule is
+//! reported ([`fail`]), creation order ([`sequence`]), live-resource records
+//! ([`resource`]), the leaf types of translation ([`segments`]), the host-visible ranges that are not plain host memory
+//! ([`address_map`]), range allocation ([`range_alloc`]) and one device's
+//! sparse memory ([`arena`]).
+
+pub(super) mod address_map;
+pub(super) mod arena;
+pub(super) mod byte_locks;
+pub(super) mod config;
+pub(super) mod fail;
+pub(super) mod lock_order;
+pub(super) mod range_alloc;
+pub(super) mod resource;
+pub(super) mod segments;
+pub(super) mod sequence;
