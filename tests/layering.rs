@@ -43,10 +43,7 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports that break the order today and are being removed, as
 /// `(from, to)` rooms.
-const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[
-    // untied by the pool move (issue 39 part 2)
-    ("pool", "testing"),
-];
+const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[];
 
 /// The layer of each room.
 fn layer_of() -> BTreeMap<&'static str, usize> {
