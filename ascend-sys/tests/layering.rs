@@ -111,8 +111,8 @@ const LAYERS: &[(&str, &[&str])] = &[
 ];
 
 /// Calls between families that are still there (issue 39, part 2: compose
-/// them in the layer above). Every family also reads this thread's current
-/// device from `context`.
+/// them in the layer above). Every family reads this thread's current
+/// device from `runtime/current.rs`, below them all.
 const SIDEWAYS: &[(&str, &str)] = &[
     ("host_register", "host_mem"),
     ("share", "device_mem"),
@@ -189,11 +189,8 @@ fn upward(text: &str, module: &[&str]) -> Result<Vec<(usize, String)>, String> {
                 // Not a room: an item of the facade (`crate::soft::live`).
                 continue;
             };
-            let sideways = layer == "family"
-                && own_layer == "family"
-                && room != own
-                && room != "context"
-                && !SIDEWAYS.contains(&(own, room.as_str()));
+            let sideways =
+                layer == "family" && own_layer == "family" && room != own && !SIDEWAYS.contains(&(own, room.as_str()));
             if rank > own_rank || sideways {
                 found.push((index + 1, room));
             }
@@ -262,6 +259,16 @@ fn the_layer_check_sees_a_planted_upward_import() {
     assert_eq!(
         upward("crate::soft::share::withdraw(h);\n", &["device_mem"]),
         Ok(vec![(1, "share".to_string())])
+    );
+    // The contexts family is a family like the others; the current device
+    // is read from the runtime below.
+    assert_eq!(
+        upward("use crate::soft::context;\n", &["host_mem"]),
+        Ok(vec![(1, "context".to_string())])
+    );
+    assert_eq!(
+        upward("use crate::soft::runtime::current;\n", &["host_mem"]),
+        Ok(vec![])
     );
     // Downward, inside the own room, in comments, and the facade are fine.
     let fine = "use super::Physical;\nuse crate::soft::core::fail;\n// crate::soft::entry\ncrate::soft::live();\n";

@@ -1,5 +1,7 @@
-//! The calling thread's current device (its current context), and the
-//! contexts themselves "as far as the memory API needs them".
+//! The contexts "as far as the memory API needs them": their handles, the
+//! primary contexts' retains, and which of them is current on a thread
+//! (kept in [`crate::soft::runtime::current`], where every family reads
+//! it).
 //!
 //! - `aclrtSetDevice` makes the device's **primary context** current; its
 //!   handle (what `aclrtGetCurrentContext` returns) is stable per device and
@@ -18,49 +20,10 @@
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
-use crate::soft::runtime;
+use crate::soft::runtime::{self, current};
 use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_PARAM_INVALID};
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-
-thread_local! {
-    static CURRENT: Cell<Option<i32>> = const { Cell::new(None) };
-    /// The handle of this thread's current context when it is a created
-    /// context; 0 when it is the current device's primary context.
-    static CREATED: Cell<usize> = const { Cell::new(0) };
-}
-
-/// This thread's current device, if `aclrtSetDevice` was called on it.
-pub(crate) fn current() -> Option<i32> {
-    CURRENT.try_with(Cell::get).ok().flatten()
-}
-
-/// This thread's current device, or `ACL_ERROR_RT_CONTEXT_NULL` — the code
-/// every call that needs a context returns without one.
-pub(crate) fn require() -> SoftResult<i32> {
-    match current() {
-        Some(device) => Ok(device),
-        None => fail(
-            ACL_ERROR_RT_CONTEXT_NULL,
-            "no current context on this thread: call aclrtSetDevice first",
-        ),
-    }
-}
-
-/// Makes `device`'s primary context (or nothing) this thread's current
-/// context.
-pub(crate) fn set(device: Option<i32>) {
-    let _ = CURRENT.try_with(|current| current.set(device));
-    let _ = CREATED.try_with(|created| created.set(0));
-}
-
-/// Makes the created context `handle` on `device` this thread's current
-/// context.
-fn set_created(device: i32, handle: usize) {
-    let _ = CURRENT.try_with(|current| current.set(Some(device)));
-    let _ = CREATED.try_with(|created| created.set(handle));
-}
 
 /// `aclrtSetDevice(id)`: one more retain of `id`'s primary context.
 pub(crate) fn retain_primary(id: i32) -> SoftResult {
@@ -87,9 +50,9 @@ pub(crate) fn release_primary(id: i32, force: bool) -> SoftResult<bool> {
         *retains = if force { 0 } else { *retains - 1 };
         *retains == 0
     };
-    let primary = CREATED.try_with(Cell::get).unwrap_or(0) == 0;
-    if primary && current() == Some(id) {
-        set(None);
+    let primary = current::created_handle() == 0;
+    if primary && current::device() == Some(id) {
+        current::set(None);
     }
     Ok(last)
 }
@@ -206,7 +169,7 @@ pub(crate) fn create(device: i32) -> SoftResult<usize> {
             created: crate::soft::core::sequence::next(),
         },
     );
-    set_created(device, handle);
+    current::set_created(device, handle);
     Ok(handle)
 }
 
@@ -225,8 +188,8 @@ pub(crate) fn destroy(handle: usize) -> SoftResult {
         };
         return fail(ACL_ERROR_RT_CONTEXT_NULL, why);
     }
-    if CREATED.try_with(Cell::get).ok() == Some(handle) {
-        set(None);
+    if current::created_handle() == handle {
+        current::set(None);
     }
     Ok(())
 }
@@ -256,9 +219,9 @@ fn device_of_handle(contexts: &Contexts, handle: usize) -> SoftResult<(i32, bool
 pub(crate) fn set_current(handle: usize) -> SoftResult {
     let (device, primary) = device_of_handle(&*contexts()?, handle)?;
     if primary {
-        set(Some(device));
+        current::set(Some(device));
     } else {
-        set_created(device, handle);
+        current::set_created(device, handle);
     }
     Ok(())
 }
@@ -267,8 +230,8 @@ pub(crate) fn set_current(handle: usize) -> SoftResult {
 /// thread, or the current device's primary context; `ACL_ERROR_RT_CONTEXT_NULL`
 /// when there is none (or it has been destroyed or reset meanwhile).
 pub(crate) fn get_current() -> SoftResult<usize> {
-    let device = require()?;
-    let created = CREATED.try_with(Cell::get).unwrap_or(0);
+    let device = current::require()?;
+    let created = current::created_handle();
     let mut contexts = contexts()?;
     if created != 0 {
         if contexts.created.contains_key(&created) {

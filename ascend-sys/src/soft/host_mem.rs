@@ -6,11 +6,11 @@
 //! freed and so that copies can tell it from pageable memory (each
 //! allocation is also noted in the core's map of host ranges).
 
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -53,7 +53,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
     if size == 0 {
         return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
     }
-    context::require()?;
+    current::require()?;
     let Some(layout) = usize::try_from(size)
         .ok()
         .and_then(|size| size.checked_next_multiple_of(32))

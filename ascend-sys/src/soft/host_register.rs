@@ -15,11 +15,11 @@
 //! Ranges may not overlap (`ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`), and
 //! unregistering takes the registered base address only.
 
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::collections::BTreeMap;
@@ -231,7 +231,7 @@ pub(crate) fn refuse_device_window(address: usize, end: usize, role: &str) -> So
 /// overlap with a registered range. Returns the current device, the range
 /// length as `usize`, and the family's state.
 fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, Ranked<'static, Registrations>)> {
-    let device = context::require()?;
+    let device = current::require()?;
     if !address.is_multiple_of(PAGE) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -370,7 +370,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
 /// pointer of the mapped registration whose base is exactly `address`;
 /// anything else is `ACL_ERROR_RT_PARAM_INVALID`, as in the runtime.
 pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
-    context::require()?;
+    current::require()?;
     runtime::core()?;
     let registrations = registrations();
     if let Some(registration) = registrations.by_host.get(&address) {
@@ -394,7 +394,7 @@ pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
 /// `aclrtHostUnregister` after the ACL layer's checks: only a registered
 /// base address; the device pointer, if any, is released.
 pub(crate) fn unregister(address: usize) -> SoftResult {
-    context::require()?;
+    current::require()?;
     runtime::core()?;
     let mut registrations = registrations();
     let Some(registration) = registrations.by_host.remove(&address) else {
@@ -433,7 +433,7 @@ pub(crate) fn map_capabilities(device: u32, hac: aclrtHacType) -> SoftResult<acl
             format!("hacType {hac} is not an aclrtHacType (0 to {})", HAC_TYPES - 1),
         );
     }
-    context::require()?;
+    current::require()?;
     Ok(match hac {
         ACL_RT_HAC_TYPE_PCIEDMA | ACL_RT_HAC_TYPE_SDMA => ACL_RT_HOST_MEM_MAP_SUPPORTED,
         _ => ACL_RT_HOST_MEM_MAP_NOT_SUPPORTED,

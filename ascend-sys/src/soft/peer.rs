@@ -5,11 +5,11 @@
 //! peer), process-wide, and a device-to-device copy between two devices
 //! needs it (see [`check_copy`]).
 
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::segments::Segments;
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -36,7 +36,7 @@ pub(crate) fn can_access(device: i32, peer: i32) -> SoftResult<i32> {
 /// changes nothing (the runtime leaves this to the driver; the software
 /// device chooses idempotence, see `docs/runtime-choices.md`).
 pub(crate) fn enable(peer: i32) -> SoftResult {
-    let device = context::require()?;
+    let device = current::require()?;
     if device == peer {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -53,7 +53,7 @@ pub(crate) fn enable(peer: i32) -> SoftResult {
 /// `ACL_ERROR_RT_PARAM_INVALID` (a driver decision on hardware; see
 /// `docs/runtime-choices.md`).
 pub(crate) fn disable(peer: i32) -> SoftResult {
-    let device = context::require()?;
+    let device = current::require()?;
     if device == peer {
         return fail(
             ACL_ERROR_INVALID_PARAM,
@@ -100,7 +100,7 @@ pub(crate) fn check_copy(dst: i32, src: i32) -> SoftResult {
     let allowed = {
         let enabled = enabled();
         let on = |from: i32, to: i32| enabled.contains(&(from, to));
-        match context::current() {
+        match current::device() {
             Some(current) if current == dst => on(dst, src),
             Some(current) if current == src => on(src, dst),
             Some(current) => on(current, dst) && on(current, src),
@@ -110,7 +110,7 @@ pub(crate) fn check_copy(dst: i32, src: i32) -> SoftResult {
     if allowed {
         return Ok(());
     }
-    let how = match context::current() {
+    let how = match current::device() {
         Some(current) if current == dst || current == src => {
             let other = if current == dst { src } else { dst };
             format!("call aclrtDeviceEnablePeerAccess({other}, 0) with device {current} current")

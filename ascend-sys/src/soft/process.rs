@@ -4,6 +4,7 @@ use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::sync::Mutex;
 
@@ -116,7 +117,7 @@ pub(crate) fn finalize_reference(count: &mut u64) -> SoftResult {
 /// thread's current device.
 pub(crate) fn set_device(id: i32) -> SoftResult {
     context::retain_primary(id)?;
-    context::set(Some(id));
+    current::set(Some(id));
     Ok(())
 }
 
@@ -190,7 +191,7 @@ pub(crate) fn mem_info(attr: aclrtMemAttr) -> SoftResult<(usize, usize)> {
             format!("attr {attr} is not an aclrtMemAttr (0 to {ACL_MEM_P2P_HUGE1G})"),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let (free, capacity) = crate::soft::device_mem::free_bytes(device)?;
     Ok((free as usize, capacity as usize))
 }

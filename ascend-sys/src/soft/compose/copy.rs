@@ -13,11 +13,11 @@
 use crate::soft::check::sanitize::Range;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::byte_locks;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::Segments;
 use crate::soft::peer;
+use crate::soft::runtime::current;
 use crate::types::*;
 
 /// Copies `count` bytes from `src` to `dst`, each either device memory
@@ -145,7 +145,7 @@ pub(crate) unsafe fn fill_u32(address: usize, value: u32, count: usize) -> SoftR
 ///
 /// A host range must be valid for the write (the caller's contract).
 pub(crate) unsafe fn memset_d32(address: usize, value: u32, count: usize) -> SoftResult {
-    context::require()?;
+    current::require()?;
     // SAFETY: forwarded contract.
     unsafe { fill_u32(address, value, count) }?;
     sanitize_ranges::host("aclrtMemsetD32", &[Range::write(address, count * 4)]);
@@ -189,7 +189,7 @@ pub(crate) unsafe fn memcpy(
     if dst == src {
         return Ok(());
     }
-    context::require()?;
+    current::require()?;
     // SAFETY: forwarded contract.
     unsafe { copy_bytes(dst, src, count) }?;
     sanitize_ranges::host("aclrtMemcpy", &[Range::write(dst, count), Range::read(src, count)]);
@@ -203,7 +203,7 @@ pub(crate) unsafe fn memcpy(
 ///
 /// A host range must be valid for the write (the caller's contract).
 pub(crate) unsafe fn memset(address: usize, max_count: usize, value: i32, count: usize) -> SoftResult {
-    context::require()?;
+    current::require()?;
     if count > max_count {
         // The open runtime leaves this to the driver; the software device
         // refuses it as the asynchronous variant does.

@@ -21,11 +21,11 @@ mod table;
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 
 use crate::soft::check::sanitize;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 #[cfg(debug_assertions)]
 use crate::soft::core::lock_order::{self, Rank};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::runtime::current;
 use crate::soft::runtime::{self, Core};
 use crate::types::*;
 use space::DeviceMemory;
@@ -65,7 +65,7 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
         return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
     }
     let reserved = rounded_size(size, rounding, policy)?;
-    let device = context::require()?;
+    let device = current::require()?;
     place_on(
         device,
         reserved,

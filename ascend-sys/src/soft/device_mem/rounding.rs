@@ -1,8 +1,8 @@
 //! How `aclrtMalloc*` sizes are rounded, and the configurations
 //! `aclrtMallocWithCfg` accepts.
 
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::runtime::current;
 use crate::types::*;
 
 /// How a variant rounds the requested size.
@@ -56,7 +56,7 @@ pub(crate) unsafe fn check_device_cfg(cfg: *const aclrtMallocConfig) -> SoftResu
     if cfg.attrs.is_null() {
         return fail(ACL_ERROR_RT_PARAM_INVALID, "cfg->attrs is NULL");
     }
-    let device = context::require()?;
+    let device = current::require()?;
     // SAFETY: the caller guarantees `attrs` holds `numAttrs` entries.
     let attrs = unsafe { std::slice::from_raw_parts(cfg.attrs, cfg.numAttrs) };
     for attr in attrs {

@@ -197,7 +197,7 @@ fn positive(value: usize, name: &str) -> SoftResult {
 fn cache_range(api: &'static str, devPtr: *mut c_void, size: usize, access: fn(usize, usize) -> Range) -> SoftResult {
     non_null(devPtr, "devPtr")?;
     positive(size, "size")?;
-    context::require()?;
+    current::require()?;
     let address = devPtr as usize;
     let mut tables = Translator::default();
     if tables.side_of(address)? == Side::Pageable {
@@ -225,7 +225,7 @@ pub(crate) unsafe fn aclrtMemInvalidate(devPtr: *mut c_void, size: usize) -> acl
 
 pub(crate) unsafe fn aclrtDeviceL2CacheFlush(rsv: *mut c_void) -> aclError {
     let outcome = if rsv.is_null() {
-        context::require().map(drop)
+        current::require().map(drop)
     } else {
         fail(ACL_ERROR_INVALID_PARAM, "rsv must be NULL")
     };
@@ -285,7 +285,7 @@ unsafe fn check_mem_type(
             format!("memType {memType:#x} is not an OR of 0x2 (device), 0x20 (reserved) and 0x8 (DVPP)"),
         );
     }
-    context::require()?;
+    current::require()?;
     let mut tables = Translator::default();
     let mut all = true;
     for index in 0..size as usize {

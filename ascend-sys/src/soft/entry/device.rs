@@ -20,7 +20,7 @@ pub(crate) unsafe fn aclrtGetDevice(deviceId: *mut i32) -> aclError {
     finish(
         "aclrtGetDevice",
         non_null(deviceId, "deviceId").and_then(|()| {
-            let device = context::require()?;
+            let device = current::require()?;
             // SAFETY: checked non-NULL; valid by the call's contract.
             unsafe { put(deviceId, device) };
             Ok(())
@@ -150,7 +150,7 @@ pub(crate) unsafe fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, val
                 );
             }
         };
-        context::require()?;
+        current::require()?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(value, count) };
         Ok(())

@@ -56,7 +56,7 @@ pub(crate) unsafe fn aclrtIpcMemGetExportKey(
                 ),
             );
         }
-        context::require()?;
+        current::require()?;
         if len < share::KEY_BUFFER_MIN {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,
@@ -87,7 +87,7 @@ pub(crate) unsafe fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *cons
                 format!("flags {flags:#x} must be ACL_RT_IPC_MEM_IMPORT_FLAG_DEFAULT (0) or _ENABLE_PEER_ACCESS (1)"),
             );
         }
-        context::require()?;
+        current::require()?;
         // SAFETY: checked non-NULL; a C string by the call's contract.
         let text = unsafe { key_text(key)? };
         let address = share::import(text)?;
@@ -101,7 +101,7 @@ pub(crate) unsafe fn aclrtIpcMemImportByKey(devPtr: *mut *mut c_void, key: *cons
 pub(crate) unsafe fn aclrtIpcMemClose(key: *const c_char) -> aclError {
     let outcome = (|| {
         non_null(key, "key")?;
-        context::require()?;
+        current::require()?;
         // SAFETY: checked non-NULL; a C string by the call's contract.
         share::close(unsafe { key_text(key)? })
     })();
@@ -113,7 +113,7 @@ pub(crate) unsafe fn aclrtIpcMemSetImportPid(key: *const c_char, pid: *mut i32, 
         non_null(key, "key")?;
         non_null(pid, "pid")?;
         let count = check_count(num, "num")?;
-        context::require()?;
+        current::require()?;
         // SAFETY: checked non-NULL; a C string by the call's contract.
         let text = unsafe { key_text(key)? };
         // SAFETY: checked non-NULL; `pid` holds `num` pids by the call's
@@ -172,7 +172,7 @@ pub(crate) unsafe fn aclrtIpcMemSetAttr(key: *const c_char, type_: aclrtIpcMemAt
                 format!("attr {attr} is not an ACL_RT_IPC_MEM_ATTR_ACCESS_LINK_* value (0 to 3)"),
             );
         }
-        context::require()?;
+        current::require()?;
         fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
             "choosing the IPC access link exists only on Atlas A3 and Ascend 950; the software device models the common chips",

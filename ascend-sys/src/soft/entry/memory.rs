@@ -166,7 +166,7 @@ pub(crate) unsafe fn aclrtGetMemUsageInfo(
                 return fail(ACL_ERROR_RT_PARAM_INVALID, "inputNum is 0");
             }
             let (current, peak) = memory_usage(deviceId)?;
-            context::require()?;
+            current::require()?;
             let mut info = aclrtMemUsageInfo {
                 curMemSize: current,
                 memPeakSize: peak,

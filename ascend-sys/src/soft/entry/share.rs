@@ -119,7 +119,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandleV2(
         check_share_type(shareType)?;
         check_export_flags(flags)?;
         if shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC {
-            context::require()?;
+            current::require()?;
         }
         let (exported, token) = share::export(&*vmm::read()?, handle as usize, flags)?;
         sanitize_exported(handle as usize);
@@ -195,7 +195,7 @@ pub(crate) unsafe fn aclrtMemImportFromShareableHandle(
     let outcome = (|| {
         non_null(handle, "handle")?;
         runtime::core()?.device(deviceId)?;
-        context::require()?;
+        current::require()?;
         import(shareableHandle, None, deviceId, handle)
     })();
     finish("aclrtMemImportFromShareableHandle", outcome)
@@ -213,7 +213,7 @@ pub(crate) unsafe fn aclrtMemImportFromShareableHandleV2(
         if flags != 0 {
             return fail(ACL_ERROR_INVALID_PARAM, format!("flags {flags:#x} must be 0"));
         }
-        let device = context::require()?;
+        let device = current::require()?;
         check_share_type(shareType)?;
         // SAFETY: checked non-NULL; the buffer holds the type's handle by
         // the call's contract.

@@ -1,6 +1,8 @@
 //! The software device's core: its configuration and its devices' memory,
 //! fixed when it starts and read without a lock.
 
+pub(crate) mod current;
+
 use crate::soft::core::arena::Arena;
 use crate::soft::core::config::{Config, ConfigError};
 use crate::soft::core::fail::{SoftResult, fail};

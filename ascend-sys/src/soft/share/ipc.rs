@@ -20,10 +20,10 @@ use super::header::{self, HeaderPage, MAGIC_IPC, PAGE, WHITELIST_BYTES};
 use super::import_view::ImportView;
 use super::proc_fd::{self, Refusal};
 use crate::soft::check::misuse;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segment, Segments};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
@@ -119,7 +119,7 @@ fn parse(key: &str) -> SoftResult<(u32, u32, u64)> {
 /// `[address, address + size)`, which must start a live `aclrtMalloc`
 /// allocation.
 pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<String> {
-    context::require()?;
+    current::require()?;
     let Some((_, allocation)) = crate::soft::device_mem::find(address).filter(|&(start, _)| start == address) else {
         let why = match crate::soft::device_mem::find(address) {
             Some((start, _)) => format!("devPtr {address:#x} is inside the allocation at {start:#x}, not its start"),
@@ -202,7 +202,7 @@ pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<
 
 /// `aclrtIpcMemSetImportPid` after the argument checks.
 pub(crate) fn set_import_pids(key: &str, pids: &[i32]) -> SoftResult {
-    context::require()?;
+    current::require()?;
     let mut share = super::write()?;
     let Some(exported) = share.keys.get_mut(key) else {
         return fail(
@@ -227,7 +227,7 @@ pub(crate) fn set_import_pids(key: &str, pids: &[i32]) -> SoftResult {
 /// `aclrtIpcMemImportByKey` after the argument checks: maps the range in
 /// this process and returns its device address.
 pub(crate) fn import(key: &str) -> SoftResult<usize> {
-    let device = context::require()?;
+    let device = current::require()?;
     let (pid, fd, token) = parse(key)?;
     let own = proc_fd::own_pid();
     if pid == own {
@@ -374,7 +374,7 @@ fn destroy(api: &'static str, key: &str, exported: IpcKey) {
 /// `aclrtIpcMemClose` after the argument checks: closes this process's
 /// first import of `key`, or destroys `key` if this process exported it.
 pub(crate) fn close(key: &str) -> SoftResult {
-    context::require()?;
+    current::require()?;
     let mut share = super::write()?;
     let first = share
         .imports

@@ -5,9 +5,9 @@ use super::Vmm;
 use super::prop_rules;
 use super::properties::{self, Place};
 use super::{Physical, PhysicalMemory};
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::sync::Arc;
 
@@ -31,7 +31,7 @@ pub(crate) fn malloc_physical(
             runtime::core()?.device(id)?;
         }
         Place::Host { numa: true, .. } => {
-            context::require()?;
+            current::require()?;
         }
         Place::Host { numa: false, .. } => {}
     }

@@ -33,12 +33,12 @@
 //! tables are taken under it), and taken under the streams' lock by a
 //! prefetch.
 
-use crate::soft::context;
 use crate::soft::core::arena::Arena;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::device_mem;
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -162,7 +162,7 @@ pub(crate) fn alloc(size: u64) -> SoftResult<usize> {
     if size == 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, "size is 0");
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let Some(reserved) = size
         .checked_next_multiple_of(GRANULE)
         .filter(|&reserved| usize::try_from(reserved).is_ok())
@@ -368,7 +368,7 @@ pub(crate) fn advise(address: usize, size: u64, advise: u32, location: aclrtMemM
         );
     }
     check_device_id(location, "location")?;
-    context::require()?;
+    current::require()?;
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     let uses_location = matches!(
         advise,

@@ -24,12 +24,12 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::streams::{self, Stream};
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::device_mem::{self, Rounding};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -156,7 +156,7 @@ fn release_idle_blocks(blocks: Vec<(usize, u64)>, api: &'static str) {
 /// exist, and `maxSize` (0: the device's memory, rounded down to 2 MiB;
 /// otherwise rounded up to 2 MiB) must fit in it.
 pub(crate) fn create(props: &aclrtMemPoolProps) -> SoftResult<usize> {
-    context::require()?;
+    current::require()?;
     let core = runtime::core()?;
     let device = props.location.id as i32;
     let slot = core.device(device)?;
@@ -350,7 +350,7 @@ pub(crate) fn get_attr(handle: usize, attr: aclrtMemPoolAttr) -> SoftResult<u64>
 pub(crate) fn malloc_async(handle: usize, size: usize, stream: usize) -> SoftResult<usize> {
     let stream = streams::ordering_stream(stream)?;
     // Before taking the family's lock (contexts rank below it).
-    let current = context::require()?;
+    let current = current::require()?;
     let Some(size) = (size as u64).checked_next_multiple_of(BLOCK) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

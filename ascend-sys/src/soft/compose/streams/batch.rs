@@ -17,10 +17,10 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segments, Side};
 use crate::soft::peer;
+use crate::soft::runtime::current;
 use crate::types::*;
 
 /// The most entries a synchronous batch takes (the driver's
@@ -249,7 +249,7 @@ unsafe fn run_sync(api: &'static str, batch: &Batch, failed: &mut Option<usize>)
 pub(crate) unsafe fn memcpy_batch(api: &'static str, batch: &Batch, failed: &mut Option<usize>) -> SoftResult {
     *failed = Some(usize::MAX);
     check_indexes(batch, true)?;
-    context::require()?;
+    current::require()?;
     // SAFETY: forwarded contract.
     unsafe { run_sync(api, batch, failed) }
 }
@@ -275,7 +275,7 @@ pub(crate) unsafe fn memcpy_batch_async(
     let explicit = lookup_stream(&streams, stream)?;
     *failed = Some(usize::MAX);
     check_indexes(batch, false)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let mut tables = Translator::default();
     let translated = check_entries(&mut tables, batch, false, failed)?;

@@ -19,9 +19,9 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segments, Side};
+use crate::soft::runtime::current;
 use crate::types::*;
 
 /// Queues the operation `op` (an `aclrtCmoType`, already checked) on
@@ -32,7 +32,7 @@ use crate::types::*;
 pub(crate) fn cmo_async(api: &'static str, address: usize, len: usize, op: u32, stream: usize) -> SoftResult {
     let mut streams = super::lock()?;
     let explicit = lookup_stream(&streams, stream)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let mut tables = Translator::default();
     let segments = device_range(&mut tables, address, len, "src")?;
     let stream = target_stream(&mut streams, explicit, device)?;
@@ -71,7 +71,7 @@ const DESC_SRC_AT: usize = 16;
 /// descriptor of `src`, `len` into the device memory at `desc`, as the
 /// runtime does with a synchronous host-to-device copy.
 pub(crate) fn set_desc(desc: usize, src: usize, len: usize) -> SoftResult {
-    context::require()?;
+    current::require()?;
     let mut bytes = [0u8; DESC_SIZE];
     // The runtime stores the length in 32 bits.
     bytes[DESC_LEN_AT..DESC_LEN_AT + 4].copy_from_slice(&(len as u32).to_ne_bytes());
@@ -103,7 +103,7 @@ pub(crate) fn desc_async(desc: usize, op: u32, stream: usize) -> SoftResult {
             format!("cmoType {op} is not an aclrtCmoType"),
         );
     }
-    context::require()?;
+    current::require()?;
     device_range(&mut Translator::default(), desc, DESC_SIZE, "cmoDesc")?;
     let mut bytes = [0u8; DESC_SIZE];
     // SAFETY: `desc` holds DESC_SIZE bytes of device memory; the
@@ -128,7 +128,7 @@ pub(crate) fn desc_async(desc: usize, op: u32, stream: usize) -> SoftResult {
 pub(crate) fn wait_barrier(count: usize, stream: usize) -> SoftResult {
     let mut streams = super::lock()?;
     let explicit = lookup_stream(&streams, stream)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     drop(streams);
     stream.submit(Task::new("aclrtCmoWaitBarrier", Work::Barrier { count }, Vec::new()));

@@ -8,8 +8,8 @@
 
 use super::{EVENT_TAG, Event, EventMode, Streams, deadline, ipc_event, lock, lookup_stream, target_stream, task};
 use crate::soft::check::sanitize;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -98,7 +98,7 @@ fn check_event_flag(creation: EventCreation, flag: u32) -> SoftResult<u32> {
 pub(crate) fn create_event(creation: EventCreation, flag: u32) -> SoftResult<usize> {
     let flags = check_event_flag(creation, flag)?;
     timestamp_origin();
-    let device = context::require()?;
+    let device = current::require()?;
     let mode = if creation == EventCreation::ExWithFlag {
         EventMode::Ex
     } else {
@@ -142,7 +142,7 @@ pub(crate) fn ipc_event_handle(event: usize) -> SoftResult<[u8; ipc_event::HANDL
 /// IPC event of the current device: record it, wait for it, synchronise
 /// with it, query it; destroy it with `aclrtDestroyEvent`.
 pub(crate) fn open_ipc_event(handle: &[u8; ipc_event::HANDLE_BYTES]) -> SoftResult<usize> {
-    let device = context::require()?;
+    let device = current::require()?;
     let ipc = ipc_event::IpcShared::open(handle)?;
     let mut streams = lock()?;
     let (_, handle) = streams.next_handle(EVENT_TAG);
@@ -211,7 +211,7 @@ pub(crate) fn record_event(event: usize, stream: usize) -> SoftResult {
     let event = lookup_event(&streams, event, "event")?;
     let explicit = lookup_stream(&streams, stream)?;
     refuse_device_only(&event, "aclrtRecordEvent")?;
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let number = event.issue();
     sanitize::record(stream.site(), event.handle);
@@ -276,7 +276,7 @@ fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<
     let event = lookup_event(&streams, event, "event")?;
     refuse_device_only(&event, api)?;
     refuse_without_wait_task(&event, api)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let target = match event.latest() {
         0 if event.mode == EventMode::Ex => {
@@ -328,7 +328,7 @@ pub(crate) fn reset_event(event: usize, stream: usize) -> SoftResult {
         );
     }
     refuse_without_wait_task(&event, "aclrtResetEvent")?;
-    let device = context::require()?;
+    let device = current::require()?;
     if event.mode == EventMode::Ex {
         return fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,

@@ -26,10 +26,10 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segments, Side};
 use crate::soft::peer;
+use crate::soft::runtime::current;
 use crate::types::*;
 
 /// What `aclrtGetMemcpyDescSize` reports: the size of the runtime's
@@ -171,7 +171,7 @@ pub(crate) fn memcpy_async_with_offset(
             dest_max - dst_offset
         ));
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let mut tables = Translator::default();
     device_memory(&mut tables, src, "src")?;
     device_memory(&mut tables, dst, "dst")?;
@@ -239,7 +239,7 @@ pub(crate) fn set_memcpy_desc(desc: usize, src: usize, dst: usize, count: usize)
         );
     }
     drop(tables);
-    context::require()?;
+    current::require()?;
     let mut bytes = [0u8; MEMCPY_DESC_SIZE];
     bytes[12..16].copy_from_slice(&len.to_ne_bytes());
     bytes[16..24].copy_from_slice(&(src as u64).to_ne_bytes());
@@ -271,7 +271,7 @@ pub(crate) fn memcpy_async_with_desc(
             format!("desc {desc:#x} is not 64-byte aligned"),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let slot = tables.resolve(desc, MEMCPY_DESC_SIZE, "desc")?;
     drop((tables, streams));

@@ -56,11 +56,11 @@ pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
 use crate::soft::check::misuse;
 use crate::soft::check::sanitize;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::runtime;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -286,7 +286,7 @@ fn default_stream(streams: &mut Streams, device: i32) -> SoftResult<Arc<Stream>>
 /// stream accepts as that stream (NULL still names it too). The same handle
 /// each time until the device's last reset; no current context → 107002.
 pub(crate) fn current_default_stream() -> SoftResult<usize> {
-    let device = context::require()?;
+    let device = current::require()?;
     let mut streams = lock()?;
     default_stream(&mut streams, device)?;
     let existing = streams
@@ -308,7 +308,7 @@ pub(crate) fn current_default_stream() -> SoftResult<usize> {
 pub(crate) fn ordering_stream(handle: usize) -> SoftResult<Arc<Stream>> {
     let mut streams = lock()?;
     let explicit = lookup_stream(&streams, handle)?;
-    let device = context::require()?;
+    let device = current::require()?;
     target_stream(&mut streams, explicit, device)
 }
 
@@ -339,7 +339,7 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
             format!("flag {flag:#x}: ACL_STREAM_DEVICE_USE_ONLY cannot be combined with other flags"),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     if known & UNSUPPORTED_FLAGS != 0 {
         return fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -371,12 +371,12 @@ fn stream_for_getter(handle: usize, context_always: bool) -> SoftResult<Arc<Stre
     match explicit {
         Some(stream) => {
             if context_always {
-                context::require()?;
+                current::require()?;
             }
             Ok(stream)
         }
         None => {
-            let device = context::require()?;
+            let device = current::require()?;
             default_stream(&mut streams, device)
         }
     }
@@ -419,7 +419,7 @@ fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
     let Some(stream) = lookup_stream(&streams, handle)? else {
         return fail(ACL_ERROR_INVALID_PARAM, "stream is NULL");
     };
-    let device = context::require()?;
+    let device = current::require()?;
     target_stream(&mut streams, Some(stream), device)?;
     match streams.created.remove(&handle) {
         Some(entry) => Ok(entry),
@@ -488,7 +488,7 @@ pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> So
     let stream = {
         let streams = lock()?;
         let explicit = lookup_stream(&streams, handle)?;
-        let device = context::require()?;
+        let device = current::require()?;
         match explicit {
             Some(stream) => stream,
             None => match streams.defaults.get(&device) {
@@ -507,7 +507,7 @@ pub(crate) fn synchronize_stream(handle: usize, deadline: Option<Instant>) -> So
 /// current device (all with the one deadline) and reports the first task
 /// failure found (clearing the failures of all of them).
 pub(crate) fn synchronize_device(deadline: Option<Instant>) -> SoftResult {
-    let device = context::require()?;
+    let device = current::require()?;
     let streams = lock()?.of_device(device);
     let mut first = None;
     for stream in streams {
@@ -532,7 +532,7 @@ pub(crate) fn query_stream(handle: usize) -> SoftResult<aclrtStreamStatus> {
     let stream = {
         let streams = lock()?;
         let explicit = lookup_stream(&streams, handle)?;
-        let device = context::require()?;
+        let device = current::require()?;
         match explicit {
             Some(stream) => stream,
             None => match streams.defaults.get(&device) {
@@ -575,7 +575,7 @@ pub(crate) fn enqueue_prefetch(
     let stream = match lookup_stream(&streams, stream)? {
         Some(stream) => stream,
         None => {
-            let device = context::require()?;
+            let device = current::require()?;
             default_stream(&mut streams, device)?
         }
     };
@@ -597,7 +597,7 @@ pub(crate) fn enqueue_prefetch(
 pub(crate) fn set_failure_mode(stream: usize, mode: u64) -> SoftResult {
     let mut streams = lock()?;
     let explicit = lookup_stream(&streams, stream)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let stop = mode & 0x1 != 0;
     let target = match &explicit {
         Some(stream) => Arc::clone(stream),

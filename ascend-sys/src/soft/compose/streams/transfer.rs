@@ -17,10 +17,10 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::Side;
 use crate::soft::peer;
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::sync::Arc;
 
@@ -156,7 +156,7 @@ pub(crate) unsafe fn memcpy_async(
             format!("count {count} is larger than destMax {dest_max}"),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let (from, to) = (location(&mut tables, src)?, location(&mut tables, dst)?);
     let resolved = correct_kind(kind, from, to)?;
     if resolved == ACL_MEMCPY_HOST_TO_HOST {
@@ -210,7 +210,7 @@ pub(crate) fn memset_async(address: usize, max_count: usize, value: i32, count: 
             format!("count {count} is larger than maxCount {max_count}"),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     let place = location(&mut tables, address)?;
     if place == Location::Pageable {
@@ -248,7 +248,7 @@ pub(crate) fn memset_d32_async(address: usize, value: u32, count: usize, stream:
     let mut streams = super::lock()?;
     let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let place = location(&mut tables, address)?;
     if place != Location::Device {
         drop((tables, streams));
@@ -309,7 +309,7 @@ pub(crate) unsafe fn memcpy_2d(rows: Rows, kind: aclrtMemcpyKind) -> SoftResult 
             "synchronous 2-D copies support only ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST and ACL_MEMCPY_DEFAULT",
         );
     }
-    context::require()?;
+    current::require()?;
     let (from, to) = {
         let mut tables = Translator::default();
         (location(&mut tables, rows.src)?, location(&mut tables, rows.dst)?)
@@ -361,7 +361,7 @@ pub(crate) unsafe fn memcpy_2d_async(rows: Rows, kind: aclrtMemcpyKind, stream: 
     let mut tables = Translator::default();
     let explicit = lookup_stream(&streams, stream)?;
     check_2d(&rows)?;
-    let device = context::require()?;
+    let device = current::require()?;
     let (from, to) = (location(&mut tables, rows.src)?, location(&mut tables, rows.dst)?);
     match correct_kind(kind, from, to) {
         Ok(ACL_MEMCPY_HOST_TO_DEVICE | ACL_MEMCPY_DEVICE_TO_HOST | ACL_MEMCPY_DEVICE_TO_DEVICE) => {}

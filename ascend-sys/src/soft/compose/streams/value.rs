@@ -28,8 +28,8 @@ use super::{lookup_stream, target_stream};
 use crate::soft::check::misuse;
 use crate::soft::compose::copy;
 use crate::soft::compose::translate::Translator;
-use crate::soft::context;
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::runtime::current;
 use crate::types::*;
 use std::fmt;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -214,7 +214,7 @@ pub(crate) fn enqueue(call: ValueCall, address: usize, value: u64, flag: u32, st
             format!("devAddr {address:#x} is {}, not device memory", place.name()),
         );
     }
-    let device = context::require()?;
+    let device = current::require()?;
     let stream = target_stream(&mut streams, explicit, device)?;
     if !address.is_multiple_of(8) {
         return fail(
