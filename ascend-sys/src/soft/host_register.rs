@@ -340,8 +340,16 @@ pub(crate) fn register_v1(address: usize, size: u64, kind: aclrtHostRegisterType
 /// `aclrtHostRegisterV2` after the ACL layer's checks. `ACL_HOST_REG_PINNED`
 /// on memory that is already page-locked (from `aclrtMallocHost`) is refused
 /// with `ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED` (the docs call it an
-/// error without a code; see `docs/runtime-choices.md`).
-pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
+/// error without a code; see `docs/runtime-choices.md`). `page_locked`
+/// answers where pinned host memory overlapping `[address, end)` starts, if
+/// any (the caller asks the pinned host memory family); it is called with
+/// this family's lock held, which ranks before that family's.
+pub(crate) fn register_v2(
+    address: usize,
+    size: u64,
+    flag: u32,
+    page_locked: impl FnOnce(usize, usize) -> Option<usize>,
+) -> SoftResult {
     if flag & V2_ALL == 0 || flag & !V2_ALL != 0 {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -353,7 +361,7 @@ pub(crate) fn register_v2(address: usize, size: u64, flag: u32) -> SoftResult {
     let (device, length, mut registrations) = check_range(address, size)?;
     if flag & ACL_HOST_REG_PINNED != 0 {
         let end = address + length;
-        if let Some(start) = crate::soft::host_mem::overlapping(address, end) {
+        if let Some(start) = page_locked(address, end) {
             return fail(
                 ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                 format!(

@@ -110,7 +110,7 @@ pub(crate) unsafe fn aclrtHostRegisterV2(ptr: *mut c_void, size: u64, flag: u32)
         if size == 0 {
             return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
         }
-        host_register::register_v2(ptr as usize, size, flag)
+        host_register::register_v2(ptr as usize, size, flag, host_mem::overlapping)
     })();
     finish("aclrtHostRegisterV2", outcome)
 }

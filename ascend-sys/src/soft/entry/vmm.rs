@@ -13,7 +13,7 @@ pub(crate) unsafe fn aclrtMallocPhysical(
     let outcome = non_null(handle, "handle").and(non_null(prop, "prop")).and_then(|()| {
         // SAFETY: checked non-NULL; valid by the call's contract.
         let prop = unsafe { *prop };
-        let created = vmm::malloc_physical(&mut *vmm::write()?, size, &prop, flags)?;
+        let created = vmm::malloc_physical(&mut *vmm::write()?, size, &prop, flags, device_mem::reclaim)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(handle, created as aclrtDrvMemHandle) };
         Ok(())
@@ -226,12 +226,30 @@ pub(crate) unsafe fn aclrtMemGetAllocationPropertiesFromHandle(
     finish("aclrtMemGetAllocationPropertiesFromHandle", outcome)
 }
 
+/// The host page size used for rounding reported sizes.
+const PAGE: usize = 4096;
+
+/// `aclrtMemGetAddressRange`'s answer: the allocation containing `address`
+/// — `aclrtMalloc*` or `aclrtMallocHost*` memory (size rounded up to whole
+/// pages, as the driver reports it) or a VMM mapping. The VMM family's lock
+/// is held throughout (it ranks before the other two families' locks).
+fn address_range(address: usize) -> SoftResult<(usize, usize)> {
+    let vmm = vmm::read()?;
+    if let Some((start, allocation)) = device_mem::find(address) {
+        return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
+    }
+    if let Some((start, allocation)) = host_mem::find(address) {
+        return Ok((start, allocation.size.next_multiple_of(PAGE)));
+    }
+    vmm::mapped_range(&vmm, address)
+}
+
 pub(crate) unsafe fn aclrtMemGetAddressRange(ptr: *mut c_void, pbase: *mut *mut c_void, psize: *mut usize) -> aclError {
     let outcome = non_null(ptr, "ptr").and_then(|()| {
         if pbase.is_null() && psize.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, "pbase and psize are both NULL");
         }
-        let (base, size) = vmm::address_range(&*vmm::read()?, ptr as usize)?;
+        let (base, size) = address_range(ptr as usize)?;
         // SAFETY: each non-NULL out-pointer is valid by the call's contract.
         unsafe {
             if !pbase.is_null() {

@@ -29,7 +29,7 @@ pub(crate) use locked::{VmmReader, read, read_if_started, write};
 pub(crate) use mapping::{get_access, map, set_access, unmap};
 pub(crate) use physical::{drop_handle_ref, malloc_physical, properties_from_handle, release_if_unused, retain_handle};
 pub(crate) use physical_memory::{HEADER, PhysicalMemory};
-pub(crate) use query::{address_range, granularity};
+pub(crate) use query::{granularity, mapped_range};
 pub(crate) use reservation::{release, reserve};
 
 use crate::soft::core::fail::{SoftResult, fail};

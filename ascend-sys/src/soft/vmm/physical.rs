@@ -12,11 +12,16 @@ use crate::types::*;
 use std::sync::Arc;
 
 /// `aclrtMallocPhysical`, after the NULL checks: returns the new handle.
+/// When device memory is short, `reclaim` makes what `aclrtMalloc`'s
+/// shards of the device set aside free (the caller asks the device-memory
+/// family; its locks rank after this family's), and the count is tried
+/// once more.
 pub(crate) fn malloc_physical(
     vmm: &mut Vmm,
     size: usize,
     prop: &aclrtPhysicalMemProp,
     flags: u64,
+    reclaim: impl FnOnce(i32) -> SoftResult,
 ) -> SoftResult<usize> {
     if size == 0 {
         return fail(ACL_ERROR_INVALID_PARAM, "size is 0");
@@ -47,7 +52,7 @@ pub(crate) fn malloc_physical(
     if let Place::Device(id) = kind.place {
         let device = runtime::core()?.device(id)?;
         // What `aclrtMalloc`'s shards set aside is free for this too.
-        let counted = device.commit(size) || (crate::soft::device_mem::reclaim(id).is_ok() && device.commit(size));
+        let counted = device.commit(size) || (reclaim(id).is_ok() && device.commit(size));
         if !counted {
             return fail(
                 ACL_ERROR_RT_MEMORY_ALLOCATION,

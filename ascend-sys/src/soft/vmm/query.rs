@@ -1,10 +1,9 @@
-//! `aclrtMemGetAllocationGranularity` and `aclrtMemGetAddressRange`.
+//! `aclrtMemGetAllocationGranularity`, and `aclrtMemGetAddressRange`'s
+//! answer for VMM mappings.
 
 use super::Vmm;
 use super::{prop_rules, properties};
 use crate::soft::core::fail::{SoftResult, fail};
-use crate::soft::device_mem;
-use crate::soft::host_mem;
 use crate::types::*;
 
 /// `aclrtMemGetAllocationGranularity`, after the NULL checks: the ACL
@@ -26,19 +25,10 @@ pub(crate) fn granularity(prop: &aclrtPhysicalMemProp, option: aclrtMemGranulari
     Ok(properties::granularity(kind.pages, crate::soft::runtime::core()?.config.granularity) as usize)
 }
 
-/// The host page size used for rounding reported sizes.
-const PAGE: usize = 4096;
-
-/// `aclrtMemGetAddressRange`: the allocation containing `address` —
-/// `aclrtMalloc*` or `aclrtMallocHost*` memory (size rounded up to whole
-/// pages, as the driver reports it) or a VMM mapping.
-pub(crate) fn address_range(vmm: &Vmm, address: usize) -> SoftResult<(usize, usize)> {
-    if let Some((start, allocation)) = device_mem::find(address) {
-        return Ok((start, (allocation.size as usize).next_multiple_of(PAGE)));
-    }
-    if let Some((start, allocation)) = host_mem::find(address) {
-        return Ok((start, allocation.size.next_multiple_of(PAGE)));
-    }
+/// `aclrtMemGetAddressRange` for an address that is neither `aclrtMalloc*`
+/// nor `aclrtMallocHost*` memory: the VMM mapping containing `address`, or
+/// `ACL_ERROR_RT_PARAM_INVALID` saying whether it is reserved but unmapped.
+pub(crate) fn mapped_range(vmm: &Vmm, address: usize) -> SoftResult<(usize, usize)> {
     if let Some((start, mapping)) = vmm.mapping_of(address) {
         return Ok((start, mapping.size));
     }
