@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::soft::share;
+use crate::soft::vmm;
 use std::ffi::c_char;
 
 /// The key as text, or why it is not (the runtime's NULL check: 107000
@@ -28,6 +29,37 @@ fn check_count(num: usize, name: &str) -> SoftResult<usize> {
         );
     }
     Ok(converted as usize)
+}
+
+/// `aclrtIpcMemGetExportKey`'s key for `[address, address + size)`, which
+/// must start a live `aclrtMalloc` allocation: checked here without a lock,
+/// then marked exported by the sharing family under its lock.
+fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<String> {
+    let Some((_, allocation)) = device_mem::find(address).filter(|&(start, _)| start == address) else {
+        let why = match device_mem::find(address) {
+            Some((start, _)) => format!("devPtr {address:#x} is inside the allocation at {start:#x}, not its start"),
+            None if vmm::read()?.reservation_of(address).is_some() => {
+                format!("devPtr {address:#x} is a virtual-memory address; IPC keys share aclrtMalloc memory")
+            }
+            None => format!("devPtr {address:#x} is not a live aclrtMalloc allocation"),
+        };
+        return fail(ACL_ERROR_RT_PARAM_INVALID, why);
+    };
+    if size as u64 > allocation.size {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "size {size} is larger than the allocation at {address:#x} ({} bytes)",
+                allocation.size
+            ),
+        );
+    }
+    share::export_key(address, size, flags, || {
+        device_mem::mark_exported(address, size as u64).map(|allocation| share::ArenaRange {
+            device: allocation.device,
+            offset: allocation.offset,
+        })
+    })
 }
 
 pub(crate) unsafe fn aclrtIpcMemGetExportKey(
@@ -63,7 +95,7 @@ pub(crate) unsafe fn aclrtIpcMemGetExportKey(
                 format!("len {len} is too small: the key buffer needs at least 65 bytes"),
             );
         }
-        let text = share::export_key(devPtr as usize, size, flags)?;
+        let text = export_key(devPtr as usize, size, flags)?;
         // Another process may write it now, unseen by this one's sanitizer.
         crate::soft::compose::sanitize_ranges::allocated_device(devPtr as usize, size, None);
         // SAFETY: `key` has room for `len` ≥ 65 bytes by the call's

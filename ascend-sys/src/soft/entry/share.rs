@@ -6,6 +6,21 @@ use crate::soft::runtime;
 use crate::soft::share;
 use crate::soft::vmm;
 
+/// Exports the physical allocation `handle` (`(shareable handle, full
+/// token)`), the VMM tables locked meanwhile so that it is not freed under
+/// the export (their lock ranks before the sharing tables').
+fn export(handle: usize, flags: u64) -> SoftResult<(u64, u64)> {
+    let vmm = vmm::read()?;
+    let physical = vmm.physical(handle)?;
+    let exportable = share::Exportable {
+        memory: &physical.memory,
+        kind: physical.kind,
+        size: physical.size,
+        imported: physical.imported,
+    };
+    share::export(handle, exportable, flags)
+}
+
 /// The runtime's check of a V2 `shareType` (`ACL_ERROR_RT_PARAM_INVALID`).
 fn check_share_type(shareType: aclrtMemSharedHandleType) -> SoftResult {
     if shareType == ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT || shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC {
@@ -98,7 +113,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandle(
         }
         non_null(shareableHandle, "shareableHandle")?;
         check_export_flags(flags)?;
-        let (exported, _) = share::export(&*vmm::read()?, handle as usize, flags)?;
+        let (exported, _) = export(handle as usize, flags)?;
         sanitize_exported(handle as usize);
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(shareableHandle, exported) };
@@ -121,7 +136,7 @@ pub(crate) unsafe fn aclrtMemExportToShareableHandleV2(
         if shareType == ACL_MEM_SHARE_HANDLE_TYPE_FABRIC {
             current::require()?;
         }
-        let (exported, token) = share::export(&*vmm::read()?, handle as usize, flags)?;
+        let (exported, token) = export(handle as usize, flags)?;
         sanitize_exported(handle as usize);
         // SAFETY: checked non-NULL; the buffer holds the type's handle by the
         // call's contract (written unaligned: it is the caller's buffer).
@@ -180,8 +195,8 @@ pub(crate) unsafe fn aclrtMemSetPidToShareableHandleV2(
 /// The shared body of the imports: opens the export (without the lock)
 /// and makes it a handle of this process on `device`.
 fn import(shareable: u64, token: Option<u64>, device: i32, handle: *mut aclrtDrvMemHandle) -> SoftResult {
-    let opened = share::open_export(shareable, token)?;
-    let imported = share::adopt(&mut *vmm::write()?, opened, device);
+    let (kind, size, memory) = share::open_export(shareable, token)?.into_physical(device);
+    let imported = vmm::adopt_import(&mut *vmm::write()?, kind, size, memory);
     // SAFETY: checked non-NULL by the caller; valid by the call's contract.
     unsafe { put(handle, imported as aclrtDrvMemHandle) };
     Ok(())

@@ -12,9 +12,11 @@ use super::header::{self, Header, HeaderPage, MAGIC_PHYSICAL, WHITELIST_BYTES};
 use super::proc_fd::{self, Refusal};
 use super::{Export, add_pids};
 use crate::soft::core::fail::{SoftResult, fail};
-use crate::soft::vmm::{HEADER, Kind, Pages, Physical, PhysicalMemory, Place, Vmm};
+use crate::soft::core::memory_kind::{Kind, Pages, Place};
+use crate::soft::core::physical_memory::{HEADER, PhysicalMemory};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 const PID_BITS: u32 = 22;
@@ -89,11 +91,21 @@ fn header_of(memory: &PhysicalMemory) -> &Header {
     unsafe { header::header_at(memory.header()) }
 }
 
-/// `aclrtMemExportToShareableHandle(V2)` after the argument checks:
-/// exports `handle` and returns `(shareable handle, full token)`. The VMM
-/// tables stay locked meanwhile, so the allocation is not freed under it.
-pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u64)> {
-    let physical = vmm.physical(handle)?;
+/// What an export reads of the physical allocation it exports. The caller
+/// reads it from the VMM tables and keeps them locked during the export, so
+/// the allocation is not freed under it.
+pub(crate) struct Exportable<'a> {
+    pub(crate) memory: &'a Arc<PhysicalMemory>,
+    pub(crate) kind: Kind,
+    pub(crate) size: u64,
+    /// Whether it came from another process (an import).
+    pub(crate) imported: bool,
+}
+
+/// `aclrtMemExportToShareableHandle(V2)` after the argument checks and the
+/// handle's lookup: exports the physical allocation `handle` and returns
+/// `(shareable handle, full token)`.
+pub(crate) fn export(handle: usize, physical: Exportable<'_>, flags: u64) -> SoftResult<(u64, u64)> {
     if physical.imported {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -110,7 +122,7 @@ pub(crate) fn export(vmm: &Vmm, handle: usize, flags: u64) -> SoftResult<(u64, u
             ),
         );
     }
-    let memory = physical.memory.clone();
+    let memory = Arc::clone(physical.memory);
     let (kind, size) = (physical.kind, physical.size);
     let fd = memory.fd().as_raw_fd() as u32;
     if fd >= 1 << FD_BITS {
@@ -306,33 +318,23 @@ pub(crate) fn open(shareable: u64, full_token: Option<u64>) -> SoftResult<Opened
     })
 }
 
-/// Makes an opened export a handle of this process, imported on `device`
-/// (device memory is reached from the importing device; host memory keeps
-/// its location). The import does not count against the device's capacity.
-pub(crate) fn adopt(vmm: &mut Vmm, opened: Opened, device: i32) -> usize {
-    let place = match opened.place {
-        (header::PLACE_HOST, id) => Place::Host { numa: false, id },
-        (header::PLACE_HOST_NUMA, id) => Place::Host { numa: true, id },
-        _ => Place::Device(device),
-    };
-    let handle = vmm.new_handle();
-    vmm.physicals.insert(
-        handle,
-        Physical {
-            kind: Kind {
-                place,
-                pages: opened.pages,
-                p2p: opened.p2p,
-            },
-            size: opened.size,
-            memory: std::sync::Arc::new(opened.memory),
-            handle_refs: 1,
-            mappings: 0,
-            imported: true,
-            created: crate::soft::core::sequence::next(),
-        },
-    );
-    handle
+impl Opened {
+    /// The opened export as a physical allocation imported on `device`:
+    /// `(kind, size, memory)` (device memory is reached from the importing
+    /// device; host memory keeps its location).
+    pub(crate) fn into_physical(self, device: i32) -> (Kind, u64, PhysicalMemory) {
+        let place = match self.place {
+            (header::PLACE_HOST, id) => Place::Host { numa: false, id },
+            (header::PLACE_HOST_NUMA, id) => Place::Host { numa: true, id },
+            _ => Place::Device(device),
+        };
+        let kind = Kind {
+            place,
+            pages: self.pages,
+            p2p: self.p2p,
+        };
+        (kind, self.size, self.memory)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //!
 //! The same layout serves both families:
 //! - a physical allocation's own `memfd` (its first page is reserved for
-//!   this header by [`PhysicalMemory`](crate::soft::vmm::PhysicalMemory));
+//!   this header by [`PhysicalMemory`](crate::soft::core::physical_memory::PhysicalMemory));
 //! - the small metadata `memfd` behind one IPC key (its first page is the
 //!   header; the key's bytes stay in the device's arena).
 //!

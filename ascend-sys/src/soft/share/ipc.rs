@@ -115,34 +115,31 @@ fn parse(key: &str) -> SoftResult<(u32, u32, u64)> {
     )
 }
 
-/// `aclrtIpcMemGetExportKey` after the argument checks: the key naming
-/// `[address, address + size)`, which must start a live `aclrtMalloc`
-/// allocation.
-pub(crate) fn export_key(address: usize, size: usize, flags: u64) -> SoftResult<String> {
-    current::require()?;
-    let Some((_, allocation)) = crate::soft::device_mem::find(address).filter(|&(start, _)| start == address) else {
-        let why = match crate::soft::device_mem::find(address) {
-            Some((start, _)) => format!("devPtr {address:#x} is inside the allocation at {start:#x}, not its start"),
-            None if crate::soft::vmm::read()?.reservation_of(address).is_some() => {
-                format!("devPtr {address:#x} is a virtual-memory address; IPC keys share aclrtMalloc memory")
-            }
-            None => format!("devPtr {address:#x} is not a live aclrtMalloc allocation"),
-        };
-        return fail(ACL_ERROR_RT_PARAM_INVALID, why);
-    };
-    if size as u64 > allocation.size {
-        return fail(
-            ACL_ERROR_RT_PARAM_INVALID,
-            format!(
-                "size {size} is larger than the allocation at {address:#x} ({} bytes)",
-                allocation.size
-            ),
-        );
-    }
+/// Where the `aclrtMalloc` allocation an IPC key shares lies: its device
+/// and its offset in that device's arena.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArenaRange {
+    pub(crate) device: i32,
+    pub(crate) offset: u64,
+}
+
+/// `aclrtIpcMemGetExportKey` after the argument checks and the caller's
+/// check (unlocked) that `[address, address + size)` starts a live
+/// `aclrtMalloc` allocation: the key naming it. `mark_exported` marks the
+/// allocation starting at `address` as exported, so that its free withdraws
+/// the key, and says where it lies (`None`: no allocation of `size` bytes
+/// or more starts there any more); it is called with the sharing tables
+/// locked, which rank before the device memory's locks.
+pub(crate) fn export_key(
+    address: usize,
+    size: usize,
+    flags: u64,
+    mark_exported: impl FnOnce() -> Option<ArenaRange>,
+) -> SoftResult<String> {
     let mut share = super::write()?;
-    // From here its free withdraws its keys (under this lock). The checks
-    // above ran unlocked: the allocation there now is the one exported.
-    let Some(allocation) = crate::soft::device_mem::mark_exported(address, size as u64) else {
+    // From here its free withdraws its keys (under this lock). The caller's
+    // checks ran unlocked: the allocation there now is the one exported.
+    let Some(allocation) = mark_exported() else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!(

@@ -18,17 +18,17 @@ mod ipc;
 mod locked;
 mod proc_fd;
 
-pub(crate) use handle::{adopt, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
+pub(crate) use handle::{Exportable, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
 pub(crate) use header::random_token;
 pub(crate) use ipc::{
-    KEY_BUFFER_MIN, close, export_key, forget_allocation, import, import_device, resolve, set_import_pids,
+    ArenaRange, KEY_BUFFER_MIN, close, export_key, forget_allocation, import, import_device, resolve, set_import_pids,
 };
 pub(crate) use locked::{ShareReader, read, read_if_started, write};
 pub(crate) use proc_fd::{Refusal as ProcFdRefusal, open as open_proc_fd, own_pid};
 
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};
-use crate::soft::vmm::PhysicalMemory;
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

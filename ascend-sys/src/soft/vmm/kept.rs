@@ -8,7 +8,7 @@
 //! is kept, pages and all, and an `aclrtMallocPhysical` of the same size
 //! takes it back. Physical memory is not initialised, on hardware either:
 //! release builds leave the last user's bytes, debug builds (tests) fill
-//! it with [`POISON`](super::physical_memory::POISON) so that code reading
+//! it with [`POISON`](crate::soft::core::physical_memory::POISON) so that code reading
 //! bytes it never wrote (a restore that did not happen) fails there.
 //!
 //! Only memory this process made and never exported is kept (another

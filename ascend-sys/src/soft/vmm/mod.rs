@@ -16,7 +16,6 @@ mod kept;
 mod locked;
 mod mapping;
 mod physical;
-mod physical_memory;
 mod prop_rules;
 #[cfg(test)]
 pub(crate) use prop_rules::tests::prop as test_prop;
@@ -27,16 +26,18 @@ mod table;
 
 pub(crate) use locked::{VmmReader, read, read_if_started, write};
 pub(crate) use mapping::{get_access, map, set_access, unmap};
-pub(crate) use physical::{drop_handle_ref, malloc_physical, properties_from_handle, release_if_unused, retain_handle};
-pub(crate) use physical_memory::{HEADER, PhysicalMemory};
+pub(crate) use physical::{
+    adopt_import, drop_handle_ref, malloc_physical, properties_from_handle, release_if_unused, retain_handle,
+};
 pub(crate) use query::{granularity, mapped_range};
 pub(crate) use reservation::{release, reserve};
 
 use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::segments::{Segment, Segments};
 use crate::types::*;
-pub(crate) use properties::{Kind, Pages, Place};
+use properties::{Kind, Place};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

@@ -3,13 +3,33 @@
 
 use super::Vmm;
 use super::prop_rules;
-use super::properties::{self, Place};
+use super::properties::{self, Kind, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;
 use std::sync::Arc;
+
+/// Makes memory imported from another process (`kind`, `size` bytes) a
+/// physical allocation of this process, and returns its handle. The import
+/// does not count against the device's capacity.
+pub(crate) fn adopt_import(vmm: &mut Vmm, kind: Kind, size: u64, memory: PhysicalMemory) -> usize {
+    let handle = vmm.new_handle();
+    vmm.physicals.insert(
+        handle,
+        Physical {
+            kind,
+            size,
+            memory: Arc::new(memory),
+            handle_refs: 1,
+            mappings: 0,
+            imported: true,
+            created: crate::soft::core::sequence::next(),
+        },
+    );
+    handle
+}
 
 /// `aclrtMallocPhysical`, after the NULL checks: returns the new handle.
 /// When device memory is short, `reclaim` makes what `aclrtMalloc`'s

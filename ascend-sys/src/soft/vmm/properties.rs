@@ -1,35 +1,10 @@
-//! Page kinds and places of physical memory, their granularity, and the
-//! properties the runtime reports back (the checks are in `prop_rules`).
+//! The granularity of each page kind, and the properties the runtime
+//! reports back (the checks are in `prop_rules`; the kinds themselves are
+//! leaf types in [`crate::soft::core::memory_kind`], shared with the
+//! sharing family).
 
+pub(crate) use crate::soft::core::memory_kind::{Kind, Pages, Place};
 use crate::types::*;
-
-/// The page size class a memory attribute asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pages {
-    /// Normal pages (served as 2 MiB huge pages on the device).
-    Normal,
-    /// 2 MiB huge pages.
-    Huge,
-    /// 1 GiB giant pages.
-    Giant,
-}
-
-/// Where a physical allocation lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// Device memory of device `id`.
-    Device(i32),
-    /// Host memory (`HOST` or `HOST_NUMA` location, with its id).
-    Host { numa: bool, id: u32 },
-}
-
-/// A validated property.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Kind {
-    pub(crate) place: Place,
-    pub(crate) pages: Pages,
-    pub(crate) p2p: bool,
-}
 
 /// The granularity of `pages`: `base` (the configured minimum, 2 MiB by
 /// default) for normal and huge pages, 1 GiB for giant pages. MINIMUM and
