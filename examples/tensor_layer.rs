@@ -17,6 +17,10 @@
 //!
 //! Every byte is checked; the example prints what it checked.
 //!
+//! f16 and bf16 are `half`'s, with its feature `bytemuck` (which makes them
+//! `Pod`): `half = { version = "2", features = ["bytemuck"] }`, as in
+//! `examples/Cargo.toml`. The SDK itself does not depend on `half`.
+//!
 //! Run: `cargo run --example tensor_layer`
 
 use ascend::memory::DeviceStorageMut;

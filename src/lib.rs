@@ -1,10 +1,13 @@
 //! Safe Rust SDK for Huawei Ascend NPU memory management (AscendCL / CANN).
 //!
-//! The package is `ascend-rs` on crates.io; its library is named `ascend`:
+//! The package is `ascend-rs`; its library is named `ascend`. It is not on
+//! crates.io yet, so depend on a clone of its repository, by path (cargo
+//! finds `ascend-sys` beside it) or by git at a fixed commit:
 //!
 //! ```toml
 //! [dependencies]
-//! ascend-rs = "0.1"
+//! ascend-rs = { path = "../ascend-rs" }
+//! # or: ascend-rs = { git = "file:///home/me/src/ascend-rs", rev = "<commit>" }
 //! ```
 //!
 //! This crate wraps the raw [`ascend_sys`] API in owned, typed handles:
@@ -56,6 +59,22 @@
 //!   [`vmm::SharedSegment`].
 //! - Sharing between processes: [`share`]. Memory pools: [`pool`].
 //! - Which backend runs the calls: [`backend()`]; errors: [`Error`].
+//!
+//! # Cargo features
+//!
+//! Both are off by default.
+//!
+//! - `testing`: the module `ascend::testing`, proptest strategies and
+//!   leak and misuse checks for testing your own code on the software
+//!   device (adds `proptest`; see the [testing guide](guide::testing)).
+//! - `torch-snapshot`: `DevicePool::torch_snapshot` and
+//!   `write_torch_snapshot`, the pool's segments and memory history as the
+//!   pickle PyTorch's memory visualizer opens (adds `serde` and
+//!   `serde-pickle`). The JSON and SVG snapshots need no feature.
+//!
+//! Element types are [`bytemuck::Pod`]; for `f16` and `bf16`, add the
+//! `half` crate with its feature `bytemuck`
+//! (`half = { version = "2", features = ["bytemuck"] }`).
 //!
 //! # Logging
 //!

@@ -98,7 +98,9 @@ impl HistoryAction {
         }
     }
 
-    /// What a `user_defined` action was (`sleep`, `wake`, `empty_cache`).
+    /// What a `user_defined` action was (`sleep`, `wake`, `empty_cache`):
+    /// the torch snapshot's `user_metadata`.
+    #[cfg(feature = "torch-snapshot")]
     pub(in crate::pool) fn user_metadata(self) -> Option<&'static str> {
         match self {
             Self::Sleep => Some("sleep"),

@@ -15,7 +15,8 @@ impl DevicePool {
     /// with its time and, with [`HistoryOptions::backtraces`], a backtrace.
     /// Read it with [`DevicePool::memory_history`], draw it with
     /// [`PoolHistory::to_timeline_svg`], or save it for PyTorch's memory
-    /// visualizer with [`DevicePool::write_torch_snapshot`].
+    /// visualizer with `DevicePool::write_torch_snapshot` (the feature
+    /// `torch-snapshot`).
     ///
     /// Starting forgets the events of an earlier recording; stopping keeps
     /// them until the next start.

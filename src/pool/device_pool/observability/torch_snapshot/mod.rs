@@ -106,6 +106,9 @@ impl DevicePool {
     /// <https://pytorch.org/memory_viz>. What maps to what is in the
     /// [pools guide](crate::guide::pools).
     ///
+    /// Needs the cargo feature `torch-snapshot` (off by default: it adds
+    /// `serde` and `serde-pickle` to the build).
+    ///
     /// # Errors
     ///
     /// The encoder's error, as an [`std::io::Error`] (none is expected:
@@ -124,6 +127,7 @@ impl DevicePool {
     /// # drop(block);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "torch-snapshot")))]
     pub fn torch_snapshot(&self) -> std::io::Result<Vec<u8>> {
         let (snapshot, history) = {
             let mut state = self.shared.state();
@@ -152,6 +156,7 @@ impl DevicePool {
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "torch-snapshot")))]
     pub fn write_torch_snapshot(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
         std::fs::write(path, self.torch_snapshot()?)
     }
