@@ -111,7 +111,7 @@ fn aliases() -> (Vec<Alias>, Vec<String>) {
                 .iter()
                 .map(|l| l.trim_start())
                 .find(|l| !(l.starts_with("#[") || l.starts_with("//")))
-                .map_or_else(String::new, |l| item_name(l));
+                .map_or_else(String::new, item_name);
             for name in names {
                 found.push(Alias {
                     name,
