@@ -58,6 +58,7 @@ mod thread_share;
 /// itself current on whichever thread calls it.
 ///
 /// **Guide:** [Concepts: devices and threads](crate::guide::concepts).
+#[doc(alias = "aclrtResetDevice")]
 pub struct Device {
     id: i32,
     /// A share of the device's process retain: this thread's own share
@@ -186,6 +187,7 @@ impl Device {
     /// assert_eq!(error.code(), Some(ErrorCode::RT_INVALID_DEVICEID));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSetDevice")]
     pub fn new(id: i32) -> Result<Self> {
         crate::backend()?;
         let device = Self {
@@ -214,6 +216,7 @@ impl Device {
     /// }
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetDeviceCount")]
     pub fn count() -> Result<u32> {
         crate::backend()?;
         let mut count = 0;
@@ -256,6 +259,7 @@ impl Device {
     /// println!("{} of {} MiB free", free >> 20, total >> 20);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetMemInfo")]
     pub fn memory_info(&self) -> Result<(usize, usize)> {
         self.make_current()?;
         let (mut free, mut total) = (0, 0);
@@ -287,6 +291,7 @@ impl Device {
     /// assert!(matches!(error, Error::InvalidArgument { .. }));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDeviceCanAccessPeer")]
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
@@ -327,6 +332,7 @@ impl Device {
     /// zero.disable_peer_access(&one)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDeviceEnablePeerAccess")]
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
         if peer.id == self.id {
             return Err(crate::Error::invalid(
@@ -361,6 +367,7 @@ impl Device {
     /// assert_eq!(error.code(), Some(ErrorCode::RT_PARAM_INVALID));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDeviceDisablePeerAccess")]
     pub fn disable_peer_access(&self, peer: &Device) -> Result<()> {
         self.make_current()?;
         // SAFETY: no pointer arguments.
@@ -387,6 +394,7 @@ impl Device {
     /// assert_eq!(elsewhere, None);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetDevice")]
     pub fn current() -> Result<Option<Device>> {
         crate::backend()?;
         let mut id = -1;
@@ -416,6 +424,7 @@ impl Device {
     /// assert!(usage.iter().all(|component| component.peak >= component.current));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetMemUsageInfo")]
     pub fn memory_usage(&self) -> Result<Vec<MemoryUsage>> {
         self.make_current()?;
         let mut entries = vec![sys::aclrtMemUsageInfo::default(); 64];
@@ -460,6 +469,7 @@ impl Device {
     /// assert!(matches!(error, Error::InvalidArgument { .. }));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSynchronizeDeviceWithTimeout")]
     pub fn synchronize_timeout(&self, timeout: std::time::Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1);
         let millis = i32::try_from(millis).map_err(|_| {
@@ -495,6 +505,7 @@ impl Device {
     /// assert_eq!(&host[..], [1.5; 256]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSynchronizeDevice")]
     pub fn synchronize(&self) -> Result<()> {
         self.make_current()?;
         // SAFETY: no arguments.
@@ -533,6 +544,7 @@ impl Device {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[inline]
+    #[doc(alias = "aclrtSetDevice")]
     pub fn make_current(&self) -> Result<()> {
         if CURRENT.get() == Some(self.id) {
             return Ok(());

@@ -54,6 +54,7 @@ impl Device {
     /// assert!(cube > 0);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetResInCurrentThread")]
     pub fn resource_limit(&self, kind: CoreKind) -> Result<u32> {
         self.make_current()?;
         let mut value = 0_u32;

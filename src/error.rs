@@ -37,6 +37,7 @@ pub enum Error {
     /// `aclrtFree failed: ACL_ERROR_RT_PARAM_INVALID (107000): devPtr is
     /// NULL`).
     #[error("{api} failed: {code}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    #[doc(alias = "aclGetRecentErrMsg")]
     Acl {
         /// The C function that failed.
         api: &'static str,

@@ -51,6 +51,7 @@ impl fmt::Display for Version {
 /// assert!(version.major >= 1);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtGetVersion")]
 pub fn version() -> Result<Version> {
     crate::backend()?;
     let (mut major, mut minor, mut patch) = (0, 0, 0);
@@ -81,6 +82,7 @@ pub fn version() -> Result<Version> {
 /// assert!(matches!(error, Error::InvalidArgument { .. }));
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclsysGetVersionStr")]
 pub fn package_version(package: &str) -> Result<String> {
     crate::backend()?;
     let mut name = package.as_bytes().to_vec();
@@ -121,6 +123,7 @@ pub fn package_version(package: &str) -> Result<String> {
 /// }
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtGetSocName")]
 pub fn soc_name() -> Result<Option<String>> {
     crate::backend()?;
     // SAFETY: no arguments; the result is NULL or a C string owned by the
@@ -168,6 +171,7 @@ pub enum RunMode {
 /// assert_eq!(run_mode()?, RunMode::Host);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtGetRunMode")]
 pub fn run_mode() -> Result<RunMode> {
     crate::backend()?;
     let mut mode = 0;

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, Weak};
 ///
 /// **Threads:** `Runtime` is `Send` and `Sync`: clones may live on any thread.
 #[derive(Clone, Debug)]
+#[doc(alias = "aclFinalize")]
 pub struct Runtime {
     inner: Arc<Initialised>,
 }
@@ -58,6 +59,7 @@ impl Runtime {
     /// assert!(other.same_as(&runtime));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclInit")]
     pub fn init() -> Result<Self> {
         Self::init_inner(None)
     }
@@ -85,6 +87,7 @@ impl Runtime {
     /// assert!(matches!(error, Error::InvalidArgument { api: "aclInit", .. }));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclInit")]
     pub fn init_with_config(path: &Path) -> Result<Self> {
         let text = path.to_str().and_then(|text| CString::new(text).ok()).ok_or_else(|| {
             Error::invalid(

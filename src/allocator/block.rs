@@ -94,6 +94,7 @@ impl Block {
     /// assert_eq!(range.base, buf.as_raw() as usize);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocatorSetGetAddrFromBlockFuncToDesc")]
     pub fn address(&self) -> NonNull<c_void> {
         self.address
     }
@@ -241,6 +242,7 @@ pub unsafe trait DeviceAllocator: Send + Sync {
     /// assert!(arena.alloc(1000).is_none()); // cannot: `None`, never a panic
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocatorSetAllocFuncToDesc")]
     fn alloc(&self, size: usize) -> Option<Block>;
 
     /// Allocates at least `size` bytes, preferably at device address `hint`
@@ -281,6 +283,7 @@ pub unsafe trait DeviceAllocator: Send + Sync {
     /// assert_eq!(block.address().as_ptr(), arena.buf.as_raw());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocatorSetAllocAdviseFuncToDesc")]
     fn alloc_advise(&self, size: usize, hint: Option<NonNull<c_void>>) -> Option<Block> {
         let _ = hint;
         self.alloc(size)
@@ -324,5 +327,6 @@ pub unsafe trait DeviceAllocator: Send + Sync {
     /// assert!(arena.alloc(512).is_some());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocatorSetFreeFuncToDesc")]
     fn free(&self, block: Block);
 }

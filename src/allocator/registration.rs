@@ -78,6 +78,7 @@ static REGISTERING: Mutex<()> = Mutex::new(());
 /// it is never freed (the allocator is `'static`).
 ///
 /// **Threads:** `AllocatorRegistration` is `Send` and `Sync`.
+#[doc(alias = "aclrtAllocatorDestroyDesc")]
 pub struct AllocatorRegistration<'s> {
     stream: NonNull<c_void>,
     /// Destroyed after unregistering; `None` once released.
@@ -129,6 +130,7 @@ impl<'s> AllocatorRegistration<'s> {
     /// assert!(!ascend::allocator::registered_on(&stream)?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias("aclrtAllocatorCreateDesc", "aclrtAllocatorSetObjToDesc", "aclrtAllocatorRegister"))]
     pub fn register(stream: &'s Stream, allocator: Arc<dyn DeviceAllocator>) -> Result<Self> {
         // SAFETY: the borrow keeps the stream alive (and its handle valid)
         // for `'s`, the registration's lifetime.
@@ -386,6 +388,7 @@ impl<'s> AllocatorRegistration<'s> {
     /// stream.destroy()?; // the borrow has ended
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocatorUnregister")]
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }
@@ -505,6 +508,7 @@ impl fmt::Debug for AllocatorRegistration<'_> {
 /// assert!(!registered_on(&stream)?);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtAllocatorGetByStream")]
 pub fn registered_on(stream: &Stream) -> Result<bool> {
     registered_on_raw(stream.as_raw())
 }

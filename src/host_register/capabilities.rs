@@ -107,6 +107,7 @@ impl HacType {
 /// [`Error::InvalidArgument`] for a negative device id; the runtime's code
 /// (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` from runtimes before CANN 9.0, which
 /// lack the call).
+#[doc(alias = "aclrtHostMemMapCapabilities")]
 pub fn host_mem_map_capabilities(device: &Device, hac: HacType) -> Result<bool> {
     const API: &str = "aclrtHostMemMapCapabilities";
     let id = u32::try_from(device.id()).map_err(|_| {

@@ -126,6 +126,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// assert!(matches!(error, ascend::Error::InvalidArgument { .. }));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtHostRegister")]
     pub fn register(device: &Device, host: &'a mut [T], kind: HostRegisterType) -> Result<Self> {
         const API: &str = "aclrtHostRegister";
         let (size, _) = checked_range(Call::new("HostRegistration::register", API), host)?;
@@ -170,6 +171,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// assert!(matches!(error, ascend::Error::InvalidArgument { .. }));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtHostRegisterV2")]
     pub fn register_v2(device: &Device, host: &'a mut [T], flags: HostRegisterFlags) -> Result<Self> {
         const API: &str = "aclrtHostRegisterV2";
         if flags.is_empty() {
@@ -224,6 +226,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// assert_eq!(error.code(), Some(ascend::ErrorCode::RT_PARAM_INVALID));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtHostGetDevicePointer")]
     pub fn device_pointer(&self) -> Result<DevicePointer<'_>> {
         const API: &str = "aclrtHostGetDevicePointer";
         self.device.make_current()?;
@@ -448,6 +451,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// HostRegistration::register(&device, &mut buf, HostRegisterType::Mapped)?.unregister()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtHostUnregister")]
     pub fn unregister(mut self) -> Result<()> {
         self.release()
     }

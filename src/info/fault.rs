@@ -205,6 +205,7 @@ impl Device {
     /// assert!(!info.is_fault());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetErrorVerbose")]
     pub fn error_verbose(&self) -> Result<DeviceErrorInfo> {
         // SAFETY: all-zero bytes are a valid `aclrtErrorInfo` (integers, a
         // union of integers and null pointers).

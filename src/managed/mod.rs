@@ -251,6 +251,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert!(buf.as_slice().iter().all(|&x| x == 0.0));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemAllocManaged")]
     pub fn new(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_for("ManagedBuf::new", device, len)
     }
@@ -271,6 +272,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.as_slice(), [0, 0, 7]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemAllocManaged")]
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_for("ManagedBuf::zeroed", device, len)
     }
@@ -290,6 +292,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.device_slice().to_vec()?, [1, -2, 3]); // read by the device
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemAllocManaged")]
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         let mut buf = Self::zeroed_for("ManagedBuf::from_slice", device, data.len())?;
         buf.as_mut_slice().copy_from_slice(data);
@@ -500,6 +503,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.preferred_location()?, Some(ManagedLocation::Device(0)));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedAdvise")]
     pub fn advise(&self, advice: ManagedAdvice, location: ManagedLocation) -> Result<()> {
         if !self.allocated {
             return Ok(());
@@ -536,6 +540,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.last_prefetch_location()?, Some(ManagedLocation::Device(0)));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedPrefetchAsync")]
     pub fn prefetch_to(&self, location: ManagedLocation, stream: &Stream) -> Result<()> {
         if !self.allocated {
             return Ok(());
@@ -616,6 +621,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert!(buf.read_mostly()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedGetAttr")]
     pub fn read_mostly(&self) -> Result<bool> {
         if !self.allocated {
             return Ok(false);
@@ -640,6 +646,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.preferred_location()?, Some(ManagedLocation::Host));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedGetAttr")]
     pub fn preferred_location(&self) -> Result<Option<ManagedLocation>> {
         self.location_of(
             sys::ACL_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
@@ -666,6 +673,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert_eq!(buf.last_prefetch_location()?, Some(ManagedLocation::Host));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedGetAttr")]
     pub fn last_prefetch_location(&self) -> Result<Option<ManagedLocation>> {
         self.location_of(
             sys::ACL_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
@@ -705,6 +713,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// assert!(!attributes.read_mostly);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemManagedGetAttrs")]
     pub fn attributes(&self) -> Result<ManagedAttributes> {
         // Room for every device and the host.
         let ids = crate::Device::count()? as usize + 1;
@@ -758,6 +767,7 @@ impl<T: Pod> ManagedBuf<T> {
     /// ManagedBuf::<u8>::zeroed(&device, 1 << 20)?.free()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtFree")]
     pub fn free(mut self) -> Result<()> {
         self.release()
     }

@@ -129,6 +129,7 @@ fn user_data(raw: sys::aclrtMbuf) -> Result<[u8; USER_DATA_SIZE]> {
 /// # Ok::<(), ascend::Error>(())
 /// ```
 #[derive(Debug)]
+#[doc(alias = "aclrtFreeBuf")]
 pub struct Mbuf {
     raw: NonNull<c_void>,
     area: Area,
@@ -170,6 +171,7 @@ impl Mbuf {
     /// assert_eq!(zero.code(), Some(ErrorCode::INVALID_PARAM));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtAllocBuf")]
     pub fn new(runtime: &Runtime, capacity: usize) -> Result<Self> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
@@ -212,12 +214,14 @@ impl Mbuf {
     }
 
     /// The data area's capacity in bytes (the size given to [`Mbuf::new`]).
+    #[doc(alias = "aclrtGetBufData")]
     pub fn capacity(&self) -> usize {
         self.area.capacity
     }
 
     /// The whole data area ([`capacity`](Self::capacity) bytes; the first
     /// [`len`](Self::len) are the message).
+    #[doc(alias = "aclrtGetBufData")]
     pub fn data(&self) -> &[u8] {
         // SAFETY: the area is `capacity` bytes of host-visible memory that
         // lives as long as this header; no `&mut` to it exists while `&self`
@@ -227,6 +231,7 @@ impl Mbuf {
 
     /// The whole data area, writable, or `None` while another `Mbuf` (a
     /// [`share`](Self::share), or a chain it was appended to) shares it.
+    #[doc(alias = "aclrtGetBufData")]
     pub fn data_mut(&mut self) -> Option<&mut [u8]> {
         if Arc::strong_count(&self.token) != 1 {
             return None;
@@ -247,6 +252,7 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtGetBufDataLen")]
     pub fn len(&self) -> Result<usize> {
         data_len(self.as_raw())
     }
@@ -267,6 +273,7 @@ impl Mbuf {
     ///
     /// [`Error::InvalidArgument`] when `len` is above the capacity (checked
     /// in Rust); the runtime's code.
+    #[doc(alias = "aclrtSetBufDataLen")]
     pub fn set_len(&mut self, len: usize) -> Result<()> {
         if len > self.capacity() {
             return Err(Error::InvalidArgument {
@@ -286,6 +293,7 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtGetBufUserData")]
     pub fn user_data(&self) -> Result<[u8; USER_DATA_SIZE]> {
         user_data(self.as_raw())
     }
@@ -309,6 +317,7 @@ impl Mbuf {
     /// assert!(buf.set_user_data(USER_DATA_SIZE, &[1]).is_err());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSetBufUserData")]
     pub fn set_user_data(&mut self, offset: usize, bytes: &[u8]) -> Result<()> {
         if offset.checked_add(bytes.len()).is_none_or(|end| end > USER_DATA_SIZE) {
             return Err(Error::InvalidArgument {
@@ -336,6 +345,7 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtCopyBufRef")]
     pub fn share(&self) -> Result<Mbuf> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: the live header this value owns; valid out-pointer.
@@ -352,6 +362,7 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtAppendBufChain")]
     pub fn append(&mut self, other: Mbuf) -> Result<()> {
         // SAFETY: both live headers are owned by values held here; `other`
         // heads its own chain, disjoint from this one (owned values cannot
@@ -386,6 +397,7 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtGetBufChainNum")]
     pub fn chain_len(&self) -> Result<usize> {
         let mut num = 0u32;
         // SAFETY: the live header this value owns; valid out-pointer.
@@ -402,6 +414,7 @@ impl Mbuf {
     ///
     /// [`Error::InvalidArgument`] when `index` does not fit the runtime's
     /// 32-bit index; the runtime's code (an index past the end among them).
+    #[doc(alias = "aclrtGetBufFromChain")]
     pub fn chain_get(&self, index: usize) -> Result<MbufView<'_>> {
         let index32 = u32::try_from(index).map_err(|_| Error::InvalidArgument {
             method: "Mbuf::chain_get",
@@ -475,11 +488,13 @@ impl MbufView<'_> {
     }
 
     /// The data area's capacity in bytes.
+    #[doc(alias = "aclrtGetBufData")]
     pub fn capacity(&self) -> usize {
         self.area.capacity
     }
 
     /// The whole data area.
+    #[doc(alias = "aclrtGetBufData")]
     pub fn data(&self) -> &[u8] {
         // SAFETY: the member lives as long as the head borrowed for `'_`;
         // members' bytes are never handed out mutably (the head's own bytes
@@ -492,6 +507,7 @@ impl MbufView<'_> {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtGetBufDataLen")]
     pub fn len(&self) -> Result<usize> {
         data_len(self.as_raw())
     }
@@ -510,6 +526,7 @@ impl MbufView<'_> {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtGetBufUserData")]
     pub fn user_data(&self) -> Result<[u8; USER_DATA_SIZE]> {
         user_data(self.as_raw())
     }

@@ -138,6 +138,7 @@ impl std::ops::BitOr for MemTypes {
 /// assert!(!check_mem_type(&device, &[host.as_ptr().cast()], MemTypes::DEVICE)?);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtCheckMemType")]
 pub fn check_mem_type(device: &Device, addresses: &[*const c_void], types: MemTypes) -> Result<bool> {
     let call = Call::new("memory::check_mem_type", "aclrtCheckMemType");
     if addresses.is_empty() {
@@ -175,6 +176,7 @@ impl Device {
     /// device.flush_l2_cache()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDeviceL2CacheFlush")]
     pub fn flush_l2_cache(&self) -> Result<()> {
         self.make_current()?;
         // SAFETY: NULL is the reserved value.
@@ -201,6 +203,7 @@ impl Device {
     /// device.repair_uce(&damaged)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtGetMemUceInfo")]
     pub fn uce_info(&self) -> Result<Vec<UceRange>> {
         let mut list = vec![sys::aclrtMemUceInfo::default(); MAX_UCE];
         let mut count = 0usize;
@@ -229,6 +232,7 @@ impl Device {
     /// # Examples
     ///
     /// See [`Device::uce_info`].
+    #[doc(alias = "aclrtMemUceRepair")]
     pub fn repair_uce(&self, ranges: &[UceRange]) -> Result<()> {
         if ranges.len() > MAX_UCE {
             return Err(Error::invalid(
@@ -276,6 +280,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [1, 2, 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemFlush")]
     pub fn flush_cache(&mut self) -> Result<()> {
         self.sync_cache("aclrtMemFlush", sys::aclrtMemFlush)
     }
@@ -290,6 +295,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Examples
     ///
     /// See [`DeviceBuf::flush_cache`].
+    #[doc(alias = "aclrtMemInvalidate")]
     pub fn invalidate_cache(&mut self) -> Result<()> {
         self.sync_cache("aclrtMemInvalidate", sys::aclrtMemInvalidate)
     }
@@ -327,6 +333,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// zero.disable_peer_access(&one)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemP2PMap")]
     pub fn map_to_peer(&self, peer: &Device) -> Result<()> {
         let bytes = self.byte_len();
         if bytes == 0 {

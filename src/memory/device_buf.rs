@@ -86,6 +86,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [0.5; 1024]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMalloc")]
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe {
@@ -122,6 +123,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert!(buf.to_vec()?.iter().all(|&byte| byte == 0xAB));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMalloc")]
     pub unsafe fn uninit_with_policy(device: &Device, len: usize, policy: MallocPolicy) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe { Self::uninit_for("DeviceBuf::uninit_with_policy", device, len, policy, AllocCall::Malloc) }
@@ -151,6 +153,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [0; 256]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias("aclrtMalloc", "aclrtMallocAlign32", "aclrtMallocCached", "aclrtMallocWithCfg"))]
     pub unsafe fn uninit_with(device: &Device, len: usize, policy: MallocPolicy, call: AllocCall) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe { Self::uninit_for("DeviceBuf::uninit_with", device, len, policy, call) }
@@ -223,6 +226,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [0; 100]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias("aclrtMalloc", "aclrtMemset"))]
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: the buffer is filled with zeros before it is returned.
         let mut buf = unsafe {
@@ -254,6 +258,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [1.0, 2.0, 3.0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias("aclrtMalloc", "aclrtMemcpy"))]
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         // SAFETY: the whole buffer is overwritten by the copy below.
         let mut buf = unsafe {
@@ -411,6 +416,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert!(buf.copy_from_host(&[1, 2]).is_err()); // the lengths must be equal
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         self.as_mut_slice()
             .copy_from_host_for(Call::new("DeviceBuf::copy_from_host", "aclrtMemcpy"), src)
@@ -433,6 +439,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(host, [1, 2, 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         self.as_slice()
             .copy_to_host_for(Call::new("DeviceBuf::copy_to_host", "aclrtMemcpy"), dst)
@@ -455,6 +462,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(dst.to_vec()?, [4, 5, 6]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_device(&mut self, src: &DeviceBuf<T>) -> Result<()> {
         self.as_mut_slice()
             .copy_from_device_for(Call::new("DeviceBuf::copy_from_device", "aclrtMemcpy"), &src.as_slice())
@@ -475,6 +483,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, vec![0.25; 8]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn to_vec(&self) -> Result<Vec<T>> {
         self.as_slice().to_vec()
     }
@@ -495,6 +504,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [0x0101_0101; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemset")]
     pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
         self.as_mut_slice().fill_bytes(value)
     }
@@ -518,6 +528,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// assert_eq!(buf.to_vec()?, [0xDEAD_BEEF; 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetD32")]
     pub fn fill_u32(&mut self, value: u32) -> Result<()> {
         self.as_mut_slice().fill_u32(value)
     }
@@ -538,6 +549,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// buf.free()?; // reports a failure, which a drop could only log
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtFree")]
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -559,6 +571,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// The runtime's code, including a failure of queued work reported by
     /// the synchronisation (the runtime then does not free: the memory is
     /// in an unknown state and is not freed again).
+    #[doc(alias = "aclrtFreeWithDevSync")]
     pub fn free_with_device_sync(mut self) -> Result<()> {
         if self.address.is_none() {
             return Ok(());

@@ -88,6 +88,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// assert_eq!(host.iter().sum::<f32>(), 1.0);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMallocHost")]
     pub fn zeroed(device: &Device, len: usize) -> Result<Self> {
         Self::zeroed_for("PinnedHostBuf::zeroed", device, len)
     }
@@ -136,6 +137,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// # Errors
     ///
     /// As [`PinnedHostBuf::zeroed`].
+    #[doc(alias = "aclrtMallocHost")]
     pub unsafe fn uninit(device: &Device, len: usize) -> Result<Self> {
         // SAFETY: forwarded contract.
         unsafe { Self::uninit_for("PinnedHostBuf::uninit", device, len) }
@@ -289,6 +291,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// assert_eq!(on_device.to_vec()?, [1, 2, 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMallocHost")]
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Self> {
         let mut buf = Self::zeroed_for("PinnedHostBuf::from_slice", device, data.len())?;
         buf.copy_from_slice(data);
@@ -310,6 +313,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// host.free()?; // reports a failure, which a drop could only log
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtFreeHost")]
     pub fn free(mut self) -> Result<()> {
         self.release()
     }
@@ -332,6 +336,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// The runtime's code, including a failure of queued work reported by
     /// the synchronisation (the runtime then does not free: the memory is
     /// in an unknown state and is not freed again).
+    #[doc(alias = "aclrtFreeHostWithDevSync")]
     pub fn free_with_device_sync(mut self, device: &Device) -> Result<()> {
         // On failure here the buffer still owns the memory; `Drop` frees it.
         device.make_current()?;
@@ -437,6 +442,7 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// As [`PinnedHostBuf::zeroed`]; `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for
     /// [`HostMallocConfig::with_same_address`](crate::host_register::HostMallocConfig::with_same_address)
     /// where the device lacks it.
+    #[doc(alias = "aclrtMallocHostWithCfg")]
     pub fn zeroed_with_config(
         device: &Device,
         len: usize,

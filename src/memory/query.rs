@@ -46,6 +46,7 @@ pub struct AddressRange {
 /// assert!(range.size >= 1000);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtMemGetAddressRange")]
 pub fn address_range(address: *const c_void) -> Result<AddressRange> {
     if address.is_null() {
         return Err(Error::invalid(
@@ -105,6 +106,7 @@ pub struct PointerAttributes {
 /// ```
 // The runtime looks the address up in its tables; it never reads through it.
 #[allow(clippy::not_unsafe_ptr_arg_deref)]
+#[doc(alias = "aclrtPointerGetAttributes")]
 pub fn pointer_attributes(address: *const c_void) -> Result<PointerAttributes> {
     if address.is_null() {
         return Err(Error::invalid(

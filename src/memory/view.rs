@@ -288,6 +288,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// assert_eq!(host, [3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
         self.copy_to_host_for(Call::new("DeviceSlice::copy_to_host", "aclrtMemcpy"), dst)
     }
@@ -319,6 +320,7 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// assert_eq!(buf.as_slice().to_vec()?, [5, -5]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         self.copy_to_host_for(Call::new("DeviceSlice::to_vec", "aclrtMemcpy"), &mut out)?;
@@ -491,6 +493,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// assert_eq!(buf.to_vec()?, [0, 5, 6, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
         self.copy_from_host_for(Call::new("DeviceSliceMut::copy_from_host", "aclrtMemcpy"), src)
     }
@@ -524,6 +527,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// assert_eq!(dst.to_vec()?, [3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn copy_from_device(&mut self, src: &DeviceSlice<'_, T>) -> Result<()> {
         self.copy_from_device_for(Call::new("DeviceSliceMut::copy_from_device", "aclrtMemcpy"), src)
     }
@@ -556,6 +560,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// assert_eq!(buf.to_vec()?, [0, 0xFF, 0xFF]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemset")]
     pub fn fill_bytes(&mut self, value: u8) -> Result<()> {
         transfer::fill(self.device, self.as_raw(), value, self.byte_len())
     }
@@ -582,6 +587,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// assert!(bytes.as_mut_slice().slice_mut(..2)?.fill_u32(1).is_err());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetD32")]
     pub fn fill_u32(&mut self, value: u32) -> Result<()> {
         transfer::fill_u32(
             Call::new("DeviceSliceMut::fill_u32", "aclrtMemsetD32"),

@@ -41,6 +41,7 @@ impl PhysicalAlloc {
     /// The runtime's code: e.g. a second export of the handle, an imported
     /// handle (only its original exporter shares it), or FABRIC on a chip
     /// without it.
+    #[doc(alias("aclrtMemExportToShareableHandle", "aclrtMemExportToShareableHandleV2"))]
     pub fn export(&self, kind: ShareKind) -> Result<ExportedHandle<'_>> {
         self.export_with(kind, PidValidation::Enforced)
     }
@@ -66,6 +67,7 @@ impl PhysicalAlloc {
     /// As [`PhysicalAlloc::export`]. A driver that cannot disable the
     /// validation answers `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` *after* the
     /// export happened, so the handle cannot be exported again.
+    #[doc(alias = "aclrtMemExportToShareableHandleV2")]
     pub fn export_with(&self, kind: ShareKind, validation: PidValidation) -> Result<ExportedHandle<'_>> {
         Ok(ExportedHandle {
             physical: self,
@@ -246,6 +248,7 @@ impl<'a> ExportedHandle<'a> {
     /// assert!(matches!(export.allow_pids(&[]), Err(Error::InvalidArgument { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias("aclrtMemSetPidToShareableHandle", "aclrtMemSetPidToShareableHandleV2"))]
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_raw(
             "ExportedHandle::allow_pids",

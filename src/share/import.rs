@@ -93,6 +93,11 @@ impl ImportedAlloc {
     /// assert!(matches!(refused, Err(Error::Acl { .. }))); // import is for other processes
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias(
+        "aclrtMemImportFromShareableHandle",
+        "aclrtMemImportFromShareableHandleV2",
+        "aclrtMemGetAllocationPropertiesFromHandle"
+    ))]
     pub fn import(handle: &ShareableHandle, device: &Device) -> Result<Self> {
         Self::import_for("ImportedAlloc::import", handle, device)
     }
@@ -312,6 +317,7 @@ impl ImportedAlloc {
     /// imported.free()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtFreePhysical")]
     pub fn free(self) -> Result<()> {
         self.physical.free()
     }

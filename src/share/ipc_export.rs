@@ -40,6 +40,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// [`Error::InvalidArgument`] for an empty buffer; the runtime's code
     /// (e.g. a chip without IPC memory).
+    #[doc(alias = "aclrtIpcMemGetExportKey")]
     pub fn ipc_export(&self) -> Result<IpcExport<'_>> {
         IpcExport::for_method("DeviceBuf::ipc_export", self, PidValidation::Enforced)
     }
@@ -62,6 +63,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// # Errors
     ///
     /// As [`DeviceBuf::ipc_export`].
+    #[doc(alias = "aclrtIpcMemGetExportKey")]
     pub fn ipc_export_with(&self, validation: PidValidation) -> Result<IpcExport<'_>> {
         IpcExport::for_method("DeviceBuf::ipc_export_with", self, validation)
     }
@@ -204,6 +206,7 @@ impl<'a> IpcExport<'a> {
     /// assert!(matches!(export.allow_pids(&[]), Err(Error::InvalidArgument { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtIpcMemSetImportPid")]
     pub fn allow_pids(&self, pids: &[Pid]) -> Result<()> {
         allow_key("IpcExport::allow_pids", &self.key, self.validation, self.device, pids)
     }
@@ -225,6 +228,7 @@ impl<'a> IpcExport<'a> {
     /// buf.copy_from_host(&[1; 4096])?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtIpcMemClose")]
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }

@@ -86,6 +86,7 @@ impl IpcImport {
     /// assert!(matches!(refused, Err(Error::Acl { .. }))); // import is for other processes
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtIpcMemImportByKey")]
     pub fn open(key: &IpcKey, device: &Device) -> Result<Self> {
         const API: &str = "aclrtIpcMemImportByKey";
         let name = key.as_c_str();
@@ -296,6 +297,7 @@ impl IpcImport {
     /// let again = IpcImport::open(&key, &device)?; // closed: the key can be opened again
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtIpcMemClose")]
     pub fn close(mut self) -> Result<()> {
         self.close_inner()
     }

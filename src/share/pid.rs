@@ -43,6 +43,7 @@ impl Pid {
     /// assert_eq!(pid, Pid::current()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDeviceGetBareTgid")]
     pub fn current() -> Result<Self> {
         crate::backend()?;
         let mut raw = 0;

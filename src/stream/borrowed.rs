@@ -142,6 +142,7 @@ impl Device {
     /// assert_eq!(default.id()?, device.default_stream()?.id()?); // the same stream
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCtxGetCurrentDefaultStream")]
     pub fn default_stream(&self) -> Result<BorrowedStream<'_>> {
         self.make_current()?;
         let mut handle = std::ptr::null_mut();

@@ -308,6 +308,7 @@ impl<T: Pod> DeviceSliceMut<'_, T> {
     /// [`Error::InvalidArgument`] when the shape does not fit either side
     /// (nothing is copied); the runtime's code (e.g. for a width or height
     /// above its limits).
+    #[doc(alias = "aclrtMemcpy2d")]
     pub fn copy_from_host_2d(&mut self, src: &[T], shape: Copy2d) -> Result<()> {
         let Some(rows) = shape.checked_bytes::<T>(
             Call::new("DeviceSliceMut::copy_from_host_2d", "aclrtMemcpy2d"),
@@ -345,6 +346,7 @@ impl<T: Pod> DeviceSlice<'_, T> {
     /// # Errors
     ///
     /// As [`DeviceSliceMut::copy_from_host_2d`].
+    #[doc(alias = "aclrtMemcpy2d")]
     pub fn copy_to_host_2d(&self, dst: &mut [T], shape: Copy2d) -> Result<()> {
         let Some(rows) = shape.checked_bytes::<T>(
             Call::new("DeviceSlice::copy_to_host_2d", "aclrtMemcpy2d"),

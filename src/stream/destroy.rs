@@ -40,6 +40,7 @@ impl Stream {
     /// assert_eq!(on_device.to_vec()?, [5; 8]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDestroyStream")]
     pub fn destroy(mut self) -> Result<()> {
         self.release()
     }
@@ -69,6 +70,7 @@ impl Stream {
     ///
     /// The runtime's code; the handle is not used again either way (and
     /// after a failure every flag held for queued work is leaked).
+    #[doc(alias = "aclrtDestroyStreamForce")]
     pub fn destroy_force(mut self) -> Result<()> {
         self.release_force()
     }

@@ -185,6 +185,7 @@ impl DeviceFlag {
     /// assert_eq!(flag.get()?, 9);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy")]
     pub fn get(&self) -> Result<u64> {
         let mut word = [0u64];
         self.word.copy_to_host(&mut word)?;
@@ -209,6 +210,7 @@ impl DeviceFlag {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtMemcpy")]
     pub fn set(&self, value: u64) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: `value` is 8 live bytes of host memory; the destination is

@@ -73,6 +73,7 @@ impl Event {
     /// let _took = end.elapsed_since(&start)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCreateEvent")]
     pub fn new(device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -96,6 +97,7 @@ impl Event {
     ///
     /// The runtime's code: `ACL_ERROR_RT_PARAM_INVALID` for no flag, or for
     /// a flag that must stand alone combined with others.
+    #[doc(alias = "aclrtCreateEventWithFlag")]
     pub fn with_flags(device: &Device, flags: EventFlags) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -127,6 +129,7 @@ impl Event {
     /// event.synchronize()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCreateEventExWithFlag")]
     pub fn with_flags_ex(device: &Device, flags: EventFlags) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -214,6 +217,7 @@ impl Event {
     /// assert!(event.query()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtRecordEvent")]
     pub fn record(&self, stream: &Stream) -> Result<()> {
         stream.device().make_current()?;
         // SAFETY: both handles are live (owned by `self` and `stream`).
@@ -245,6 +249,7 @@ impl Event {
     /// assert_eq!(on_device.to_vec()?, [6; 32]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSynchronizeEvent")]
     pub fn synchronize(&self) -> Result<()> {
         self.device.make_current()?;
         // SAFETY: the handle is live.
@@ -278,6 +283,7 @@ impl Event {
     /// assert!(event.query()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSynchronizeEventWithTimeout")]
     pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1).try_into().map_err(|_| {
             Error::invalid(
@@ -323,6 +329,7 @@ impl Event {
     /// assert!(!event.query()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtResetEvent")]
     pub fn reset(&self, stream: &Stream) -> Result<()> {
         stream.device().make_current()?;
         // SAFETY: both handles are live (owned by `self` and `stream`).
@@ -351,6 +358,7 @@ impl Event {
     /// assert!(event.query()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtQueryEventStatus")]
     pub fn query(&self) -> Result<bool> {
         self.device.make_current()?;
         let mut status = sys::ACL_EVENT_RECORDED_STATUS_NOT_READY;
@@ -390,6 +398,7 @@ impl Event {
     /// assert!(event.waits_passed()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtQueryEventWaitStatus")]
     pub fn waits_passed(&self) -> Result<bool> {
         self.device.make_current()?;
         let mut status = sys::ACL_EVENT_WAIT_STATUS_NOT_READY;
@@ -425,6 +434,7 @@ impl Event {
     /// assert!(second.timestamp()? >= first.timestamp()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtEventGetTimestamp")]
     pub fn timestamp(&self) -> Result<u64> {
         self.device.make_current()?;
         let mut micros = 0_u64;
@@ -459,6 +469,7 @@ impl Event {
     /// assert!(start.elapsed_ms_since(&end)? <= 0.0); // reached first: not positive
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtEventElapsedTime")]
     pub fn elapsed_ms_since(&self, start: &Event) -> Result<f32> {
         self.device.make_current()?;
         let mut millis = 0.0f32;
@@ -490,6 +501,7 @@ impl Event {
     /// println!("the stream ran between the records in {:?}", end.elapsed_since(&start)?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtEventElapsedTime")]
     pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
         let millis = self.elapsed_ms_since(start)?;
         Duration::try_from_secs_f32(millis / 1000.0).map_err(|_| {
@@ -521,6 +533,7 @@ impl Event {
     /// stream.synchronize()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtDestroyEvent")]
     pub fn destroy(mut self) -> Result<()> {
         self.release()
     }

@@ -95,6 +95,7 @@ impl Stream {
     /// assert!(stream.set_failure_mode(FailureMode::Continue).is_err());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSetStreamFailureMode")]
     pub fn set_failure_mode(&self, mode: FailureMode) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: the handle is live (owned by `self`); `mode` is a value.

@@ -96,6 +96,7 @@ impl IpcEvent {
     ///
     /// The runtime's code (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` on chips
     /// without IPC events).
+    #[doc(alias = "aclrtCreateEventExWithFlag")]
     pub fn new(device: &Device) -> Result<Self> {
         Ok(Self {
             event: Event::with_flags_ex(device, EventFlags::IPC)?,
@@ -109,6 +110,7 @@ impl IpcEvent {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtIpcGetEventHandle")]
     pub fn handle(&self) -> Result<IpcEventHandle> {
         self.event.device().make_current()?;
         let mut raw = sys::aclrtIpcEventHandle { reserved: [0; 64] };
@@ -138,6 +140,7 @@ impl IpcEvent {
     /// assert!(IpcEvent::open(&device, &garbage).is_err());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtIpcOpenEventHandle")]
     pub fn open(device: &Device, handle: &IpcEventHandle) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -155,6 +158,7 @@ impl IpcEvent {
     /// # Errors
     ///
     /// The runtime's code.
+    #[doc(alias = "aclrtDestroyEvent")]
     pub fn destroy(self) -> Result<()> {
         self.event.destroy()
     }

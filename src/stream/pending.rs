@@ -161,6 +161,7 @@ impl Stream {
     ///
     /// [`Error::InvalidArgument`] on a length mismatch; the runtime's code.
     /// Nothing is queued then, and the buffers are dropped.
+    #[doc(alias = "aclrtMemcpyAsync")]
     pub fn upload_owned<T: Pod, D: DeviceStorageMut + 'static>(
         &self,
         host: PinnedHostBuf<T>,
@@ -215,6 +216,7 @@ impl Stream {
     /// assert_eq!(&host[..], [9; 32]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyAsync")]
     pub fn download_owned<T: Pod, D: DeviceStorage + 'static>(
         &self,
         device: D,

@@ -148,6 +148,7 @@ impl Stream {
     /// reuses: the process aborts with a message on standard error (and the
     /// `log` facade) naming the stream, its device and every error. A
     /// scope cannot fail its join, as with [`std::thread::scope`].
+    #[doc(alias = "aclrtSynchronizeStream")]
     pub fn scope<'env, F, R>(&'env self, f: F) -> Result<R>
     where
         F: for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> Result<R>,
@@ -268,6 +269,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(on_device.to_vec()?, [7; 8]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_to_device<T: Pod>(
         &self,
         src: impl HostSource<'scope, T>,
@@ -299,6 +301,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(out, [1.5, -2.0, 8.25]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_to_host<T: Pod>(&self, src: impl DeviceSource<'scope, T>, dst: impl HostDest<'scope, T>) -> Result<()> {
         let ((src, src_len), (dst, dst_len)) = (src.device_read(), dst.host_write());
         let call = Call::new("AsyncScope::copy_to_host", "aclrtMemcpyAsync");
@@ -327,6 +330,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(dst.to_vec()?, [3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyAsync")]
     pub fn copy_on_device<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,
@@ -357,6 +361,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(on_device.to_vec()?, [0, u32::MAX, u32::MAX, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetAsync")]
     pub fn memset<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
         let (dst, len) = dst.device_write();
         let bytes = byte_len::<T>(Call::new("AsyncScope::memset", "aclrtMemsetAsync"), len)?;
@@ -398,6 +403,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(on_device.to_vec()?, [7; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCmoAsync")]
     pub fn cache<T: Pod>(&self, src: impl DeviceSource<'scope, T>, op: CacheOp) -> Result<()> {
         let call = Call::new("AsyncScope::cache", "aclrtCmoAsync");
         if op.is_write() {
@@ -435,6 +441,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(on_device.to_vec()?, [u32::MAX, u32::MAX, 0, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCmoAsync")]
     pub fn invalidate<T: Pod>(&self, dst: impl DeviceDest<'scope, T>) -> Result<()> {
         let (dst, len) = dst.device_write();
         self.queue_cache::<T>(
@@ -481,6 +488,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert!(copied.query()?); // the scope synchronised the stream
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtRecordEvent")]
     pub fn record(&self, event: &'scope Event) -> Result<()> {
         event.record(self.stream)
     }
@@ -512,6 +520,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(out, [9; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamWaitEvent")]
     pub fn wait_event(&self, event: &'scope Event) -> Result<()> {
         self.stream.wait_event(event)
     }
@@ -542,6 +551,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(right_half.to_vec()?, [2, 3, 6, 7, 10, 11]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy2dAsync")]
     pub fn copy_to_device_2d<T: Pod>(
         &self,
         src: impl HostSource<'scope, T>,
@@ -579,6 +589,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(padded, [1, 2, 0, 3, 4, 0, 5, 6]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy2dAsync")]
     pub fn copy_to_host_2d<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,
@@ -617,6 +628,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// assert_eq!(first_column.to_vec()?, [1, 4, 7]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpy2dAsync")]
     pub fn copy_on_device_2d<T: Pod>(
         &self,
         src: impl DeviceSource<'scope, T>,

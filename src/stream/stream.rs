@@ -102,6 +102,7 @@ impl Stream {
     /// assert_eq!(on_device.to_vec()?, [3; 64]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCreateStream")]
     pub fn new(device: &Device) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -127,6 +128,7 @@ impl Stream {
     /// [`StreamFlags::DEVICE_USE_ONLY`] combined with other flags, and on
     /// the software device `ACL_ERROR_RT_FEATURE_NOT_SUPPORT` for the model,
     /// AI CPU and device-only flags.
+    #[doc(alias = "aclrtCreateStreamWithConfig")]
     pub fn with_config(device: &Device, priority: StreamPriority, flags: StreamFlags) -> Result<Self> {
         device.make_current()?;
         let mut raw = std::ptr::null_mut();
@@ -226,6 +228,7 @@ impl Stream {
     /// stream.synchronize()?; // nothing queued: returns at once
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtSynchronizeStream")]
     pub fn synchronize(&self) -> Result<()> {
         self.device.make_current()?;
         let covered = self.values.mark();
@@ -255,6 +258,7 @@ impl Stream {
     /// milliseconds (use [`Stream::synchronize`] to wait without a limit);
     /// `ACL_ERROR_RT_STREAM_SYNC_TIMEOUT` when the work did not finish in
     /// time; the runtime's other codes as for [`Stream::synchronize`].
+    #[doc(alias = "aclrtSynchronizeStreamWithTimeout")]
     pub fn synchronize_timeout(&self, timeout: Duration) -> Result<()> {
         let millis = timeout.as_nanos().div_ceil(1_000_000).max(1).try_into().map_err(|_| {
             Error::invalid(
@@ -352,6 +356,7 @@ impl Stream {
     /// assert!(stream.query()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamQuery")]
     pub fn query(&self) -> Result<bool> {
         self.device.make_current()?;
         let mut status = sys::ACL_STREAM_STATUS_NOT_READY;
@@ -380,6 +385,7 @@ impl Stream {
     /// assert_eq!(first.id()?, first.id()?);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamGetId")]
     pub fn id(&self) -> Result<i32> {
         self.device.make_current()?;
         let mut id = 0_i32;
@@ -410,6 +416,7 @@ impl Stream {
     /// assert_eq!(Stream::new(&device)?.priority()?, StreamPriority::HIGHEST);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamGetPriority")]
     pub fn priority(&self) -> Result<StreamPriority> {
         self.device.make_current()?;
         let mut priority = 0_u32;
@@ -445,6 +452,7 @@ impl Stream {
     /// assert!(Stream::new(&device)?.flags()?.is_empty());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamGetFlags")]
     pub fn flags(&self) -> Result<StreamFlags> {
         self.device.make_current()?;
         let mut flags = 0_u32;
@@ -480,6 +488,7 @@ impl Stream {
     /// second.synchronize()?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamWaitEvent")]
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         self.device.make_current()?;
         // SAFETY: both handles are live (owned by `self` and `event`).
@@ -514,6 +523,7 @@ impl Stream {
     /// second.synchronize()?; // `first`'s work was done well within 10 s
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtStreamWaitEventWithTimeout")]
     pub fn wait_event_timeout(&self, event: &Event, timeout: Duration) -> Result<()> {
         let seconds = timeout
             .as_nanos()

@@ -128,6 +128,7 @@ impl Stream {
     /// The runtime's code: a flag whose memory is not device memory
     /// reachable from this stream, or a chip without value waits
     /// (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`). Nothing is queued then.
+    #[doc(alias = "aclrtValueWait")]
     pub fn wait_value(&self, flag: &Arc<DeviceFlag>, value: u64, condition: ValueCondition) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: the word is a live 8-byte device allocation, kept alive by
@@ -173,6 +174,7 @@ impl Stream {
     ///
     /// The runtime's code, as for [`Stream::wait_value`]. Nothing is queued
     /// then.
+    #[doc(alias = "aclrtValueWrite")]
     pub fn write_value(&self, flag: &Arc<DeviceFlag>, value: u64) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: as in `wait_value`; the reserved flag is 0.

@@ -326,6 +326,7 @@ impl<'a> MappedRegion<'a> {
     /// assert!(matches!(region.set_access(&[]), Err(ascend::Error::InvalidArgument { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemSetAccess")]
     pub fn set_access(&mut self, grants: &[AccessDesc]) -> Result<()> {
         grant(self.address(), self.size(), grants)?;
         self.accessible = true;
@@ -357,6 +358,7 @@ impl<'a> MappedRegion<'a> {
     /// assert_eq!(region.access(owner)?, Some(Access::ReadWrite));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemGetAccess")]
     pub fn access(&self, location: MemLocation) -> Result<Option<Access>> {
         access_of(self.address(), location)
     }
@@ -390,6 +392,7 @@ impl<'a> MappedRegion<'a> {
     /// assert_eq!(again.as_slice::<u8>()?.slice(..2)?.to_vec()?, [7, 7]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemRetainAllocationHandle")]
     pub fn retain_physical(&self) -> Result<PhysicalAlloc> {
         let mut handle = std::ptr::null_mut();
         // SAFETY: a mapped address and a valid out-pointer.
@@ -493,6 +496,7 @@ impl<'a> MappedRegion<'a> {
     /// assert_eq!(high.offset(), granule);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtUnmapMem")]
     pub fn unmap(mut self) -> Result<()> {
         self.unmap_inner()
     }

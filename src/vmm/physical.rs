@@ -78,6 +78,7 @@ impl PhysicalAlloc {
     /// assert!(PhysicalAlloc::new(&prop, size + 1).is_err());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMallocPhysical")]
     pub fn new(prop: &PhysicalMemProp, size: usize) -> Result<Self> {
         let granularity = prop.granularity(Granularity::Minimum)?;
         super::granule::require_size(
@@ -277,6 +278,7 @@ impl PhysicalAlloc {
     /// assert_eq!(reported.location(), prop.location());
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemGetAllocationPropertiesFromHandle")]
     pub fn reported_prop(&self) -> Result<PhysicalMemProp> {
         let mut raw = sys::aclrtPhysicalMemProp::default();
         // SAFETY: a live handle and a valid out-pointer.
@@ -327,6 +329,7 @@ impl PhysicalAlloc {
     /// physical.free()?; // reports a failure, which a drop could only log
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtFreePhysical")]
     pub fn free(mut self) -> Result<()> {
         self.release()
     }

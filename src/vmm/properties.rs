@@ -300,6 +300,7 @@ impl PhysicalMemProp {
     /// assert!(PhysicalAlloc::new(&prop, granule / 2).is_err()); // not a multiple
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemGetAllocationGranularity")]
     pub fn granularity(&self, which: Granularity) -> Result<usize> {
         crate::backend()?;
         let mut raw = self.raw();
@@ -336,6 +337,7 @@ impl PhysicalMemProp {
     /// assert!(prop.round_up(usize::MAX).is_err()); // overflows
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemGetAllocationGranularity")]
     pub fn round_up(&self, size: usize) -> Result<usize> {
         let granule = self.granularity(Granularity::Minimum)?;
         size.checked_next_multiple_of(granule)

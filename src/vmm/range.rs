@@ -116,6 +116,7 @@ impl VirtualRange {
     /// region.as_mut_slice::<u8>()?.fill_bytes(1)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtReserveMemAddress")]
     pub fn reserve(size: usize) -> Result<Self> {
         Self::reserve_inner(
             Call::new("VirtualRange::reserve", "aclrtReserveMemAddress"),
@@ -147,6 +148,7 @@ impl VirtualRange {
     /// assert_eq!(again.base() as usize, wanted);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtReserveMemAddress")]
     pub fn reserve_at(size: usize, address: usize) -> Result<Self> {
         const CALL: Call = Call::new("VirtualRange::reserve_at", "aclrtReserveMemAddress");
         if address == 0 {
@@ -246,6 +248,7 @@ impl VirtualRange {
     /// let _high = range.map(granule, &other)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMapMem")]
     pub fn map<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
         self.map_raw("VirtualRange::map", offset, physical, true)?;
@@ -276,6 +279,7 @@ impl VirtualRange {
     /// region.as_mut_slice::<u8>()?.fill_bytes(0)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemMapNoAccess")]
     pub fn map_no_access<'a, P: Mappable>(&'a self, offset: usize, physical: &'a P) -> Result<MappedRegion<'a>> {
         let physical = sealed::Sealed::physical(physical);
         self.map_raw("VirtualRange::map_no_access", offset, physical, false)?;
@@ -376,6 +380,7 @@ impl VirtualRange {
     /// range.release()?; // reports a failure, which a drop could only log
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtReleaseMemAddress")]
     pub fn release(mut self) -> Result<()> {
         self.release_inner()
     }

@@ -148,6 +148,7 @@ impl Drop for Inner {
 ///
 /// **Threads:** `RuntimePool` is `Send + Sync`; clone it to share it.
 #[derive(Clone)]
+#[doc(alias = "aclrtMemPoolDestroy")]
 pub struct RuntimePool {
     inner: Arc<Inner>,
 }
@@ -169,6 +170,7 @@ impl RuntimePool {
     ///
     /// The runtime's code: `max_size` above the device's memory, a release
     /// threshold above the pool's size.
+    #[doc(alias("aclrtMemPoolCreate", "aclrtMemPoolSetAttr"))]
     pub fn new(device: &Device, config: RuntimePoolConfig) -> Result<Self> {
         device.make_current()?;
         // SAFETY: a plain C struct; all zeros is valid (reserved bytes 0).
@@ -244,6 +246,7 @@ impl RuntimePool {
     /// assert_eq!(again.view().device_ptr(), address);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemPoolMallocAsync")]
     pub fn alloc<T: Pod>(&self, len: usize, stream: &Arc<Stream>) -> Result<Ordered<RuntimePoolBuf<T>>> {
         let call = Call::new("RuntimePool::alloc", "aclrtMemPoolMallocAsync");
         let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
@@ -278,6 +281,7 @@ impl RuntimePool {
     ///
     /// The runtime's code: `min_bytes_to_keep` below the memory handed out
     /// or above the pool's size.
+    #[doc(alias = "aclrtMemPoolTrimTo")]
     pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<()> {
         self.inner.device.make_current()?;
         // SAFETY: a live pool.
@@ -292,6 +296,7 @@ impl RuntimePool {
     /// # Errors
     ///
     /// The runtime's code for a threshold above the pool's size.
+    #[doc(alias = "aclrtMemPoolSetAttr")]
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         self.inner.device.make_current()?;
         let mut value = bytes;
@@ -319,6 +324,7 @@ impl RuntimePool {
     /// # Errors
     ///
     /// The runtime's code from `aclrtMemPoolGetAttr`.
+    #[doc(alias = "aclrtMemPoolGetAttr")]
     pub fn stats(&self) -> Result<RuntimePoolStats> {
         self.inner.device.make_current()?;
         Ok(RuntimePoolStats {
@@ -367,6 +373,7 @@ fn recycle<T>(buf: RuntimePoolBuf<T>, tracks: Tracks) {
 /// assert_eq!(tensor.view().to_vec::<u32>()?, [7; 256]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
+#[doc(alias = "aclrtMemPoolFreeAsync")]
 pub struct RuntimePoolBuf<T> {
     pool: Arc<Inner>,
     ptr: usize,

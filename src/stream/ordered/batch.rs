@@ -271,6 +271,7 @@ impl<'a, D: DeviceStorageMut> OrderedView<'a, D> {
     /// assert_eq!(bias.view().to_vec::<u16>()?, [5, 6]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyBatchAsync")]
     pub fn copy_batch_from_host<T: Pod>(
         pairs: &[(OrderedView<'a, D>, OrderedView<'a, PinnedHostBuf<T>>)],
         stream: &'a Arc<Stream>,
@@ -318,6 +319,7 @@ impl<'a, T: Pod> OrderedView<'a, PinnedHostBuf<T>> {
     /// assert_eq!(&page.get_mut()?[..], [1, 2, 3]); // `get_mut` waits for the batch
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemcpyBatchAsync")]
     pub fn copy_batch_from_device<S: DeviceStorage>(
         pairs: &[(OrderedView<'a, PinnedHostBuf<T>>, OrderedView<'a, S>)],
         stream: &'a Arc<Stream>,

@@ -236,6 +236,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// assert_eq!(buf.view().to_vec::<u16>()?, [0, 0xFFFF, 0xFFFF, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetAsync")]
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         let bytes = self.byte_len();
         if bytes == 0 {
@@ -279,6 +280,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// assert_eq!(buf.view().to_vec::<u32>()?, [0, 0xDEAD_BEEF, 0xDEAD_BEEF, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetD32Async")]
     pub fn fill_u32(&self, value: u32, stream: &Arc<Stream>) -> Result<()> {
         let bytes = self.byte_len();
         let call = Call::new("OrderedView::fill_u32", "aclrtMemsetD32Async");
@@ -340,6 +342,7 @@ impl<D: DeviceStorageMut> OrderedView<'_, D> {
     /// assert_eq!(buf.view().to_vec::<u32>()?[..256], [7; 256]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCmoAsync")]
     pub fn cache(&self, op: CacheOp, stream: &Arc<Stream>) -> Result<()> {
         let bytes = self.byte_len();
         if bytes == 0 {
@@ -614,6 +617,7 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// assert_eq!(buf.into_inner()?.to_vec()?, [0xFFFF; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetAsync")]
     pub fn fill_bytes(&self, value: u8, stream: &Arc<Stream>) -> Result<()> {
         self.view().fill_bytes(value, stream)
     }
@@ -642,6 +646,7 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// assert_eq!(buf.into_inner()?.to_vec()?, [1; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtCmoAsync")]
     pub fn cache(&self, op: CacheOp, stream: &Arc<Stream>) -> Result<()> {
         self.view().cache(op, stream)
     }
@@ -667,6 +672,7 @@ impl<D: DeviceStorageMut> Ordered<D> {
     /// assert_eq!(buf.into_inner()?.to_vec()?, [0xDEAD_BEEF; 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[doc(alias = "aclrtMemsetD32Async")]
     pub fn fill_u32(&self, value: u32, stream: &Arc<Stream>) -> Result<()> {
         self.view().fill_u32(value, stream)
     }
