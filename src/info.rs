@@ -1,9 +1,9 @@
 //! What runtime this is: interface version, chip name, run mode; a
 //! device's fault ([`DeviceErrorInfo`]).
 
-mod fault;
+mod device_error_info;
 
-pub use fault::{AiCoreFaultKind, DeviceErrorInfo, DeviceFaultKind, FaultDetail, UceRange};
+pub use device_error_info::{AiCoreFaultKind, DeviceErrorInfo, DeviceFaultKind, FaultDetail, UceRange};
 
 use crate::Call;
 use crate::error::{Error, Result, check};

@@ -5,7 +5,7 @@
 //! failure values below it, and nothing below uses it (see the layering in
 //! `lib.rs`).
 
-use crate::failure::FailureValue;
+use crate::failure_value::FailureValue;
 
 /// The result of calling `api` when no backend could be selected.
 #[cold]
@@ -57,7 +57,7 @@ macro_rules! acl_functions {
                         crate::loader::LazySymbol::new(concat!(stringify!($name), "\0"));
                     if stringify!($name) == "aclGetRecentErrMsg" {
                         if let Some(message) =
-                            <$ret as crate::failure::FailureValue>::pending_message()
+                            <$ret as crate::failure_value::FailureValue>::pending_message()
                         {
                             return message;
                         }
@@ -71,7 +71,7 @@ macro_rules! acl_functions {
                             // upholds the call's contract.
                             unsafe { function($($arg),*) }
                         }
-                        None => crate::failure::missing_symbol(stringify!($name)),
+                        None => crate::failure_value::missing_symbol(stringify!($name)),
                     }
                 }
                 crate::backend::Route::Unavailable(why) => {
@@ -80,7 +80,7 @@ macro_rules! acl_functions {
                             crate::error_msg::set(format!("no AscendCL backend is available: {why}"));
                         }
                         if let Some(message) =
-                            <$ret as crate::failure::FailureValue>::pending_message()
+                            <$ret as crate::failure_value::FailureValue>::pending_message()
                         {
                             return message;
                         }

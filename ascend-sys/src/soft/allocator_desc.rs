@@ -8,10 +8,10 @@
 //! there; the software device refuses it with `ACL_ERROR_INVALID_PARAM` and
 //! records the misuse.
 
-use crate::soft::check::misuse;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::check::misuse_log;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::types::*;
 use std::collections::BTreeMap;
@@ -102,7 +102,7 @@ fn descriptor<'a>(state: &'a mut Allocators, api: &'static str, handle: usize) -
     match state.descriptors.get_mut(&handle) {
         Some(descriptor) => Ok(&mut descriptor.fields),
         None => {
-            misuse::record(
+            misuse_log::record(
                 api,
                 format!("allocatorDesc {handle:#x} is not a live descriptor (the runtime would dereference it)"),
             );

@@ -17,9 +17,9 @@
 //! kind and never dereferenced. Every handle a caller passes is looked up in
 //! the table first.
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime::{self, current};
 use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 use std::collections::BTreeMap;

@@ -6,9 +6,9 @@
 //! freed and so that copies can tell it from pageable memory (each
 //! allocation is also noted in the core's map of host ranges).
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;

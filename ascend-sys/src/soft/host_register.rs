@@ -15,9 +15,9 @@
 //! Ranges may not overlap (`ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED`), and
 //! unregistering takes the registered base address only.
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;

@@ -58,9 +58,11 @@ mod vmm;
 pub use self::core::config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
 pub use self::core::resource::{LiveResource, ResourceKind};
 pub use self::core::sequence::sequence_now;
-pub use check::faults::{ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault, inject_missing_symbol};
-pub(crate) use check::faults::{injected_fault, take as take_fault};
-pub use check::misuse::{Misuse, MisuseWatch, misuse, take_misuse};
+pub use check::fault_injection::{
+    ENV_FAULTS, FaultError, armed_faults, clear_faults, inject_fault, inject_missing_symbol,
+};
+pub(crate) use check::fault_injection::{injected_fault, take as take_fault};
+pub use check::misuse_log::{Misuse, MisuseWatch, misuse, take_misuse};
 pub use check::sanitize::{
     Checks, ENV_SANITIZE, ENV_SANITIZE_EXITCODE, Summary as SanitizerSummary, sanitize_opaque, sanitizer_checks,
     sanitizer_exit_code, sanitizer_summary, sanitizer_tracked_runs, start_sanitizer, stop_sanitizer,

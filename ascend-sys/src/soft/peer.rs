@@ -5,9 +5,9 @@
 //! peer), process-wide, and a device-to-device copy between two devices
 //! needs it (see [`check_copy`]).
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::segments::Segments;
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;

@@ -1,8 +1,8 @@
 //! `aclInit`/`aclFinalize` and device selection.
 
 use crate::soft::context;
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;

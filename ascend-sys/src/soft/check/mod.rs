@@ -3,6 +3,6 @@
 //! the sanitizer's state with its raw-byte hooks ([`sanitize`]). Nothing
 //! here names a family.
 
-pub(super) mod faults;
-pub(super) mod misuse;
+pub(super) mod fault_injection;
+pub(super) mod misuse_log;
 pub(super) mod sanitize;

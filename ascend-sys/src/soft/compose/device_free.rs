@@ -6,7 +6,7 @@
 //! allocators above the families (managed memory, memory pools) free
 //! device memory too.
 
-use crate::soft::core::fail::SoftResult;
+use crate::soft::core::soft_result::SoftResult;
 use crate::soft::device_mem::{self, Freed};
 use crate::soft::share;
 

@@ -5,8 +5,8 @@
 //! is itself. The rules of what may be touched live here, so synchronous and
 //! stream copies enforce the same ones.
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segments, Side};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem;
 use crate::soft::host_mem;
 use crate::soft::host_register;

@@ -15,7 +15,7 @@
 //!   device uses.
 
 use crate::soft::core::byte_locks;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::ACL_ERROR_RT_MEMORY_ALLOCATION;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{FallocateFlags, MemfdFlags, fallocate, ftruncate, memfd_create};

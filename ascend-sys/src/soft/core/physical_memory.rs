@@ -7,7 +7,7 @@
 //! allocation's bytes follow it. The file is sparse: RAM is committed only
 //! for pages written.
 
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::ACL_ERROR_RT_MEMORY_ALLOCATION;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};

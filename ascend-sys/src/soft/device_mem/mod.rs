@@ -21,10 +21,10 @@ mod table;
 pub(crate) use rounding::{Rounding, check_device_cfg, rounded_size};
 
 use crate::soft::check::sanitize;
-use crate::soft::core::fail::{SoftResult, fail};
 #[cfg(debug_assertions)]
 use crate::soft::core::lock_order::{self, Rank};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime::current;
 use crate::soft::runtime::{self, Core};
 use crate::types::*;

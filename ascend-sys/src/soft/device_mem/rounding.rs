@@ -1,7 +1,7 @@
 //! How `aclrtMalloc*` sizes are rounded, and the configurations
 //! `aclrtMallocWithCfg` accepts.
 
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime::current;
 use crate::types::*;
 

@@ -141,7 +141,7 @@ fn last_error(api: &'static str, level: aclrtLastErrLevel, clear: bool) -> aclEr
         ));
         return ACL_ERROR_INVALID_PARAM;
     }
-    crate::soft::core::fail::last_error(clear)
+    crate::soft::core::soft_result::last_error(clear)
 }
 
 pub(crate) unsafe fn aclrtGetLastError(level: aclrtLastErrLevel) -> aclError {

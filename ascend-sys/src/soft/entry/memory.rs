@@ -103,7 +103,7 @@ fn free_device_or_managed(address: usize, api: &'static str) -> SoftResult {
     if crate::soft::compose::mem_pool::owns(address) {
         let why =
             format!("{address:#x} is a block of a stream-ordered memory pool: give it back with aclrtMemPoolFreeAsync");
-        crate::soft::check::misuse::record(api, why.clone());
+        crate::soft::check::misuse_log::record(api, why.clone());
         return fail(ACL_ERROR_RT_PARAM_INVALID, why);
     }
     crate::soft::compose::device_free::free(address)

@@ -9,7 +9,7 @@
 use crate::soft::check::sanitize;
 use crate::soft::compose::copy;
 use crate::soft::context;
-use crate::soft::core::fail::{SoftResult, fail, finish};
+use crate::soft::core::soft_result::{SoftResult, fail, finish};
 use crate::soft::device_mem::{self, Rounding};
 use crate::soft::host_mem;
 use crate::soft::process;

@@ -25,10 +25,10 @@
 //! as is an append that would make a chain a cycle (the real driver would
 //! use freed memory or loop there).
 
-use crate::soft::check::misuse;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::check::misuse_log;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::types::*;
 use std::alloc::Layout;
@@ -119,7 +119,7 @@ fn locked() -> Ranked<'static, Mbufs> {
 
 /// The code and misuse record of a handle that is not a live header.
 fn unknown<T>(api: &'static str, name: &str, handle: usize) -> SoftResult<T> {
-    misuse::record(
+    misuse_log::record(
         api,
         format!("{name} {handle:#x} is not a live mbuf (never allocated, or already freed)"),
     );
@@ -189,7 +189,7 @@ pub(crate) fn free(handle: usize) -> SoftResult {
     const API: &str = "aclrtFreeBuf";
     let mut state = lock()?;
     if state.header(API, "buf", handle)?.linked {
-        misuse::record(
+        misuse_log::record(
             API,
             format!("buf {handle:#x} is linked in another mbuf's chain (free the chain's head)"),
         );
@@ -289,7 +289,7 @@ pub(crate) fn append(head: usize, buf: usize) -> SoftResult {
     let head_chain = state.chain(head);
     let members: BTreeSet<usize> = head_chain.iter().copied().collect();
     if state.chain(buf).iter().any(|member| members.contains(member)) {
-        misuse::record(
+        misuse_log::record(
             API,
             format!("appending buf {buf:#x} to headBuf {head:#x} would make the chain a cycle"),
         );
@@ -299,7 +299,7 @@ pub(crate) fn append(head: usize, buf: usize) -> SoftResult {
         );
     }
     if linked {
-        misuse::record(API, format!("buf {buf:#x} is already linked in another chain"));
+        misuse_log::record(API, format!("buf {buf:#x} is already linked in another chain"));
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
             format!("buf {buf:#x} is already linked in another chain"),

@@ -7,7 +7,7 @@
 //! handles and sets what is current. It is thread-local state: no lock,
 //! so it has no place in [`crate::soft::core::lock_order`].
 
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::ACL_ERROR_RT_CONTEXT_NULL;
 use std::cell::Cell;
 

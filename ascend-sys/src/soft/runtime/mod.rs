@@ -5,7 +5,7 @@ pub(crate) mod current;
 
 use crate::soft::core::arena::Arena;
 use crate::soft::core::config::{Config, ConfigError};
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -143,7 +143,8 @@ pub(crate) fn startup_problem() -> Option<String> {
     if let Some(started) = SOFT.get() {
         return started.as_ref().err().cloned();
     }
-    if let Some(problem) = crate::soft::check::faults::env_problem().or_else(crate::soft::check::sanitize::env_problem)
+    if let Some(problem) =
+        crate::soft::check::fault_injection::env_problem().or_else(crate::soft::check::sanitize::env_problem)
     {
         return Some(problem.to_string());
     }
@@ -158,7 +159,7 @@ pub(crate) fn startup_problem() -> Option<String> {
 pub(crate) fn core() -> SoftResult<&'static Core> {
     let started = SOFT.get_or_init(|| {
         if let Some(problem) =
-            crate::soft::check::faults::env_problem().or_else(crate::soft::check::sanitize::env_problem)
+            crate::soft::check::fault_injection::env_problem().or_else(crate::soft::check::sanitize::env_problem)
         {
             return Err(problem.to_string());
         }

@@ -11,9 +11,9 @@
 use super::header::{self, Header, HeaderPage, MAGIC_PHYSICAL, WHITELIST_BYTES};
 use super::proc_fd::{self, Refusal};
 use super::{Export, add_pids};
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::memory_kind::{Kind, Pages, Place};
 use crate::soft::core::physical_memory::{HEADER, PhysicalMemory};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd};
 use std::sync::Arc;

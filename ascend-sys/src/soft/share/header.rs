@@ -17,7 +17,7 @@
 //! (release), so a reader that loads the count (acquire) reads complete
 //! entries.
 
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 use rustix::fd::{AsFd, BorrowedFd};
 use rustix::mm::{MapFlags, ProtFlags, mmap, munmap};

@@ -19,9 +19,9 @@ use super::add_pids;
 use super::header::{self, HeaderPage, MAGIC_IPC, PAGE, WHITELIST_BYTES};
 use super::import_view::ImportView;
 use super::proc_fd::{self, Refusal};
-use crate::soft::check::misuse;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::check::misuse_log;
 use crate::soft::core::segments::{Segment, Segments};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;
@@ -357,7 +357,7 @@ fn destroy(api: &'static str, key: &str, exported: IpcKey) {
     header.set(header::WITHDRAWN);
     let live = header.live_importers();
     if !live.is_empty() {
-        misuse::record(
+        misuse_log::record(
             api,
             format!(
                 "IPC key {key} (device {} memory at {:#x}, {} bytes) is destroyed while process(es) {live:?} \

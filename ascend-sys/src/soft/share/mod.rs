@@ -26,9 +26,9 @@ pub(crate) use ipc::{
 pub(crate) use locked::{ShareReader, read, read_if_started, write};
 pub(crate) use proc_fd::{Refusal as ProcFdRefusal, open as open_proc_fd, own_pid};
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

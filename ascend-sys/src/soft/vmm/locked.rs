@@ -3,8 +3,8 @@
 //! change them write.
 
 use super::Vmm;
-use crate::soft::core::fail::SoftResult;
 use crate::soft::core::lock_order::{Held, Rank, RankedRw};
+use crate::soft::core::soft_result::SoftResult;
 use crate::soft::runtime;
 use crossbeam_utils::sync::{ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::sync::LazyLock;

@@ -5,7 +5,7 @@ use super::Mapping;
 use super::Vmm;
 use super::physical::release_if_unused;
 use super::properties::{self, Place};
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 
 /// The flag `aclrtMemGetAccess` reports for a location never set.

@@ -32,10 +32,10 @@ pub(crate) use physical::{
 pub(crate) use query::{granularity, mapped_range};
 pub(crate) use reservation::{release, reserve};
 
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::segments::{Segment, Segments};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 use properties::{Kind, Place};
 use std::collections::{BTreeMap, HashMap};

@@ -5,7 +5,7 @@ use super::Vmm;
 use super::prop_rules;
 use super::properties::{self, Kind, Place};
 use super::{Physical, PhysicalMemory};
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;

@@ -15,7 +15,7 @@
 //! context for `HOST_NUMA` → 107002) are the callers'.
 
 use super::properties::{Kind, Pages, Place};
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 
 /// One row of the ACL layer's memAttr table.

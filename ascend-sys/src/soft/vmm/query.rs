@@ -3,7 +3,7 @@
 
 use super::Vmm;
 use super::{prop_rules, properties};
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 
 /// `aclrtMemGetAllocationGranularity`, after the NULL checks: the ACL

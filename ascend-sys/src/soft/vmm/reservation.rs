@@ -2,7 +2,7 @@
 
 use super::Reservation;
 use super::Vmm;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::ffi::c_void;

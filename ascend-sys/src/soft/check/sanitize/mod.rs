@@ -17,7 +17,7 @@
 //!   by the bytes behind the address (so two mappings of one physical
 //!   allocation share their history).
 //!
-//! It reports, into the misuse list ([`crate::soft::check::misuse`]):
+//! It reports, into the misuse list ([`crate::soft::check::misuse_log`]):
 //!
 //! - [`Checks::RACE`]: two accesses to the same bytes, at least one a
 //!   write, from two streams (or a stream and a synchronous call of the
@@ -245,7 +245,7 @@ fn publish(api: &'static str, text: String) {
     if FLAGS.load(Ordering::Relaxed) & ECHO != 0 {
         let _ = writeln!(std::io::stderr(), "ascend-rs sanitizer: in {api}: {text}");
     }
-    crate::soft::check::misuse::record(api, text);
+    crate::soft::check::misuse_log::record(api, text);
 }
 
 thread_local! {

@@ -34,8 +34,8 @@
 //! prefetch.
 
 use crate::soft::core::arena::Arena;
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem;
 use crate::soft::runtime;
 use crate::soft::runtime::current;

@@ -19,8 +19,8 @@ use crate::soft::check::sanitize::{self, Range};
 use crate::soft::compose::copy;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segments, Side};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime::current;
 use crate::types::*;
 

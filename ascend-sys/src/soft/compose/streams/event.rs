@@ -1,7 +1,7 @@
 //! One event: the records issued on it and which of them were reached.
 
 use super::ipc_event::IpcShared;
-use crate::soft::check::misuse;
+use crate::soft::check::misuse_log;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -189,7 +189,7 @@ impl Event {
             if !skip_noted && records.skipped.contains(&number) {
                 skip_noted = true;
                 drop(records);
-                misuse::record(
+                misuse_log::record(
                     "ACL_STOP_ON_FAILURE",
                     format!(
                         "{waiter} waits for record {number} of event {:#x}, which its stream skipped after a failed \
@@ -227,7 +227,7 @@ impl Event {
             };
             if let Some((api, description)) = ended {
                 drop(records);
-                misuse::record(api, description);
+                misuse_log::record(api, description);
                 return true;
             }
             // An IPC event's record may be reached in another process,

@@ -3,8 +3,8 @@
 
 use super::task::Work;
 use super::{join_destroyed, take_for_destruction};
-use crate::soft::check::misuse;
-use crate::soft::core::fail::SoftResult;
+use crate::soft::check::misuse_log;
+use crate::soft::core::soft_result::SoftResult;
 
 /// The call's name, as recorded in the misuse list.
 const API: &str = "aclrtDestroyStreamForce";
@@ -12,7 +12,7 @@ const API: &str = "aclrtDestroyStreamForce";
 /// `aclrtDestroyStreamForce`: the checks of `aclrtDestroyStream` (NULL →
 /// 100000, unknown → 107017, no context → 107002, another device's stream
 /// → 107003), then, without waiting, every queued task is dropped (each
-/// recorded in [`crate::soft::check::misuse`], since work the program queued will
+/// recorded in [`crate::soft::check::misuse_log`], since work the program queued will
 /// never run). A task the worker is running finishes, except a wait (for an
 /// event or a value), which ends at once, also recorded. Streams waiting
 /// for an event record that was dropped stop waiting (recorded when they
@@ -25,7 +25,7 @@ pub(crate) fn destroy_stream_force(handle: usize) -> SoftResult {
         if let Work::Record { event, number } = &task.work {
             event.drop_record(*number, API);
         }
-        misuse::record(
+        misuse_log::record(
             API,
             format!(
                 "{} dropped: its stream was destroyed by force before it ran",

@@ -11,7 +11,7 @@
 //! process cannot wake this one's threads). Nothing is created in a file
 //! system; the page goes when the last process holding it closes it.
 
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::share::{ProcFdRefusal, open_proc_fd, random_token};
 use crate::types::*;
 use rustix::fd::{AsRawFd, OwnedFd};

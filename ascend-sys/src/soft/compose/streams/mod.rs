@@ -25,7 +25,7 @@ mod batch;
 mod cmo;
 mod event;
 mod event_ops;
-mod fault;
+mod faulted_devices;
 mod force;
 mod indirect;
 mod ipc_event;
@@ -46,7 +46,7 @@ pub(crate) use event_ops::{
     query_event, query_event_old, query_event_wait_status, record_event, reset_event, stream_wait_event,
     stream_wait_event_timeout, synchronize_event, synchronize_event_timeout,
 };
-pub(crate) use fault::of as device_fault;
+pub(crate) use faulted_devices::of as device_fault;
 pub(crate) use force::destroy_stream_force;
 pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
 pub(crate) use queue::Stream;
@@ -54,11 +54,11 @@ pub(crate) use rows::Rows;
 pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
 pub(crate) use value::{ValueCall, enqueue as enqueue_value};
 
-use crate::soft::check::misuse;
+use crate::soft::check::misuse_log;
 use crate::soft::check::sanitize;
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime;
 use crate::soft::runtime::current;
 use crate::types::*;
@@ -647,7 +647,7 @@ pub(crate) fn host_memory_freed(streams: &Streams, start: usize, end: usize) -> 
     for stream in streams.all() {
         let (cancelled, busy) = stream.cancel_host_users(start, end);
         for task in cancelled {
-            misuse::record(
+            misuse_log::record(
                 "aclrtFreeHost",
                 format!(
                     "host memory {start:#x}..{end:#x} freed while {task} was still queued; \

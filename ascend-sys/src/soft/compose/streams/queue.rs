@@ -4,9 +4,9 @@
 use super::event::Event;
 use super::task::{Task, Work};
 use super::value::BlockedOn;
-use crate::soft::check::misuse;
+use crate::soft::check::misuse_log;
 use crate::soft::check::sanitize;
-use crate::soft::core::fail::{Failure, SoftResult, fail};
+use crate::soft::core::soft_result::{Failure, SoftResult, fail};
 use crate::types::ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -318,7 +318,7 @@ pub(crate) fn run(stream: &Stream) {
             task.skip_after_failure();
             Ok(())
         } else if task.cancelled {
-            misuse::record(
+            misuse_log::record(
                 task.api,
                 format!(
                     "{} skipped: its host memory was freed by aclrtFreeHost before it ran",
@@ -330,7 +330,7 @@ pub(crate) fn run(stream: &Stream) {
             task.execute(stream)
         };
         if let Err(failure) = &outcome {
-            super::fault::task_failed(stream.device, failure);
+            super::faulted_devices::task_failed(stream.device, failure);
         }
         // The task (and its event's wait ticket) goes before it is
         // published as finished: whoever sees the stream done then sees

@@ -7,8 +7,8 @@
 
 use crate::soft::compose::translate::Translator;
 use crate::soft::core::byte_locks;
-use crate::soft::core::fail::{SoftResult, fail};
 use crate::soft::core::segments::{Segment, Segments};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::peer;
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 

@@ -5,7 +5,7 @@ use super::queue::Stream;
 use super::rows::{self, Rows};
 use super::value;
 use crate::soft::compose::copy;
-use crate::soft::core::fail::{Failure, SoftResult};
+use crate::soft::core::soft_result::{Failure, SoftResult};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_SYS_DMA, ACL_ERROR_RT_WAIT_TIMEOUT};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -36,7 +36,7 @@ impl Streams {
             .collect();
         let default = self.defaults.get(&device).map(|entry| Arc::clone(&entry.stream));
         self.default_aliases.retain(|_, &mut of| of != device);
-        super::fault::clear(device);
+        super::faulted_devices::clear(device);
         let events_before = self.events.len();
         self.events.retain(|_, event| event.device != device);
         (Detached { entries, default }, events_before - self.events.len())

@@ -13,7 +13,7 @@
 //! A wait whose condition never comes keeps its stream blocked
 //! (`aclrtSynchronizeStreamWithTimeout` says what it is blocked in; the
 //! leak report too). It ends without its condition, recorded in
-//! [`crate::soft::check::misuse`] as for a stream waiting for an event that is
+//! [`crate::soft::check::misuse_log`] as for a stream waiting for an event that is
 //! destroyed, when the memory it reads is freed or unmapped, when its
 //! stream is destroyed by `aclrtDestroyStreamForce`, or when its device's
 //! context is torn down by the last `aclrtResetDevice`.
@@ -25,10 +25,10 @@ use super::queue::Stream;
 use super::task::{Task, Work};
 use super::transfer::{Location, location};
 use super::{lookup_stream, target_stream};
-use crate::soft::check::misuse;
+use crate::soft::check::misuse_log;
 use crate::soft::compose::copy;
 use crate::soft::compose::translate::Translator;
-use crate::soft::core::fail::{SoftResult, fail};
+use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::runtime::current;
 use crate::types::*;
 use std::fmt;
@@ -129,7 +129,7 @@ pub(crate) fn wait(stream: &Stream, task: &Task, address: usize, value: u64, fla
             Ok(current) => current,
             Err(failure) => {
                 stream.set_blocked(None);
-                misuse::record(
+                misuse_log::record(
                     "aclrtValueWait",
                     format!(
                         "{} ended without its condition: the memory it reads is gone ({})",
@@ -146,7 +146,7 @@ pub(crate) fn wait(stream: &Stream, task: &Task, address: usize, value: u64, fla
         }
         if let Some(api) = stream.given_up(task.number, false) {
             stream.set_blocked(None);
-            misuse::record(
+            misuse_log::record(
                 api,
                 format!(
                     "{} ended without its condition (the value is {current:#x}): {api} ends it",

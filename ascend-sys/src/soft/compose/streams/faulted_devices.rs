@@ -8,7 +8,7 @@
 //! own (taken by a worker after its task, with no other lock held, and
 //! under the family's lock by the teardown): see [`crate::soft::core::lock_order`].
 
-use crate::soft::core::fail::Failure;
+use crate::soft::core::soft_result::Failure;
 use crate::types::ACL_ERROR_RT_WAIT_TIMEOUT;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};

@@ -6,7 +6,7 @@
 //! exactly what a test of "this operation cleans up when step N fails"
 //! needs.
 
-use crate::failure::{FailureValue, missing_symbol};
+use crate::failure_value::{FailureValue, missing_symbol};
 use crate::soft::core::config::ConfigError;
 use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, aclError};
 use std::sync::atomic::{AtomicU8, Ordering};
