@@ -91,7 +91,7 @@ fn the_check_sees_a_whole_segment() {
 const LAYERS: &[(&str, &[&str])] = &[
     ("core", &["core"]),
     ("check", &["check"]),
-    ("runtime", &["runtime"]),
+    ("started", &["started"]),
     (
         "family",
         &[
@@ -271,7 +271,7 @@ fn the_layer_check_sees_a_planted_upward_import() {
         Ok(vec![(1, "context".to_string())])
     );
     assert_eq!(
-        upward("use crate::soft::runtime::current;\n", &["host_mem"]),
+        upward("use crate::soft::started::current;\n", &["host_mem"]),
         Ok(vec![])
     );
     // Downward, inside the own room, in comments, and the facade are fine.

@@ -12,7 +12,7 @@ use crate::soft::check::misuse_log;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
+use crate::soft::started;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -63,7 +63,7 @@ static ALLOCATORS: Mutex<Allocators> = Mutex::new(Allocators {
 /// The family's state, locked ([`Rank::Allocators`]). Fails only if the
 /// software device cannot start (as every call does then).
 fn lock() -> SoftResult<Ranked<'static, Allocators>> {
-    runtime::core()?;
+    started::core()?;
     Ok(locked())
 }
 

@@ -1,6 +1,6 @@
 //! The contexts "as far as the memory API needs them": their handles, the
 //! primary contexts' retains, and which of them is current on a thread
-//! (kept in [`crate::soft::runtime::current`], where every family reads
+//! (kept in [`crate::soft::started::current`], where every family reads
 //! it).
 //!
 //! - `aclrtSetDevice` makes the device's **primary context** current; its
@@ -20,14 +20,14 @@
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::{self, current};
+use crate::soft::started::{self, current};
 use crate::types::{ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_PARAM_INVALID};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// `aclrtSetDevice(id)`: one more retain of `id`'s primary context.
 pub(crate) fn retain_primary(id: i32) -> SoftResult {
-    runtime::core()?.device(id)?;
+    started::core()?.device(id)?;
     *contexts()?.retains.entry(id).or_insert(0) += 1;
     Ok(())
 }
@@ -37,7 +37,7 @@ pub(crate) fn retain_primary(id: i32) -> SoftResult {
 /// (a created context stays). Returns whether that was the last retain;
 /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR` when the device is not set.
 pub(crate) fn release_primary(id: i32, force: bool) -> SoftResult<bool> {
-    runtime::core()?.device(id)?;
+    started::core()?.device(id)?;
     let last = {
         let mut contexts = contexts()?;
         let retains = contexts.retains.entry(id).or_insert(0);
@@ -59,7 +59,7 @@ pub(crate) fn release_primary(id: i32, force: bool) -> SoftResult<bool> {
 
 /// The retains of `id`'s primary context.
 pub(crate) fn retains(id: i32) -> SoftResult<u32> {
-    runtime::core()?.device(id)?;
+    started::core()?.device(id)?;
     Ok(contexts()?.retains(id))
 }
 
@@ -95,7 +95,7 @@ static CONTEXTS: Mutex<Contexts> = Mutex::new(Contexts {
 /// The family's state, locked ([`Rank::Contexts`]); fails only if the
 /// software device cannot start.
 fn contexts() -> SoftResult<Ranked<'static, Contexts>> {
-    runtime::core()?;
+    started::core()?;
     Ok(locked())
 }
 
@@ -157,7 +157,7 @@ impl Contexts {
 
 /// `aclrtCreateContext`: a new context on `device`, made current.
 pub(crate) fn create(device: i32) -> SoftResult<usize> {
-    runtime::core()?.device(device)?;
+    started::core()?.device(device)?;
     let mut contexts = contexts()?;
     let token = Box::new(0u8);
     let handle = token_address(&token);

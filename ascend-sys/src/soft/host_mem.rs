@@ -9,8 +9,8 @@
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -61,7 +61,7 @@ pub(crate) fn malloc_host(size: u64) -> SoftResult<usize> {
     else {
         return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, format!("size {size} is too large"));
     };
-    runtime::core()?;
+    started::core()?;
     let mut allocations = allocations();
     let mapped = layout.size() >= MAPPED_FROM;
     let pointer = if mapped {
@@ -164,7 +164,7 @@ pub(crate) fn take_host(address: usize) -> SoftResult<HostAllocation> {
     match removed {
         Some(allocation) => Ok(allocation),
         None => {
-            let why = if runtime::core()?.device_of(address).is_some() {
+            let why = if started::core()?.device_of(address).is_some() {
                 format!("{address:#x} is a device address, not host memory")
             } else {
                 format!("{address:#x} was not returned by aclrtMallocHost (or was already freed)")

@@ -18,8 +18,8 @@
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous, munmap};
 use std::collections::BTreeMap;
@@ -248,7 +248,7 @@ fn check_range(address: usize, size: u64) -> SoftResult<(i32, usize, Ranked<'sta
             format!("ptr {address:#x} + size {size} wraps around the address space"),
         );
     };
-    let core = runtime::core()?;
+    let core = started::core()?;
     if let Some(owner) = core.device_of(address) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -379,7 +379,7 @@ pub(crate) fn register_v2(
 /// anything else is `ACL_ERROR_RT_PARAM_INVALID`, as in the runtime.
 pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
     current::require()?;
-    runtime::core()?;
+    started::core()?;
     let registrations = registrations();
     if let Some(registration) = registrations.by_host.get(&address) {
         return match &registration.window {
@@ -403,7 +403,7 @@ pub(crate) fn device_pointer(address: usize) -> SoftResult<usize> {
 /// base address; the device pointer, if any, is released.
 pub(crate) fn unregister(address: usize) -> SoftResult {
     current::require()?;
-    runtime::core()?;
+    started::core()?;
     let mut registrations = registrations();
     let Some(registration) = registrations.by_host.remove(&address) else {
         let why = match registrations.containing(address) {
@@ -428,7 +428,7 @@ pub(crate) fn unregister(address: usize) -> SoftResult {
 /// memory; it has no compute or other engines, so every other accelerator
 /// type answers `NOT_SUPPORTED`.
 pub(crate) fn map_capabilities(device: u32, hac: aclrtHacType) -> SoftResult<aclrtHostMemMapCapability> {
-    let count = runtime::core()?.devices.len();
+    let count = started::core()?.devices.len();
     if usize::try_from(device).map_or(true, |index| index >= count) {
         return fail(
             ACL_ERROR_RT_INVALID_DEVICEID,

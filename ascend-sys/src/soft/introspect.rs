@@ -1,8 +1,8 @@
 //! What tests can ask the software device: live resources and leaks.
 
 use crate::soft::core::resource::LiveResource;
-use crate::soft::runtime;
 use crate::soft::share::{self, Share, ShareReader};
+use crate::soft::started;
 use crate::soft::vmm::{self, Vmm, VmmReader};
 
 /// Counts and bytes of the live resources of the software device.
@@ -70,7 +70,7 @@ impl Live {
 
 /// The live resources now (all zero if the software device has not started).
 pub fn live() -> Live {
-    if runtime::core_if_started().is_none() {
+    if started::core_if_started().is_none() {
         return Live::default();
     }
     let (streams, events) = {
@@ -127,7 +127,7 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
 /// The kinds are those [`live`] counts; a device's default stream and
 /// primary contexts are not listed.
 pub fn live_since(since: u64) -> Vec<LiveResource> {
-    if runtime::core_if_started().is_none() {
+    if started::core_if_started().is_none() {
         return Vec::new();
     }
     let streams = crate::soft::compose::streams::locked().created_since(since);
@@ -151,7 +151,7 @@ fn created_since(vmm: &Vmm, share: &Share, since: u64, streams: Vec<LiveResource
 
 /// A readable list of every live resource (empty when nothing is live).
 pub fn leak_report() -> String {
-    if runtime::core_if_started().is_none() {
+    if started::core_if_started().is_none() {
         return String::new();
     }
     let streams = crate::soft::compose::streams::locked().report();

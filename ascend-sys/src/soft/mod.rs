@@ -51,8 +51,8 @@ mod introspect;
 mod mbuf;
 mod peer;
 mod process;
-mod runtime;
 mod share;
+mod started;
 mod vmm;
 
 pub use self::core::config::{Config, ConfigError, ENV_DEVICE_COUNT, ENV_DEVICE_MEMORY, ENV_GRANULARITY, MAX_DEVICES};
@@ -69,7 +69,7 @@ pub use check::sanitize::{
 };
 pub use compose::sanitize_ranges::sanitize_host_access;
 pub use introspect::{Live, leak_report, live, live_since};
-pub(crate) use runtime::startup_problem;
+pub(crate) use started::startup_problem;
 
 /// Sets the software device's configuration. It takes effect when the
 /// software device starts (on the first call routed to it); calling it after
@@ -80,12 +80,12 @@ pub(crate) use runtime::startup_problem;
 /// [`ConfigError::OutOfRange`] for a bad value; [`ConfigError::AlreadyStarted`]
 /// when the device already runs with another configuration.
 pub fn configure(config: Config) -> Result<(), ConfigError> {
-    runtime::configure(config)
+    started::configure(config)
 }
 
 /// The configuration in force (`None` before the software device starts).
 pub fn active_config() -> Option<Config> {
-    runtime::core_if_started().map(|core| core.config.clone())
+    started::core_if_started().map(|core| core.config.clone())
 }
 
 /// The message `aclGetRecentErrMsg` would return on this thread, as a Rust

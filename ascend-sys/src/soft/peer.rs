@@ -8,8 +8,8 @@
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::segments::Segments;
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -25,7 +25,7 @@ fn enabled() -> Ranked<'static, BTreeSet<(i32, i32)>> {
 /// `aclrtDeviceCanAccessPeer` after the ACL layer's checks: both ids must
 /// be devices; every pair of distinct devices can (1).
 pub(crate) fn can_access(device: i32, peer: i32) -> SoftResult<i32> {
-    let core = runtime::core()?;
+    let core = started::core()?;
     core.device(peer)?;
     core.device(device)?;
     Ok(1)
@@ -43,7 +43,7 @@ pub(crate) fn enable(peer: i32) -> SoftResult {
             format!("peerDeviceId {peer} is the current device"),
         );
     }
-    runtime::core()?.device(peer)?;
+    started::core()?.device(peer)?;
     enabled().insert((device, peer));
     Ok(())
 }
@@ -60,7 +60,7 @@ pub(crate) fn disable(peer: i32) -> SoftResult {
             format!("peerDeviceId {peer} is the current device"),
         );
     }
-    runtime::core()?.device(peer)?;
+    started::core()?.device(peer)?;
     if !enabled().remove(&(device, peer)) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

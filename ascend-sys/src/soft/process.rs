@@ -3,8 +3,8 @@
 use crate::soft::context;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::sync::Mutex;
 
@@ -30,7 +30,7 @@ static INIT: Mutex<InitState> = Mutex::new(InitState {
 /// The family's state, locked ([`Rank::Init`]); fails only if the software
 /// device cannot start.
 fn init_state() -> SoftResult<Ranked<'static, InitState>> {
-    runtime::core()?;
+    started::core()?;
     Ok(lock_order::lock(&INIT, Rank::Init))
 }
 
@@ -179,7 +179,7 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
 
 /// `aclrtGetDeviceCount`.
 pub(crate) fn device_count() -> SoftResult<u32> {
-    Ok(runtime::core()?.devices.len() as u32)
+    Ok(started::core()?.devices.len() as u32)
 }
 
 /// `aclrtGetMemInfo` for the current device. The software device has a

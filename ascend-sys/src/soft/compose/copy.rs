@@ -17,7 +17,7 @@ use crate::soft::core::byte_locks;
 use crate::soft::core::segments::Segments;
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::peer;
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 
 /// Copies `count` bytes from `src` to `dst`, each either device memory

@@ -10,8 +10,8 @@ use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem;
 use crate::soft::host_mem;
 use crate::soft::host_register;
-use crate::soft::runtime;
 use crate::soft::share::{self, Share, ShareReader};
+use crate::soft::started;
 use crate::soft::vmm::{self, Vmm, VmmReader};
 use crate::types::*;
 
@@ -57,7 +57,7 @@ impl Translator {
     /// queries see it. The VMM and sharing tables are read only for
     /// addresses the core's map of host ranges names.
     pub(crate) fn side_of(&mut self, address: usize) -> SoftResult<Side> {
-        if let Some(device) = runtime::core()?.device_of(address) {
+        if let Some(device) = started::core()?.device_of(address) {
             return Ok(Side::Device(Some(device)));
         }
         if crate::soft::core::address_map::touches(address, address) {
@@ -102,7 +102,7 @@ impl Translator {
                 format!("{role} range wraps around the address space"),
             );
         };
-        let core = runtime::core()?;
+        let core = started::core()?;
         if let Some(device) = core.device_of(address) {
             let Some((start, allocation)) = device_mem::find(address) else {
                 return fail(

@@ -1,6 +1,6 @@
 //! A shard's credit: device capacity counted ahead of its allocations.
 
-use crate::soft::runtime::DeviceCore;
+use crate::soft::started::DeviceCore;
 
 /// Capacity a shard counted on the device ahead of its allocations, so
 /// that most allocations and frees do not touch the device's shared count

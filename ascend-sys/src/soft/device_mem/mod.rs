@@ -5,7 +5,7 @@
 //! slabs of its space ([`space`]); a thread allocates small buffers from its
 //! own shard, so threads allocating, freeing and copying independently do
 //! not wait for each other. Capacity is counted in the core
-//! ([`crate::soft::runtime::DeviceCore`]), shared with VMM physical memory.
+//! ([`crate::soft::started::DeviceCore`]), shared with VMM physical memory.
 //! Lock order: the sharing tables (taken by the caller, only to withdraw
 //! IPC keys, or to reset a device; see `compose/device_free.rs`) → a shard
 //! → the space. The family names no other family.
@@ -25,8 +25,8 @@ use crate::soft::check::sanitize;
 use crate::soft::core::lock_order::{self, Rank};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::current;
-use crate::soft::runtime::{self, Core};
+use crate::soft::started::current;
+use crate::soft::started::{self, Core};
 use crate::types::*;
 use space::DeviceMemory;
 use std::sync::OnceLock;
@@ -70,7 +70,7 @@ pub(crate) fn malloc(size: usize, rounding: Rounding, policy: aclrtMemMallocPoli
         device,
         reserved,
         size as u64,
-        runtime::DEVICE_ALIGN,
+        started::DEVICE_ALIGN,
         Some("aclrtMalloc"),
     )
     .map(|(address, _)| address)
@@ -89,7 +89,7 @@ pub(crate) fn place_on(
     align: u64,
     origin: Option<&'static str>,
 ) -> SoftResult<(usize, u64)> {
-    let core = runtime::core()?;
+    let core = started::core()?;
     let slot = core.device(device)?;
     let memory = &family(core)[device as usize];
     let allocation = DeviceAllocation {
@@ -140,7 +140,7 @@ pub(crate) enum Freed {
 /// public; the software device refuses it with `ACL_ERROR_RT_PARAM_INVALID`.)
 /// An exported allocation is left alone ([`Freed::Exported`]).
 pub(crate) fn free(address: usize) -> SoftResult<Freed> {
-    let core = runtime::core()?;
+    let core = started::core()?;
     let (device, slot) = slot_of(core, address)?;
     let memory = &family(core)[device as usize];
     match memory.remove(address, slot, |allocation| !allocation.exported) {
@@ -158,7 +158,7 @@ pub(crate) fn free_exported(address: usize) -> SoftResult {
         lock_order::holds(Rank::Share),
         "free_exported needs the sharing tables locked"
     );
-    let core = runtime::core()?;
+    let core = started::core()?;
     let (device, slot) = slot_of(core, address)?;
     let memory = &family(core)[device as usize];
     let removed = memory.remove(address, slot, |_| true);
@@ -166,7 +166,7 @@ pub(crate) fn free_exported(address: usize) -> SoftResult {
 }
 
 /// The device and core slot of the device address `address`.
-fn slot_of(core: &Core, address: usize) -> SoftResult<(i32, &crate::soft::runtime::DeviceCore)> {
+fn slot_of(core: &Core, address: usize) -> SoftResult<(i32, &crate::soft::started::DeviceCore)> {
     let Some(device) = core.device_of(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -180,7 +180,7 @@ fn slot_of(core: &Core, address: usize) -> SoftResult<(i32, &crate::soft::runtim
 /// why nothing was freed.
 fn finish_free<E>(
     memory: &DeviceMemory,
-    slot: &crate::soft::runtime::DeviceCore,
+    slot: &crate::soft::started::DeviceCore,
     address: usize,
     removed: Result<DeviceAllocation, E>,
 ) -> SoftResult {
@@ -204,7 +204,7 @@ fn finish_free<E>(
 
 /// The allocation containing `address`, with its start address.
 pub(crate) fn find(address: usize) -> Option<(usize, DeviceAllocation)> {
-    let core = runtime::core_if_started()?;
+    let core = started::core_if_started()?;
     let device = core.device_of(address)?;
     family(core)[device as usize].find(address)
 }
@@ -219,7 +219,7 @@ pub(crate) fn mark_exported(address: usize, bytes: u64) -> Option<DeviceAllocati
         lock_order::holds(Rank::Share),
         "mark_exported needs the sharing tables locked"
     );
-    let core = runtime::core_if_started()?;
+    let core = started::core_if_started()?;
     let device = core.device_of(address)?;
     family(core)[device as usize].mark_exported(address, bytes)
 }
@@ -234,7 +234,7 @@ pub(crate) fn free_device(device: i32) -> Vec<usize> {
         lock_order::holds(Rank::Share),
         "free_device needs the sharing tables locked"
     );
-    let Some(core) = runtime::core_if_started() else {
+    let Some(core) = started::core_if_started() else {
         return Vec::new();
     };
     let Some(slot) = usize::try_from(device).ok().and_then(|index| core.devices.get(index)) else {
@@ -253,7 +253,7 @@ pub(crate) fn free_device(device: i32) -> Vec<usize> {
 /// Bytes of `device` not yet allocated (by `aclrtMalloc*` or
 /// `aclrtMallocPhysical`), and its capacity.
 pub(crate) fn free_bytes(device: i32) -> SoftResult<(u64, u64)> {
-    let core = runtime::core()?;
+    let core = started::core()?;
     let slot = core.device(device)?;
     Ok((family(core)[device as usize].free_bytes(slot), slot.capacity()))
 }
@@ -262,7 +262,7 @@ pub(crate) fn free_bytes(device: i32) -> SoftResult<(u64, u64)> {
 /// upper bound: it counts the capacity shards set aside for their next
 /// allocations, up to 2 MiB per shard).
 pub(crate) fn usage(device: i32) -> SoftResult<(u64, u64)> {
-    let core = runtime::core()?;
+    let core = started::core()?;
     let slot = core.device(device)?;
     let (free, capacity) = (family(core)[device as usize].free_bytes(slot), slot.capacity());
     let current = capacity.saturating_sub(free);
@@ -272,14 +272,14 @@ pub(crate) fn usage(device: i32) -> SoftResult<(u64, u64)> {
 /// Makes the capacity and space the shards of `device` set aside available
 /// (before an allocation of another family is refused for lack of room).
 pub(crate) fn reclaim(device: i32) -> SoftResult {
-    let core = runtime::core()?;
+    let core = started::core()?;
     family(core)[device as usize].reclaim(core.device(device)?);
     Ok(())
 }
 
 /// Every live allocation of every device, by address.
 pub(crate) fn all() -> Vec<(usize, DeviceAllocation)> {
-    let Some(core) = runtime::core_if_started() else {
+    let Some(core) = started::core_if_started() else {
         return Vec::new();
     };
     let mut all: Vec<(usize, DeviceAllocation)> = family(core).iter().flat_map(DeviceMemory::allocations).collect();

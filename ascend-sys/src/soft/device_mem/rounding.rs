@@ -2,7 +2,7 @@
 //! `aclrtMallocWithCfg` accepts.
 
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 
 /// How a variant rounds the requested size.

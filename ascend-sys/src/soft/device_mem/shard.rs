@@ -10,7 +10,7 @@ use super::space::SLAB;
 use super::stale::Stale;
 use super::table::Allocations;
 use crate::soft::core::range_alloc::RangeAllocator;
-use crate::soft::runtime::DEVICE_ALIGN;
+use crate::soft::started::DEVICE_ALIGN;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One shard: only its own lock guards it.

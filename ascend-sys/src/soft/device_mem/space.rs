@@ -14,7 +14,7 @@ use super::table::Allocations;
 use crate::soft::core::arena::{Arena, RELEASE_AT_ONCE};
 use crate::soft::core::lock_order::{Rank, Ranked, lock};
 use crate::soft::core::range_alloc::RangeAllocator;
-use crate::soft::runtime::{DEVICE_ALIGN, DeviceCore};
+use crate::soft::started::{DEVICE_ALIGN, DeviceCore};
 use crossbeam_utils::CachePadded;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};

@@ -322,7 +322,7 @@ fn p2p_map(devPtr: *mut c_void, size: usize, dstDevId: i32, flags: u64) -> SoftR
     if flags != 0 {
         return fail(ACL_ERROR_INVALID_PARAM, format!("flags must be 0 (it is {flags:#x})"));
     }
-    crate::soft::runtime::core()?.device(dstDevId)?;
+    crate::soft::started::core()?.device(dstDevId)?;
     let address = devPtr as usize;
     let mut tables = Translator::default();
     let Side::Device(Some(owner)) = tables.side_of(address)? else {
@@ -355,7 +355,7 @@ pub(crate) unsafe fn aclrtGetMemUceInfo(
     let _ = arraySize;
     let outcome = non_null(memUceInfoArray, "memUceInfoArray")
         .and_then(|()| non_null(retSize, "retSize"))
-        .and_then(|()| crate::soft::runtime::core()?.device(deviceId).map(drop))
+        .and_then(|()| crate::soft::started::core()?.device(deviceId).map(drop))
         .map(|()| {
             // No uncorrectable errors: nothing to report (any arraySize,
             // 0 included, holds none).

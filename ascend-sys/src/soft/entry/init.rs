@@ -160,7 +160,7 @@ pub(crate) unsafe fn aclrtPeekAtLastError(level: aclrtLastErrLevel) -> aclError 
 /// written.
 pub(crate) unsafe fn aclrtGetErrorVerbose(deviceId: i32, errorInfo: *mut aclrtErrorInfo) -> aclError {
     let outcome = non_null(errorInfo, "errorInfo").and_then(|()| {
-        crate::soft::runtime::core()?.device(deviceId)?;
+        crate::soft::started::core()?.device(deviceId)?;
         let error_type = match crate::soft::compose::streams::device_fault(deviceId) {
             Some(message) => {
                 log::debug!("aclrtGetErrorVerbose: device {deviceId} faulted: {message}");

@@ -13,7 +13,7 @@ use crate::soft::core::soft_result::{SoftResult, fail, finish};
 use crate::soft::device_mem::{self, Rounding};
 use crate::soft::host_mem;
 use crate::soft::process;
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 use std::ffi::CStr;
 

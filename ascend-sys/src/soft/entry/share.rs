@@ -2,8 +2,8 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
-use crate::soft::runtime;
 use crate::soft::share;
+use crate::soft::started;
 use crate::soft::vmm;
 
 /// Exports the physical allocation `handle` (`(shareable handle, full
@@ -209,7 +209,7 @@ pub(crate) unsafe fn aclrtMemImportFromShareableHandle(
 ) -> aclError {
     let outcome = (|| {
         non_null(handle, "handle")?;
-        runtime::core()?.device(deviceId)?;
+        started::core()?.device(deviceId)?;
         current::require()?;
         import(shareableHandle, None, deviceId, handle)
     })();

@@ -29,7 +29,7 @@ use crate::soft::check::misuse_log;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
+use crate::soft::started;
 use crate::types::*;
 use std::alloc::Layout;
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,7 +108,7 @@ static MBUFS: Mutex<Mbufs> = Mutex::new(Mbufs {
 /// The family's state, locked ([`Rank::Mbufs`]), starting the software
 /// device if needed.
 fn lock() -> SoftResult<Ranked<'static, Mbufs>> {
-    runtime::core()?;
+    started::core()?;
     Ok(locked())
 }
 

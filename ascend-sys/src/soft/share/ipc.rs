@@ -22,8 +22,8 @@ use super::proc_fd::{self, Refusal};
 use crate::soft::check::misuse_log;
 use crate::soft::core::segments::{Segment, Segments};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
@@ -148,7 +148,7 @@ pub(crate) fn export_key(
             ),
         );
     };
-    let arena_fd = runtime::core()?.device(allocation.device)?.arena.fd().as_raw_fd() as u32;
+    let arena_fd = started::core()?.device(allocation.device)?.arena.fd().as_raw_fd() as u32;
     let failed = |what: &str, error: rustix::io::Errno| {
         fail(
             ACL_ERROR_RT_MEMORY_ALLOCATION,

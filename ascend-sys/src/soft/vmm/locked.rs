@@ -5,7 +5,7 @@
 use super::Vmm;
 use crate::soft::core::lock_order::{Held, Rank, RankedRw};
 use crate::soft::core::soft_result::SoftResult;
-use crate::soft::runtime;
+use crate::soft::started;
 use crossbeam_utils::sync::{ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::sync::LazyLock;
 
@@ -16,17 +16,17 @@ pub(crate) type VmmReader = Held<ShardedLockReadGuard<'static, Vmm>>;
 
 /// The tables for writing, starting the software device on first use.
 pub(crate) fn write() -> SoftResult<Held<ShardedLockWriteGuard<'static, Vmm>>> {
-    runtime::core()?;
+    started::core()?;
     Ok(VMM.write())
 }
 
 /// The tables for reading, starting the software device on first use.
 pub(crate) fn read() -> SoftResult<VmmReader> {
-    runtime::core()?;
+    started::core()?;
     Ok(VMM.read())
 }
 
 /// The tables for reading, if the software device has started.
 pub(crate) fn read_if_started() -> Option<VmmReader> {
-    runtime::core_if_started().map(|_| VMM.read())
+    started::core_if_started().map(|_| VMM.read())
 }

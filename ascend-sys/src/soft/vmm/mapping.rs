@@ -24,7 +24,7 @@ pub(crate) fn map(
     if offset != 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, format!("offset {offset} must be 0"));
     }
-    let granularity_base = crate::soft::runtime::core()?.config.granularity;
+    let granularity_base = crate::soft::started::core()?.config.granularity;
     let physical = vmm.physical(handle)?;
     if size as u64 != physical.size {
         return fail(
@@ -157,7 +157,7 @@ pub(crate) fn set_access(vmm: &mut Vmm, address: usize, size: usize, descriptors
     if descriptors.is_empty() {
         return fail(ACL_ERROR_RT_PARAM_INVALID, "count is 0");
     }
-    let device_count = crate::soft::runtime::core()?.devices.len() as u32;
+    let device_count = crate::soft::started::core()?.devices.len() as u32;
     let Some(mapping) = vmm.mappings.get(address) else {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

@@ -6,8 +6,8 @@ use super::prop_rules;
 use super::properties::{self, Kind, Place};
 use super::{Physical, PhysicalMemory};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::sync::Arc;
 
@@ -53,7 +53,7 @@ pub(crate) fn malloc_physical(
     let place = prop_rules::driver_place(prop)?;
     match place {
         Place::Device(id) => {
-            runtime::core()?.device(id)?;
+            started::core()?.device(id)?;
         }
         Place::Host { numa: true, .. } => {
             current::require()?;
@@ -61,7 +61,7 @@ pub(crate) fn malloc_physical(
         Place::Host { numa: false, .. } => {}
     }
     let kind = prop_rules::driver_kind(place, pages, p2p)?;
-    let granularity = properties::granularity(kind.pages, runtime::core()?.config.granularity);
+    let granularity = properties::granularity(kind.pages, started::core()?.config.granularity);
     if !(size as u64).is_multiple_of(granularity) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,
@@ -70,7 +70,7 @@ pub(crate) fn malloc_physical(
     }
     let size = size as u64;
     if let Place::Device(id) = kind.place {
-        let device = runtime::core()?.device(id)?;
+        let device = started::core()?.device(id)?;
         // What `aclrtMalloc`'s shards set aside is free for this too.
         let counted = device.commit(size) || (reclaim(id).is_ok() && device.commit(size));
         if !counted {
@@ -95,7 +95,7 @@ pub(crate) fn malloc_physical(
         Ok(memory) => Arc::new(memory),
         Err(failure) => {
             if let Place::Device(id) = kind.place
-                && let Ok(device) = runtime::core()?.device(id)
+                && let Ok(device) = started::core()?.device(id)
             {
                 device.uncommit(size);
             }
@@ -149,7 +149,7 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
         return;
     }
     if let Place::Device(id) = physical.kind.place
-        && let Some(device) = runtime::core_if_started().and_then(|core| core.device(id).ok())
+        && let Some(device) = started::core_if_started().and_then(|core| core.device(id).ok())
     {
         device.uncommit(physical.size);
     }
@@ -157,7 +157,7 @@ pub(crate) fn release_if_unused(vmm: &mut Vmm, handle: usize) {
     // process may map it.
     if let Ok(memory) = Arc::try_unwrap(physical.memory)
         && !memory.was_exported()
-        && let Some(core) = runtime::core_if_started()
+        && let Some(core) = started::core_if_started()
     {
         vmm.kept.keep(memory, super::kept::budget(core.config.device_memory));
     }

@@ -13,7 +13,7 @@ pub(crate) fn granularity(prop: &aclrtPhysicalMemProp, option: aclrtMemGranulari
     let (pages, p2p) = prop_rules::acl_granularity(prop)?;
     let place = prop_rules::driver_place(prop)?;
     if let properties::Place::Device(id) = place {
-        crate::soft::runtime::core()?.device(id)?;
+        crate::soft::started::core()?.device(id)?;
     }
     let kind = prop_rules::driver_kind(place, pages, p2p)?;
     if option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM && option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED {
@@ -22,7 +22,7 @@ pub(crate) fn granularity(prop: &aclrtPhysicalMemProp, option: aclrtMemGranulari
             format!("option {option} is neither MINIMUM (0) nor RECOMMENDED (1)"),
         );
     }
-    Ok(properties::granularity(kind.pages, crate::soft::runtime::core()?.config.granularity) as usize)
+    Ok(properties::granularity(kind.pages, crate::soft::started::core()?.config.granularity) as usize)
 }
 
 /// `aclrtMemGetAddressRange` for an address that is neither `aclrtMalloc*`

@@ -24,7 +24,7 @@ pub(crate) fn reserve(vmm: &mut Vmm, size: usize, align: usize, expect: usize) -
     if align != 0 {
         return fail(ACL_ERROR_RT_PARAM_INVALID, format!("alignment {align} must be 0"));
     }
-    let granularity = crate::soft::runtime::core()?.config.granularity as usize;
+    let granularity = crate::soft::started::core()?.config.granularity as usize;
     if !size.is_multiple_of(granularity) {
         return fail(
             ACL_ERROR_RT_PARAM_INVALID,

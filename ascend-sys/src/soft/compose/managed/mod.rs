@@ -37,8 +37,8 @@ use crate::soft::core::arena::Arena;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem;
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -152,7 +152,7 @@ fn lock() -> Ranked<'static, Managed> {
 }
 
 fn arena(device: i32) -> SoftResult<&'static Arena> {
-    Ok(&runtime::core()?.device(device)?.arena)
+    Ok(&started::core()?.device(device)?.arena)
 }
 
 /// `aclrtMemAllocManaged` after the ACL layer's checks: `size` 0 is the
@@ -297,7 +297,7 @@ fn pages_of<'a>(managed: &'a mut Managed, address: usize, size: usize, role: &st
 
 /// The number of devices, for the runtime's device-id checks.
 fn device_count() -> SoftResult<i32> {
-    Ok(runtime::core()?.devices.len() as i32)
+    Ok(started::core()?.devices.len() as i32)
 }
 
 /// The runtime's check of a location naming a device: its id must be a

@@ -28,8 +28,8 @@ use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem::{self, Rounding};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -124,7 +124,7 @@ impl Pools {
 }
 
 fn lock() -> SoftResult<Ranked<'static, Pools>> {
-    runtime::core()?;
+    started::core()?;
     Ok(locked())
 }
 
@@ -157,7 +157,7 @@ fn release_idle_blocks(blocks: Vec<(usize, u64)>, api: &'static str) {
 /// otherwise rounded up to 2 MiB) must fit in it.
 pub(crate) fn create(props: &aclrtMemPoolProps) -> SoftResult<usize> {
     current::require()?;
-    let core = runtime::core()?;
+    let core = started::core()?;
     let device = props.location.id as i32;
     let slot = core.device(device)?;
     let total = slot.capacity();

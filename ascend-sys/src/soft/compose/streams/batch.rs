@@ -20,7 +20,7 @@ use crate::soft::compose::translate::Translator;
 use crate::soft::core::segments::{Segments, Side};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::peer;
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 
 /// The most entries a synchronous batch takes (the driver's

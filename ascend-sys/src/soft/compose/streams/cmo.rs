@@ -21,7 +21,7 @@ use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::translate::Translator;
 use crate::soft::core::segments::{Segments, Side};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 
 /// Queues the operation `op` (an `aclrtCmoType`, already checked) on

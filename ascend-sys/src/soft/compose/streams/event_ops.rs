@@ -9,7 +9,7 @@
 use super::{EVENT_TAG, Event, EventMode, Streams, deadline, ipc_event, lock, lookup_stream, target_stream, task};
 use crate::soft::check::sanitize;
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};

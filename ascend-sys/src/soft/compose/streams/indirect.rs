@@ -29,7 +29,7 @@ use crate::soft::compose::translate::Translator;
 use crate::soft::core::segments::{Segments, Side};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::peer;
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 
 /// What `aclrtGetMemcpyDescSize` reports: the size of the runtime's

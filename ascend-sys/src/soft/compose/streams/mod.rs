@@ -59,8 +59,8 @@ use crate::soft::check::sanitize;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime;
-use crate::soft::runtime::current;
+use crate::soft::started;
+use crate::soft::started::current;
 use crate::types::*;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -120,7 +120,7 @@ static STREAMS: Mutex<Streams> = Mutex::new(Streams {
 /// The family's state, locked ([`Rank::Streams`]); fails only if the
 /// software device cannot start.
 pub(crate) fn lock() -> SoftResult<Ranked<'static, Streams>> {
-    runtime::core()?;
+    started::core()?;
     Ok(locked())
 }
 
@@ -350,7 +350,7 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
         );
     }
     let mut streams = lock()?;
-    runtime::core()?.device(device)?;
+    started::core()?.device(device)?;
     let (id, handle) = streams.next_handle(STREAM_TAG);
     let entry = start(device, id, handle, priority, known & HINT_FLAGS)?;
     streams.created.insert(handle, entry);

@@ -20,7 +20,7 @@ use crate::soft::compose::translate::Translator;
 use crate::soft::core::segments::Side;
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::peer;
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 use std::sync::Arc;
 

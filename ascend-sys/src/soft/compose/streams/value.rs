@@ -29,7 +29,7 @@ use crate::soft::check::misuse_log;
 use crate::soft::compose::copy;
 use crate::soft::compose::translate::Translator;
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::runtime::current;
+use crate::soft::started::current;
 use crate::types::*;
 use std::fmt;
 use std::sync::{Condvar, Mutex, PoisonError};
