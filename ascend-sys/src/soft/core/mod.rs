@@ -9,9 +9,9 @@
 //! and sharing families both hold.
 
 pub(super) mod address_map;
-pub(super) mod arena;
 pub(super) mod byte_locks;
 pub(super) mod config;
+pub(super) mod device_arena;
 pub(super) mod lock_order;
 pub(super) mod memory_kind;
 pub(super) mod physical_memory;

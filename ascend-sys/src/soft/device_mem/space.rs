@@ -11,7 +11,7 @@ use super::DeviceAllocation;
 use super::shard::Shard;
 use super::stale::Stale;
 use super::table::Allocations;
-use crate::soft::core::arena::{Arena, RELEASE_AT_ONCE};
+use crate::soft::core::device_arena::{Arena, RELEASE_AT_ONCE};
 use crate::soft::core::lock_order::{Rank, Ranked, lock};
 use crate::soft::core::range_alloc::RangeAllocator;
 use crate::soft::started::{DEVICE_ALIGN, DeviceCore};

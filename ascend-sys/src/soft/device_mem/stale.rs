@@ -2,7 +2,7 @@
 
 /// What an owner (a shard, or the space) freed since it last gave back the
 /// pages of its free ranges. A small free (under
-/// [`RELEASE_AT_ONCE`](crate::soft::core::arena::RELEASE_AT_ONCE)) leaves its
+/// [`RELEASE_AT_ONCE`](crate::soft::core::device_arena::RELEASE_AT_ONCE)) leaves its
 /// pages resident, so the next allocation of the same space reuses them
 /// without faulting them in again, and they keep their bytes, as freed
 /// memory does on hardware. The owner gives back every free range in one

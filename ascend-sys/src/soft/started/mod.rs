@@ -3,8 +3,8 @@
 
 pub(crate) mod current;
 
-use crate::soft::core::arena::Arena;
 use crate::soft::core::config::{Config, ConfigError};
+use crate::soft::core::device_arena::Arena;
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::types::{ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID};
 use std::sync::atomic::{AtomicU64, Ordering};

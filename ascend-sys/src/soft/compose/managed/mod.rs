@@ -33,7 +33,7 @@
 //! tables are taken under it), and taken under the streams' lock by a
 //! prefetch.
 
-use crate::soft::core::arena::Arena;
+use crate::soft::core::device_arena::Arena;
 use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem;
