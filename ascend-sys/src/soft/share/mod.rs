@@ -15,16 +15,16 @@ mod handle;
 mod header;
 mod import_view;
 mod ipc;
-mod locked;
 mod proc_fd;
+mod tables;
 
 pub(crate) use handle::{Exportable, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
 pub(crate) use header::random_token;
 pub(crate) use ipc::{
     ArenaRange, KEY_BUFFER_MIN, close, export_key, forget_allocation, import, import_device, resolve, set_import_pids,
 };
-pub(crate) use locked::{ShareReader, read, read_if_started, write};
 pub(crate) use proc_fd::{Refusal as ProcFdRefusal, open as open_proc_fd, own_pid};
+pub(crate) use tables::{ShareReader, read, read_if_started, write};
 
 use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};

@@ -13,24 +13,24 @@
 //!   physical memory's device view, across adjacent mappings.
 
 mod kept;
-mod locked;
 mod mapping;
 mod physical;
 mod prop_rules;
+mod tables;
 #[cfg(test)]
 pub(crate) use prop_rules::tests::prop as test_prop;
+mod mapping_table;
 mod properties;
 mod query;
 mod reservation;
-mod table;
 
-pub(crate) use locked::{VmmReader, read, read_if_started, write};
 pub(crate) use mapping::{get_access, map, set_access, unmap};
 pub(crate) use physical::{
     adopt_import, drop_handle_ref, malloc_physical, properties_from_handle, release_if_unused, retain_handle,
 };
 pub(crate) use query::{granularity, mapped_range};
 pub(crate) use reservation::{release, reserve};
+pub(crate) use tables::{VmmReader, read, read_if_started, write};
 
 use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};
@@ -95,7 +95,7 @@ pub(crate) struct Vmm {
     kept: kept::Kept,
     pub(crate) physicals: HashMap<usize, Physical>,
     pub(crate) reservations: BTreeMap<usize, Reservation>,
-    pub(crate) mappings: table::MappingTable,
+    pub(crate) mappings: mapping_table::MappingTable,
 }
 
 impl Vmm {
