@@ -2,7 +2,7 @@
 //! [`FailureValue`] of each return type, and [`missing_symbol`].
 //!
 //! Below both the routing layer (`dispatch.rs`: a symbol the loaded library
-//! lacks, no backend at all) and the software device (`soft::faults`: an
+//! lacks, no backend at all) and the software device (`soft::check::fault_injection`: an
 //! injected fault, which may imitate a missing symbol), which both use it.
 
 use crate::types::{ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_NO_DEVICE, aclError};

@@ -2,7 +2,7 @@
 //!
 //! It lives here, in a module of its own below both the software device and
 //! the routing layer, because both need it: the crate root re-exports it,
-//! and the software device's fault injection (`soft::faults`) checks the
+//! and the software device's fault injection (`soft::check::fault_injection`) checks the
 //! function a fault names against it. Generating it beside the crate-root
 //! functions (`dispatch.rs`), as it once was, made `soft/` reach up into the
 //! layer that routes calls to it. The table is still generated from the

@@ -43,7 +43,7 @@
 //
 // 1. `bindings`, `types`, `layout`, `error_msg`: the C declarations, their
 //    layout checks, and the per-thread message behind `aclGetRecentErrMsg`.
-// 2. `function_names` (`FUNCTION_NAMES`) and `failure` (what a function
+// 2. `function_names` (`FUNCTION_NAMES`) and `failure_value` (what a function
 //    returns when it fails without running): needed by the software device
 //    and by the routing layer alike, so below both.
 // 3. `soft`: the software device. It never names `api` or `dispatch`

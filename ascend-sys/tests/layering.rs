@@ -1,10 +1,10 @@
 //! The software device (`src/soft/`) sits below the routing layer: no file
 //! of it may name `crate::api` or `crate::dispatch` (see the layering in
 //! `src/lib.rs`). What both need lives below both, in `function_names.rs`
-//! and `failure.rs`.
+//! and `failure_value.rs`.
 //!
 //! Inside the software device, its rooms form layers, bottom up: `core/`,
-//! `check/`, `runtime/`, the families (one lock each), `compose/`, and the
+//! `check/`, `started/`, the families (one lock each), `compose/`, and the
 //! entry points on top. A file names only rooms of its own layer or below
 //! (read from its `crate::soft::…` and `super::…` paths), and a family
 //! names no other family ([`SIDEWAYS`] would list known exceptions; none
@@ -112,7 +112,7 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Calls between families still allowed: none any more (issue 39 composed
 /// them in `entry/`, or moved what both families hold into `core/`). Every
-/// family reads this thread's current device from `runtime/current.rs`,
+/// family reads this thread's current device from `started/current.rs`,
 /// below them all. List an edge here only as known debt.
 const SIDEWAYS: &[(&str, &str)] = &[];
 

@@ -1,5 +1,5 @@
 //! The checks the families report into, above the core and below the
-//! families: fault injection ([`faults`]), the misuse list ([`misuse`]) and
+//! families: fault injection ([`fault_injection`]), the misuse list ([`misuse_log`]) and
 //! the sanitizer's state with its raw-byte hooks ([`sanitize`]). Nothing
 //! here names a family.
 

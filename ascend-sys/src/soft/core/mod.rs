@@ -1,10 +1,10 @@
 //! The bottom layer of the software device: leaf helpers that name no other
 //! part of it. The lock order ([`lock_order`]), the byte stripes of the data
 //! path ([`byte_locks`]), settings ([`config`]), how a broken rule is
-//! reported ([`fail`]), creation order ([`sequence`]), live-resource records
+//! reported ([`soft_result`]), creation order ([`sequence`]), live-resource records
 //! ([`resource`]), the leaf types of translation ([`segments`]), the host-visible ranges that are not plain host memory
 //! ([`address_map`]), range allocation ([`range_alloc`]), one device's
-//! sparse memory ([`arena`]), and one physical allocation's memory and
+//! sparse memory ([`device_arena`]), and one physical allocation's memory and
 //! kind ([`physical_memory`], [`memory_kind`]), which the virtual-memory
 //! and sharing families both hold.
 

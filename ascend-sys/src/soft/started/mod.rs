@@ -1,5 +1,7 @@
-//! The software device's core: its configuration and its devices' memory,
-//! fixed when it starts and read without a lock.
+//! The started software device: its core — its configuration and its
+//! devices' memory, fixed when it starts ([`core()`] starts it on first use)
+//! and read without a lock — and each thread's current device
+//! ([`current`]).
 
 pub(crate) mod current;
 
