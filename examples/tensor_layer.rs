@@ -87,7 +87,10 @@ impl CachingAllocator {
             let wanted = (self.segment.high_water() + len).next_multiple_of(chunk);
             let more = wanted.saturating_sub(self.segment.size()).max(chunk);
             if self.segment.size() + more > self.segment.capacity() {
-                return Err(Error::external("CachingAllocator::block", format!("{len} bytes do not fit the segment")));
+                return Err(Error::external(
+                    "CachingAllocator::block",
+                    format!("{len} bytes do not fit the segment"),
+                ));
             }
             self.segment.grow(more)?;
         }
@@ -159,7 +162,10 @@ impl<T: Pod, S: DeviceStorageMut> Tensor<T, S> {
     /// Elements `start..start + len` of this tensor, sharing its storage.
     fn narrow(&self, start: usize, len: usize) -> Result<Self> {
         if start.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(Error::external("Tensor::narrow", format!("{start}+{len} is outside the tensor's {} elements", self.len)));
+            return Err(Error::external(
+                "Tensor::narrow",
+                format!("{start}+{len} is outside the tensor's {} elements", self.len),
+            ));
         }
         Ok(Self {
             offset: self.offset + start,
@@ -270,7 +276,9 @@ fn two_threads(device: &Device, allocator: &CachingAllocator, stream: &Arc<Strea
         })
         .collect();
     for reader in readers {
-        let read = reader.join().map_err(|_| Error::external("two_threads", "a reader panicked"))??;
+        let read = reader
+            .join()
+            .map_err(|_| Error::external("two_threads", "a reader panicked"))??;
         assert_eq!(read, data);
     }
     Ok(2 * data.len() * size_of::<i32>())
@@ -300,7 +308,9 @@ fn narrow_writers(device: &Device, allocator: &CachingAllocator) -> Result<usize
         })
         .collect::<Result<_>>()?;
     for writer in writers {
-        writer.join().map_err(|_| Error::external("narrow_writers", "a writer panicked"))??;
+        writer
+            .join()
+            .map_err(|_| Error::external("narrow_writers", "a writer panicked"))??;
     }
     let mut out = tensor.staging(device)?;
     tensor.download(&out, &Arc::new(Stream::new(device)?))?;

@@ -373,10 +373,7 @@ impl Error {
     /// assert_eq!(error.source().map(|source| source.to_string()).as_deref(), Some("checksum mismatch"));
     /// assert_eq!(error.clone(), error); // a clone shares the source
     /// ```
-    pub fn external(
-        context: impl Into<String>,
-        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-    ) -> Self {
+    pub fn external(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Error::External {
             context: context.into(),
             source: Arc::from(source.into()),

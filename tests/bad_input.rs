@@ -976,7 +976,9 @@ fn external_errors_carry_their_source_and_context() {
     }
     let error = read("/no/such/ascend/file").unwrap_err();
     assert!(matches!(&error, Error::External { context, .. } if context == "I/O error"));
-    let io = error.source().and_then(|source| source.downcast_ref::<std::io::Error>());
+    let io = error
+        .source()
+        .and_then(|source| source.downcast_ref::<std::io::Error>());
     assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
     assert!(error.to_string().starts_with("I/O error: "), "{error}");
     assert_eq!(error.code(), None, "no AscendCL code");

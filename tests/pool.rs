@@ -971,7 +971,11 @@ fn a_typed_pinned_buffer_shares_the_byte_buckets_both_ways() {
     let mut floats = pool.alloc_typed::<f32>(1000).unwrap();
     assert_eq!(floats.host_ptr() as usize, address, "the cached byte buffer");
     assert_eq!((floats.len(), floats.capacity()), (1000, 1024));
-    assert_eq!(&floats.get_mut().unwrap()[..2], &[1.0, 2.0], "what the bytes left, as f32s");
+    assert_eq!(
+        &floats.get_mut().unwrap()[..2],
+        &[1.0, 2.0],
+        "what the bytes left, as f32s"
+    );
     let stats = pool.stats();
     assert_eq!((stats.hits, stats.misses), (1, 1));
     assert_eq!((stats.allocated, stats.requested), (4096, 4000), "counted in bytes");
@@ -986,7 +990,10 @@ fn a_typed_pinned_buffer_shares_the_byte_buckets_both_ways() {
     drop(again);
     let mut words = pool.alloc_typed::<u64>(512).unwrap();
     assert_eq!((words.host_ptr() as usize, words.capacity()), (address, 512));
-    assert_eq!(words.get_mut().unwrap()[0], u64::from_ne_bytes([0, 0, 0, 0xBF, 0, 0, 0, 0xBF]));
+    assert_eq!(
+        words.get_mut().unwrap()[0],
+        u64::from_ne_bytes([0, 0, 0, 0xBF, 0, 0, 0, 0xBF])
+    );
     drop(words);
     assert_eq!(pool.stats().hits, 3);
     pool.empty_cache().unwrap();
@@ -1050,6 +1057,10 @@ fn typed_pinned_requests_that_cannot_be_served_are_refused_without_a_panic() {
         other => panic!("expected a refused alignment, got {:?}", other.map(|_| ())),
     }
     let stats = pool.stats();
-    assert_eq!((stats.hits, stats.misses, stats.allocated), (0, 0, 0), "nothing counted");
+    assert_eq!(
+        (stats.hits, stats.misses, stats.allocated),
+        (0, 0, 0),
+        "nothing counted"
+    );
     assert_eq!(pool.alloc_typed::<u32>(4).unwrap().len(), 4, "still usable");
 }

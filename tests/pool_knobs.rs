@@ -458,7 +458,9 @@ fn torch_npu_keys_the_docs_list_as_refused_are_refused_with_the_docs_reason() {
                 assert!(text.contains(&format!("`{entry}`: refused: {reason}")), "{key}: {text}");
                 assert!(!text.contains("unknown key"), "{text}");
             }
-            let text = PinnedPool::from_conf(&device, &format!("{key}:2")).unwrap_err().to_string();
+            let text = PinnedPool::from_conf(&device, &format!("{key}:2"))
+                .unwrap_err()
+                .to_string();
             assert!(text.contains(&format!("refused: {reason}")), "{key}: {text}");
             checked.push(key.to_string());
         }

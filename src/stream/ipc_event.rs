@@ -130,10 +130,9 @@ impl IpcEvent {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let event = IpcEvent::new(&device)?;
-    /// assert!(event.query()?, "complete before its first record");
     /// event.record(&stream)?; // an `Event` by deref
     /// event.synchronize()?;
-    /// assert!(event.query()?);
+    /// assert!(event.query()?, "the record is reached");
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtCreateEventExWithFlag")]

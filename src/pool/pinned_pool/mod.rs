@@ -16,10 +16,10 @@ use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
 use crate::memory::pinned_host::HOST_ALIGN;
-use bytemuck::Pod;
 use crate::pool::config::env::{PinnedSettings, parse_both, read_env};
 use crate::pool::per_thread::thread_token::token;
 use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
+use bytemuck::Pod;
 use shards::{Cached, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -389,9 +389,9 @@ impl PinnedPool {
                 ),
             ));
         }
-        let bytes = len.checked_mul(element).ok_or_else(|| {
-            Error::invalid(CALL, format!("{len} elements of {element} bytes overflow usize"))
-        })?;
+        let bytes = len
+            .checked_mul(element)
+            .ok_or_else(|| Error::invalid(CALL, format!("{len} elements of {element} bytes overflow usize")))?;
         let size = self
             .bucket_size(bytes)
             .and_then(|size| size.checked_next_multiple_of(element))

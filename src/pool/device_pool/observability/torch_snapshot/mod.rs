@@ -33,8 +33,8 @@
 
 use super::history::{HistoryAction, HistoryEvent, PoolHistory};
 use super::snapshot::{BlockState, PoolSnapshot};
-use crate::pool::device_pool::DevicePool;
 use crate::error::{Error, Result};
+use crate::pool::device_pool::DevicePool;
 use serde::Serialize;
 use std::backtrace::Backtrace;
 use std::collections::HashMap;
