@@ -112,13 +112,9 @@ fn run() -> Result<()> {
         directory.join("ascend-pool-snapshot.json"),
         directory.join("ascend-pool-snapshot.svg"),
     );
-    let io = |error: std::io::Error| ascend::Error::InvalidArgument {
-        method: "caching_allocator",
-        api: "caching_allocator",
-        reason: error.to_string(),
-    };
-    std::fs::write(&json, snapshot.to_json()).map_err(io)?;
-    std::fs::write(&svg, snapshot.to_svg()).map_err(io)?;
+    // An I/O error converts into `ascend::Error` (`Error::External`).
+    std::fs::write(&json, snapshot.to_json())?;
+    std::fs::write(&svg, snapshot.to_svg())?;
     println!("snapshot: {}\nsegment map: {}", json.display(), svg.display());
 
     // Sleep: weights offloaded, KV cache discarded, nothing left mapped.
@@ -146,9 +142,9 @@ fn run() -> Result<()> {
         directory.join("ascend-pool-snapshot.pickle"),
         directory.join("ascend-pool-timeline.svg"),
     );
-    pool.write_torch_snapshot(&pickle).map_err(io)?;
+    pool.write_torch_snapshot(&pickle)?;
     let history = pool.memory_history();
-    std::fs::write(&timeline, history.to_timeline_svg()).map_err(io)?;
+    std::fs::write(&timeline, history.to_timeline_svg())?;
     println!(
         "history: {} events\ntorch snapshot: {}\ntimeline: {}",
         history.events.len(),

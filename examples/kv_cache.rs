@@ -50,14 +50,13 @@ fn check(bytes: &[u8], tokens: Range<usize>) -> Result<usize> {
         for (at, pair) in page.chunks_exact(2).enumerate() {
             let found = u16::from_le_bytes([pair[0], pair[1]]);
             if found != value(token, at) {
-                return Err(Error::InvalidArgument {
-                    method: "kv_cache",
-                    api: "kv_cache",
-                    reason: format!(
+                return Err(Error::external(
+                    "kv_cache",
+                    format!(
                         "token {token}, element {at}: {found:#x}, expected {:#x}",
                         value(token, at)
                     ),
-                });
+                ));
             }
         }
     }

@@ -87,11 +87,10 @@ impl CachingAllocator {
             let wanted = (self.segment.high_water() + len).next_multiple_of(chunk);
             let more = wanted.saturating_sub(self.segment.size()).max(chunk);
             if self.segment.size() + more > self.segment.capacity() {
-                return Err(Error::InvalidArgument {
-                    method: "CachingAllocator::block",
-                    api: "CachingAllocator::block",
-                    reason: format!("{len} bytes do not fit the segment"),
-                });
+                return Err(Error::external(
+                    "CachingAllocator::block",
+                    format!("{len} bytes do not fit the segment"),
+                ));
             }
             self.segment.grow(more)?;
         }
@@ -163,11 +162,10 @@ impl<T: Pod, S: DeviceStorageMut> Tensor<T, S> {
     /// Elements `start..start + len` of this tensor, sharing its storage.
     fn narrow(&self, start: usize, len: usize) -> Result<Self> {
         if start.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(Error::InvalidArgument {
-                method: "Tensor::narrow",
-                api: "Tensor::narrow",
-                reason: format!("{start}+{len} is outside the tensor's {} elements", self.len),
-            });
+            return Err(Error::external(
+                "Tensor::narrow",
+                format!("{start}+{len} is outside the tensor's {} elements", self.len),
+            ));
         }
         Ok(Self {
             offset: self.offset + start,
@@ -278,11 +276,9 @@ fn two_threads(device: &Device, allocator: &CachingAllocator, stream: &Arc<Strea
         })
         .collect();
     for reader in readers {
-        let read = reader.join().map_err(|_| Error::InvalidArgument {
-            method: "two_threads",
-            api: "two_threads",
-            reason: "a reader panicked".into(),
-        })??;
+        let read = reader
+            .join()
+            .map_err(|_| Error::external("two_threads", "a reader panicked"))??;
         assert_eq!(read, data);
     }
     Ok(2 * data.len() * size_of::<i32>())
@@ -312,11 +308,9 @@ fn narrow_writers(device: &Device, allocator: &CachingAllocator) -> Result<usize
         })
         .collect::<Result<_>>()?;
     for writer in writers {
-        writer.join().map_err(|_| Error::InvalidArgument {
-            method: "narrow_writers",
-            api: "narrow_writers",
-            reason: "a writer panicked".into(),
-        })??;
+        writer
+            .join()
+            .map_err(|_| Error::external("narrow_writers", "a writer panicked"))??;
     }
     let mut out = tensor.staging(device)?;
     tensor.download(&out, &Arc::new(Stream::new(device)?))?;
@@ -373,11 +367,7 @@ fn child_process(device: &Device, stream: &Arc<Stream>) -> Result<usize> {
 }
 
 fn io(error: std::io::Error) -> Error {
-    Error::InvalidArgument {
-        method: "tensor_layer",
-        api: "tensor_layer",
-        reason: error.to_string(),
-    }
+    Error::external("tensor_layer", error)
 }
 
 /// The child: reports its pid, imports the key it is sent, checks the

@@ -5,7 +5,9 @@ Builds the crate's rustdoc JSON (stable rustdoc, the JSON output unlocked with
 RUSTC_BOOTSTRAP for this one command), walks the public API from the crate
 root (through `pub use` re-exports), and counts:
 
-- types: every public struct, enum and trait;
+- types: every public struct and enum;
+- traits: every public trait (a sealed supertrait in a private module is not
+  reachable, and not counted);
 - functions: every public free function, every public method of an inherent
   impl of a public type, and every method a public trait declares.
 
@@ -19,8 +21,8 @@ info string, or `rust`, `no_run`, `compile_fail`, `should_panic`); `text`,
 
 Usage: scripts/example-coverage.py [--missing] [--min-functions PCT]
   --missing            list the items without an example
-  --min-functions PCT  exit 1 when a type lacks an example or fewer than PCT
-                       percent of the functions carry one
+  --min-functions PCT  exit 1 when a type or a trait lacks an example or fewer
+                       than PCT percent of the functions carry one
 """
 
 import argparse
@@ -145,20 +147,27 @@ def main():
     # target directory.
     target_dir = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target")), "rustdoc-json")
     types, functions = walk(build_json(root, target_dir))
+    traits = {n: i for n, i in types.items() if kind(i) == "trait"}
+    types = {n: i for n, i in types.items() if kind(i) != "trait"}
     type_missing = sorted(n for n, i in types.items() if not has_example(i.get("docs")))
+    trait_missing = sorted(n for n, i in traits.items() if not has_example(i.get("docs")))
     fn_missing = sorted(n for n, i in functions.items() if not has_example(i.get("docs")))
     type_with = len(types) - len(type_missing)
+    trait_with = len(traits) - len(trait_missing)
     fn_with = len(functions) - len(fn_missing)
     fn_pct = 100.0 * fn_with / max(len(functions), 1)
-    print(f"types (struct, enum, trait) with an example: {type_with} of {len(types)}")
+    print(f"types (struct, enum) with an example: {type_with} of {len(types)}")
+    print(f"traits with an example: {trait_with} of {len(traits)}")
     print(f"functions and methods with an example: {fn_with} of {len(functions)} ({fn_pct:.1f}%)")
     if args.missing:
         for n in type_missing:
             print(f"  type without an example: {n}")
+        for n in trait_missing:
+            print(f"  trait without an example: {n}")
         for n in fn_missing:
             print(f"  function without an example: {n}")
-    if args.min_functions is not None and (type_missing or fn_pct < args.min_functions):
-        print(f"below the bar: every type and {args.min_functions}% of functions", file=sys.stderr)
+    if args.min_functions is not None and (type_missing or trait_missing or fn_pct < args.min_functions):
+        print(f"below the bar: every type, every trait and {args.min_functions}% of functions", file=sys.stderr)
         return 1
     return 0
 

@@ -4,6 +4,8 @@
 pub(crate) use crate::ErrorCode;
 use ascend_sys as sys;
 use std::ffi::CStr;
+use std::fmt;
+use std::sync::Arc;
 
 /// Everything that can go wrong in this crate.
 ///
@@ -16,7 +18,7 @@ use std::ffi::CStr;
 /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
 /// // Refused in Rust, before any call: the lengths differ.
 /// match buf.copy_from_host(&[1, 2, 3]) {
-///     Err(Error::InvalidArgument { method, api, reason }) => {
+///     Err(Error::InvalidArgument { method, api, reason, .. }) => {
 ///         assert_eq!((method, api), ("DeviceBuf::copy_from_host", "aclrtMemcpy"));
 ///         println!("refused: {reason}");
 ///     }
@@ -29,15 +31,15 @@ use std::ffi::CStr;
 /// ```
 ///
 /// **Guide:** [Concepts: errors and destructors](crate::guide::concepts).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Error {
     /// An AscendCL call returned an error code. Displayed as
     /// "`api` failed: `code`: `message`", each once (for example
     /// `aclrtFree failed: ACL_ERROR_RT_PARAM_INVALID (107000): devPtr is
     /// NULL`).
-    #[error("{api} failed: {code}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     #[doc(alias = "aclGetRecentErrMsg")]
+    #[non_exhaustive]
     Acl {
         /// The C function that failed.
         api: &'static str,
@@ -50,20 +52,19 @@ pub enum Error {
     },
     /// The loaded AscendCL library does not export this function (an older
     /// CANN or driver). Other functions keep working.
-    #[error("{api} is not supported by the loaded AscendCL library (the symbol is missing)")]
+    #[non_exhaustive]
     Unsupported {
         /// The missing function.
         api: &'static str,
     },
     /// No backend is available (see [`crate::backend`]).
-    #[error(transparent)]
-    Backend(#[from] sys::BackendError),
+    Backend(sys::BackendError),
     /// An argument was refused in Rust, before any call. Displayed as
     /// "`method` (`api`): `reason`" (for example
     /// `DeviceBuf::copy_from_host (aclrtMemcpy): length mismatch: ...`), or
     /// "`method`: `reason`" when no C function is involved and `api`
     /// equals `method` (for example `PoolConfig::parse: ...`).
-    #[error("{method}{}: {reason}", if method == api { String::new() } else { format!(" ({api})") })]
+    #[non_exhaustive]
     InvalidArgument {
         /// The public Rust method that was called, as `Type::method` (or
         /// `module::function` for a free function), for example
@@ -78,10 +79,7 @@ pub enum Error {
     },
     /// A memory pool could not serve a request, even after giving its
     /// cached memory back to the device and retrying.
-    #[error(
-        "the pool cannot serve {requested} bytes: {allocated} bytes allocated, {reserved} reserved, {free} free in the \
-         reservation ({cause})"
-    )]
+    #[non_exhaustive]
     PoolExhausted {
         /// Bytes asked for (rounded as the pool rounds).
         requested: usize,
@@ -102,7 +100,7 @@ pub enum Error {
     /// A memory pool's tag is asleep
     /// ([`DevicePool::sleep`](crate::pool::DevicePool::sleep)): wake it
     /// before allocating from it.
-    #[error("the pool's memory tagged `{tag}` is asleep; wake it first")]
+    #[non_exhaustive]
     PoolAsleep {
         /// The sleeping tag.
         tag: String,
@@ -115,10 +113,7 @@ pub enum Error {
     /// queued. Reach the memory through a host wait (which works: the
     /// stopped stream runs nothing more of it), or use it on the stopped
     /// stream's successor.
-    #[error(
-        "stream {stream:#x} is in FailureMode::Stop and one of its tasks failed: work is not ordered after it{}",
-        failure.as_deref().map(|failure| format!(" (the failure: {failure})")).unwrap_or_default()
-    )]
+    #[non_exhaustive]
     StreamStopped {
         /// The stopped stream's handle ([`Stream::as_raw`](crate::stream::Stream::as_raw)).
         stream: usize,
@@ -127,6 +122,193 @@ pub enum Error {
         /// reports a failure once); `None` when it was reported before.
         failure: Option<Box<Error>>,
     },
+    /// An error from outside this crate, carried in its `Result`: a
+    /// framework's own I/O or validation, built with [`Error::external`]
+    /// or from a [`std::io::Error`] by `?` (`From`). Displayed as
+    /// "`context`: `source`", whole like the other variants (the crate's
+    /// own logs print errors with `{}`); the error itself is also
+    /// [`source`](std::error::Error::source), to reach its type with
+    /// `downcast_ref` (so a reporter that prints the chain of sources
+    /// shows it twice). Two such errors are equal when one is a clone of
+    /// the other (they share the source).
+    #[non_exhaustive]
+    External {
+        /// What was being done, for example `writing /tmp/pool.pickle`.
+        context: String,
+        /// The error itself; reach its type with `downcast_ref`.
+        source: Arc<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Acl { api, code, message } => {
+                write!(f, "{api} failed: {code}")?;
+                match message {
+                    Some(message) => write!(f, ": {message}"),
+                    None => Ok(()),
+                }
+            }
+            Error::Unsupported { api } => write!(
+                f,
+                "{api} is not supported by the loaded AscendCL library (the symbol is missing)"
+            ),
+            Error::Backend(error) => fmt::Display::fmt(error, f),
+            Error::InvalidArgument { method, api, reason } => {
+                write!(f, "{method}")?;
+                if method != api {
+                    write!(f, " ({api})")?;
+                }
+                write!(f, ": {reason}")
+            }
+            Error::PoolExhausted {
+                requested,
+                allocated,
+                reserved,
+                free,
+                cause,
+                ..
+            } => write!(
+                f,
+                "the pool cannot serve {requested} bytes: {allocated} bytes allocated, {reserved} reserved, {free} free in \
+                 the reservation ({cause})"
+            ),
+            Error::PoolAsleep { tag } => write!(f, "the pool's memory tagged `{tag}` is asleep; wake it first"),
+            Error::StreamStopped { stream, failure } => {
+                write!(
+                    f,
+                    "stream {stream:#x} is in FailureMode::Stop and one of its tasks failed: work is not ordered after it"
+                )?;
+                match failure {
+                    Some(failure) => write!(f, " (the failure: {failure})"),
+                    None => Ok(()),
+                }
+            }
+            Error::External { context, source } => write!(f, "{context}: {source}"),
+        }
+    }
+}
+
+/// The source of [`Error::External`] is its error itself (`downcast_ref`
+/// reaches its type); [`Error::Backend`] forwards its error's.
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Backend(error) => error.source(),
+            Error::External { source, .. } => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl From<sys::BackendError> for Error {
+    fn from(error: sys::BackendError) -> Self {
+        Error::Backend(error)
+    }
+}
+
+/// Equal variants with equal fields; [`Error::External`]s are equal when
+/// they share their source (one is a clone of the other), as an error
+/// from outside need not be comparable.
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        use Error::*;
+        match (self, other) {
+            (
+                Acl { api, code, message },
+                Acl {
+                    api: api2,
+                    code: code2,
+                    message: message2,
+                },
+            ) => (api, code, message) == (api2, code2, message2),
+            (Unsupported { api }, Unsupported { api: api2 }) => api == api2,
+            (Backend(error), Backend(error2)) => error == error2,
+            (
+                InvalidArgument { method, api, reason },
+                InvalidArgument {
+                    method: method2,
+                    api: api2,
+                    reason: reason2,
+                },
+            ) => (method, api, reason) == (method2, api2, reason2),
+            (
+                PoolExhausted {
+                    requested,
+                    allocated,
+                    reserved,
+                    free,
+                    limit,
+                    cause,
+                },
+                PoolExhausted {
+                    requested: requested2,
+                    allocated: allocated2,
+                    reserved: reserved2,
+                    free: free2,
+                    limit: limit2,
+                    cause: cause2,
+                },
+            ) => {
+                (requested, allocated, reserved, free, limit, cause)
+                    == (requested2, allocated2, reserved2, free2, limit2, cause2)
+            }
+            (PoolAsleep { tag }, PoolAsleep { tag: tag2 }) => tag == tag2,
+            (
+                StreamStopped { stream, failure },
+                StreamStopped {
+                    stream: stream2,
+                    failure: failure2,
+                },
+            ) => (stream, failure) == (stream2, failure2),
+            (
+                External { context, source },
+                External {
+                    context: context2,
+                    source: source2,
+                },
+            ) => context == context2 && Arc::ptr_eq(source, source2),
+            // Spelled out, so that a new variant is compared here too.
+            (
+                Acl { .. }
+                | Unsupported { .. }
+                | Backend(_)
+                | InvalidArgument { .. }
+                | PoolExhausted { .. }
+                | PoolAsleep { .. }
+                | StreamStopped { .. }
+                | External { .. },
+                _,
+            ) => false,
+        }
+    }
+}
+
+impl Eq for Error {}
+
+/// An I/O error as [`Error::External`] with the context `I/O error`
+/// (displayed as, for example, "I/O error: No such file or directory (os
+/// error 2)"): what `?` does with one in a function returning
+/// [`Result`]. Give a better context with [`Error::external`] where there
+/// is one (the file, for example).
+///
+/// ```
+/// fn load(path: &std::path::Path) -> ascend::Result<Vec<u8>> {
+///     Ok(std::fs::read(path)?) // an I/O error converts
+/// }
+/// let error = load(std::path::Path::new("/no/such/file")).unwrap_err();
+/// assert!(error.to_string().starts_with("I/O error: "), "{error}");
+/// let io = std::error::Error::source(&error).and_then(|source| source.downcast_ref::<std::io::Error>());
+/// assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+/// ```
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Self {
+        Error::External {
+            context: "I/O error".to_string(),
+            source: Arc::new(error),
+        }
+    }
 }
 
 impl Error {
@@ -153,6 +335,48 @@ impl Error {
             Error::Unsupported { .. } => Some(ErrorCode::RT_FEATURE_NOT_SUPPORT),
             Error::StreamStopped { failure, .. } => failure.as_deref().and_then(Error::code),
             _ => None,
+        }
+    }
+
+    /// [`Error::External`]: `source`, an error from outside this crate (a
+    /// framework's own I/O or validation), with `context`, what was being
+    /// done. `source` is any error type, or a message (`&str`,
+    /// `String`) when there is no error value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Error;
+    /// use std::error::Error as _;
+    /// #[derive(Debug)]
+    /// struct EmptyShape(Vec<usize>); // a framework's own error
+    /// impl std::fmt::Display for EmptyShape {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "shape {:?} has no elements", self.0)
+    ///     }
+    /// }
+    /// impl std::error::Error for EmptyShape {}
+    ///
+    /// fn check_shape(shape: &[usize]) -> ascend::Result<usize> {
+    ///     match shape.iter().product() {
+    ///         0 => Err(Error::external("Tensor::new", EmptyShape(shape.to_vec()))),
+    ///         elements => Ok(elements),
+    ///     }
+    /// }
+    /// let error = check_shape(&[4, 0]).unwrap_err();
+    /// assert_eq!(error.to_string(), "Tensor::new: shape [4, 0] has no elements");
+    /// let shape = error.source().and_then(|source| source.downcast_ref::<EmptyShape>());
+    /// assert_eq!(shape.map(|shape| shape.0.clone()), Some(vec![4, 0]));
+    /// assert!(matches!(&error, Error::External { context, .. } if context == "Tensor::new"));
+    /// // A message will do when there is no error value.
+    /// let error = Error::external("loading weights", "checksum mismatch");
+    /// assert_eq!(error.source().map(|source| source.to_string()).as_deref(), Some("checksum mismatch"));
+    /// assert_eq!(error.clone(), error); // a clone shares the source
+    /// ```
+    pub fn external(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::External {
+            context: context.into(),
+            source: Arc::from(source.into()),
         }
     }
 

@@ -962,3 +962,33 @@ fn stale_and_unknown_handles_are_refused_by_the_runtime() {
         ok("Stream::destroy", stream.destroy())
     });
 }
+
+/// A framework's own errors travel in `ascend::Error` (issue 39): built
+/// with `Error::external` or converted from `std::io::Error` by `?`, with
+/// the error itself as the source, and the type stays `Send + Sync`.
+#[test]
+fn external_errors_carry_their_source_and_context() {
+    use std::error::Error as _;
+    fn assert_thread_safe<T: Send + Sync + 'static>() {}
+    assert_thread_safe::<Error>();
+    fn read(path: &str) -> ascend::Result<Vec<u8>> {
+        Ok(std::fs::read(path)?)
+    }
+    let error = read("/no/such/ascend/file").unwrap_err();
+    assert!(matches!(&error, Error::External { context, .. } if context == "I/O error"));
+    let io = error
+        .source()
+        .and_then(|source| source.downcast_ref::<std::io::Error>());
+    assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+    assert!(error.to_string().starts_with("I/O error: "), "{error}");
+    assert_eq!(error.code(), None, "no AscendCL code");
+    // A message, and equality: a clone shares the source, a rebuild does not.
+    let refused = Error::external("Tensor::reshape", format!("{} elements into {}", 6, 4));
+    assert_eq!(refused.to_string(), "Tensor::reshape: 6 elements into 4");
+    assert_eq!(refused.clone(), refused);
+    assert_ne!(Error::external("Tensor::reshape", "6 elements into 4"), refused);
+    assert_ne!(refused, error);
+    // Boxed into `dyn Error`, the chain reaches the I/O error.
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(error);
+    assert!(boxed.source().is_some());
+}

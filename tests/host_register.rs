@@ -186,7 +186,9 @@ fn rules_are_checked_in_rust_before_any_call() {
 
     let misaligned = HostRegistration::register(&device, &mut buf[64..], HostRegisterType::Mapped);
     match &misaligned {
-        Err(Error::InvalidArgument { method, api, reason }) => {
+        Err(Error::InvalidArgument {
+            method, api, reason, ..
+        }) => {
             assert_eq!(*method, "HostRegistration::register");
             assert_eq!(*api, "aclrtHostRegister");
             assert!(reason.contains("4 KiB"), "{reason}");

@@ -957,3 +957,110 @@ fn hits_off_the_common_case_keep_exact_statistics() {
     assert_eq!(stats.allocations, stats.frees);
     assert_eq!(stats.allocations as usize, 2 + 8 + count + 2);
 }
+
+#[test]
+fn a_typed_pinned_buffer_shares_the_byte_buckets_both_ways() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = common::pool::start();
+    let pool = PinnedPool::new(&device);
+    // Bytes first, reused as f32s: the same 4096-byte bucket.
+    let mut bytes = pool.alloc(4096).unwrap();
+    bytes.get_mut().unwrap()[..8].copy_from_slice(&[0, 0, 0x80, 0x3F, 0, 0, 0, 0x40]);
+    let address = bytes.host_ptr() as usize;
+    drop(bytes);
+    let mut floats = pool.alloc_typed::<f32>(1000).unwrap();
+    assert_eq!(floats.host_ptr() as usize, address, "the cached byte buffer");
+    assert_eq!((floats.len(), floats.capacity()), (1000, 1024));
+    assert_eq!(
+        &floats.get_mut().unwrap()[..2],
+        &[1.0, 2.0],
+        "what the bytes left, as f32s"
+    );
+    let stats = pool.stats();
+    assert_eq!((stats.hits, stats.misses), (1, 1));
+    assert_eq!((stats.allocated, stats.requested), (4096, 4000), "counted in bytes");
+    floats.get_mut().unwrap().fill(-0.5);
+    drop(floats);
+    let stats = pool.stats();
+    assert_eq!((stats.allocated, stats.requested, stats.cached_bytes), (0, 0, 4096));
+    // Back as bytes, and as another type.
+    let mut again = pool.alloc(3000).unwrap();
+    assert_eq!(again.host_ptr() as usize, address);
+    assert_eq!(&again.get_mut().unwrap()[..4], &(-0.5f32).to_ne_bytes());
+    drop(again);
+    let mut words = pool.alloc_typed::<u64>(512).unwrap();
+    assert_eq!((words.host_ptr() as usize, words.capacity()), (address, 512));
+    assert_eq!(
+        words.get_mut().unwrap()[0],
+        u64::from_ne_bytes([0, 0, 0, 0xBF, 0, 0, 0, 0xBF])
+    );
+    drop(words);
+    assert_eq!(pool.stats().hits, 3);
+    pool.empty_cache().unwrap();
+    assert_eq!(pool.stats().cached_bytes, 0);
+}
+
+#[test]
+fn a_typed_pinned_buffer_is_aligned_and_whole_elements() {
+    use ascend::pool::PinnedPool;
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C)]
+    struct Triple([u32; 3]); // 12 bytes: not a power of two
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C, align(64))]
+    struct Line([u8; 64]);
+    let (_serial, device, _granule) = common::pool::start();
+    let pool = PinnedPool::new(&device);
+    let triples = pool.alloc_typed::<Triple>(100).unwrap();
+    // 1200 bytes: the 2048-byte bucket, rounded up to whole triples.
+    assert_eq!((triples.len(), triples.capacity()), (100, 171));
+    assert_eq!(triples.host_ptr() as usize % align_of::<Triple>(), 0);
+    assert_eq!(pool.stats().allocated, 171 * 12);
+    drop(triples);
+    let again = pool.alloc_typed::<Triple>(150).unwrap();
+    assert_eq!((pool.stats().hits, again.capacity()), (1, 171), "the same bucket");
+    drop(again);
+    let lines = pool.alloc_typed::<Line>(3).unwrap();
+    assert_eq!(lines.host_ptr() as usize % 64, 0, "64-byte aligned");
+    assert_eq!((lines.len(), lines.capacity()), (3, 4));
+    // Empty: one element's bucket, length 0.
+    let empty = pool.alloc_typed::<f64>(0).unwrap();
+    assert_eq!((empty.len(), empty.capacity()), (0, 1));
+    drop((lines, empty));
+    assert_eq!(pool.stats().allocated, 0);
+}
+
+#[test]
+fn typed_pinned_requests_that_cannot_be_served_are_refused_without_a_panic() {
+    use ascend::pool::PinnedPool;
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(C, align(128))]
+    struct Wide([u8; 128]);
+    let (_serial, device, _granule) = common::pool::start();
+    let pool = PinnedPool::new(&device);
+    fn refused(result: ascend::Result<()>, what: &str) {
+        match result {
+            Err(Error::InvalidArgument { method, reason, .. }) => {
+                assert_eq!(method, "PinnedPool::alloc_typed");
+                assert!(reason.contains(what), "{reason}");
+            }
+            other => panic!("expected a refusal ({what}), got {other:?}"),
+        }
+    }
+    refused(pool.alloc_typed::<u32>(usize::MAX / 2).map(drop), "overflow usize");
+    refused(pool.alloc_typed::<u32>(usize::MAX / 4 + 1).map(drop), "overflow usize");
+    let rounds_all = PinnedPool::new(&device).with_round_threshold(usize::MAX);
+    refused(rounds_all.alloc_typed::<u8>(usize::MAX / 2 + 2).map(drop), "bucket");
+    refused(pool.alloc_typed::<()>(4).map(drop), "zero-sized");
+    match pool.alloc_typed::<Wide>(1) {
+        Err(Error::InvalidArgument { reason, .. }) => assert!(reason.contains("alignment 128"), "{reason}"),
+        other => panic!("expected a refused alignment, got {:?}", other.map(|_| ())),
+    }
+    let stats = pool.stats();
+    assert_eq!(
+        (stats.hits, stats.misses, stats.allocated),
+        (0, 0, 0),
+        "nothing counted"
+    );
+    assert_eq!(pool.alloc_typed::<u32>(4).unwrap().len(), 4, "still usable");
+}

@@ -430,3 +430,54 @@ fn a_snapshot_and_a_sleep_give_cached_oversize_blocks_back_to_the_free_ranges() 
     assert_eq!(again.capacity(), 3 * g);
     drop((keep, again));
 }
+
+/// Each torch_npu key that `docs/pools.md` lists as refused is refused by
+/// the parser with the table's reason, not as an unknown key (issue 39),
+/// by both pools and whatever the value.
+#[test]
+fn torch_npu_keys_the_docs_list_as_refused_are_refused_with_the_docs_reason() {
+    use ascend::pool::PinnedPool;
+    let (_serial, device, _granule) = start();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/pools.md")).unwrap();
+    let mut checked = Vec::new();
+    for row in docs.lines().filter(|line| line.starts_with("| `")) {
+        let Some((keys, here)) = row.trim_matches('|').split_once(" | ") else {
+            continue;
+        };
+        let Some(reason) = here.trim().strip_prefix("refused: ") else {
+            continue;
+        };
+        // The keys are the first cell's code spans before any parenthesis.
+        let keys = keys.split(" (").next().unwrap_or(keys);
+        for key in keys.split('`').skip(1).step_by(2) {
+            for value in ["1", "1g", "True"] {
+                let entry = format!("{key}:{value}");
+                let error = PoolConfig::parse(&entry).unwrap_err();
+                assert!(matches!(error, Error::InvalidArgument { .. }), "{error:?}");
+                let text = error.to_string();
+                assert!(text.contains(&format!("`{entry}`: refused: {reason}")), "{key}: {text}");
+                assert!(!text.contains("unknown key"), "{text}");
+            }
+            let text = PinnedPool::from_conf(&device, &format!("{key}:2"))
+                .unwrap_err()
+                .to_string();
+            assert!(text.contains(&format!("refused: {reason}")), "{key}: {text}");
+            checked.push(key.to_string());
+        }
+    }
+    assert_eq!(
+        checked,
+        [
+            "base_addr_aligned_kb",
+            "page_size",
+            "pinned_reserve_segment_size_mb",
+            "pinned_use_background_threads",
+            "pinned_mem_register",
+            "pin_memory_expandable_segments",
+        ],
+        "the refused rows of docs/pools.md"
+    );
+    // A key that is neither known nor refused is still unknown.
+    let text = PoolConfig::parse("page_sizes:1g").unwrap_err().to_string();
+    assert!(text.contains("unknown key `page_sizes`"), "{text}");
+}

@@ -110,7 +110,7 @@ fn a_sleeping_tag_refuses_allocations_and_takes_frees() {
     let other = pool.alloc_tagged(4096, "kv_cache").unwrap();
     pool.sleep(&[]).unwrap();
     match pool.alloc_tagged(4096, "weights") {
-        Err(Error::PoolAsleep { tag }) => assert_eq!(tag, "weights"),
+        Err(Error::PoolAsleep { tag, .. }) => assert_eq!(tag, "weights"),
         other => panic!("expected PoolAsleep, got {other:?}"),
     }
     assert!(matches!(pool.alloc(16), Err(Error::PoolAsleep { .. })));
@@ -161,7 +161,7 @@ fn work_on_a_sleeping_block_fails_and_reaches_no_other_memory() {
     let misuse = soft::MisuseWatch::start();
     let outcome = block.fill_bytes(9, &stream).and_then(|()| stream.synchronize());
     assert!(
-        matches!(&outcome, Err(Error::PoolAsleep { tag }) if tag == "weights"),
+        matches!(&outcome, Err(Error::PoolAsleep { tag, .. }) if tag == "weights"),
         "a memset of a sleeping block is refused: {outcome:?}"
     );
     let mut host = [0u8; 4096];
@@ -337,7 +337,7 @@ fn sleep_is_a_point_in_time_for_writes_on_other_threads() {
                         value += 1;
                         match write_words(block, how, value, &stream) {
                             Ok(()) => last = Ok(value),
-                            Err(Error::PoolAsleep { tag }) if tag == "tensors" => break,
+                            Err(Error::PoolAsleep { tag, .. }) if tag == "tensors" => break,
                             Err(other) => {
                                 last = Err(format!("writer {index}: a write failed with {other}"));
                                 break;

@@ -110,7 +110,7 @@ fn within(limit: Duration, body: impl FnOnce() + Send + 'static) {
 /// The stream and failure of an [`Error::StreamStopped`].
 fn stopped(error: Error) -> (usize, Option<ErrorCode>) {
     match error {
-        Error::StreamStopped { stream, failure } => (stream, failure.and_then(|failure| failure.code())),
+        Error::StreamStopped { stream, failure, .. } => (stream, failure.and_then(|failure| failure.code())),
         other => panic!("expected Error::StreamStopped, got {other:?}"),
     }
 }

@@ -209,11 +209,35 @@ impl Mbuf {
     }
 
     /// The raw handle (still owned by this value).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let message = Mbuf::new(&runtime, 16)?;
+    /// let raw = message.as_raw(); // for a raw `ascend_sys` call; `message` still owns it
+    /// assert!(!raw.is_null());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtMbuf {
         self.raw.as_ptr()
     }
 
     /// The data area's capacity in bytes (the size given to [`Mbuf::new`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let message = Mbuf::new(&runtime, 100)?;
+    /// assert_eq!(message.capacity(), 100);
+    /// assert_eq!(message.data().len(), 100); // the whole area, whatever the data length
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufData")]
     pub fn capacity(&self) -> usize {
         self.area.capacity
@@ -221,6 +245,19 @@ impl Mbuf {
 
     /// The whole data area ([`capacity`](Self::capacity) bytes; the first
     /// [`len`](Self::len) are the message).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 8)?;
+    /// message.data_mut().expect("not shared")[..3].copy_from_slice(b"abc");
+    /// message.set_len(3)?;
+    /// assert_eq!(&message.data()[..message.len()?], b"abc");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufData")]
     pub fn data(&self) -> &[u8] {
         // SAFETY: the area is `capacity` bytes of host-visible memory that
@@ -231,6 +268,21 @@ impl Mbuf {
 
     /// The whole data area, writable, or `None` while another `Mbuf` (a
     /// [`share`](Self::share), or a chain it was appended to) shares it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 8)?;
+    /// message.data_mut().expect("the only header")[0] = 7;
+    /// let copy = message.share()?;
+    /// assert!(message.data_mut().is_none(), "shared: read-only");
+    /// drop(copy);
+    /// assert_eq!(message.data_mut().map(|bytes| bytes[0]), Some(7), "writable again");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufData")]
     pub fn data_mut(&mut self) -> Option<&mut [u8]> {
         if Arc::strong_count(&self.token) != 1 {
@@ -243,6 +295,21 @@ impl Mbuf {
 
     /// Whether another `Mbuf` shares this data area (then
     /// [`data_mut`](Self::data_mut) is `None`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let message = Mbuf::new(&runtime, 8)?;
+    /// assert!(!message.is_shared());
+    /// let copy = message.share()?;
+    /// assert!(message.is_shared() && copy.is_shared());
+    /// drop(copy);
+    /// assert!(!message.is_shared());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_shared(&self) -> bool {
         Arc::strong_count(&self.token) != 1
     }
@@ -252,6 +319,19 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 64)?;
+    /// assert_eq!(message.len()?, 0); // a new mbuf holds no data
+    /// message.set_len(10)?;
+    /// assert_eq!(message.len()?, 10);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufDataLen")]
     pub fn len(&self) -> Result<usize> {
         data_len(self.as_raw())
@@ -262,6 +342,19 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 64)?;
+    /// assert!(message.is_empty()?);
+    /// message.set_len(1)?;
+    /// assert!(!message.is_empty()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
@@ -273,6 +366,22 @@ impl Mbuf {
     ///
     /// [`Error::InvalidArgument`] when `len` is above the capacity (checked
     /// in Rust); the runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 64)?;
+    /// message.set_len(64)?;
+    /// assert!(message.set_len(65).is_err(), "above the capacity: refused in Rust");
+    /// let copy = message.share()?; // a share starts with a copy of the length ...
+    /// assert_eq!(copy.len()?, 64);
+    /// message.set_len(5)?; // ... and keeps its own
+    /// assert_eq!((message.len()?, copy.len()?), (5, 64));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtSetBufDataLen")]
     pub fn set_len(&mut self, len: usize) -> Result<()> {
         if len > self.capacity() {
@@ -293,6 +402,19 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 8)?;
+    /// assert_eq!(message.user_data()?, [0; ascend::mbuf::USER_DATA_SIZE]);
+    /// message.set_user_data(0, b"tag")?;
+    /// assert_eq!(&message.user_data()?[..3], b"tag");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufUserData")]
     pub fn user_data(&self) -> Result<[u8; USER_DATA_SIZE]> {
         user_data(self.as_raw())
@@ -345,6 +467,21 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut message = Mbuf::new(&runtime, 32)?;
+    /// message.data_mut().expect("not shared")[..2].copy_from_slice(b"hi");
+    /// message.set_len(2)?;
+    /// let copy = message.share()?; // the same bytes, a second header
+    /// assert_eq!(copy.data().as_ptr(), message.data().as_ptr());
+    /// assert_eq!(&copy.data()[..copy.len()?], b"hi");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtCopyBufRef")]
     pub fn share(&self) -> Result<Mbuf> {
         let mut raw = std::ptr::null_mut();
@@ -362,6 +499,20 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// head.append(Mbuf::new(&runtime, 32)?)?; // freed with `head` from now on
+    /// head.append(Mbuf::new(&runtime, 64)?)?;
+    /// assert_eq!(head.chain_len()?, 3);
+    /// assert_eq!(head.chain_get(2)?.capacity(), 64);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtAppendBufChain")]
     pub fn append(&mut self, other: Mbuf) -> Result<()> {
         // SAFETY: both live headers are owned by values held here; `other`
@@ -397,6 +548,19 @@ impl Mbuf {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// assert_eq!(head.chain_len()?, 1); // the mbuf itself
+    /// head.append(Mbuf::new(&runtime, 16)?)?;
+    /// assert_eq!(head.chain_len()?, 2);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufChainNum")]
     pub fn chain_len(&self) -> Result<usize> {
         let mut num = 0u32;
@@ -414,6 +578,22 @@ impl Mbuf {
     ///
     /// [`Error::InvalidArgument`] when `index` does not fit the runtime's
     /// 32-bit index; the runtime's code (an index past the end among them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 8)?;
+    /// tail.set_user_data(0, &[42])?;
+    /// head.append(tail)?;
+    /// assert_eq!(head.chain_get(0)?.as_raw(), head.as_raw()); // 0 is the head
+    /// assert_eq!(head.chain_get(1)?.user_data()?[0], 42);
+    /// assert!(head.chain_get(2).is_err(), "past the end");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufFromChain")]
     pub fn chain_get(&self, index: usize) -> Result<MbufView<'_>> {
         let index32 = u32::try_from(index).map_err(|_| Error::InvalidArgument {
@@ -483,17 +663,59 @@ pub struct MbufView<'a> {
 
 impl MbufView<'_> {
     /// The raw handle (owned by the chain's head).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// head.append(tail)?;
+    /// let member = head.chain_get(1)?;
+    /// assert!(!member.as_raw().is_null());
+    /// assert_ne!(member.as_raw(), head.as_raw());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(&self) -> sys::aclrtMbuf {
         self.raw.as_ptr()
     }
 
     /// The data area's capacity in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// head.append(tail)?;
+    /// assert_eq!(head.chain_get(1)?.capacity(), 32);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufData")]
     pub fn capacity(&self) -> usize {
         self.area.capacity
     }
 
     /// The whole data area.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// tail.data_mut().expect("not shared")[..4].copy_from_slice(b"tail");
+    /// head.append(tail)?;
+    /// assert_eq!(&head.chain_get(1)?.data()[..4], b"tail");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufData")]
     pub fn data(&self) -> &[u8] {
         // SAFETY: the member lives as long as the head borrowed for `'_`;
@@ -507,6 +729,20 @@ impl MbufView<'_> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// tail.set_len(7)?;
+    /// head.append(tail)?;
+    /// assert_eq!(head.chain_get(1)?.len()?, 7);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufDataLen")]
     pub fn len(&self) -> Result<usize> {
         data_len(self.as_raw())
@@ -517,6 +753,19 @@ impl MbufView<'_> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// head.append(tail)?;
+    /// assert!(head.chain_get(1)?.is_empty()?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
@@ -526,6 +775,20 @@ impl MbufView<'_> {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Runtime;
+    /// use ascend::mbuf::Mbuf;
+    /// let runtime = Runtime::init()?;
+    /// let mut head = Mbuf::new(&runtime, 16)?;
+    /// let mut tail = Mbuf::new(&runtime, 32)?;
+    /// tail.set_user_data(95, &[9])?;
+    /// head.append(tail)?;
+    /// assert_eq!(head.chain_get(1)?.user_data()?[95], 9);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtGetBufUserData")]
     pub fn user_data(&self) -> Result<[u8; USER_DATA_SIZE]> {
         user_data(self.as_raw())

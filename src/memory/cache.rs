@@ -63,6 +63,17 @@ pub enum CacheOp {
 
 impl CacheOp {
     /// The `aclrtCmoType` value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::CacheOp;
+    /// use ascend::sys;
+    /// // For a raw `aclrtCmoAsync` call of your own.
+    /// assert_eq!(CacheOp::Flush.as_raw(), sys::ACL_RT_CMO_TYPE_FLUSH);
+    /// assert_eq!(CacheOp::Prefetch.as_raw(), sys::ACL_RT_CMO_TYPE_PREFETCH);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_raw(self) -> sys::aclrtCmoType {
         match self {
             CacheOp::Prefetch => sys::ACL_RT_CMO_TYPE_PREFETCH,
@@ -74,6 +85,19 @@ impl CacheOp {
 
     /// Whether the operation is ordered as a write of its range (only
     /// [`CacheOp::Invalidate`], which may discard data).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::CacheOp;
+    /// // Only an invalidate may discard data: it waits for the range's readers.
+    /// let writes: Vec<CacheOp> = [CacheOp::Prefetch, CacheOp::Writeback, CacheOp::Invalidate, CacheOp::Flush]
+    ///     .into_iter()
+    ///     .filter(|op| op.is_write())
+    ///     .collect();
+    /// assert_eq!(writes, [CacheOp::Invalidate]);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_write(self) -> bool {
         self == CacheOp::Invalidate
     }
@@ -105,6 +129,15 @@ impl MemTypes {
     pub const RESERVED: MemTypes = MemTypes(0x20);
 
     /// The bits passed as `memType`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::memory::MemTypes;
+    /// assert_eq!(MemTypes::DEVICE.bits(), 0x2);
+    /// assert_eq!((MemTypes::DEVICE | MemTypes::RESERVED).bits(), 0x22); // `memType` of aclrtCheckMemType
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn bits(self) -> u32 {
         self.0
     }
@@ -294,7 +327,15 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// # Examples
     ///
-    /// See [`DeviceBuf::flush_cache`].
+    /// ```
+    /// use ascend::{Device, DeviceBuf};
+    /// let device = Device::new(0)?;
+    /// let mut buf = DeviceBuf::from_slice(&device, &[5u8; 64])?;
+    /// buf.invalidate_cache()?; // the next read comes from memory
+    /// assert_eq!(buf.to_vec()?, [5; 64]);
+    /// DeviceBuf::<u8>::zeroed(&device, 0)?.invalidate_cache()?; // empty: nothing to do
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtMemInvalidate")]
     pub fn invalidate_cache(&mut self) -> Result<()> {
         self.sync_cache("aclrtMemInvalidate", sys::aclrtMemInvalidate)

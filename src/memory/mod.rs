@@ -23,7 +23,7 @@ mod cast_error;
 mod device_buf;
 mod element_cast;
 pub(crate) mod location;
-mod pinned_host;
+pub(crate) mod pinned_host;
 mod policy;
 mod query;
 mod storage;

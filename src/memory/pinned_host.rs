@@ -11,7 +11,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 /// The alignment `aclrtMallocHost` guarantees.
-const HOST_ALIGN: usize = 64;
+pub(crate) const HOST_ALIGN: usize = 64;
 
 /// `len` elements of `T` in page-locked host memory (`aclrtMallocHost` /
 /// `aclrtFreeHost`), usable as a slice.
@@ -391,6 +391,52 @@ impl<T: Pod> PinnedHostBuf<T> {
         }
         self.len = len;
         true
+    }
+}
+
+impl PinnedHostBuf<u8> {
+    /// The buffer's memory as `len` elements of `T`, within its capacity
+    /// (a [`PinnedPool`](crate::pool::PinnedPool)'s typed buffer); the
+    /// buffer back, unchanged, when `T` is zero-sized, the capacity is not
+    /// a whole number of elements, the pointer is not aligned for `T`, or
+    /// `len` elements do not fit.
+    ///
+    /// The elements are as initialised as the bytes were: every bit
+    /// pattern is a valid `T` (`Pod`).
+    pub(crate) fn into_typed<T: Pod>(self, len: usize) -> Result<PinnedHostBuf<T>, Self> {
+        let element = size_of::<T>();
+        if element == 0
+            || !self.capacity.is_multiple_of(element)
+            || !(self.pointer.as_ptr() as usize).is_multiple_of(align_of::<T>())
+            || len > self.capacity / element
+        {
+            return Err(self);
+        }
+        // The allocation moves to the typed buffer: this one must not free it.
+        let this = std::mem::ManuallyDrop::new(self);
+        Ok(PinnedHostBuf {
+            len,
+            capacity: this.capacity / element,
+            allocated: this.allocated,
+            pointer: this.pointer.cast(),
+        })
+    }
+}
+
+impl<T: Pod> PinnedHostBuf<T> {
+    /// The buffer's memory as bytes: its length and capacity in bytes
+    /// (the inverse of [`PinnedHostBuf::into_typed`]).
+    pub(crate) fn into_bytes(self) -> PinnedHostBuf<u8> {
+        // The allocation moves to the byte buffer: this one must not free it.
+        let this = std::mem::ManuallyDrop::new(self);
+        // The products are the allocation's byte sizes (or smaller), which
+        // fit: the memory was allocated.
+        PinnedHostBuf {
+            len: this.len.saturating_mul(size_of::<T>()),
+            capacity: this.capacity.saturating_mul(size_of::<T>()),
+            allocated: this.allocated,
+            pointer: this.pointer.cast(),
+        }
     }
 }
 

@@ -33,12 +33,38 @@ impl IpcEventHandle {
     pub const LEN: usize = 64;
 
     /// The handle's bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::stream::{IpcEvent, IpcEventHandle};
+    /// let device = Device::new(0)?;
+    /// let handle = IpcEvent::new(&device)?.handle()?;
+    /// let bytes: &[u8; IpcEventHandle::LEN] = handle.as_bytes(); // what goes over the pipe
+    /// assert_eq!(IpcEventHandle::from_bytes(*bytes), handle);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn as_bytes(&self) -> &[u8; Self::LEN] {
         &self.0
     }
 
     /// A handle from bytes another process sent ([`IpcEventHandle::as_bytes`]).
     /// Bytes that name no live IPC event are refused by [`IpcEvent::open`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::stream::{IpcEvent, IpcEventHandle};
+    /// let device = Device::new(0)?;
+    /// let event = IpcEvent::new(&device)?;
+    /// let received: [u8; IpcEventHandle::LEN] = *event.handle()?.as_bytes(); // read from the pipe
+    /// let handle = IpcEventHandle::from_bytes(received);
+    /// assert_eq!(handle, event.handle()?);
+    /// IpcEvent::open(&device, &handle)?.synchronize()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn from_bytes(bytes: [u8; Self::LEN]) -> Self {
         Self(bytes)
     }
@@ -96,6 +122,19 @@ impl IpcEvent {
     ///
     /// The runtime's code (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT` on chips
     /// without IPC events).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{Device, Stream, stream::IpcEvent};
+    /// let device = Device::new(0)?;
+    /// let stream = Stream::new(&device)?;
+    /// let event = IpcEvent::new(&device)?;
+    /// event.record(&stream)?; // an `Event` by deref
+    /// event.synchronize()?;
+    /// assert!(event.query()?, "the record is reached");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtCreateEventExWithFlag")]
     pub fn new(device: &Device) -> Result<Self> {
         Ok(Self {
@@ -110,6 +149,19 @@ impl IpcEvent {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::stream::{IpcEvent, IpcEventHandle};
+    /// let device = Device::new(0)?;
+    /// let event = IpcEvent::new(&device)?;
+    /// let handle = event.handle()?;
+    /// assert_eq!(event.handle()?, handle, "the same event, the same handle");
+    /// assert_ne!(IpcEvent::new(&device)?.handle()?, handle, "another event, another handle");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtIpcGetEventHandle")]
     pub fn handle(&self) -> Result<IpcEventHandle> {
         self.event.device().make_current()?;
@@ -158,6 +210,20 @@ impl IpcEvent {
     /// # Errors
     ///
     /// The runtime's code.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::Device;
+    /// use ascend::stream::{IpcEvent, IpcEventHandle};
+    /// let device = Device::new(0)?;
+    /// let event = IpcEvent::new(&device)?;
+    /// let opened = IpcEvent::open(&device, &event.handle()?)?;
+    /// opened.destroy()?; // this process's copy; errors are reported, not logged
+    /// event.synchronize()?; // the creator's stays usable
+    /// event.destroy()?;
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtDestroyEvent")]
     pub fn destroy(self) -> Result<()> {
         self.event.destroy()

@@ -67,14 +67,18 @@ impl PoolConfig {
     /// )?;
     /// assert_eq!(torch.max_split_size, Some(128 << 20));
     /// assert_eq!(torch.roundup_power2_divisions[9], 4); // 512 MiB..1 GiB
-    /// assert!(PoolConfig::parse("page_size:1g").is_err()); // not a knob here
+    /// // torch_npu's keys with no counterpart here are refused, with the reason.
+    /// let refused = PoolConfig::parse("page_size:1g").unwrap_err().to_string();
+    /// assert!(refused.contains("`page_size:1g`: refused: chunks use the device's VMM granularity"), "{refused}");
     /// # Ok::<(), ascend::Error>(())
     /// ```
     ///
     /// # Errors
     ///
     /// [`Error::InvalidArgument`] naming the entry for an unknown key
-    /// (whatever its value; the error lists the known keys), a malformed
+    /// (whatever its value; the error lists the known keys), a torch_npu
+    /// key with no counterpart here (`refused:` and the reason, as in the
+    /// [pools guide](crate::guide::pools)'s table), a malformed
     /// entry or number, or `expandable_segments:False`. The values are
     /// checked against each other when a pool is made.
     pub fn parse(text: &str) -> Result<Self> {
@@ -127,6 +131,9 @@ pub(in crate::pool) fn parse_both(call: Call, text: &str) -> Result<(PoolConfig,
         let (key, value) = (key.trim(), value.trim());
         // The key first: a misspelt key is reported as such, whatever its
         // value.
+        if let Some(&(_, reason)) = REFUSED.iter().find(|(refused, _)| *refused == key) {
+            return refuse(&format!("refused: {reason}"));
+        }
         let Some(&(_, key)) = KEYS.iter().find(|(known, _)| *known == key) else {
             let known: Vec<&str> = KEYS.iter().map(|(known, _)| *known).collect();
             return refuse(&format!("unknown key `{key}` (the keys are {})", known.join(", ")));
@@ -263,6 +270,30 @@ const KEYS: [(&str, Key); 15] = [
     ("pinned_max_cached_size_mb", Key::PinnedMaxCachedSizeMb),
 ];
 
+/// The reason the pinned pool needs none of torch_npu's pinned segment
+/// keys.
+const PINNED_ON_DEMAND: &str = "the pinned pool allocates each buffer on demand and needs no background thread (a \
+                                buffer's next owner waits for its old copies)";
+
+/// torch_npu's documented keys that have no counterpart here, each with
+/// the reason its error gives: the same text as the table of
+/// `docs/pools.md` (`tests/pool_knobs.rs` checks them against it).
+const REFUSED: [(&str, &str); 6] = [
+    (
+        "base_addr_aligned_kb",
+        "every block here is at least 512-byte aligned and a segment's base is the reservation's, aligned to the VMM \
+         granularity, so the 16 KiB alignment torch_npu asks for large blocks holds for their chunks, not per block",
+    ),
+    (
+        "page_size",
+        "chunks use the device's VMM granularity (`large_chunk_mb` sets their size, not their page size)",
+    ),
+    ("pinned_reserve_segment_size_mb", PINNED_ON_DEMAND),
+    ("pinned_use_background_threads", PINNED_ON_DEMAND),
+    ("pinned_mem_register", PINNED_ON_DEMAND),
+    ("pin_memory_expandable_segments", PINNED_ON_DEMAND),
+];
+
 /// The text of [`ENV_ALLOC_CONF`], `None` when it is unset.
 ///
 /// # Errors
@@ -391,7 +422,7 @@ mod tests {
     fn an_unknown_key_is_named_with_the_known_ones_whatever_its_value() {
         // A typo of `expandable_segments` with a value that is no number:
         // the key is what is wrong, not the value.
-        for bad in ["expandable_segment:True", "page_size:1g", "base_addr_aligned_kb:16"] {
+        for bad in ["expandable_segment:True", "page_sizes:1g", "base_addr_aligned:16"] {
             let error = PoolConfig::parse(bad).unwrap_err().to_string();
             let key = bad.split(':').next().unwrap_or(bad);
             assert!(error.contains("unknown key"), "{error}");

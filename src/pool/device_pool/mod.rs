@@ -543,7 +543,7 @@ impl DevicePool {
     /// pool.wake_tags(&["weights"])?; // the weights first
     /// assert!(!pool.is_asleep("weights") && pool.is_asleep("kv_cache"));
     /// let refused = pool.alloc_tagged(4096, "kv_cache");
-    /// assert!(matches!(refused, Err(Error::PoolAsleep { tag }) if tag == "kv_cache"));
+    /// assert!(matches!(refused, Err(Error::PoolAsleep { tag, .. }) if tag == "kv_cache"));
     /// pool.wake_tags(&["kv_cache"])?; // later
     /// # drop((weights, kv_cache));
     /// # Ok::<(), ascend::Error>(())

@@ -15,9 +15,11 @@ use crate::Device;
 use crate::error::{Error, Result};
 use crate::host_register::HostMallocConfig;
 use crate::memory::PinnedHostBuf;
+use crate::memory::pinned_host::HOST_ALIGN;
 use crate::pool::config::env::{PinnedSettings, parse_both, read_env};
 use crate::pool::per_thread::thread_token::token;
 use crate::stream::{Carried, Carrier, Ordered, Recycle, Settled, Tracks};
+use bytemuck::Pod;
 use shards::{Cached, Shard, SharedTotal, new_shard, shard_of};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -324,11 +326,127 @@ impl PinnedPool {
         self.alloc_slowly(token, size, bytes)
     }
 
+    /// `len` elements of `T` (its length), in a buffer of the pool: the
+    /// typed form of [`PinnedPool::alloc`], for staging typed data with no
+    /// cast of the bytes either way.
+    ///
+    /// The buffer shares the pool's buckets and cache with byte buffers
+    /// and with other types: its bucket is the one [`PinnedPool::alloc`]
+    /// picks for `len * size_of::<T>()` bytes, rounded up to a whole number
+    /// of elements when `T`'s size is not a power of two; dropped, it goes
+    /// back as bytes, for any request of its bucket. Its
+    /// [`capacity`](PinnedHostBuf::capacity) is the bucket's, in elements.
+    /// A fresh buffer is zeroed; a cached one holds what its last owner
+    /// left, read as `T` (any bit pattern is a valid `Pod`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidArgument`] when `T` is zero-sized, needs an
+    /// alignment above the 64 bytes the runtime guarantees for pinned
+    /// memory, or when `len * size_of::<T>()` (or its bucket) overflows
+    /// `usize`; the runtime's code of the allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::PinnedPool;
+    /// use ascend::stream::{Ordered, Stream};
+    /// use ascend::{Device, DeviceBuf, Error};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = PinnedPool::new(&device);
+    /// let mut staging = pool.alloc_typed::<f32>(1000)?; // 4000 bytes of a 4096-byte bucket
+    /// assert_eq!((staging.len(), staging.capacity()), (1000, 1024));
+    /// staging.get_mut()?.fill(1.5);
+    /// let on_device = Ordered::new(DeviceBuf::<f32>::zeroed(&device, 1000)?);
+    /// on_device.copy_from_host(&staging, &stream)?;
+    /// let mut back = pool.alloc_typed::<f32>(1000)?;
+    /// back.copy_from_device(&on_device, &stream)?;
+    /// assert!(back.get_mut()?.iter().all(|&x| x == 1.5)); // waits for the copy
+    /// drop((staging, back));
+    /// // A typed buffer comes back as bytes, for any request of its bucket.
+    /// let mut bytes = pool.alloc(4096)?;
+    /// assert_eq!(&bytes.get_mut()?[..4], &1.5f32.to_ne_bytes());
+    /// assert_eq!((pool.stats().hits, pool.stats().misses), (1, 2));
+    /// let too_many = pool.alloc_typed::<u64>(usize::MAX / 4); // the byte size overflows
+    /// assert!(matches!(too_many, Err(Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
+    #[doc(alias = "aclrtMallocHost")]
+    pub fn alloc_typed<T: Pod>(&self, len: usize) -> Result<Ordered<PinnedHostBuf<T>>> {
+        const CALL: Call = Call::rust("PinnedPool::alloc_typed");
+        let element = size_of::<T>();
+        if element == 0 {
+            return Err(Error::invalid(CALL, "the element type is zero-sized"));
+        }
+        if align_of::<T>() > HOST_ALIGN {
+            return Err(Error::invalid(
+                CALL,
+                format!(
+                    "alignment {} is above the {HOST_ALIGN} bytes the runtime guarantees",
+                    align_of::<T>()
+                ),
+            ));
+        }
+        let bytes = len
+            .checked_mul(element)
+            .ok_or_else(|| Error::invalid(CALL, format!("{len} elements of {element} bytes overflow usize")))?;
+        let size = self
+            .bucket_size(bytes)
+            .and_then(|size| size.checked_next_multiple_of(element))
+            .ok_or_else(|| {
+                Error::invalid(
+                    CALL,
+                    format!("{bytes} bytes overflow usize when rounded up to their bucket"),
+                )
+            })?;
+        let token = token();
+        let (buffer, tracks, carried) = match self.shared.take_owned(token, size, bytes) {
+            // SAFETY: as in `alloc`.
+            Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
+            None => self.take_or_allocate(token, size, bytes)?,
+        };
+        match buffer.into_typed::<T>(len) {
+            Ok(typed) => {
+                self.shared.watch_out(typed.as_ptr() as usize, size);
+                let recycle = Recycle::CarriedBytes {
+                    carried,
+                    into_bytes: PinnedHostBuf::<T>::into_bytes,
+                };
+                Ok(Ordered::recycled(typed, bytes, tracks, recycle))
+            }
+            // Never: the bucket is whole elements, and the runtime's
+            // alignment is checked above. The buffer goes back.
+            Err(buffer) => {
+                drop(self.hand_out(buffer, tracks, carried, size, bytes));
+                Err(Error::invalid(
+                    CALL,
+                    format!("a {size}-byte buffer does not hold {len} aligned elements of {element} bytes"),
+                ))
+            }
+        }
+    }
+
     /// [`PinnedPool::alloc`] past an owner's hit of the caller's shard.
     #[cold]
     #[inline(never)]
     fn alloc_slowly(&self, token: usize, size: usize, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
-        let (buffer, tracks, carried) = match self.shared.take_slowly(token, size, bytes) {
+        let (buffer, tracks, carried) = self.take_or_allocate(token, size, bytes)?;
+        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
+    }
+
+    /// A buffer of `size` bytes for a request of `bytes` past an owner's
+    /// hit of the caller's shard (from the shards, or allocated), with its
+    /// uses and its count of the state.
+    #[allow(clippy::type_complexity)]
+    fn take_or_allocate(
+        &self,
+        token: usize,
+        size: usize,
+        bytes: usize,
+    ) -> Result<(PinnedHostBuf<u8>, Tracks, Carried<PinnedHostBuf<u8>>)> {
+        Ok(match self.shared.take_slowly(token, size, bytes) {
             // SAFETY: as in `alloc`.
             Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
             None => {
@@ -340,8 +458,7 @@ impl PinnedPool {
                 let carried = unsafe { Carried::from_raw(recycle::carrier_of(count)) };
                 (buffer, Tracks::default(), carried)
             }
-        };
-        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
+        })
     }
 
     /// `buffer` of `size` bytes, with its uses and its count of the state,

@@ -170,6 +170,22 @@ impl RuntimePool {
     ///
     /// The runtime's code: `max_size` above the device's memory, a release
     /// threshold above the pool's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let config = RuntimePoolConfig { max_size: 32 << 20, ..RuntimePoolConfig::default() };
+    /// let pool = RuntimePool::new(&device, config)?;
+    /// assert_eq!(pool.stats()?.reserved_current, 0); // nothing reserved yet
+    /// // A threshold above the pool's size is refused by the runtime.
+    /// let too_high = RuntimePoolConfig { release_threshold: 1 << 40, ..config };
+    /// assert!(RuntimePool::new(&device, too_high).is_err());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias("aclrtMemPoolCreate", "aclrtMemPoolSetAttr"))]
     pub fn new(device: &Device, config: RuntimePoolConfig) -> Result<Self> {
         device.make_current()?;
@@ -216,6 +232,20 @@ impl RuntimePool {
     }
 
     /// The pool's device.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// assert_eq!(pool.device().id(), device.id());
+    /// let stream = Arc::new(Stream::new(pool.device())?); // a stream for its allocations
+    /// drop(pool.alloc::<u8>(64, &stream)?);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn device(&self) -> &Device {
         &self.inner.device
     }
@@ -281,6 +311,24 @@ impl RuntimePool {
     ///
     /// The runtime's code: `min_bytes_to_keep` below the memory handed out
     /// or above the pool's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// let block = pool.alloc::<u8>(2 << 20, &stream)?;
+    /// assert!(pool.trim_to(0).is_err(), "below the bytes handed out");
+    /// drop(block);
+    /// stream.synchronize()?; // the free has run
+    /// pool.trim_to(0)?; // the idle memory goes back to the device
+    /// assert_eq!(pool.stats()?.used_current, 0);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtMemPoolTrimTo")]
     pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<()> {
         self.inner.device.make_current()?;
@@ -296,6 +344,19 @@ impl RuntimePool {
     /// # Errors
     ///
     /// The runtime's code for a threshold above the pool's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig { max_size: 64 << 20, ..Default::default() })?;
+    /// pool.set_release_threshold(8 << 20)?; // keep up to 8 MiB cached when idle
+    /// assert!(pool.set_release_threshold(1 << 40).is_err(), "above the pool's size");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtMemPoolSetAttr")]
     pub fn set_release_threshold(&self, bytes: u64) -> Result<()> {
         self.inner.device.make_current()?;
@@ -324,6 +385,26 @@ impl RuntimePool {
     /// # Errors
     ///
     /// The runtime's code from `aclrtMemPoolGetAttr`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// let block = pool.alloc::<u32>(1024, &stream)?;
+    /// let stats = pool.stats()?;
+    /// assert!(stats.used_current >= 4096 && stats.reserved_current >= stats.used_current);
+    /// drop(block);
+    /// stream.synchronize()?;
+    /// let stats = pool.stats()?;
+    /// assert_eq!(stats.used_current, 0);
+    /// assert!(stats.used_high >= 4096, "the high-water mark stays");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtMemPoolGetAttr")]
     pub fn stats(&self) -> Result<RuntimePoolStats> {
         self.inner.device.make_current()?;
@@ -384,16 +465,59 @@ pub struct RuntimePoolBuf<T> {
 
 impl<T> RuntimePoolBuf<T> {
     /// The number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// let block = pool.alloc::<f32>(300, &stream)?.into_inner()?; // out of its Ordered
+    /// assert_eq!(block.len(), 300);
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// let empty = pool.alloc::<f32>(0, &stream)?.into_inner()?;
+    /// assert!(empty.is_empty());
+    /// assert!(!pool.alloc::<f32>(1, &stream)?.into_inner()?.is_empty());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The stream the memory is ordered on (and freed on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ascend::pool::{RuntimePool, RuntimePoolConfig};
+    /// use ascend::{Device, stream::Stream};
+    /// let device = Device::new(0)?;
+    /// let stream = Arc::new(Stream::new(&device)?);
+    /// let pool = RuntimePool::new(&device, RuntimePoolConfig::default())?;
+    /// let block = pool.alloc::<u8>(64, &stream)?.into_inner()?;
+    /// assert!(Arc::ptr_eq(block.stream(), &stream)); // freed on it when dropped
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn stream(&self) -> &Arc<Stream> {
         &self.stream
     }

@@ -12,6 +12,7 @@ mod tracks;
 mod view;
 
 use crate::error::Result;
+use crate::memory::PinnedHostBuf;
 pub(crate) use carried::{Carried, Carrier};
 use gate::Entered;
 pub(crate) use gate::UseGate;
@@ -126,6 +127,15 @@ pub(crate) enum Recycle<S> {
         /// The gate of the owner's memory.
         gate: fn(&S) -> &UseGate,
     },
+    /// A typed view of a byte owner handed out by a pool whose owners are
+    /// bytes (a [`PinnedPool`](crate::pool::PinnedPool)'s typed buffer):
+    /// turned back into bytes, it goes back as [`Recycle::Carried`] does.
+    CarriedBytes {
+        /// The pool's state, by the reference this owner carries.
+        carried: Carried<PinnedHostBuf<u8>>,
+        /// The owner as the bytes it was made from.
+        into_bytes: fn(S) -> PinnedHostBuf<u8>,
+    },
 }
 
 impl<S> Recycle<S> {
@@ -135,6 +145,7 @@ impl<S> Recycle<S> {
             Self::Owner(function) => function(storage, tracks),
             Self::Gated { give_back, .. } => give_back(storage, tracks),
             Self::Carried(carried) => carried.give_back(storage, tracks),
+            Self::CarriedBytes { carried, into_bytes } => carried.give_back(into_bytes(storage), tracks),
         }
     }
 }

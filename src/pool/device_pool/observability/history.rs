@@ -86,6 +86,20 @@ impl HistoryAction {
     /// `alloc`, `free_requested`, `free_completed`, `segment_map`,
     /// `segment_unmap`, `oom`, and `user_defined` for sleep, wake and
     /// `empty_cache`, which torch does not have.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, HistoryAction, HistoryOptions, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// pool.record_memory_history(Some(HistoryOptions::default()))?;
+    /// drop(pool.alloc(512)?);
+    /// let names: Vec<&str> = pool.memory_history().events.iter().map(|event| event.action.torch_name()).collect();
+    /// assert!(names.contains(&"alloc") && names.contains(&"free_completed"), "{names:?}");
+    /// assert_eq!(HistoryAction::SegmentMap.torch_name(), "segment_map");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn torch_name(self) -> &'static str {
         match self {
             Self::Alloc => "alloc",
@@ -195,6 +209,23 @@ impl PoolHistory {
     /// The allocated and reserved bytes after each event (one pair per
     /// event): allocations and completed frees change the first, segment
     /// maps and unmaps the second.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::pool::{DevicePool, HistoryOptions, PoolConfig};
+    /// # let device = ascend::Device::new(0)?;
+    /// let pool = DevicePool::new(&device, PoolConfig::default())?;
+    /// pool.record_memory_history(Some(HistoryOptions::default()))?;
+    /// drop(pool.alloc(4096)?);
+    /// let history = pool.memory_history();
+    /// let totals = history.replay();
+    /// assert_eq!(totals.len(), history.events.len()); // one pair per event
+    /// let peak = totals.iter().map(|&(allocated, _)| allocated).max();
+    /// assert_eq!(peak, Some(4096));
+    /// assert_eq!(totals.last().map(|&(allocated, _)| allocated), Some(0), "freed at the end");
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn replay(&self) -> Vec<(usize, usize)> {
         let (mut allocated, mut reserved) = (self.start_allocated, self.start_reserved);
         self.events

@@ -33,6 +33,7 @@
 
 use super::history::{HistoryAction, HistoryEvent, PoolHistory};
 use super::snapshot::{BlockState, PoolSnapshot};
+use crate::error::{Error, Result};
 use crate::pool::device_pool::DevicePool;
 use serde::Serialize;
 use std::backtrace::Backtrace;
@@ -111,8 +112,9 @@ impl DevicePool {
     ///
     /// # Errors
     ///
-    /// The encoder's error, as an [`std::io::Error`] (none is expected:
-    /// every value is a number, a string, a list or a dict).
+    /// The encoder's error, as [`Error::External`](crate::Error::External)
+    /// (none is expected: every value is a number, a string, a list or a
+    /// dict).
     ///
     /// # Examples
     ///
@@ -125,24 +127,27 @@ impl DevicePool {
     /// let pickle = pool.torch_snapshot()?;
     /// assert_eq!(pickle[0], 0x80); // a pickle's protocol header
     /// # drop(block);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok::<(), ascend::Error>(())
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "torch-snapshot")))]
-    pub fn torch_snapshot(&self) -> std::io::Result<Vec<u8>> {
+    pub fn torch_snapshot(&self) -> Result<Vec<u8>> {
         let (snapshot, history) = {
             let mut state = self.shared.state();
             let snapshot = self.snapshot_locked(&mut state);
             (snapshot, state.history.history(self.device().id()))
         };
         let document = build(&snapshot, &history);
-        serde_pickle::to_vec(&document, serde_pickle::SerOptions::new()).map_err(std::io::Error::other)
+        serde_pickle::to_vec(&document, serde_pickle::SerOptions::new())
+            .map_err(|error| Error::external("DevicePool::torch_snapshot: encoding the pickle", error))
     }
 
     /// Writes [`DevicePool::torch_snapshot`] to `path`.
     ///
     /// # Errors
     ///
-    /// The file's error, or the encoder's.
+    /// [`Error::External`](crate::Error::External) with the file's
+    /// [`std::io::Error`] as its source (its context names the path), or
+    /// the encoder's error.
     ///
     /// # Examples
     ///
@@ -154,11 +159,22 @@ impl DevicePool {
     /// pool.write_torch_snapshot(&path)?;
     /// assert!(std::fs::metadata(&path)?.len() > 0);
     /// # std::fs::remove_file(&path)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// // The file's error: its I/O error is the source.
+    /// let error = pool.write_torch_snapshot("/no/such/directory/pool.pickle").unwrap_err();
+    /// assert!(error.to_string().contains("/no/such/directory/pool.pickle"), "{error}");
+    /// let io = std::error::Error::source(&error).and_then(|source| source.downcast_ref::<std::io::Error>());
+    /// assert_eq!(io.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+    /// # Ok::<(), ascend::Error>(())
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "torch-snapshot")))]
-    pub fn write_torch_snapshot(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        std::fs::write(path, self.torch_snapshot()?)
+    pub fn write_torch_snapshot(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        std::fs::write(path, self.torch_snapshot()?).map_err(|error| {
+            Error::external(
+                format!("DevicePool::write_torch_snapshot: writing {}", path.display()),
+                error,
+            )
+        })
     }
 }
 
