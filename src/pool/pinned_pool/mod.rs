@@ -373,7 +373,6 @@ impl PinnedPool {
     /// assert!(matches!(too_many, Err(Error::InvalidArgument { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    #[doc(alias = "aclrtMallocHost")]
     pub fn alloc_typed<T: Pod>(&self, len: usize) -> Result<Ordered<PinnedHostBuf<T>>> {
         const CALL: Call = Call::rust("PinnedPool::alloc_typed");
         let element = size_of::<T>();
