@@ -57,10 +57,20 @@ pub(crate) fn release_primary(id: i32, force: bool) -> SoftResult<bool> {
     Ok(last)
 }
 
-/// The retains of `id`'s primary context.
-pub(crate) fn retains(id: i32) -> SoftResult<u32> {
+/// The contexts' lock, held while a device has no retain: until it is
+/// dropped no `aclrtSetDevice` retains any device. A teardown that found
+/// the device unretained frees the device's memory under it, so nothing
+/// made under a later retain can be taken with it.
+pub(crate) struct Unretained {
+    _contexts: Ranked<'static, Contexts>,
+}
+
+/// [`Unretained`] when `id`'s primary context has no retain; `None` when
+/// the device was set again meanwhile.
+pub(crate) fn unretained(id: i32) -> SoftResult<Option<Unretained>> {
     started::core()?.device(id)?;
-    Ok(contexts()?.retains(id))
+    let contexts = contexts()?;
+    Ok((contexts.retains(id) == 0).then_some(Unretained { _contexts: contexts }))
 }
 
 /// A live created context.

@@ -129,7 +129,9 @@ pub(crate) fn set_device(id: i32) -> SoftResult {
 /// memory (`ACL_ERROR_RT_INVALID_HANDLE`, `ACL_ERROR_RT_PARAM_INVALID`; see
 /// docs/runtime-choices.md). Work already queued on the device's streams
 /// (its default stream included) runs to the end first; the memory goes
-/// after that, unless the device was set again meanwhile.
+/// after that, unless the device was set again meanwhile. The decision and
+/// the release are one step for `aclrtSetDevice`: a retain taken during it
+/// waits for its end, so what is made under that retain is never released.
 pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     let detached = {
         // The streams first, then the contexts: the lock order.
@@ -142,31 +144,33 @@ pub(crate) fn reset_device(id: i32, force: bool) -> SoftResult {
     };
     let stream_count = streams.len();
     streams.finish();
-    let pools = if context::retains(id)? == 0 {
-        crate::soft::compose::mem_pool::release_device(id)
-    } else {
-        0
-    };
-    // Managed memory loses its host mapping before the device's memory is
-    // freed, both under the managed family's lock (taken before the
-    // sharing tables' in the lock order).
-    let (managed, allocations) = crate::soft::compose::managed::release_device(
+    // Whether the memory goes is decided, and the memory goes, with the
+    // device unretained throughout (the contexts' lock held, after the
+    // sharing tables' in the lock order): a thread setting the device again
+    // meanwhile waits until its pools and memory are gone, so nothing it
+    // makes under its new retain is taken with them. Managed memory loses
+    // its host mapping before the device's memory is freed, both under the
+    // managed family's lock (taken before the sharing tables').
+    let (managed, released) = crate::soft::compose::managed::release_device(
         id,
         || {
             let share = crate::soft::share::write()?;
-            Ok((context::retains(id)? == 0).then_some(share))
+            Ok(context::unretained(id)?.map(|unretained| (share, unretained)))
         },
-        |mut share| {
+        |(mut share, _unretained)| {
+            // The pools first: a block of a live pool is never plain device
+            // memory (`aclrtFree` refuses pool blocks by address).
+            let pools = crate::soft::compose::mem_pool::release_device(id, &mut share);
             // The device's memory goes, and with it the IPC keys of what
             // was exported (the sharing tables are held throughout).
             let freed = crate::soft::device_mem::free_device(id);
             for &start in &freed {
                 crate::soft::share::forget_allocation(&mut share, start);
             }
-            freed.len()
+            (pools, freed.len())
         },
     )?;
-    let allocations = allocations.unwrap_or(0);
+    let (pools, allocations) = released.unwrap_or((0, 0));
     if stream_count + events + allocations + pools > 0 {
         log::warn!(
             "device {id} reset by its last retain: {stream_count} stream(s), {events} event(s), {pools} memory \

@@ -8,7 +8,7 @@
 
 use crate::soft::core::soft_result::SoftResult;
 use crate::soft::device_mem::{self, Freed};
-use crate::soft::share;
+use crate::soft::share::{self, Share};
 
 /// Frees the `aclrtMalloc*` allocation starting at `address`, withdrawing
 /// its IPC keys when it is exported.
@@ -22,4 +22,13 @@ pub(crate) fn free(address: usize) -> SoftResult {
             Ok(())
         }
     }
+}
+
+/// [`free`] with the sharing tables locked by the caller (a device reset,
+/// which holds them throughout): the allocation goes whether or not it is
+/// exported, and its IPC keys with it.
+pub(crate) fn free_with_sharing(sharing: &mut Share, address: usize) -> SoftResult {
+    device_mem::free_exported(address)?;
+    share::forget_allocation(sharing, address);
+    Ok(())
 }

@@ -21,6 +21,7 @@
 //! Pool blocks belong to their pool: `aclrtFree` refuses them ([`owns`]).
 
 use crate::soft::check::sanitize::{self, Range};
+use crate::soft::compose::device_free;
 use crate::soft::compose::sanitize_ranges;
 use crate::soft::compose::streams::{self, Stream};
 use crate::soft::compose::translate::Translator;
@@ -28,6 +29,7 @@ use crate::soft::core::lock_order::{self, Rank, Ranked};
 use crate::soft::core::resource::{LiveResource, ResourceKind};
 use crate::soft::core::soft_result::{SoftResult, fail};
 use crate::soft::device_mem::{self, Rounding};
+use crate::soft::share::Share;
 use crate::soft::started;
 use crate::soft::started::current;
 use crate::types::*;
@@ -136,7 +138,7 @@ fn locked() -> Ranked<'static, Pools> {
 /// the sharing tables, a lower rank).
 fn release(blocks: Vec<(usize, u64)>, api: &'static str) {
     for (address, _) in blocks {
-        if let Err(failure) = crate::soft::compose::device_free::free(address) {
+        if let Err(failure) = device_free::free(address) {
             log::warn!("{api}: releasing pool block {address:#x}: {}", failure.message);
         }
     }
@@ -534,10 +536,13 @@ pub(crate) fn trim_to(handle: usize, keep: usize) -> SoftResult {
     Ok(())
 }
 
-/// Releases every pool of `device` (its last retain went): returns how many
-/// there were.
-pub(crate) fn release_device(device: i32) -> usize {
-    let gone: Vec<(usize, Pool)> = {
+/// Releases every pool of `device` (its last retain went), for a device
+/// reset that holds the sharing tables and keeps the device unretained
+/// throughout (so no pool made under a later retain is among them): the
+/// pools leave the table, then their blocks go back to device memory.
+/// Returns how many pools there were.
+pub(crate) fn release_device(device: i32, sharing: &mut Share) -> usize {
+    let gone: Vec<Pool> = {
         let mut pools = locked();
         let handles: Vec<usize> = pools
             .pools
@@ -547,25 +552,29 @@ pub(crate) fn release_device(device: i32) -> usize {
             .collect();
         let gone = handles
             .into_iter()
-            .filter_map(|handle| pools.pools.remove(&handle).map(|pool| (handle, pool)))
+            .filter_map(|handle| pools.pools.remove(&handle))
             .collect();
         pools.publish();
         gone
     };
     let count = gone.len();
-    for (_, pool) in gone {
+    for pool in gone {
         // The device's own streams have run to the end, but a block may have
         // been freed on a stream of another device with work still queued
         // there, and a live block may be in use anywhere: only blocks whose
         // free has run forget their history; the others go as `aclrtFree`
         // would take them, so the sanitizer reports queued work on them.
-        let (idle, busy): (Vec<_>, Vec<_>) = pool
-            .blocks
-            .iter()
-            .map(|(&address, block)| ((address, block.size), Pool::free_has_run(block)))
-            .partition(|&(_, idle)| idle);
-        release_idle_blocks(idle.into_iter().map(|(block, _)| block).collect(), "aclrtResetDevice");
-        release(busy.into_iter().map(|(block, _)| block).collect(), "aclrtResetDevice");
+        for (&address, block) in &pool.blocks {
+            if Pool::free_has_run(block) {
+                sanitize_ranges::allocated_device(address, block.size as usize, None);
+            }
+            if let Err(failure) = device_free::free_with_sharing(sharing, address) {
+                log::warn!(
+                    "aclrtResetDevice: releasing pool block {address:#x}: {}",
+                    failure.message
+                );
+            }
+        }
     }
     count
 }
