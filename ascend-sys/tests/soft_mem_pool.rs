@@ -636,8 +636,15 @@ fn reuse_checks_the_device() {
 /// another stream and trimmed.
 #[test]
 fn free_skipped_after_a_failure_counts_as_run() {
-    on_device(|| {
-        let pool = create(8 * MIB2);
+    // On device 1: a synchronisation of all of device 0 by another test
+    // (`aclrtFreeWithDevSync` in `aclrt_free_refuses_pool_memory`) would
+    // report this stream's deliberate failure, and its own synchronisation
+    // would then not (tests are threads of one process).
+    on_device_id(1, || {
+        let mut on_one = props(8 * MIB2);
+        on_one.location.id = 1;
+        let (code, pool) = create_with(&on_one);
+        assert_eq!(code, ACL_SUCCESS, "{}", recent());
         let (failing, other) = (create_stream(), create_stream());
         // SAFETY: a handle (validated) and a value.
         let code = unsafe { aclrtSetStreamFailureMode(failing, u64::from(ACL_STOP_ON_FAILURE)) };
