@@ -107,6 +107,16 @@ fn within(limit: Duration, body: impl FnOnce() + Send + 'static) {
     }
 }
 
+/// Two streams of `device`: `s` in stop mode, `t` in continue mode.
+fn stop_mode_and_other(device: &ascend::Device) -> (Arc<Stream>, Arc<Stream>) {
+    let (s, t) = (
+        Arc::new(Stream::new(device).unwrap()),
+        Arc::new(Stream::new(device).unwrap()),
+    );
+    s.set_failure_mode(FailureMode::Stop).unwrap();
+    (s, t)
+}
+
 /// The stream and failure of an [`Error::StreamStopped`].
 fn stopped(error: Error) -> (usize, Option<ErrorCode>) {
     match error {
@@ -126,11 +136,7 @@ fn ordering_after_a_stopped_stream_is_refused_and_never_hangs() {
     software_only(|| {
         within(Duration::from_secs(30), || {
             let device = device();
-            let (s, t) = (
-                Arc::new(Stream::new(&device).unwrap()),
-                Arc::new(Stream::new(&device).unwrap()),
-            );
-            s.set_failure_mode(FailureMode::Stop).unwrap();
+            let (s, t) = stop_mode_and_other(&device);
             let buf = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64).unwrap());
             buf.fill_bytes(0x11, &s).unwrap();
             let never = Event::with_flags(&device, EventFlags::SYNC).unwrap();
@@ -172,11 +178,7 @@ fn ordering_after_a_stopped_stream_is_refused_and_never_hangs() {
 #[test]
 fn ordering_after_a_healthy_stream_in_stop_mode_works() {
     let device = device();
-    let (s, t) = (
-        Arc::new(Stream::new(&device).unwrap()),
-        Arc::new(Stream::new(&device).unwrap()),
-    );
-    s.set_failure_mode(FailureMode::Stop).unwrap();
+    let (s, t) = stop_mode_and_other(&device);
     let buf = Ordered::new(DeviceBuf::<u8>::zeroed(&device, 64).unwrap());
     buf.fill_bytes(0x33, &s).unwrap();
     let staging = Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 64).unwrap());
@@ -199,11 +201,7 @@ fn a_runtime_pool_block_used_on_a_stopped_stream_is_leaked_not_hung() {
     software_only(|| {
         within(Duration::from_secs(30), || {
             let device = device();
-            let (s, t) = (
-                Arc::new(Stream::new(&device).unwrap()),
-                Arc::new(Stream::new(&device).unwrap()),
-            );
-            s.set_failure_mode(FailureMode::Stop).unwrap();
+            let (s, t) = stop_mode_and_other(&device);
             let pool = RuntimePool::new(&device, RuntimePoolConfig::default()).unwrap();
             let block = pool.alloc::<u8>(64, &t).unwrap();
             t.synchronize().unwrap();
