@@ -31,7 +31,7 @@ use std::sync::Arc;
 /// ```
 ///
 /// **Guide:** [Concepts: errors and destructors](crate::guide::concepts).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// An AscendCL call returned an error code. Displayed as
@@ -136,8 +136,52 @@ pub enum Error {
         /// What was being done, for example `writing /tmp/pool.pickle`.
         context: String,
         /// The error itself; reach its type with `downcast_ref`.
-        source: Arc<dyn std::error::Error + Send + Sync>,
+        source: ExternalSource,
     },
+}
+
+/// The error an [`Error::External`] carries: shared, so that `Error` stays
+/// `Clone`, and compared by identity (an error from outside need not be
+/// comparable: two are equal when one is a clone of the other). It
+/// dereferences to the error itself, whose type `downcast_ref` reaches.
+///
+/// ```
+/// use ascend::Error;
+/// let error = Error::external("loading weights", "checksum mismatch");
+/// let Error::External { source, .. } = &error else { unreachable!() };
+/// assert_eq!(source.to_string(), "checksum mismatch");
+/// assert_eq!(error.clone(), error); // a clone shares the source
+/// assert_ne!(Error::external("loading weights", "checksum mismatch"), error); // another error
+/// ```
+#[derive(Clone)]
+pub struct ExternalSource(Arc<dyn std::error::Error + Send + Sync>);
+
+impl std::ops::Deref for ExternalSource {
+    type Target = dyn std::error::Error + Send + Sync;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl PartialEq for ExternalSource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ExternalSource {}
+
+impl fmt::Debug for ExternalSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for ExternalSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
 }
 
 impl fmt::Display for Error {
@@ -208,85 +252,6 @@ impl From<sys::BackendError> for Error {
     }
 }
 
-/// Equal variants with equal fields; [`Error::External`]s are equal when
-/// they share their source (one is a clone of the other), as an error
-/// from outside need not be comparable.
-impl PartialEq for Error {
-    fn eq(&self, other: &Self) -> bool {
-        use Error::*;
-        match (self, other) {
-            (
-                Acl { api, code, message },
-                Acl {
-                    api: api2,
-                    code: code2,
-                    message: message2,
-                },
-            ) => (api, code, message) == (api2, code2, message2),
-            (Unsupported { api }, Unsupported { api: api2 }) => api == api2,
-            (Backend(error), Backend(error2)) => error == error2,
-            (
-                InvalidArgument { method, api, reason },
-                InvalidArgument {
-                    method: method2,
-                    api: api2,
-                    reason: reason2,
-                },
-            ) => (method, api, reason) == (method2, api2, reason2),
-            (
-                PoolExhausted {
-                    requested,
-                    allocated,
-                    reserved,
-                    free,
-                    limit,
-                    cause,
-                },
-                PoolExhausted {
-                    requested: requested2,
-                    allocated: allocated2,
-                    reserved: reserved2,
-                    free: free2,
-                    limit: limit2,
-                    cause: cause2,
-                },
-            ) => {
-                (requested, allocated, reserved, free, limit, cause)
-                    == (requested2, allocated2, reserved2, free2, limit2, cause2)
-            }
-            (PoolAsleep { tag }, PoolAsleep { tag: tag2 }) => tag == tag2,
-            (
-                StreamStopped { stream, failure },
-                StreamStopped {
-                    stream: stream2,
-                    failure: failure2,
-                },
-            ) => (stream, failure) == (stream2, failure2),
-            (
-                External { context, source },
-                External {
-                    context: context2,
-                    source: source2,
-                },
-            ) => context == context2 && Arc::ptr_eq(source, source2),
-            // Spelled out, so that a new variant is compared here too.
-            (
-                Acl { .. }
-                | Unsupported { .. }
-                | Backend(_)
-                | InvalidArgument { .. }
-                | PoolExhausted { .. }
-                | PoolAsleep { .. }
-                | StreamStopped { .. }
-                | External { .. },
-                _,
-            ) => false,
-        }
-    }
-}
-
-impl Eq for Error {}
-
 /// An I/O error as [`Error::External`] with the context `I/O error`
 /// (displayed as, for example, "I/O error: No such file or directory (os
 /// error 2)"): what `?` does with one in a function returning
@@ -306,7 +271,7 @@ impl From<std::io::Error> for Error {
     fn from(error: std::io::Error) -> Self {
         Error::External {
             context: "I/O error".to_string(),
-            source: Arc::new(error),
+            source: ExternalSource(Arc::new(error)),
         }
     }
 }
@@ -376,7 +341,7 @@ impl Error {
     pub fn external(context: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Error::External {
             context: context.into(),
-            source: Arc::from(source.into()),
+            source: ExternalSource(Arc::from(source.into())),
         }
     }
 

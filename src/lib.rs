@@ -146,7 +146,7 @@ pub use bytemuck;
 pub use device::{Device, MemoryUsage};
 pub use device_resources::CoreKind;
 pub(crate) use error::Call;
-pub use error::{Error, Result, check};
+pub use error::{Error, ExternalSource, Result, check};
 pub use error_code::ErrorCode;
 pub use host_register::{AlignedHostBuf, HostRegistration};
 pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};
