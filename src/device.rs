@@ -498,10 +498,11 @@ impl Device {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let buf = DeviceBuf::from_slice(&device, &[1.5f32; 256])?;
-    /// let host = PinnedHostBuf::<f32>::zeroed(&device, 256)?;
-    /// let pending = stream.download_owned(buf, host)?; // queued on `stream`
-    /// device.synchronize()?; // waits for every stream of the device
-    /// let (_, host) = pending.wait()?; // already finished: returns at once
+    /// let mut host = PinnedHostBuf::<f32>::zeroed(&device, 256)?;
+    /// stream.scope(|s| {
+    ///     s.copy_to_host(&buf, &mut host)?; // queued on `stream`
+    ///     device.synchronize() // waits for every stream of the device
+    /// })?; // the scope's own synchronisation then returns at once
     /// assert_eq!(&host[..], [1.5; 256]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -484,12 +484,18 @@ fn mismatched_lengths_are_refused_before_any_call() {
         }
         ok("Stream::destroy", stream.destroy())
     });
-    case("owned transfers drop their buffers on a mismatch", |d| {
-        let stream = ok("Stream::new", Stream::new(d))?;
-        let host = ok("PinnedHostBuf::zeroed", PinnedHostBuf::<u8>::zeroed(d, 3))?;
-        let on_device = ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 4))?;
-        invalid("upload_owned(3 -> 4)", stream.upload_owned(host, on_device).map(|_| ()))?;
-        ok("Stream::destroy", stream.destroy())
+    case("stream-ordered copies refuse a mismatch before queueing", |d| {
+        let stream = std::sync::Arc::new(ok("Stream::new", Stream::new(d))?);
+        let host = ascend::stream::Ordered::new(ok("PinnedHostBuf::zeroed", PinnedHostBuf::<u8>::zeroed(d, 3))?);
+        let on_device = ascend::stream::Ordered::new(ok("DeviceBuf::zeroed", DeviceBuf::<u8>::zeroed(d, 4))?);
+        invalid(
+            "Ordered::copy_from_host(3 -> 4)",
+            on_device.copy_from_host(&host, &stream),
+        )?;
+        if on_device.is_busy() {
+            return Err("a refused copy left work queued".into());
+        }
+        Ok(())
     });
 }
 

@@ -19,11 +19,8 @@ fn the_default_stream_is_one_stream_that_outlives_its_borrows() {
     assert_eq!(again.id().unwrap(), id);
     assert_ne!(Stream::new(&device).unwrap().id().unwrap(), id);
     let host = PinnedHostBuf::from_slice(&device, &[9u8; 32]).unwrap();
-    let (_, on_device) = again
-        .upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 32).unwrap())
-        .unwrap()
-        .wait()
-        .unwrap();
+    let mut on_device = DeviceBuf::<u8>::zeroed(&device, 32).unwrap();
+    again.scope(|s| s.copy_to_device(&host, &mut on_device)).unwrap();
     assert_eq!(on_device.to_vec().unwrap(), [9; 32]);
 }
 

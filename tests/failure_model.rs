@@ -13,12 +13,12 @@
 mod common;
 
 use ascend::host_register::{AlignedHostBuf, HostRegisterType, HostRegistration};
-use ascend::stream::{Copy2d, Event, EventFlags, Stream};
+use ascend::stream::{Copy2d, Event, EventFlags, Ordered, Stream};
 use ascend::sys::{self, soft};
 use ascend::{Device, DeviceBuf, ErrorCode, PinnedHostBuf};
 use common::on_software;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The code every injected fault returns.
@@ -142,26 +142,25 @@ fn scope_whose_stream_synchronisations_fail_ends_after_the_work() {
     }
 }
 
-/// `Pending::wait` whose stream synchronisations fail: before the fix the
-/// buffers were freed with the copy still queued (the software device
-/// recorded the misuse). Now they are freed after the device
-/// synchronisation has proven the copy finished.
+/// An `Ordered` owner whose stream synchronisations fail: before the fix
+/// (then `Pending`) the buffers were freed with the copy still queued (the
+/// software device recorded the misuse). Now they are freed after the
+/// device synchronisation has proven the copy finished.
 #[test]
-fn pending_whose_stream_synchronisations_fail_frees_after_the_work() {
+fn ordered_whose_stream_synchronisations_fail_frees_after_the_work() {
     let Some((_serial, device)) = start() else { return };
-    let Gated {
-        stream,
-        on_device,
-        host,
-        ..
-    } = Gated::new(&device);
+    let Gated { on_device, host, .. } = Gated::new(&device);
+    let stream = Arc::new(Stream::new(&device).expect("a stream"));
     let misuse = soft::misuse().len();
     let before = soft::live();
+    let (on_device, host) = (Ordered::new(on_device), Ordered::new(host));
     let result = gated(&device, |gate| {
         stream.wait_event(gate).expect("wait for the gate");
-        let pending = stream.download_owned(on_device, host).expect("queue the copy");
+        host.copy_from_device(&on_device, &stream).expect("queue the copy");
         fail_next("aclrtSynchronizeStream", 2);
-        pending.wait()
+        let result = host.into_inner();
+        drop(on_device);
+        result
     });
     assert_eq!(code_of(result), Some(ErrorCode(CODE)));
     assert!(soft::armed_faults().is_empty(), "both faults fired");
@@ -180,41 +179,38 @@ fn pending_whose_stream_synchronisations_fail_frees_after_the_work() {
 }
 
 /// Nothing proves the work finished (both stream synchronisations and the
-/// device synchronisation fail): `Pending::wait` and `Pending`'s drop leak
-/// the buffers and report the error. The leak is the documented, deliberate
-/// one.
+/// device synchronisation fail): `Ordered::into_inner` and `Ordered`'s drop
+/// leak the buffer and report the error. The leak is the documented,
+/// deliberate one.
 #[test]
-fn pending_that_cannot_prove_completion_leaks_its_buffers() {
+fn ordered_that_cannot_prove_completion_leaks_its_buffer() {
     let Some((_serial, device)) = start() else { return };
-    let stream = Stream::new(&device).expect("a stream");
+    let stream = Arc::new(Stream::new(&device).expect("a stream"));
     let data = pattern();
     let misuse = soft::misuse().len();
     for by_drop in [false, true] {
-        let on_device = DeviceBuf::from_slice(&device, &data).expect("device data");
-        let host = PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer");
+        let on_device = Ordered::new(DeviceBuf::from_slice(&device, &data).expect("device data"));
+        let host = Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, LEN).expect("host buffer"));
         let before = soft::live();
         gated(&device, |gate| {
             stream.wait_event(gate).expect("wait for the gate");
-            let pending = stream.download_owned(on_device, host).expect("queue the copy");
+            host.copy_from_device(&on_device, &stream).expect("queue the copy");
             fail_next("aclrtSynchronizeStream", 2);
             fail_next("aclrtSynchronizeDevice", 1);
             if by_drop {
-                drop(pending);
+                drop(host);
             } else {
-                assert_eq!(code_of(pending.wait()), Some(ErrorCode(CODE)));
+                assert_eq!(code_of(host.into_inner()), Some(ErrorCode(CODE)));
             }
             assert!(soft::armed_faults().is_empty(), "all three faults fired");
-            let after = soft::live();
             assert_eq!(
-                after.host_allocations, before.host_allocations,
+                soft::live().host_allocations,
+                before.host_allocations,
                 "the host buffer is leaked"
-            );
-            assert_eq!(
-                after.device_allocations, before.device_allocations,
-                "the device buffer is leaked"
             );
         });
         stream.synchronize().expect("the copy finishes once the gate opens");
+        drop(on_device);
     }
     assert_eq!(soft::misuse().len(), misuse, "{:?}", soft::misuse());
 }
@@ -273,21 +269,21 @@ fn child_scope_that_cannot_prove_completion() {
 /// `gate` first) and returns the call's outcome after it released its
 /// buffers; then checks, still before the gate's thread is joined, that the
 /// work had run (its bytes are where they belong).
-type AsyncPath = fn(&Device, &Stream, &Event) -> ascend::Result<()>;
+type AsyncPath = fn(&Device, &Arc<Stream>, &Event) -> ascend::Result<()>;
 
 /// Every safe asynchronous path, each ending in a check of its data, and
 /// whether it reports a failed synchronisation to its caller (a dropped
-/// `Pending` logs it instead).
+/// `Ordered` logs it instead).
 const PATHS: &[(&str, AsyncPath, bool)] = &[
     ("scope: host -> device -> device -> host", scope_round_trip, true),
     ("scope: 2-D copies", scope_2d, true),
     ("scope: memset, record, wait", scope_memset_and_events, true),
     ("scope: copy into registered host memory", scope_registered_host, true),
-    ("owned: upload_owned + wait", owned_upload, true),
-    ("owned: download_owned, dropped unwaited", owned_download_dropped, false),
+    ("ordered: upload, into_inner", ordered_upload, true),
+    ("ordered: download, dropped unwaited", ordered_download_dropped, false),
 ];
 
-fn scope_round_trip(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn scope_round_trip(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let data = pattern();
     let mut first = DeviceBuf::<u32>::zeroed(device, LEN)?;
     let mut second = DeviceBuf::<u32>::zeroed(device, LEN)?;
@@ -303,7 +299,7 @@ fn scope_round_trip(device: &Device, stream: &Stream, gate: &Event) -> ascend::R
     result
 }
 
-fn scope_2d(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn scope_2d(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let (width, height) = (64, LEN / 128);
     let shape = Copy2d::new(width, height).with_src_pitch(2 * width);
     let data = pattern();
@@ -324,7 +320,7 @@ fn scope_2d(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()
     result
 }
 
-fn scope_memset_and_events(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn scope_memset_and_events(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let marker = Event::with_flags(device, EventFlags::SYNC)?;
     let mut on_device = DeviceBuf::<u8>::zeroed(device, 4 * LEN)?;
     let mut back = vec![0u8; 4 * LEN];
@@ -343,7 +339,7 @@ fn scope_memset_and_events(device: &Device, stream: &Stream, gate: &Event) -> as
     result
 }
 
-fn scope_registered_host(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn scope_registered_host(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let data = pattern();
     let on_device = DeviceBuf::from_slice(device, &data)?;
     let mut host = AlignedHostBuf::<u32>::zeroed(LEN)?;
@@ -361,25 +357,26 @@ fn scope_registered_host(device: &Device, stream: &Stream, gate: &Event) -> asce
     result
 }
 
-fn owned_upload(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn ordered_upload(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let data = pattern();
-    let host = PinnedHostBuf::from_slice(device, &data)?;
-    let on_device = DeviceBuf::<u32>::zeroed(device, LEN)?;
+    let host = Ordered::new(PinnedHostBuf::from_slice(device, &data)?);
+    let on_device = Ordered::new(DeviceBuf::<u32>::zeroed(device, LEN)?);
     stream.wait_event(gate)?;
-    let pending = stream.upload_owned(host, on_device)?;
-    // The buffers come back only on success; on failure they were dropped
+    on_device.copy_from_host(&host, stream)?;
+    // The buffer comes back only on success; on failure it was dropped
     // after the work was proven finished (checked by the misuse list).
-    let (_host, on_device) = pending.wait()?;
+    let on_device = on_device.into_inner()?;
     assert_eq!(on_device.to_vec()?, data);
     Ok(())
 }
 
-fn owned_download_dropped(device: &Device, stream: &Stream, gate: &Event) -> ascend::Result<()> {
+fn ordered_download_dropped(device: &Device, stream: &Arc<Stream>, gate: &Event) -> ascend::Result<()> {
     let data = pattern();
-    let on_device = DeviceBuf::from_slice(device, &data)?;
-    let host = PinnedHostBuf::<u32>::zeroed(device, LEN)?;
+    let on_device = Ordered::new(DeviceBuf::from_slice(device, &data)?);
+    let host = Ordered::new(PinnedHostBuf::<u32>::zeroed(device, LEN)?);
     stream.wait_event(gate)?;
-    drop(stream.download_owned(on_device, host)?);
+    host.copy_from_device(&on_device, stream)?;
+    drop(host);
     // The drop proved completion before freeing (checked by the misuse
     // list and the live counts): nothing is queued any more.
     assert!(stream.synchronize_timeout(std::time::Duration::from_millis(1)).is_ok());
@@ -399,7 +396,7 @@ fn every_async_path_survives_failed_synchronisations() {
         for failing in 0..=2 {
             let misuse = soft::misuse().len();
             let before = soft::live();
-            let stream = Stream::new(&device).expect("a stream");
+            let stream = Arc::new(Stream::new(&device).expect("a stream"));
             let result = gated(&device, |gate| {
                 fail_next("aclrtSynchronizeStream", failing);
                 let result = path(&device, &stream, gate);
@@ -414,7 +411,10 @@ fn every_async_path_survives_failed_synchronisations() {
             );
             let expected = (reports && failing > 0).then_some(ErrorCode(CODE));
             assert_eq!(code_of(result), expected, "{name}, {failing} failing");
-            stream.destroy().expect("destroy the stream");
+            Arc::into_inner(stream)
+                .expect("no owner keeps the stream")
+                .destroy()
+                .expect("destroy the stream");
             assert_eq!(
                 soft::misuse().len(),
                 misuse,

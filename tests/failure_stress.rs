@@ -1,30 +1,30 @@
 //! The failure model under load: one thread keeps making synchronisations
 //! fail while others copy, map and free through the safe API. Every byte is
 //! checked, nothing crashes, and the only resources left behind are the
-//! buffers of `Pending` transfers whose completion could not be proven —
+//! buffers of `Ordered` transfers whose completion could not be proven —
 //! the one documented leak (`docs/concepts.md`, "When the runtime fails").
 //!
 //! Two phases:
 //! - **stream synchronisations fail**: the device synchronisation that the
 //!   failure model escalates to still works, so every scope and every
-//!   `Pending` proves its work finished and nothing may leak;
+//!   `Ordered` owner proves its work finished and nothing may leak;
 //! - **device synchronisations fail too**: only owned work runs (a scope
 //!   that cannot prove completion aborts the process, which
 //!   `tests/failure_model.rs` covers in a child), and whatever leaks must
-//!   be a buffer of a `Pending` whose `wait` returned an error.
+//!   be a buffer of an `Ordered` transfer whose completion was not proven.
 //!
 //! Software device only (fault injection, leak listing).
 
 mod common;
 
-use ascend::stream::Stream;
+use ascend::stream::{Ordered, Stream};
 use ascend::sys::{self, soft};
 use ascend::vmm::{PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
 use common::on_software;
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const WORKERS: usize = 3;
@@ -46,7 +46,7 @@ enum Phase {
 }
 
 /// Addresses of buffers that the failure model may have leaked: those of
-/// `Pending` transfers whose `wait` returned an error.
+/// `Ordered` transfers whose completion was not proven.
 static MAY_LEAK: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
 
 /// Scopes and waits that returned a synchronisation error: the proof that
@@ -71,20 +71,27 @@ fn scoped(device: &Device, stream: &Stream, data: &[u32]) {
     assert_eq!(&back[..], data, "scoped round trip");
 }
 
-/// An owned upload; the data is checked when `wait` gives the buffers back.
-fn owned(device: &Device, stream: &Stream, data: &[u32]) {
-    let host = PinnedHostBuf::from_slice(device, data).expect("host buffer");
-    let on_device = DeviceBuf::<u32>::zeroed(device, LEN).expect("device buffer");
-    let addresses = [host.as_ptr() as u64, on_device.as_raw() as u64];
-    let pending = stream.upload_owned(host, on_device).expect("queue the upload");
-    match pending.wait() {
-        Ok((_, on_device)) => assert_eq!(on_device.to_vec().expect("read back"), data, "owned upload"),
+/// A stream-ordered upload; the data is checked when `into_inner` gives
+/// the device buffer back. The host side is dropped after it: its drop
+/// proves its own use finished, or (device synchronisations failing too)
+/// leaks it, as documented; an owner whose work is unproven also keeps the
+/// stream it was queued on (never destroyed under that work).
+fn ordered(device: &Device, stream: &Arc<Stream>, data: &[u32]) {
+    let host = Ordered::new(PinnedHostBuf::from_slice(device, data).expect("host buffer"));
+    let on_device = Ordered::new(DeviceBuf::<u32>::zeroed(device, LEN).expect("device buffer"));
+    let (host_at, device_at) = (host.host_ptr() as u64, on_device.device_ptr() as u64);
+    MAY_LEAK.lock().unwrap().insert(host_at);
+    on_device.copy_from_host(&host, stream).expect("queue the upload");
+    match on_device.into_inner() {
+        Ok(on_device) => assert_eq!(on_device.to_vec().expect("read back"), data, "ordered upload"),
         Err(error) => {
             FAILED_WAITS.fetch_add(1, Ordering::Relaxed);
             assert_eq!(error.code(), Some(ascend::ErrorCode(CODE)), "{error}");
-            MAY_LEAK.lock().unwrap().extend(addresses);
+            // The owner keeps its lanes, and with them the stream.
+            MAY_LEAK.lock().unwrap().extend([device_at, stream.as_raw() as u64]);
         }
     }
+    drop(host);
 }
 
 /// Map, write, read back, unmap and free.
@@ -114,13 +121,13 @@ fn mapped(device: &Device, data: &[u32]) {
 
 fn worker(phase: Phase, index: usize) {
     let device = Device::new(0).expect("device 0");
-    let stream = Stream::new(&device).expect("stream");
+    let stream = Arc::new(Stream::new(&device).expect("stream"));
     for round in 0..ROUNDS {
         let data = pattern(index, round);
         if phase == Phase::StreamSyncsFail {
             scoped(&device, &stream, &data);
         }
-        owned(&device, &stream, &data);
+        ordered(&device, &stream, &data);
         mapped(&device, &data);
         drop(DeviceBuf::<u8>::zeroed(&device, 4096 + round).expect("alloc"));
     }

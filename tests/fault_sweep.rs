@@ -32,7 +32,9 @@ mod common;
 use ascend::allocator::{AllocatorRegistration, Block, DeviceAllocator};
 use ascend::host_register::{AlignedHostBuf, HostMallocConfig, HostRegisterFlags, HostRegisterType, HostRegistration};
 use ascend::share::{ImportedAlloc, IpcImport, IpcKey, PidValidation, ShareKind, ShareableHandle};
-use ascend::stream::{Copy2d, DeviceFlag, Event, EventFlags, Stream, StreamFlags, StreamPriority, ValueCondition};
+use ascend::stream::{
+    Copy2d, DeviceFlag, Event, EventFlags, Ordered, Stream, StreamFlags, StreamPriority, ValueCondition,
+};
 use ascend::sys::{self, soft};
 use ascend::vmm::{AccessDesc, MemLocation, PhysicalAlloc, PhysicalMemProp, VirtualRange};
 use ascend::{Device, DeviceBuf, PinnedHostBuf, Runtime};
@@ -548,18 +550,24 @@ fn streams_events_and_scopes_clean_up_after_each_failed_call() {
         },
     );
     sweep(
-        "Stream::upload_owned + Pending::wait",
+        "Ordered::copy_from_host + Ordered::into_inner",
         &[("aclrtMemcpyAsync", 1), ("aclrtSynchronizeStream", 1)],
         |w| {
-            let stream = Stream::new(&device).expect("setup");
-            let host = PinnedHostBuf::from_slice(&device, &data).expect("setup");
-            let on_device = DeviceBuf::<u32>::zeroed(&device, data.len()).expect("setup");
-            // The buffers move into the operation: on failure it drops them.
-            if let Some((host, on_device)) = w.op(|| stream.upload_owned(host, on_device)?.wait()) {
+            let stream = Arc::new(Stream::new(&device).expect("setup"));
+            let host = Ordered::new(PinnedHostBuf::from_slice(&device, &data).expect("setup"));
+            let on_device = Ordered::new(DeviceBuf::<u32>::zeroed(&device, data.len()).expect("setup"));
+            // The device buffer moves into `into_inner`: on failure it drops it.
+            if let Some(on_device) = w.op(|| {
+                on_device.copy_from_host(&host, &stream)?;
+                on_device.into_inner()
+            }) {
                 freed("DeviceBuf::free", on_device.free());
-                freed("PinnedHostBuf::free", host.free());
             }
-            freed("Stream::destroy", stream.destroy());
+            freed("PinnedHostBuf::free", host.into_inner().and_then(PinnedHostBuf::free));
+            freed(
+                "Stream::destroy",
+                Arc::into_inner(stream).map_or(Ok(()), Stream::destroy),
+            );
         },
     );
 }

@@ -10,11 +10,12 @@
 
 mod common;
 
-use ascend::stream::{Event, Stream};
+use ascend::stream::{Event, Ordered, Stream};
 use ascend::sys::{self, soft};
 use ascend::testing::on_software_device;
 use ascend::{Device, DeviceBuf, DeviceSliceMut, Error, ErrorCode, PinnedHostBuf};
 use common::{device, on_software, software_only};
+use std::sync::Arc;
 
 /// Runs `body` inside a leak check on the software device.
 fn checked(body: impl FnOnce()) {
@@ -231,10 +232,10 @@ fn borrowed_raw_handles_work_as_streams_and_events_and_stay_alive() {
             assert_eq!((stream.as_raw(), event.as_raw()), (raw_stream, raw_event));
             assert_eq!(stream.device(), &device);
 
-            // An owned transfer and a scope, ordered by the borrowed event.
+            // Two scopes, ordered by the borrowed event.
             let host = PinnedHostBuf::from_slice(&device, &[5u32; 256]).unwrap();
-            let on_device = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
-            let (host, on_device) = stream.upload_owned(host, on_device).unwrap().wait().unwrap();
+            let mut on_device = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
+            stream.scope(|s| s.copy_to_device(&host, &mut on_device)).unwrap();
             let other = Stream::new(&device).unwrap();
             let mut copy = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
             stream.scope(|s| s.record(&event)).unwrap();
@@ -311,16 +312,18 @@ fn check_turns_raw_codes_into_typed_errors() {
 fn uninitialised_pinned_memory_is_filled_by_copies_and_raw_writes() {
     checked(|| {
         let device = device();
-        let stream = Stream::new(&device).unwrap();
+        let stream = Arc::new(Stream::new(&device).unwrap());
         let before = soft::live().host_allocations;
         let on_device = DeviceBuf::from_slice(&device, &[0xabcd_u16; 512]).unwrap();
 
-        // Filled by an owned download.
+        // Filled by a stream-ordered download.
         // SAFETY: the download writes every element before it is read.
         let host = unsafe { PinnedHostBuf::<u16>::uninit(&device, 512) }.unwrap();
         assert_eq!((host.len(), host.is_empty()), (512, false));
         software_only(|| assert_eq!(soft::live().host_allocations, before + 1));
-        let (on_device, host) = stream.download_owned(on_device, host).unwrap().wait().unwrap();
+        let (on_device, host) = (Ordered::new(on_device), Ordered::new(host));
+        host.copy_from_device(&on_device, &stream).unwrap();
+        let (on_device, host) = (on_device.into_inner().unwrap(), host.into_inner().unwrap());
         assert!(host.iter().all(|&x| x == 0xabcd));
 
         // Filled by a scoped copy.

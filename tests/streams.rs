@@ -232,10 +232,6 @@ fn length_mismatches_are_refused_before_queueing() {
         .unwrap();
     assert_eq!(on_device.to_vec().unwrap(), [9; 8]);
     assert_eq!(host, [7; 4]);
-
-    let pinned = PinnedHostBuf::<u16>::zeroed(&device, 3).unwrap();
-    let target = DeviceBuf::<u16>::zeroed(&device, 4).unwrap();
-    assert!(is_invalid_argument(stream.upload_owned(pinned, target)));
 }
 
 #[test]
@@ -484,29 +480,6 @@ fn two_d_shapes_are_checked_before_any_call() {
 }
 
 #[test]
-fn owned_transfers_give_the_buffers_back() {
-    let device = device();
-    let stream = Stream::new(&device).unwrap();
-    let data = pattern(50_000, 5);
-    let host = PinnedHostBuf::from_slice(&device, &data).unwrap();
-    let on_device = DeviceBuf::<u32>::zeroed(&device, data.len()).unwrap();
-    let pending = stream.upload_owned(host, on_device).unwrap();
-    assert!(format!("{pending:?}").contains("holds_buffers: true"));
-    let (host, on_device) = pending.wait().unwrap();
-    assert_eq!(on_device.to_vec().unwrap(), data);
-    let empty = PinnedHostBuf::<u32>::zeroed(&device, data.len()).unwrap();
-    let (on_device, back) = stream.download_owned(on_device, empty).unwrap().wait().unwrap();
-    assert_eq!(&back[..], &host[..]);
-
-    // Dropping a pending transfer waits for it.
-    let done = Event::new(&device).unwrap();
-    let pending = stream.download_owned(on_device, back).unwrap();
-    done.record(&stream).unwrap();
-    drop(pending);
-    assert!(done.query().unwrap());
-}
-
-#[test]
 fn stream_configuration() {
     let device = device();
     let stream = Stream::with_config(
@@ -691,9 +664,8 @@ fn child_accounting() {
 
         // Explicit destructors and free-with-sync release everything too.
         let pinned = PinnedHostBuf::<u8>::zeroed(&device, 64).unwrap();
-        let on_device = DeviceBuf::<u8>::zeroed(&device, 64).unwrap();
-        let pending = stream.upload_owned(pinned, on_device).unwrap();
-        let (pinned, on_device) = pending.wait().unwrap();
+        let mut on_device = DeviceBuf::<u8>::zeroed(&device, 64).unwrap();
+        stream.scope(|s| s.copy_to_device(&pinned, &mut on_device)).unwrap();
         pinned.free_with_device_sync(&device).unwrap();
         on_device.free_with_device_sync().unwrap();
         event.destroy().unwrap();

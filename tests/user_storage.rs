@@ -14,7 +14,7 @@ mod common;
 
 use ascend::memory::{DeviceStorage, DeviceStorageMut};
 use ascend::share::IpcExport;
-use ascend::stream::Stream;
+use ascend::stream::{Ordered, Stream};
 use ascend::testing::on_software_device;
 use ascend::{Device, DeviceBuf, DeviceSlice, DeviceSliceMut, Error, PinnedHostBuf};
 use common::{device, on_software, software_only};
@@ -135,41 +135,41 @@ fn pattern(len: usize, seed: u32) -> Vec<u32> {
 }
 
 #[test]
-fn a_user_block_takes_part_in_owned_transfers() {
+fn a_user_block_takes_part_in_stream_ordered_transfers() {
     checked(|| {
         let device = device();
-        let stream = Stream::new(&device).unwrap();
+        let stream = Arc::new(Stream::new(&device).unwrap());
         let pool = Pool::new(&device, 4096);
-        let block = pool.take().unwrap();
+        let block = Ordered::new(pool.take().unwrap());
         let data = pattern(1024, 7);
 
-        // Upload into the block, owned; the block comes back.
-        let host = PinnedHostBuf::from_slice(&device, &data).unwrap();
-        let (host, block) = stream.upload_owned(host, block).unwrap().wait().unwrap();
-        assert_eq!(
-            DeviceSlice::<u32>::from_storage(&block).unwrap().to_vec().unwrap(),
-            data
-        );
+        // Upload into the block, queued; the host reads it back after it.
+        let host = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
+        block.copy_from_host(&host, &stream).unwrap();
+        assert_eq!(block.view().to_vec::<u32>().unwrap(), data);
 
-        // Download from it, owned, into other host memory.
-        let back = PinnedHostBuf::<u32>::zeroed(&device, 1024).unwrap();
-        let (block, back) = stream.download_owned(block, back).unwrap().wait().unwrap();
-        assert_eq!(&back[..], &host[..]);
+        // Download from it, queued, into other host memory.
+        let back = Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, 1024).unwrap());
+        back.copy_from_device(&block, &stream).unwrap();
+        assert_eq!(&back.into_inner().unwrap()[..], &data[..]);
 
         // Same bytes, another element type on the host side.
-        let bytes = PinnedHostBuf::<u8>::zeroed(&device, 4096).unwrap();
-        let (block, bytes) = stream.download_owned(block, bytes).unwrap().wait().unwrap();
-        assert_eq!(&bytes[..], bytemuck::cast_slice::<u32, u8>(&data));
+        let bytes = Ordered::new(PinnedHostBuf::<u8>::zeroed(&device, 4096).unwrap());
+        bytes.copy_from_device(&block, &stream).unwrap();
+        assert_eq!(&bytes.into_inner().unwrap()[..], bytemuck::cast_slice::<u32, u8>(&data));
 
-        // A length mismatch is refused before anything is queued, and the
-        // block is dropped: back in the pool.
-        let short = PinnedHostBuf::<u32>::zeroed(&device, 1023).unwrap();
-        assert_eq!(pool.cached(), 0);
-        let refused = stream.upload_owned(short, block).map(|_| ()).unwrap_err();
+        // A length mismatch is refused before anything is queued.
+        let short = Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, 1023).unwrap());
+        let refused = block.copy_from_host(&short, &stream).unwrap_err();
         assert!(
             matches!(&refused, Error::InvalidArgument { reason, .. } if reason.contains("4096 bytes")),
             "{refused}"
         );
+
+        // Taken back (after its queued uses), then dropped: back in the pool.
+        let block = block.into_inner().unwrap();
+        assert_eq!(pool.cached(), 0);
+        drop(block);
         assert_eq!(pool.cached(), 1);
 
         // The cached block is reused, with its contents.
@@ -291,18 +291,23 @@ fn shared_and_boxed_storage() {
         let stream = Stream::new(&device).unwrap();
         let data = pattern(256, 11);
 
-        // A buffer shared by two owners is read by an owned download.
+        // A buffer shared by two owners is read by a queued download.
+        let stream = Arc::new(stream);
         let shared = Arc::new(DeviceBuf::from_slice(&device, &data).unwrap());
         let other_owner = Arc::clone(&shared);
-        let host = PinnedHostBuf::<u32>::zeroed(&device, 256).unwrap();
-        let (returned, host) = stream.download_owned(shared, host).unwrap().wait().unwrap();
-        assert_eq!(&host[..], &data[..]);
+        let source = Ordered::new(shared);
+        let host = Ordered::new(PinnedHostBuf::<u32>::zeroed(&device, 256).unwrap());
+        host.copy_from_device(&source, &stream).unwrap();
+        assert_eq!(host.view().with_host(|h| h.to_vec()).unwrap(), data);
+        let returned = source.into_inner().unwrap();
         assert!(Arc::ptr_eq(&returned, &other_owner));
 
-        // A boxed trait object of a user block is written by an owned upload.
+        // A boxed trait object of a user block is written by a queued upload.
         let pool = Pool::new(&device, 1024);
         let boxed: Box<dyn DeviceStorageMut> = Box::new(pool.take().unwrap());
-        let (_, boxed) = stream.upload_owned(host, boxed).unwrap().wait().unwrap();
+        let boxed = Ordered::new(boxed);
+        boxed.copy_from_host(&host, &stream).unwrap();
+        let boxed = boxed.into_inner().unwrap();
         assert_eq!(
             DeviceSlice::<u32>::from_storage(&boxed).unwrap().to_vec().unwrap(),
             data

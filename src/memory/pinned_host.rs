@@ -117,7 +117,8 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// // SAFETY: the download below writes every element before the buffer
     /// // is read, and the buffer is not read if it fails.
     /// let host = unsafe { PinnedHostBuf::<f32>::uninit(&device, 1024) }?;
-    /// let (_, host) = stream.download_owned(on_device, host)?.wait()?;
+    /// let mut host = host;
+    /// stream.scope(|s| s.copy_to_host(&on_device, &mut host))?;
     /// assert!(host.iter().all(|&x| x == 3.5));
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -128,8 +129,8 @@ impl<T: Pod> PinnedHostBuf<T> {
     /// written, the buffer must not be read or referenced as a slice: no
     /// `Deref` or `DerefMut` (indexing, iteration, `&buf[..]`, `Debug`).
     /// Write it through asynchronous copies into it (a scope's
-    /// `copy_to_host` with `&mut buf` as the destination,
-    /// [`Stream::download_owned`](crate::stream::Stream::download_owned)),
+    /// `copy_to_host` with `&mut buf` as the destination, or an
+    /// [`Ordered`](crate::stream::Ordered) buffer's `copy_from_device`),
     /// which must then have finished, or through the pointer of
     /// [`PinnedHostBuf::as_mut_ptr`]. Dropping or freeing it unread is
     /// fine.

@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// Implement it for a framework's own memory type — a caching allocator's
 /// block, an operator library's workspace — to use that type with this
 /// crate: typed views for copies ([`DeviceSlice::from_storage`],
-/// [`DeviceSliceMut::from_storage`]), owned transfers
-/// ([`Stream::upload_owned`], [`Stream::download_owned`]) and IPC export
+/// [`DeviceSliceMut::from_storage`]), stream-ordered ownership
+/// ([`Ordered`]) and IPC export
 /// ([`IpcExport::new`]). It is implemented for [`DeviceBuf`], and for
 /// `Box` and `Arc` of any storage.
 ///
@@ -60,8 +60,7 @@ use std::sync::Arc;
 ///
 /// [`DeviceSlice::from_storage`]: crate::DeviceSlice::from_storage
 /// [`DeviceSliceMut::from_storage`]: crate::DeviceSliceMut::from_storage
-/// [`Stream::upload_owned`]: crate::Stream::upload_owned
-/// [`Stream::download_owned`]: crate::Stream::download_owned
+/// [`Ordered`]: crate::stream::Ordered
 /// [`IpcExport::new`]: crate::share::IpcExport::new
 pub unsafe trait DeviceStorage {
     /// The device whose context reaches the memory.

@@ -13,9 +13,11 @@ use std::ops::Deref;
 use std::ptr::NonNull;
 
 /// An `aclrtStream` that someone else owns, usable as a [`Stream`] for `'a`
-/// ([`Stream::borrow_raw`]). It derefs to `&Stream`, so scopes, owned
-/// transfers, event records and waits all work on it; dropping it leaves
-/// the handle alone (the owner destroys it).
+/// ([`Stream::borrow_raw`]). It derefs to `&Stream`, so scopes, event
+/// records and waits all work on it; dropping it leaves the handle alone
+/// (the owner destroys it). [`Ordered`](super::Ordered) buffers need an
+/// `Arc<Stream>`, which a borrowed stream cannot give: their work could
+/// outlive the borrow.
 ///
 /// ```
 /// use ascend::{Device, DeviceBuf, PinnedHostBuf, stream::Stream};
@@ -25,7 +27,8 @@ use std::ptr::NonNull;
 /// // is dropped, after `borrowed` (the variables drop in reverse order).
 /// let borrowed = unsafe { Stream::borrow_raw(library_stream.as_raw(), &device) }?;
 /// let host = PinnedHostBuf::from_slice(&device, &[4u8; 64])?;
-/// let (_, on_device) = borrowed.upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 64)?)?.wait()?;
+/// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 64)?;
+/// borrowed.scope(|s| s.copy_to_device(&host, &mut on_device))?;
 /// assert_eq!(on_device.to_vec()?, [4; 64]);
 /// drop(borrowed); // the handle stays live
 /// library_stream.synchronize()?;
@@ -83,9 +86,8 @@ impl Stream {
     /// `handle` is a stream created by `aclrtCreateStream*` on `device`
     /// (with a context of `device` current), and its owner does not destroy
     /// it during `'a`. Everything this crate queues through the borrowed
-    /// stream is finished (scopes and [`Pending`](super::Pending)
-    /// synchronise it) or leaks its buffers before the borrow ends, so the
-    /// owner may destroy it as soon as `'a` is over.
+    /// stream is finished before the borrow ends (scopes synchronise it),
+    /// so the owner may destroy it as soon as `'a` is over.
     ///
     /// # Errors
     ///
@@ -102,11 +104,10 @@ impl Stream {
     /// // after `borrowed`.
     /// let borrowed = unsafe { Stream::borrow_raw(library_stream.as_raw(), &device) }?;
     /// let on_device = DeviceBuf::from_slice(&device, &[1u8; 16])?;
-    /// let (on_device, host) = borrowed
-    ///     .download_owned(on_device, ascend::PinnedHostBuf::<u8>::zeroed(&device, 16)?)?
-    ///     .wait()?;
+    /// let mut host = ascend::PinnedHostBuf::<u8>::zeroed(&device, 16)?;
+    /// borrowed.scope(|s| s.copy_to_host(&on_device, &mut host))?;
     /// assert_eq!(&host[..], [1; 16]);
-    /// drop((borrowed, on_device));
+    /// drop(borrowed);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub unsafe fn borrow_raw<'a>(handle: sys::aclrtStream, device: &Device) -> Result<BorrowedStream<'a>> {

@@ -15,8 +15,8 @@
 //!   end, and ending them would let the host free or reuse memory the
 //!   device may still write: the process aborts, naming the stream and the
 //!   errors ([`Stream::complete_or_abort`]).
-//! - **Owned work** ([`Pending`](super::Pending)) leaks the buffers it owns
-//!   (never frees them) and returns the error. Leaking is safe; a
+//! - **Owned work** ([`Ordered`](super::Ordered)) leaks the memory it owns
+//!   (never frees it) and returns or logs the error. Leaking is safe; a
 //!   use-after-free is not.
 
 use super::stream::Stream;

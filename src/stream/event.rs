@@ -241,11 +241,14 @@ impl Event {
     /// let stream = Stream::new(&device)?;
     /// let done = Event::new(&device)?;
     /// let host = PinnedHostBuf::from_slice(&device, &[6u8; 32])?;
-    /// let pending = stream.upload_owned(host, DeviceBuf::<u8>::zeroed(&device, 32)?)?;
-    /// done.record(&stream)?;
-    /// done.synchronize()?; // the host waits for the upload, not for the whole stream
-    /// assert!(done.query()?);
-    /// let (_host, on_device) = pending.wait()?;
+    /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 32)?;
+    /// stream.scope(|s| {
+    ///     s.copy_to_device(&host, &mut on_device)?;
+    ///     done.record(&stream)?;
+    ///     done.synchronize()?; // the host waits for the upload, not for the whole stream
+    ///     assert!(done.query()?);
+    ///     Ok(())
+    /// })?;
     /// assert_eq!(on_device.to_vec()?, [6; 32]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -11,11 +11,7 @@
 //!   ends, and the scope synchronises the stream before it returns — also
 //!   when the closure fails or panics, like [`std::thread::scope`].
 //!   Touching a borrowed buffer inside the scope does not compile.
-//! - **Owned.** [`Stream::upload_owned`] and [`Stream::download_owned`] take
-//!   the buffers by value and return a [`Pending`] that gives them back
-//!   after synchronising. The device side is a `DeviceBuf` or any owned
-//!   [`DeviceStorage`](crate::memory::DeviceStorage).
-//! - **Ordered, for long-lived buffers.** An [`Ordered`] buffer (kept in an
+//! - **Owned: [`Ordered`].** An [`Ordered`] buffer (kept in an
 //!   `Arc`, say) takes asynchronous copies and memsets on any stream with no
 //!   scope: it remembers the streams that may still use it, orders work on
 //!   another stream after the conflicting uses, and waits for them before
@@ -29,11 +25,11 @@
 //! is synchronised; a failed synchronisation is retried, then escalated to
 //! the device (`aclrtSynchronizeDevice`). If none succeeds, a scope aborts
 //! the process with a message naming the stream and every error (a scope
-//! cannot fail its join, as in [`std::thread::scope`]), and a [`Pending`]
-//! leaks its buffers and returns the error. A failed *task* is reported
-//! once, by the first synchronisation after it: the retry then proves the
-//! stream drained, and the scope or [`Pending::wait`] returns that error
-//! with nothing leaked.
+//! cannot fail its join, as in [`std::thread::scope`]), and an [`Ordered`]
+//! owner leaks its memory and returns the error. A failed *task* is
+//! reported once, by the first synchronisation after it: the retry then
+//! proves the stream drained, and the scope or [`Ordered::into_inner`]
+//! returns that error with nothing leaked.
 //!
 //! **Memory-semantic synchronisation.** A [`DeviceFlag`] is a 64-bit word
 //! of device memory that streams write ([`Stream::write_value`]) and wait
@@ -83,7 +79,6 @@ mod held;
 mod ipc_event;
 mod lengths;
 mod ordered;
-mod pending;
 mod scope;
 mod sides;
 #[allow(clippy::module_inception)]
@@ -100,7 +95,6 @@ pub use held::{ScopedDevice, ScopedHost};
 pub use ipc_event::{IpcEvent, IpcEventHandle};
 pub use ordered::{AsView, Ordered, OrderedMemory, OrderedView, OwnedView};
 pub(crate) use ordered::{Carried, Carrier, Recycle, Settled, Tracks, UseGate, WHOLE, complete_all, wait_for};
-pub use pending::Pending;
 pub use scope::AsyncScope;
 pub use sides::{DeviceDest, DeviceSource, HostDest, HostSource};
 pub use stream::Stream;

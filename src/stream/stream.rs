@@ -25,8 +25,8 @@ pub(crate) const STOPPED: u8 = 2;
 /// work queued on it runs in order, asynchronously to the host.
 ///
 /// Work is queued through [`Stream::scope`], which borrows the buffers it
-/// uses and synchronises before they are released, or through the owned
-/// transfers ([`Stream::upload_owned`], [`Stream::download_owned`]).
+/// uses and synchronises before they are released, or through an owner
+/// that remembers its queued uses ([`Ordered`](super::Ordered)).
 /// Dropping the stream destroys it (the runtime first lets its queued work
 /// finish; a failure is logged); [`Stream::destroy`] reports the error, and
 /// [`Stream::destroy_force`] drops the queued work instead of waiting. A
@@ -97,8 +97,8 @@ impl Stream {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let host = PinnedHostBuf::from_slice(&device, &[3u32; 64])?;
-    /// let pending = stream.upload_owned(host, DeviceBuf::<u32>::zeroed(&device, 64)?)?;
-    /// let (_host, on_device) = pending.wait()?;
+    /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 64)?;
+    /// stream.scope(|s| s.copy_to_device(&host, &mut on_device))?;
     /// assert_eq!(on_device.to_vec()?, [3; 64]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
