@@ -37,7 +37,7 @@ fn overhead(c: &mut Criterion) {
         });
     });
     group.bench_function("safe", |b| {
-        b.iter(|| buf.copy_from_host(black_box(&data)).expect("copy"))
+        b.iter(|| buf.write_from_host(black_box(&data)).expect("copy"))
     });
     group.finish();
 

@@ -81,7 +81,7 @@ fn parent() -> Outcome {
     let physical = PhysicalAlloc::new(&prop, size)?;
     let range = VirtualRange::reserve(size)?;
     let mut region = range.map(0, &physical)?;
-    region.as_mut_slice::<u32>()?.copy_from_host(&pattern(SEED, words))?;
+    region.as_mut_slice::<u32>()?.write_from_host(&pattern(SEED, words))?;
 
     // 3. Export, whitelist the child, send it the handle.
     let export = physical.export(ShareKind::V2Default)?;
@@ -141,7 +141,7 @@ fn child_steps() -> Outcome {
         return Err("the imported memory does not hold the parent's pattern".into());
     }
     eprintln!("child: read the parent's {} KiB: verified", imported.size() >> 10);
-    region.as_mut_slice::<u32>()?.copy_from_host(&pattern(REPLY, words))?;
+    region.as_mut_slice::<u32>()?.write_from_host(&pattern(REPLY, words))?;
     println!("reply {REPLY}");
     std::io::stdout().flush()?;
 

@@ -384,7 +384,7 @@ fn child() -> Result<()> {
         assert_eq!(*word, 0x1234_0000 ^ at as u32, "word {at} in the child");
     }
     let reply: Vec<u32> = (0..words.len() as u32).map(|at| 0x5678_0000 ^ at).collect();
-    import.as_mut_slice::<u32>()?.copy_from_host(&reply)?;
+    import.as_mut_slice::<u32>()?.write_from_host(&reply)?;
     import.close()?;
     println!("ok");
     Ok(())

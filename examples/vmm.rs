@@ -49,7 +49,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let words = granule / 4;
     let pattern: Vec<u32> = (0..words as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-    low.as_mut_slice::<u32>()?.copy_from_host(&pattern)?;
+    low.as_mut_slice::<u32>()?.write_from_host(&pattern)?;
     high.as_mut_slice::<u32>()?.copy_from_device(&low.as_slice::<u32>()?)?;
     let back = high.as_slice::<u32>()?.to_vec()?;
     if back != pattern {

@@ -17,9 +17,9 @@ use std::sync::Arc;
 /// let device = Device::new(0)?;
 /// let mut buf = DeviceBuf::<u32>::zeroed(&device, 4)?;
 /// // Refused in Rust, before any call: the lengths differ.
-/// match buf.copy_from_host(&[1, 2, 3]) {
+/// match buf.write_from_host(&[1, 2, 3]) {
 ///     Err(Error::InvalidArgument { method, api, reason, .. }) => {
-///         assert_eq!((method, api), ("DeviceBuf::copy_from_host", "aclrtMemcpy"));
+///         assert_eq!((method, api), ("DeviceBuf::write_from_host", "aclrtMemcpy"));
 ///         println!("refused: {reason}");
 ///     }
 ///     other => panic!("expected a refused argument, got {other:?}"),
@@ -61,14 +61,14 @@ pub enum Error {
     Backend(sys::BackendError),
     /// An argument was refused in Rust, before any call. Displayed as
     /// "`method` (`api`): `reason`" (for example
-    /// `DeviceBuf::copy_from_host (aclrtMemcpy): length mismatch: ...`), or
+    /// `DeviceBuf::write_from_host (aclrtMemcpy): length mismatch: ...`), or
     /// "`method`: `reason`" when no C function is involved and `api`
     /// equals `method` (for example `PoolConfig::parse: ...`).
     #[non_exhaustive]
     InvalidArgument {
         /// The public Rust method that was called, as `Type::method` (or
         /// `module::function` for a free function), for example
-        /// `DeviceBuf::copy_from_host`.
+        /// `DeviceBuf::write_from_host`.
         method: &'static str,
         /// The C function the arguments were meant for, for example
         /// `aclrtMemcpy`; equal to `method` when the check is pure Rust

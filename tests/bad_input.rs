@@ -134,10 +134,10 @@ fn round_trip(device: &Device) -> Check {
     let physical = ok("PhysicalAlloc::new", PhysicalAlloc::new(&prop, size))?;
     let mut region = ok("VirtualRange::map", range.map(0, &physical))?;
     ok(
-        "copy_from_host",
+        "write_from_host",
         ok("as_mut_slice", region.as_mut_slice::<u64>())?
             .slice_mut(..data.len())
-            .and_then(|mut view| view.copy_from_host(&data)),
+            .and_then(|mut view| view.write_from_host(&data)),
     )?;
     let back = ok(
         "to_vec",
@@ -201,7 +201,7 @@ fn zero_sizes_are_empty_values_or_argument_errors() {
     });
     case("DeviceBuf::from_slice(&[])", |d| {
         let mut buf = ok("from_slice", DeviceBuf::<u16>::from_slice(d, &[]))?;
-        ok("copy_from_host(&[])", buf.copy_from_host(&[]))?;
+        ok("write_from_host(&[])", buf.write_from_host(&[]))?;
         ok("fill_bytes", buf.fill_bytes(7))?;
         invalid("ipc_export of an empty buffer", buf.ipc_export())?;
         ok("free", buf.free())
@@ -261,12 +261,12 @@ fn zero_sizes_are_empty_values_or_argument_errors() {
     case("empty 2-D copies and scoped copies", |d| {
         let mut buf = ok("zeroed", DeviceBuf::<u8>::zeroed(d, 16))?;
         ok(
-            "copy_from_host_2d of no rows",
-            buf.as_mut_slice().copy_from_host_2d(&[], Copy2d::new(4, 0)),
+            "write_from_host_2d of no rows",
+            buf.as_mut_slice().write_from_host_2d(&[], Copy2d::new(4, 0)),
         )?;
         ok(
-            "copy_from_host_2d of no columns",
-            buf.as_mut_slice().copy_from_host_2d(&[], Copy2d::new(0, 9)),
+            "write_from_host_2d of no columns",
+            buf.as_mut_slice().write_from_host_2d(&[], Copy2d::new(0, 9)),
         )?;
         let stream = ok("Stream::new", Stream::new(d))?;
         let empty_host = ok("PinnedHostBuf::zeroed(0)", PinnedHostBuf::<u8>::zeroed(d, 0))?;
@@ -350,7 +350,7 @@ fn sizes_near_usize_max_are_refused_without_panicking() {
         let mut buf = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 16))?;
         invalid(
             "width usize::MAX",
-            buf.as_mut_slice().copy_from_host_2d(
+            buf.as_mut_slice().write_from_host_2d(
                 &[0; 16],
                 Copy2d::new(usize::MAX, 2)
                     .with_src_pitch(usize::MAX)
@@ -360,7 +360,7 @@ fn sizes_near_usize_max_are_refused_without_panicking() {
         invalid(
             "height usize::MAX",
             buf.as_mut_slice()
-                .copy_from_host_2d(&[0; 16], Copy2d::new(4, usize::MAX)),
+                .write_from_host_2d(&[0; 16], Copy2d::new(4, usize::MAX)),
         )?;
         invalid(
             "extent overflow",
@@ -451,11 +451,11 @@ fn mismatched_lengths_are_refused_before_any_call() {
     case("synchronous copies", |d| {
         let mut buf = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 4))?;
         let other = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 5))?;
-        invalid("copy_from_host(3)", buf.copy_from_host(&[1, 2, 3]))?;
-        invalid("copy_to_host(5)", buf.copy_to_host(&mut [0; 5]))?;
+        invalid("write_from_host(3)", buf.write_from_host(&[1, 2, 3]))?;
+        invalid("copy_to_host(5)", buf.read_to_host(&mut [0; 5]))?;
         invalid("copy_from_device(5)", buf.copy_from_device(&other))?;
         let view = ok("slice", buf.as_slice().slice(1..3))?;
-        invalid("a sub-view into 3", view.copy_to_host(&mut [0; 3]))?;
+        invalid("a sub-view into 3", view.read_to_host(&mut [0; 3]))?;
         if ok("to_vec", buf.to_vec())? != [0; 4] {
             return Err("a refused copy changed the buffer".into());
         }
@@ -589,21 +589,21 @@ fn two_d_shapes_that_do_not_fit_are_refused() {
         let host = [1u32; 12];
         invalid(
             "4 x 4 into 12",
-            buf.as_mut_slice().copy_from_host_2d(&[1; 16], Copy2d::new(4, 4)),
+            buf.as_mut_slice().write_from_host_2d(&[1; 16], Copy2d::new(4, 4)),
         )?;
         invalid(
             "source too short",
-            buf.as_mut_slice().copy_from_host_2d(&host[..5], Copy2d::new(3, 2)),
+            buf.as_mut_slice().write_from_host_2d(&host[..5], Copy2d::new(3, 2)),
         )?;
         invalid(
             "width above the pitch",
             buf.as_mut_slice()
-                .copy_from_host_2d(&host, Copy2d::new(4, 2).with_dst_pitch(3)),
+                .write_from_host_2d(&host, Copy2d::new(4, 2).with_dst_pitch(3)),
         )?;
         invalid(
             "read 4 rows of pitch 5 from 12",
             buf.as_slice()
-                .copy_to_host_2d(&mut [0; 8], Copy2d::new(2, 4).with_src_pitch(5)),
+                .read_to_host_2d(&mut [0; 8], Copy2d::new(2, 4).with_src_pitch(5)),
         )?;
         invalid("dst_extent", Copy2d::new(4, 3).with_dst_pitch(2).dst_extent())?;
         if ok("to_vec", buf.to_vec())? != [0; 12] {
@@ -618,7 +618,7 @@ fn two_d_shapes_that_do_not_fit_are_refused() {
         acl(
             "height 5 242 881",
             tall.as_mut_slice()
-                .copy_from_host_2d(&vec![0; rows], Copy2d::new(1, rows)),
+                .write_from_host_2d(&vec![0; rows], Copy2d::new(1, rows)),
             "aclrtMemcpy2d",
             sys::ACL_ERROR_RT_PARAM_INVALID,
         )?;
@@ -627,7 +627,7 @@ fn two_d_shapes_that_do_not_fit_are_refused() {
         acl(
             "width 5 000 001",
             buf.as_mut_slice()
-                .copy_from_host_2d(&vec![0; wide], Copy2d::new(wide, 1)),
+                .write_from_host_2d(&vec![0; wide], Copy2d::new(wide, 1)),
             "aclrtMemcpy2d",
             sys::ACL_ERROR_RT_PARAM_INVALID,
         )
@@ -653,14 +653,14 @@ fn argument_errors_name_the_method_called_and_its_c_function() {
         let other = ok("zeroed", DeviceBuf::<u32>::zeroed(d, 5))?;
         invalid_from(
             "copy_from_host(3 into 4)",
-            buf.copy_from_host(&[1, 2, 3]),
-            "DeviceBuf::copy_from_host",
+            buf.write_from_host(&[1, 2, 3]),
+            "DeviceBuf::write_from_host",
             "aclrtMemcpy",
         )?;
         invalid_from(
             "copy_to_host(4 into 5)",
-            buf.copy_to_host(&mut [0; 5]),
-            "DeviceBuf::copy_to_host",
+            buf.read_to_host(&mut [0; 5]),
+            "DeviceBuf::read_to_host",
             "aclrtMemcpy",
         )?;
         invalid_from(
@@ -671,8 +671,8 @@ fn argument_errors_name_the_method_called_and_its_c_function() {
         )?;
         invalid_from(
             "a view's copy_from_host(3 into 4)",
-            buf.as_mut_slice().copy_from_host(&[1, 2, 3]),
-            "DeviceSliceMut::copy_from_host",
+            buf.as_mut_slice().write_from_host(&[1, 2, 3]),
+            "DeviceSliceMut::write_from_host",
             "aclrtMemcpy",
         )?;
         invalid_from(
@@ -715,8 +715,8 @@ fn argument_errors_name_the_method_called_and_its_c_function() {
         )?;
         invalid_from(
             "synchronous 2-D copy, 4 x 4 into 4",
-            buf.as_mut_slice().copy_from_host_2d(&[1; 16], Copy2d::new(4, 4)),
-            "DeviceSliceMut::copy_from_host_2d",
+            buf.as_mut_slice().write_from_host_2d(&[1; 16], Copy2d::new(4, 4)),
+            "DeviceSliceMut::write_from_host_2d",
             "aclrtMemcpy2d",
         )?;
         let stream = ok("Stream::new", Stream::new(d))?;

@@ -31,7 +31,7 @@ fn every_operation_runs_in_a_scope_and_keeps_the_data() {
                 "{refused:?}"
             );
             let (low, high) = other.split_at_mut(8)?;
-            s.memset(low, 0)?;
+            s.fill_bytes(low, 0)?;
             s.invalidate(high)
         })
         .unwrap();

@@ -124,7 +124,7 @@ fn one_range_is_mapped_concurrently_at_different_offsets() {
                         let mut region = range.map(thread * granule, &physical).unwrap();
                         let data = pattern(thread * 1000 + round, words);
                         let mut view = region.as_mut_slice::<u32>().unwrap();
-                        view.slice_mut(..words).unwrap().copy_from_host(&data).unwrap();
+                        view.slice_mut(..words).unwrap().write_from_host(&data).unwrap();
                         let back = region
                             .as_slice::<u32>()
                             .unwrap()

@@ -327,7 +327,7 @@ fn scope_memset_and_events(device: &Device, stream: &Arc<Stream>, gate: &Event) 
     let result = stream.scope(|s| {
         s.wait_event(gate)?;
         let on_device = s.hold_device(&mut on_device);
-        s.memset(on_device, 0x3C)?;
+        s.fill_bytes(on_device, 0x3C)?;
         s.record(&marker)?;
         s.wait_event(&marker)?;
         s.copy_to_host(on_device, &mut back)

@@ -103,7 +103,7 @@ fn mapped(device: &Device, data: &[u32]) {
     let mut region = range.map(0, &physical).expect("map");
     let mut view = region.as_mut_slice::<u32>().expect("view");
     let mut head = view.slice_mut(..LEN).expect("head");
-    head.copy_from_host(data).expect("write");
+    head.write_from_host(data).expect("write");
     assert_eq!(
         region
             .as_slice::<u32>()

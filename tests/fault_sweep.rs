@@ -321,9 +321,9 @@ fn device_and_host_buffers_clean_up_after_each_failed_call() {
         }
         freed("DeviceBuf::free", buf.free());
     });
-    sweep("DeviceSliceMut::copy_from_host_2d", &[("aclrtMemcpy2d", 1)], |w| {
+    sweep("DeviceSliceMut::write_from_host_2d", &[("aclrtMemcpy2d", 1)], |w| {
         let mut buf = DeviceBuf::<u32>::zeroed(&device, 64).expect("setup");
-        w.op(|| buf.as_mut_slice().copy_from_host_2d(&data[..64], Copy2d::new(8, 8)));
+        w.op(|| buf.as_mut_slice().write_from_host_2d(&data[..64], Copy2d::new(8, 8)));
         freed("DeviceBuf::free", buf.free());
     });
     sweep("PinnedHostBuf::from_slice", &[("aclrtMallocHost", 1)], |w| {
@@ -509,7 +509,7 @@ fn streams_events_and_scopes_clean_up_after_each_failed_call() {
             let mut on_device = DeviceBuf::<u8>::zeroed(&device, 4096).expect("setup");
             w.op(|| {
                 stream.scope(|s| {
-                    s.memset(&mut on_device, 0x5A)?;
+                    s.fill_bytes(&mut on_device, 0x5A)?;
                     s.record(&event)?;
                     s.wait_event(&event)
                 })

@@ -153,7 +153,7 @@ fn view_casts_check_length_and_alignment() {
         let refused = buf.as_mut_slice().into_slice_mut(2..8).unwrap().cast::<u32>();
         assert!(refused.is_err());
         let mut words = buf.as_mut_slice().into_slice_mut(8..16).unwrap().cast::<u32>().unwrap();
-        words.copy_from_host(&[u32::MAX, 0x0101_0101]).unwrap();
+        words.write_from_host(&[u32::MAX, 0x0101_0101]).unwrap();
         let mut expected = vec![0u8; 8];
         expected.extend([0xff; 4]);
         expected.extend([1; 4]);
@@ -175,8 +175,8 @@ fn split_halves_are_disjoint_exclusive_views() {
         let (mut head, mut tail) = halves(&mut buf, 2).unwrap();
         assert_eq!((head.len(), tail.len()), (2, 4));
         assert_eq!(tail.as_raw() as usize, head.as_raw() as usize + 4);
-        tail.copy_from_host(&[3, 4, 5, 6]).unwrap();
-        head.copy_from_host(&[1, 2]).unwrap();
+        tail.write_from_host(&[3, 4, 5, 6]).unwrap();
+        head.write_from_host(&[1, 2]).unwrap();
         // A 2-element source for a 4-element destination: refused.
         assert!(tail.copy_from_device(&head.as_slice()).is_err());
         assert_eq!(buf.to_vec().unwrap(), [1, 2, 3, 4, 5, 6]);

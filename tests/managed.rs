@@ -80,7 +80,7 @@ fn a_scope_borrows_the_buffer_until_its_stream_is_synchronised() {
         .scope(|s| {
             let held = s.hold_device(buf.device_slice_mut());
             s.copy_to_device(&input, held)?;
-            s.memset(held, 0)?; // overwritten again below, in order
+            s.fill_bytes(held, 0)?; // overwritten again below, in order
             s.copy_to_device(&input, held)?;
             s.copy_to_host(held, &mut output)
         })
@@ -241,7 +241,7 @@ proptest! {
                 }
                 Step::CopyIn { start, data } => {
                     let end = start + data.len();
-                    buf.device_slice_mut().slice_mut(start..end).unwrap().copy_from_host(&data).unwrap();
+                    buf.device_slice_mut().slice_mut(start..end).unwrap().write_from_host(&data).unwrap();
                     model[start..end].copy_from_slice(&data);
                 }
                 Step::Fill { start, len, byte } => {

@@ -35,7 +35,7 @@ fn import_and_answer(expected: u8, descriptor: &str) -> Result<String, String> {
     let mut bytes = vec![0u8; block.len()];
     block
         .as_slice::<u8>()
-        .and_then(|view| view.copy_to_host(&mut bytes))
+        .and_then(|view| view.read_to_host(&mut bytes))
         .map_err(|error| error.to_string())?;
     if let Some(at) = bytes.iter().position(|&b| b != expected) {
         return Err(format!("byte {at} is {}, not {expected}", bytes[at]));
@@ -43,7 +43,7 @@ fn import_and_answer(expected: u8, descriptor: &str) -> Result<String, String> {
     bytes.fill(!expected);
     block
         .as_mut_slice::<u8>()
-        .and_then(|mut view| view.copy_from_host(&bytes))
+        .and_then(|mut view| view.write_from_host(&bytes))
         .map_err(|error| error.to_string())?;
     Ok(format!("ok {} {}", block.len(), block.chunks()))
 }

@@ -59,7 +59,7 @@ fn every_allocation_call_gives_a_working_buffer() {
         // SAFETY: written before it is read.
         let mut buf = unsafe { DeviceBuf::<u16>::uninit_with(&device, 50, MallocPolicy::NormalOnly, call) }.unwrap();
         let data: Vec<u16> = (0..50).collect();
-        buf.copy_from_host(&data).unwrap();
+        buf.write_from_host(&data).unwrap();
         assert_eq!(buf.to_vec().unwrap(), data, "{call:?}");
     }
 }

@@ -73,7 +73,7 @@ fn fixture(prop: &PhysicalMemProp, chunk: usize, mapped: usize, spare: usize) ->
     segment
         .as_mut_slice::<u32>()
         .expect("view")
-        .copy_from_host(&data)
+        .write_from_host(&data)
         .expect("write");
     segment.shrink(spare * chunk).expect("shrink");
     segment

@@ -102,7 +102,7 @@ fn read_write_imported(imported: &ImportedAlloc, seed: u32, reply: Option<u32>) 
     verify(&words, seed)?;
     if let Some(reply) = reply {
         let mut view = region.as_mut_slice::<u32>().map_err(fail)?;
-        view.copy_from_host(&pattern(reply, words.len())).map_err(fail)?;
+        view.write_from_host(&pattern(reply, words.len())).map_err(fail)?;
     }
     region.unmap().map_err(fail)?;
     Ok("ok".to_owned())
@@ -139,7 +139,7 @@ impl ChildState {
                     let words = mapping.as_slice::<u32>().map_err(fail)?.to_vec().map_err(fail)?;
                     verify(&words, seed)?;
                     let mut view = mapping.as_mut_slice::<u32>().map_err(fail)?;
-                    view.copy_from_host(&pattern(reply, words.len())).map_err(fail)?;
+                    view.write_from_host(&pattern(reply, words.len())).map_err(fail)?;
                     Ok::<_, String>("ok".to_owned())
                 })
                 .join()
@@ -186,7 +186,7 @@ impl ChildState {
                 region
                     .as_mut_slice::<u32>()
                     .map_err(fail)?
-                    .copy_from_host(&pattern(number(words, 2)?, words_len))
+                    .write_from_host(&pattern(number(words, 2)?, words_len))
                     .map_err(fail)?;
                 let export = physical
                     .export(kind_named(words.get(1).unwrap_or(&""))?)
@@ -207,7 +207,7 @@ impl ChildState {
                 import
                     .as_mut_slice::<u32>()
                     .map_err(fail)?
-                    .copy_from_host(&reply)
+                    .write_from_host(&reply)
                     .map_err(fail)?;
                 import.close().map_err(fail)?;
                 Ok("ok".to_owned())
@@ -312,7 +312,7 @@ fn round_trip(kind: ShareKind) {
     region
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(0x1111_0000u32, words))
+        .write_from_host(&pattern(0x1111_0000u32, words))
         .unwrap();
     let export = physical.export(kind).unwrap();
     assert_eq!(export.token().kind(), kind);
@@ -348,7 +348,7 @@ fn round_trip(kind: ShareKind) {
     mapped
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(0x4444_0000u32, words))
+        .write_from_host(&pattern(0x4444_0000u32, words))
         .unwrap();
     mapped.unmap().unwrap();
     imported.free().unwrap();
@@ -417,7 +417,7 @@ fn ipc_keys_move_data_both_ways() {
     import
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(0x8888_0000u32, IPC_WORDS))
+        .write_from_host(&pattern(0x8888_0000u32, IPC_WORDS))
         .unwrap();
     import.close().unwrap();
     assert_eq!(child.ask("check"), "ok", "the child saw the parent's reply");
@@ -467,7 +467,7 @@ fn owned_exports_and_imports_move_data_both_ways() {
     mapping
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(0x7777_0000, size / 4))
+        .write_from_host(&pattern(0x7777_0000, size / 4))
         .unwrap();
     let shared = Arc::new(Shared {
         export: OwnedExport::new(physical, ShareKind::V2Default).unwrap(),
@@ -539,7 +539,7 @@ fn a_process_off_the_whitelist_is_refused() {
         region
             .as_mut_slice::<u32>()
             .unwrap()
-            .copy_from_host(&pattern(9, size / 4))
+            .write_from_host(&pattern(9, size / 4))
             .unwrap();
         let export = physical.export(kind).unwrap();
         let token = export.token();
@@ -587,7 +587,7 @@ fn disabled_pid_validation_needs_no_whitelist_and_takes_none() {
     region
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(3, size / 4))
+        .write_from_host(&pattern(3, size / 4))
         .unwrap();
     let export = physical
         .export_with(ShareKind::V2Default, PidValidation::Disabled)
@@ -649,7 +649,7 @@ fn an_import_outlives_the_exporters_free() {
     region
         .as_mut_slice::<u32>()
         .unwrap()
-        .copy_from_host(&pattern(0xabcu32, size / 4))
+        .write_from_host(&pattern(0xabcu32, size / 4))
         .unwrap();
     let export = physical.export(ShareKind::V1).unwrap();
     export.allow_pids(&[child_pid]).unwrap();

@@ -38,9 +38,9 @@ fn fill_around_a_failed_wait(mode: FailureMode) -> (Option<ErrorCode>, Vec<u8>) 
     let mut buf = DeviceBuf::<u8>::zeroed(&device, 64).unwrap();
     let outcome = stream.scope(|s| {
         let held = s.hold_device(&mut buf);
-        s.memset(held, 0x11)?;
+        s.fill_bytes(held, 0x11)?;
         stream.wait_event_timeout(&never, Duration::from_secs(1))?;
-        s.memset(held, 0x22)
+        s.fill_bytes(held, 0x22)
     });
     let code = outcome.err().and_then(|error| error.code());
     (code, buf.to_vec().unwrap())

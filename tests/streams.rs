@@ -81,7 +81,7 @@ fn pinned_round_trip_through_a_scope() {
             s.copy_to_device(&input, on_device)?;
             s.copy_on_device(on_device, copy)?;
             s.copy_to_host(copy, &mut output)?;
-            s.memset(on_device, 0)?;
+            s.fill_bytes(on_device, 0)?;
             s.copy_to_host(on_device, &mut zeros)?;
             Ok(())
         })
@@ -370,7 +370,7 @@ fn two_d_copies_respect_pitches() {
     let mut packed = DeviceBuf::<i32>::zeroed(&device, width * height).unwrap();
     packed
         .as_mut_slice()
-        .copy_from_host_2d(&image, Copy2d::new(width, height).with_src_pitch(wide))
+        .write_from_host_2d(&image, Copy2d::new(width, height).with_src_pitch(wide))
         .unwrap();
     let got = packed.to_vec().unwrap();
     for row in 0..height {
@@ -383,7 +383,7 @@ fn two_d_copies_respect_pitches() {
     let mut padded = vec![-1i32; pitch * (height - 1) + width];
     packed
         .as_slice()
-        .copy_to_host_2d(&mut padded, Copy2d::new(width, height).with_dst_pitch(pitch))
+        .read_to_host_2d(&mut padded, Copy2d::new(width, height).with_dst_pitch(pitch))
         .unwrap();
     for (index, value) in padded.iter().enumerate() {
         let (row, col) = (index / pitch, index % pitch);
@@ -445,25 +445,25 @@ fn two_d_shapes_are_checked_before_any_call() {
         let mut view = on_device.as_mut_slice();
         // Width above a pitch.
         assert!(is_invalid_argument(
-            view.copy_from_host_2d(&host, Copy2d::new(4, 2).with_src_pitch(3))
+            view.write_from_host_2d(&host, Copy2d::new(4, 2).with_src_pitch(3))
         ));
         // The source's last row runs past its end: 4 * (4 - 1) + 4 = 16 > 12.
         assert!(is_invalid_argument(
-            view.copy_from_host_2d(&host[..12], Copy2d::new(4, 4))
+            view.write_from_host_2d(&host[..12], Copy2d::new(4, 4))
         ));
         // The destination's last row runs past its end: 5 * 3 + 4 = 19 > 16.
-        assert!(is_invalid_argument(view.copy_from_host_2d(
+        assert!(is_invalid_argument(view.write_from_host_2d(
             &host,
             Copy2d::new(4, 4).with_src_pitch(4).with_dst_pitch(5)
         )));
-        assert!(is_invalid_argument(view.copy_from_host_2d(&host, Copy2d::new(4, 5))));
+        assert!(is_invalid_argument(view.write_from_host_2d(&host, Copy2d::new(4, 5))));
         // Overflowing sizes.
         assert!(is_invalid_argument(
-            view.copy_from_host_2d(&host, Copy2d::new(1, usize::MAX).with_src_pitch(2))
+            view.write_from_host_2d(&host, Copy2d::new(1, usize::MAX).with_src_pitch(2))
         ));
         // Empty shapes do nothing.
-        view.copy_from_host_2d(&[], Copy2d::new(0, 9)).unwrap();
-        view.copy_from_host_2d(&[], Copy2d::new(9, 0)).unwrap();
+        view.write_from_host_2d(&[], Copy2d::new(0, 9)).unwrap();
+        view.write_from_host_2d(&[], Copy2d::new(9, 0)).unwrap();
     }
     let mut out = [0u8; 4];
     stream

@@ -195,7 +195,7 @@ fn a_user_block_takes_part_in_copies() {
         let words = pattern(16, 3);
         DeviceSliceMut::<u32>::from_storage(&mut first)
             .unwrap()
-            .copy_from_host(&words)
+            .write_from_host(&words)
             .unwrap();
         DeviceSliceMut::<u64>::from_storage(&mut second)
             .unwrap()

@@ -68,7 +68,7 @@ fn a_wait_blocks_only_its_own_stream_until_the_host_writes() {
     waiter.write_value(&done, 1).unwrap();
     // Another stream runs meanwhile.
     let mut buf = DeviceBuf::<u32>::zeroed(&device, 256).unwrap();
-    other.scope(|s| s.memset(&mut buf, 0x11)).unwrap();
+    other.scope(|s| s.fill_bytes(&mut buf, 0x11)).unwrap();
     assert_eq!(buf.to_vec().unwrap()[0], 0x1111_1111);
     // The waiting stream does not.
     assert!(timed_out(waiter.synchronize_timeout(Duration::from_millis(20))));

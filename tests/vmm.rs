@@ -29,7 +29,7 @@ fn one_physical_allocation_is_mapped_once_at_a_time() {
     let b = VirtualRange::reserve(2 * granule).unwrap();
     let mut first = a.map(0, &physical).unwrap();
     let data: Vec<u64> = (0..(granule / 8) as u64).collect();
-    first.as_mut_slice::<u64>().unwrap().copy_from_host(&data).unwrap();
+    first.as_mut_slice::<u64>().unwrap().write_from_host(&data).unwrap();
     let refused = b.map(0, &physical);
     assert!(
         matches!(&refused, Err(Error::InvalidArgument { reason, .. }) if reason.contains("already mapped")),

@@ -59,7 +59,7 @@ fn a_mapping_keeps_its_range_and_memory_until_it_is_dropped() {
     let (base, handle) = (range.base() as u64, physical.as_raw() as u64);
     let mut mapping = OwnedMapping::new(range, 0, physical).unwrap();
     let data: Vec<u64> = (0..(granule / 8) as u64).map(|word| word * 3).collect();
-    mapping.as_mut_slice::<u64>().unwrap().copy_from_host(&data).unwrap();
+    mapping.as_mut_slice::<u64>().unwrap().write_from_host(&data).unwrap();
     // The only owners of the range and the memory now are the mapping's
     // shares; it moves to another thread and is read there.
     let shared = Arc::new(mapping);
@@ -129,7 +129,7 @@ fn a_segment_grows_and_shrinks_at_its_end_with_one_contiguous_view() {
     let words = 3 * chunk / 4;
     let data: Vec<u32> = (0..words as u32).map(|word| word ^ 0xA5A5_0000).collect();
     // One copy across all three chunks.
-    segment.as_mut_slice::<u32>().unwrap().copy_from_host(&data).unwrap();
+    segment.as_mut_slice::<u32>().unwrap().write_from_host(&data).unwrap();
     assert_eq!(segment.as_slice::<u32>().unwrap().to_vec().unwrap(), data);
     // A copy that straddles the first chunk boundary.
     let middle = segment.as_slice::<u32>().unwrap();

@@ -421,7 +421,7 @@ impl<'a, T: Pod> HostRegistration<'a, T> {
     /// let mut buf = AlignedHostBuf::<u32>::zeroed(3)?;
     /// let mut registration = HostRegistration::register_v2(&device, &mut buf, HostRegisterFlags::PINNED)?;
     /// // Download into the page-locked memory.
-    /// DeviceBuf::from_slice(&device, &[7u32, 8, 9])?.copy_to_host(registration.as_mut_slice())?;
+    /// DeviceBuf::from_slice(&device, &[7u32, 8, 9])?.read_to_host(registration.as_mut_slice())?;
     /// assert_eq!(registration.as_slice(), [7, 8, 9]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -82,7 +82,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// let device = Device::new(0)?;
     /// // SAFETY: every element is written (below) before it is read.
     /// let mut buf = unsafe { DeviceBuf::<f32>::uninit(&device, 1024) }?;
-    /// buf.copy_from_host(&[0.5; 1024])?;
+    /// buf.write_from_host(&[0.5; 1024])?;
     /// assert_eq!(buf.to_vec()?, [0.5; 1024]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -270,7 +270,7 @@ impl<T: Pod> DeviceBuf<T> {
                 AllocCall::Malloc,
             )
         }?;
-        buf.copy_from_host(data)?;
+        buf.write_from_host(data)?;
         Ok(buf)
     }
 
@@ -411,22 +411,22 @@ impl<T: Pod> DeviceBuf<T> {
     /// use ascend::{Device, DeviceBuf};
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 3)?;
-    /// buf.copy_from_host(&[7, 8, 9])?;
+    /// buf.write_from_host(&[7, 8, 9])?;
     /// assert_eq!(buf.to_vec()?, [7, 8, 9]);
-    /// assert!(buf.copy_from_host(&[1, 2]).is_err()); // the lengths must be equal
+    /// assert!(buf.write_from_host(&[1, 2]).is_err()); // the lengths must be equal
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtMemcpy")]
-    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+    pub fn write_from_host(&mut self, src: &[T]) -> Result<()> {
         self.as_mut_slice()
-            .copy_from_host_for(Call::new("DeviceBuf::copy_from_host", "aclrtMemcpy"), src)
+            .copy_from_host_for(Call::new("DeviceBuf::write_from_host", "aclrtMemcpy"), src)
     }
 
     /// Copies the buffer into `dst` (host); the lengths must be equal.
     ///
     /// # Errors
     ///
-    /// As [`DeviceBuf::copy_from_host`].
+    /// As [`DeviceBuf::write_from_host`].
     ///
     /// # Examples
     ///
@@ -435,21 +435,21 @@ impl<T: Pod> DeviceBuf<T> {
     /// let device = Device::new(0)?;
     /// let buf = DeviceBuf::from_slice(&device, &[1u32, 2, 3])?;
     /// let mut host = [0u32; 3];
-    /// buf.copy_to_host(&mut host)?;
+    /// buf.read_to_host(&mut host)?;
     /// assert_eq!(host, [1, 2, 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtMemcpy")]
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+    pub fn read_to_host(&self, dst: &mut [T]) -> Result<()> {
         self.as_slice()
-            .copy_to_host_for(Call::new("DeviceBuf::copy_to_host", "aclrtMemcpy"), dst)
+            .copy_to_host_for(Call::new("DeviceBuf::read_to_host", "aclrtMemcpy"), dst)
     }
 
     /// Copies another device buffer (same length) into this one.
     ///
     /// # Errors
     ///
-    /// As [`DeviceBuf::copy_from_host`].
+    /// As [`DeviceBuf::write_from_host`].
     ///
     /// # Examples
     ///
@@ -472,7 +472,7 @@ impl<T: Pod> DeviceBuf<T> {
     ///
     /// # Errors
     ///
-    /// As [`DeviceBuf::copy_to_host`].
+    /// As [`DeviceBuf::read_to_host`].
     ///
     /// # Examples
     ///

@@ -82,7 +82,7 @@ impl MallocPolicy {
 /// let call = AllocCall::WithModuleId(33); // charged to module 33 (APP)
 /// // SAFETY: the buffer is written before it is read.
 /// let mut buf = unsafe { DeviceBuf::<u16>::uninit_with(&device, 8, MallocPolicy::default(), call) }?;
-/// buf.copy_from_host(&[3; 8])?;
+/// buf.write_from_host(&[3; 8])?;
 /// assert_eq!(buf.to_vec()?, [3; 8]);
 /// # Ok::<(), ascend::Error>(())
 /// ```

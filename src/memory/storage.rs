@@ -119,7 +119,7 @@ pub unsafe trait DeviceStorage {
 /// use ascend::{Device, DeviceBuf, DeviceSlice, DeviceSliceMut};
 /// let device = Device::new(0)?;
 /// let mut block = Box::new(DeviceBuf::<u8>::zeroed(&device, 8)?);
-/// DeviceSliceMut::<u32>::from_storage(&mut block)?.copy_from_host(&[1, 2])?;
+/// DeviceSliceMut::<u32>::from_storage(&mut block)?.write_from_host(&[1, 2])?;
 /// assert_eq!(DeviceSlice::<u32>::from_storage(&block)?.to_vec()?, [1, 2]);
 /// # Ok::<(), ascend::Error>(())
 /// ```

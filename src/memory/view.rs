@@ -68,7 +68,7 @@ pub struct DeviceSlice<'a, T> {
 /// assert!(view.slice_mut(..7).is_err()); // sub-views are bounds-checked
 /// let (mut left, mut right) = view.split_at_mut(3)?; // two disjoint writers
 /// left.fill_bytes(0x01)?;
-/// right.copy_from_host(&[4, 5, 6])?;
+/// right.write_from_host(&[4, 5, 6])?;
 /// assert_eq!(buf.to_vec()?, [0x0101_0101, 0x0101_0101, 0x0101_0101, 4, 5, 6]);
 /// # Ok::<(), ascend::Error>(())
 /// ```
@@ -284,16 +284,16 @@ impl<'a, T: Pod> DeviceSlice<'a, T> {
     /// let device = Device::new(0)?;
     /// let buf = DeviceBuf::from_slice(&device, &[1u8, 2, 3, 4])?;
     /// let mut host = [0u8; 2];
-    /// buf.as_slice().slice(2..)?.copy_to_host(&mut host)?;
+    /// buf.as_slice().slice(2..)?.read_to_host(&mut host)?;
     /// assert_eq!(host, [3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtMemcpy")]
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
-        self.copy_to_host_for(Call::new("DeviceSlice::copy_to_host", "aclrtMemcpy"), dst)
+    pub fn read_to_host(&self, dst: &mut [T]) -> Result<()> {
+        self.copy_to_host_for(Call::new("DeviceSlice::read_to_host", "aclrtMemcpy"), dst)
     }
 
-    /// [`DeviceSlice::copy_to_host`] for the public method `call`.
+    /// [`DeviceSlice::read_to_host`] for the public method `call`.
     pub(crate) fn copy_to_host_for(&self, call: Call, dst: &mut [T]) -> Result<()> {
         same_len(call, self.len, dst.len())?;
         transfer::copy(
@@ -345,7 +345,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// // SAFETY: `buf` holds 4 `u32` at this address, outlives the view, and
     /// // nothing else uses them while the view lives.
     /// let mut view = unsafe { DeviceSliceMut::<u32>::from_raw_parts(buf.as_raw(), 4, &device) };
-    /// view.copy_from_host(&[1, 2, 3, 4])?;
+    /// view.write_from_host(&[1, 2, 3, 4])?;
     /// assert_eq!(buf.to_vec()?, [1, 2, 3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -489,16 +489,16 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// use ascend::{Device, DeviceBuf};
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 4)?;
-    /// buf.as_mut_slice().slice_mut(1..3)?.copy_from_host(&[5, 6])?;
+    /// buf.as_mut_slice().slice_mut(1..3)?.write_from_host(&[5, 6])?;
     /// assert_eq!(buf.to_vec()?, [0, 5, 6, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtMemcpy")]
-    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
-        self.copy_from_host_for(Call::new("DeviceSliceMut::copy_from_host", "aclrtMemcpy"), src)
+    pub fn write_from_host(&mut self, src: &[T]) -> Result<()> {
+        self.copy_from_host_for(Call::new("DeviceSliceMut::write_from_host", "aclrtMemcpy"), src)
     }
 
-    /// [`DeviceSliceMut::copy_from_host`] for the public method `call`.
+    /// [`DeviceSliceMut::write_from_host`] for the public method `call`.
     pub(crate) fn copy_from_host_for(&mut self, call: Call, src: &[T]) -> Result<()> {
         same_len(call, self.len, src.len())?;
         transfer::copy(
@@ -514,7 +514,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     ///
     /// # Errors
     ///
-    /// As [`DeviceSliceMut::copy_from_host`].
+    /// As [`DeviceSliceMut::write_from_host`].
     ///
     /// # Examples
     ///

@@ -42,9 +42,9 @@ use std::sync::Arc;
 /// // `descriptor`: the line the exporter sent back (`BlockExport::descriptor`).
 /// let mut block = ImportedChunks::import(&descriptor, &device)?;
 /// let mut bytes = vec![0u8; block.len()];
-/// block.as_slice::<u8>()?.copy_to_host(&mut bytes)?; // the exporter's bytes
+/// block.as_slice::<u8>()?.read_to_host(&mut bytes)?; // the exporter's bytes
 /// bytes.iter_mut().for_each(|byte| *byte = !*byte);
-/// block.as_mut_slice::<u8>()?.copy_from_host(&bytes)?; // seen by the exporter
+/// block.as_mut_slice::<u8>()?.write_from_host(&bytes)?; // seen by the exporter
 /// drop(block); // unmaps, frees the imports, releases the range
 /// # Ok::<(), ascend::Error>(())
 /// ```
@@ -148,7 +148,7 @@ impl ImportedChunks {
     /// # let descriptor = std::env::var("DESCRIPTOR").unwrap_or_default(); // from the exporter
     /// let block = ImportedChunks::import(&descriptor, &device)?; // the exporter's line
     /// let mut bytes = vec![0u8; block.len()]; // the exporter's block length
-    /// block.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
+    /// block.as_slice::<u8>()?.read_to_host(&mut bytes)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn len(&self) -> usize {

@@ -225,7 +225,7 @@ impl<'a> IpcExport<'a> {
     /// let export = buf.ipc_export()?;
     /// // ... the importers open the key, work, close and say so ...
     /// export.close()?; // the key is destroyed; the buffer is free to change
-    /// buf.copy_from_host(&[1; 4096])?;
+    /// buf.write_from_host(&[1; 4096])?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtIpcMemClose")]

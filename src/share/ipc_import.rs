@@ -40,7 +40,7 @@ fn with_open_keys<R>(body: impl FnOnce(&mut BTreeSet<CString>) -> R) -> R {
 /// let key: IpcKey = line.parse()?; // the line it sent back
 /// let mut import = IpcImport::open(&key, &device)?;
 /// let values: Vec<f32> = import.as_slice::<f32>()?.to_vec()?; // the exporter's bytes
-/// import.as_mut_slice::<f32>()?.copy_from_host(&vec![0.0; values.len()])?;
+/// import.as_mut_slice::<f32>()?.write_from_host(&vec![0.0; values.len()])?;
 /// import.close()?; // then tell the exporter, which closes its key after
 /// # Ok::<(), ascend::Error>(())
 /// ```
@@ -158,7 +158,7 @@ impl IpcImport {
     /// let import = IpcImport::open(&key, &device)?;
     /// assert_eq!(import.size(), key.size());
     /// let mut bytes = vec![0u8; import.size()];
-    /// import.as_slice::<u8>()?.copy_to_host(&mut bytes)?;
+    /// import.as_slice::<u8>()?.read_to_host(&mut bytes)?;
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn size(&self) -> usize {
@@ -265,7 +265,7 @@ impl IpcImport {
     /// let key: IpcKey = line.parse()?; // the exporter's line
     /// let mut import = IpcImport::open(&key, &device)?;
     /// let mut view = import.as_mut_slice::<u32>()?;
-    /// view.copy_from_host(&vec![7u32; view.len()])?; // the exporter sees these bytes
+    /// view.write_from_host(&vec![7u32; view.len()])?; // the exporter sees these bytes
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn as_mut_slice<T: Pod>(&mut self) -> Result<DeviceSliceMut<'_, T>> {

@@ -705,7 +705,7 @@ impl fmt::Debug for SharedSegment {
 /// /// A tensor's storage: a block of the segment, kept anywhere.
 /// struct Tensor { storage: SegmentBlock, len: usize }
 /// let mut tensor = Tensor { storage: segment.block(0, 4 * 4)?, len: 4 };
-/// tensor.storage.as_mut_slice::<f32>()?.copy_from_host(&[1.0, 2.0, 3.0, 4.0])?;
+/// tensor.storage.as_mut_slice::<f32>()?.write_from_host(&[1.0, 2.0, 3.0, 4.0])?;
 /// let tensor = std::thread::spawn(move || tensor).join().expect("no panic");
 /// assert_eq!(tensor.storage.as_slice::<f32>()?.to_vec()?.len(), tensor.len);
 /// assert_eq!(segment.live_blocks(), 1);
@@ -861,7 +861,7 @@ impl SegmentBlock {
     /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
     /// segment.grow(chunk)?;
     /// let mut block = segment.block(0, 16)?;
-    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// block.as_mut_slice::<u32>()?.write_from_host(&[1, 2, 3, 4])?;
     /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -889,7 +889,7 @@ impl SegmentBlock {
     /// let segment = SharedSegment::new(ExpandableSegment::new(&prop, 4 * chunk, chunk)?);
     /// segment.grow(chunk)?;
     /// let mut block = segment.block(0, 16)?;
-    /// block.as_mut_slice::<u32>()?.copy_from_host(&[1, 2, 3, 4])?;
+    /// block.as_mut_slice::<u32>()?.write_from_host(&[1, 2, 3, 4])?;
     /// assert_eq!(block.as_slice::<u32>()?.to_vec()?, [1, 2, 3, 4]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -138,7 +138,7 @@ impl Device {
     /// let device = Device::new(0)?;
     /// let default = device.default_stream()?;
     /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 16)?;
-    /// default.scope(|s| s.memset(&mut on_device, 7))?;
+    /// default.scope(|s| s.fill_bytes(&mut on_device, 7))?;
     /// assert_eq!(on_device.to_vec()?, [7; 16]);
     /// assert_eq!(default.id()?, device.default_stream()?.id()?); // the same stream
     /// # Ok::<(), ascend::Error>(())

@@ -93,7 +93,7 @@ impl Copy2d {
     /// let mut padded = DeviceBuf::<u8>::zeroed(&device, 8)?;
     /// let shape = Copy2d::new(2, 3).with_dst_pitch(3); // rows 3 apart on the device
     /// assert_eq!(shape.dst_extent()?, 8);
-    /// padded.as_mut_slice().copy_from_host_2d(&[1, 2, 3, 4, 5, 6], shape)?;
+    /// padded.as_mut_slice().write_from_host_2d(&[1, 2, 3, 4, 5, 6], shape)?;
     /// assert_eq!(padded.to_vec()?, [1, 2, 0, 3, 4, 0, 5, 6]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -298,7 +298,7 @@ impl<T: Pod> DeviceSliceMut<'_, T> {
     /// let device = Device::new(0)?;
     /// let image: Vec<u8> = (0..16).collect(); // 4 rows of 4
     /// let mut left_half = DeviceBuf::<u8>::zeroed(&device, 8)?;
-    /// left_half.as_mut_slice().copy_from_host_2d(&image, Copy2d::new(2, 4).with_src_pitch(4))?;
+    /// left_half.as_mut_slice().write_from_host_2d(&image, Copy2d::new(2, 4).with_src_pitch(4))?;
     /// assert_eq!(left_half.to_vec()?, [0, 1, 4, 5, 8, 9, 12, 13]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -309,9 +309,9 @@ impl<T: Pod> DeviceSliceMut<'_, T> {
     /// (nothing is copied); the runtime's code (e.g. for a width or height
     /// above its limits).
     #[doc(alias = "aclrtMemcpy2d")]
-    pub fn copy_from_host_2d(&mut self, src: &[T], shape: Copy2d) -> Result<()> {
+    pub fn write_from_host_2d(&mut self, src: &[T], shape: Copy2d) -> Result<()> {
         let Some(rows) = shape.checked_bytes::<T>(
-            Call::new("DeviceSliceMut::copy_from_host_2d", "aclrtMemcpy2d"),
+            Call::new("DeviceSliceMut::write_from_host_2d", "aclrtMemcpy2d"),
             src.len(),
             self.len(),
         )?
@@ -338,18 +338,18 @@ impl<T: Pod> DeviceSlice<'_, T> {
     /// let device = Device::new(0)?;
     /// let packed = DeviceBuf::from_slice(&device, &[1u16, 2, 3, 4])?; // 2 rows of 2
     /// let mut padded = [0u16; 6]; // rows 3 apart
-    /// packed.as_slice().copy_to_host_2d(&mut padded, Copy2d::new(2, 2).with_dst_pitch(3))?;
+    /// packed.as_slice().read_to_host_2d(&mut padded, Copy2d::new(2, 2).with_dst_pitch(3))?;
     /// assert_eq!(padded, [1, 2, 0, 3, 4, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// As [`DeviceSliceMut::copy_from_host_2d`].
+    /// As [`DeviceSliceMut::write_from_host_2d`].
     #[doc(alias = "aclrtMemcpy2d")]
-    pub fn copy_to_host_2d(&self, dst: &mut [T], shape: Copy2d) -> Result<()> {
+    pub fn read_to_host_2d(&self, dst: &mut [T], shape: Copy2d) -> Result<()> {
         let Some(rows) = shape.checked_bytes::<T>(
-            Call::new("DeviceSlice::copy_to_host_2d", "aclrtMemcpy2d"),
+            Call::new("DeviceSlice::read_to_host_2d", "aclrtMemcpy2d"),
             self.len(),
             dst.len(),
         )?

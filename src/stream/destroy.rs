@@ -35,7 +35,7 @@ impl Stream {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 8)?;
-    /// stream.scope(|s| s.memset(&mut on_device, 5))?;
+    /// stream.scope(|s| s.fill_bytes(&mut on_device, 5))?;
     /// stream.destroy()?; // unlike a drop, a failure would be seen here
     /// assert_eq!(on_device.to_vec()?, [5; 8]);
     /// # Ok::<(), ascend::Error>(())

@@ -188,7 +188,7 @@ impl DeviceFlag {
     #[doc(alias = "aclrtMemcpy")]
     pub fn get(&self) -> Result<u64> {
         let mut word = [0u64];
-        self.word.copy_to_host(&mut word)?;
+        self.word.read_to_host(&mut word)?;
         Ok(word[0])
     }
 

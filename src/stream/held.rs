@@ -29,7 +29,7 @@ fn sub_range(call: Call, len: usize, range: impl RangeBounds<usize>) -> Result<(
 /// let mut out = [0u8; 8];
 /// stream.scope(|s| {
 ///     let held = s.hold_device(&mut on_device);
-///     s.memset(held, 1)?;
+///     s.fill_bytes(held, 1)?;
 ///     s.copy_to_device(&[9u8; 4], held.slice(4..)?)?;
 ///     s.copy_to_host(held, &mut out)
 /// })?;
@@ -166,8 +166,8 @@ impl<'scope, T: Pod> ScopedDevice<'scope, T> {
     /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 4)?;
     /// stream.scope(|s| {
     ///     let held = s.hold_device(&mut on_device);
-    ///     s.memset(held.slice(..2)?, 1)?;
-    ///     s.memset(held.slice(2..)?, 2)?;
+    ///     s.fill_bytes(held.slice(..2)?, 1)?;
+    ///     s.fill_bytes(held.slice(2..)?, 2)?;
     ///     assert!(matches!(held.slice(3..6), Err(Error::InvalidArgument { .. })));
     ///     Ok(())
     /// })?;

@@ -110,7 +110,7 @@ impl Stream {
     ///     let on_device = s.hold_device(&mut on_device);
     ///     s.copy_to_device(&input, on_device)?;
     ///     s.copy_to_host(on_device, &mut output)?;
-    ///     s.memset(on_device, 0)?;
+    ///     s.fill_bytes(on_device, 0)?;
     ///     Ok(())
     /// })?;
     /// assert_eq!(&output[..], &input[..]); // synchronised: the data is there
@@ -207,9 +207,9 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 6)?;
     /// stream.scope(|s| {
     ///     let held = s.hold_device(&mut on_device); // copyable, named three times
-    ///     s.memset(held, 0xAA)?;
+    ///     s.fill_bytes(held, 0xAA)?;
     ///     s.copy_to_device(&[1u8, 2], held.slice(..2)?)?;
-    ///     s.memset(held.slice(4..)?, 0)
+    ///     s.fill_bytes(held.slice(4..)?, 0)
     /// })?;
     /// assert_eq!(on_device.to_vec()?, [1, 2, 0xAA, 0xAA, 0, 0]);
     /// # Ok::<(), ascend::Error>(())
@@ -357,14 +357,14 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let device = Device::new(0)?;
     /// let stream = Stream::new(&device)?;
     /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 4)?;
-    /// stream.scope(|s| s.memset(on_device.slice_mut(1..3)?, 0xFF))?; // every byte
+    /// stream.scope(|s| s.fill_bytes(on_device.slice_mut(1..3)?, 0xFF))?; // every byte
     /// assert_eq!(on_device.to_vec()?, [0, u32::MAX, u32::MAX, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
     #[doc(alias = "aclrtMemsetAsync")]
-    pub fn memset<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
+    pub fn fill_bytes<T: Pod>(&self, dst: impl DeviceDest<'scope, T>, value: u8) -> Result<()> {
         let (dst, len) = dst.device_write();
-        let bytes = byte_len::<T>(Call::new("AsyncScope::memset", "aclrtMemsetAsync"), len)?;
+        let bytes = byte_len::<T>(Call::new("AsyncScope::fill_bytes", "aclrtMemsetAsync"), len)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -435,7 +435,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let mut on_device = DeviceBuf::<u32>::zeroed(&device, 4)?;
     /// stream.scope(|s| {
     ///     let (low, high) = on_device.split_at_mut(2)?;
-    ///     s.memset(low, 0xFF)?;
+    ///     s.fill_bytes(low, 0xFF)?;
     ///     s.invalidate(high) // queued after the memset
     /// })?;
     /// assert_eq!(on_device.to_vec()?, [u32::MAX, u32::MAX, 0, 0]);
@@ -510,7 +510,7 @@ impl<'scope, 'env> AsyncScope<'scope, 'env> {
     /// let mut on_device = DeviceBuf::<u8>::zeroed(&device, 4)?;
     /// let mut out = [0u8; 4];
     /// producer.scope(|s| {
-    ///     s.memset(&mut on_device, 9)?;
+    ///     s.fill_bytes(&mut on_device, 9)?;
     ///     s.record(&written)
     /// })?;
     /// consumer.scope(|s| {

@@ -155,7 +155,7 @@ impl<'a, T: Pod, S: DeviceRead<'a, T>> DeviceSource<'a, T> for S {}
 /// ```
 /// use ascend::{Device, DeviceBuf, Result, stream::{AsyncScope, DeviceDest, Stream}};
 /// fn clear<'scope>(s: &AsyncScope<'scope, '_>, dst: impl DeviceDest<'scope, u16>) -> Result<()> {
-///     s.memset(dst, 0)
+///     s.fill_bytes(dst, 0)
 /// }
 /// # let device = Device::new(0)?;
 /// # let stream = Stream::new(&device)?;

@@ -461,7 +461,7 @@ impl<'a> MappedRegion<'a> {
     /// # let physical = PhysicalAlloc::new(&prop, granule)?;
     /// let mut region = range.map(0, &physical)?;
     /// let mut floats = region.as_mut_slice::<f32>()?;
-    /// floats.slice_mut(..3)?.copy_from_host(&[0.5, 1.5, 2.5])?;
+    /// floats.slice_mut(..3)?.write_from_host(&[0.5, 1.5, 2.5])?;
     /// assert_eq!(region.as_slice::<f32>()?.slice(..3)?.to_vec()?, [0.5, 1.5, 2.5]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

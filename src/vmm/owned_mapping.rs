@@ -378,7 +378,7 @@ impl<P: Mappable> OwnedMapping<P> {
     /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
     /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
     /// let mut mapping = OwnedMapping::new(range, 0, physical)?;
-    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.copy_from_host(&[1, 2])?;
+    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.write_from_host(&[1, 2])?;
     /// assert_eq!(mapping.as_slice::<u16>()?.slice(..2)?.to_vec()?, [1, 2]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -407,7 +407,7 @@ impl<P: Mappable> OwnedMapping<P> {
     /// let range = Arc::new(VirtualRange::reserve(2 * granule)?);
     /// let physical = Arc::new(PhysicalAlloc::new(&prop, granule)?);
     /// let mut mapping = OwnedMapping::new(range, 0, physical)?;
-    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.copy_from_host(&[1, 2])?;
+    /// mapping.as_mut_slice::<u16>()?.slice_mut(..2)?.write_from_host(&[1, 2])?;
     /// assert_eq!(mapping.as_slice::<u16>()?.slice(..2)?.to_vec()?, [1, 2]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -241,7 +241,7 @@ impl VirtualRange {
     /// let range = VirtualRange::reserve(2 * granule)?;
     /// let (physical, other) = (PhysicalAlloc::new(&prop, granule)?, PhysicalAlloc::new(&prop, granule)?);
     /// let mut low = range.map(0, &physical)?;
-    /// low.as_mut_slice::<u32>()?.slice_mut(..4)?.copy_from_host(&[1, 2, 3, 4])?;
+    /// low.as_mut_slice::<u32>()?.slice_mut(..4)?.write_from_host(&[1, 2, 3, 4])?;
     /// assert_eq!(low.as_slice::<u32>()?.slice(..4)?.to_vec()?, [1, 2, 3, 4]);
     /// assert!(range.map(granule / 2, &other).is_err()); // not a multiple of the granularity
     /// assert!(range.map(0, &other).is_err()); // overlaps `low`

@@ -48,7 +48,7 @@ use std::sync::Arc;
 /// let mut segment = ExpandableSegment::new(&prop, 8 * chunk, chunk)?;
 /// segment.grow(2 * chunk)?;
 /// let data: Vec<u32> = (0..(2 * chunk / 4) as u32).collect();
-/// segment.as_mut_slice::<u32>()?.copy_from_host(&data)?; // spans both chunks
+/// segment.as_mut_slice::<u32>()?.write_from_host(&data)?; // spans both chunks
 /// segment.grow(chunk)?; // the first two chunks keep their data
 /// assert_eq!(segment.as_slice::<u32>()?.slice(..data.len())?.to_vec()?, data);
 /// segment.shrink(2 * chunk)?;

@@ -92,7 +92,7 @@ impl HeldMapping {
         self.get_mut()
             .as_mut_slice::<u8>()?
             .slice_mut(offset..offset + data.len())?
-            .copy_from_host(data)
+            .write_from_host(data)
     }
 
     /// Reads `len` bytes at byte `offset`.

@@ -8,7 +8,7 @@ fn main() -> ascend::Result<()> {
     let mut on_device = DeviceBuf::<u32>::zeroed(&device, 64)?;
     stream.scope(|s| {
         let held = s.hold_device(&mut on_device);
-        s.memset(held, 1)?;
+        s.fill_bytes(held, 1)?;
         let _now = on_device.to_vec()?;
         s.copy_to_device(&[2u32; 64], held)
     })?;

@@ -35,7 +35,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// use ascend::{Device, DeviceBuf};
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<i32>::zeroed(&device, 4)?;
-    /// buf.slice_mut(2..)?.copy_from_host(&[-1, -2])?;
+    /// buf.slice_mut(2..)?.write_from_host(&[-1, -2])?;
     /// assert_eq!(buf.slice(1..)?.to_vec()?, [0, -1, -2]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -64,7 +64,7 @@ impl<T: Pod> DeviceBuf<T> {
     /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
     /// let (mut low, mut high) = buf.split_at_mut(2)?;
     /// low.fill_bytes(1)?;
-    /// high.copy_from_host(&[2, 3])?;
+    /// high.write_from_host(&[2, 3])?;
     /// assert_eq!(buf.to_vec()?, [1, 1, 2, 3]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -46,7 +46,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// use ascend::{Device, DeviceBuf};
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 8)?;
-    /// buf.as_mut_slice().cast::<u32>()?.copy_from_host(&[u32::MAX, 0])?;
+    /// buf.as_mut_slice().cast::<u32>()?.write_from_host(&[u32::MAX, 0])?;
     /// assert_eq!(buf.to_vec()?, [255, 255, 255, 255, 0, 0, 0, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -60,7 +60,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 8)?;
     /// let mut words = DeviceSliceMut::<u32>::from_storage(&mut buf)?;
-    /// words.copy_from_host(&[u32::MAX, 0])?;
+    /// words.write_from_host(&[u32::MAX, 0])?;
     /// assert_eq!(buf.to_vec()?, [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -61,7 +61,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// let mut buf = DeviceBuf::<u16>::zeroed(&device, 6)?;
     /// let (mut head, mut tail) = buf.as_mut_slice().split_at_mut(2)?;
     /// head.fill_bytes(0xff)?;
-    /// tail.copy_from_host(&[7, 8, 9, 10])?;
+    /// tail.write_from_host(&[7, 8, 9, 10])?;
     /// assert_eq!(buf.to_vec()?, [0xffff, 0xffff, 7, 8, 9, 10]);
     /// # Ok::<(), ascend::Error>(())
     /// ```
@@ -99,7 +99,7 @@ impl<'a, T: Pod> DeviceSliceMut<'a, T> {
     /// let device = Device::new(0)?;
     /// let mut buf = DeviceBuf::<u8>::zeroed(&device, 4)?;
     /// let mut middle = buf.as_mut_slice().into_slice_mut(1..3)?;
-    /// middle.copy_from_host(&[5, 6])?;
+    /// middle.write_from_host(&[5, 6])?;
     /// assert_eq!(buf.to_vec()?, [0, 5, 6, 0]);
     /// # Ok::<(), ascend::Error>(())
     /// ```

@@ -31,7 +31,7 @@ use std::sync::Arc;
 /// # let device = ascend::Device::new(0)?;
 /// let pool = DevicePool::new(&device, PoolConfig::default())?;
 /// let mut block: PoolBlock = pool.alloc(4096)?.into_inner()?; // plain device storage
-/// DeviceSliceMut::<u32>::from_storage(&mut block)?.copy_from_host(&[5; 1024])?;
+/// DeviceSliceMut::<u32>::from_storage(&mut block)?.write_from_host(&[5; 1024])?;
 /// assert_eq!(pool.stats().allocated, 4096);
 /// drop(block); // back to the pool's cache
 /// assert_eq!(pool.stats().allocated, 0);

@@ -454,7 +454,7 @@ impl DevicePool {
     /// assert_eq!(weights.device_ptr(), address);
     /// let weights = weights.into_inner()?;
     /// let mut bytes = [0u8; 4096];
-    /// ascend::DeviceSlice::<u8>::from_storage(&weights)?.copy_to_host(&mut bytes)?;
+    /// ascend::DeviceSlice::<u8>::from_storage(&weights)?.read_to_host(&mut bytes)?;
     /// assert!(bytes.iter().all(|&byte| byte == 7));
     /// # drop(kv_cache);
     /// # Ok::<(), ascend::Error>(())

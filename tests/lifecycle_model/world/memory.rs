@@ -37,7 +37,7 @@ impl World {
                     .real
                     .as_mut_slice()
                     .slice_mut(start..start + n)
-                    .and_then(|mut view| view.copy_from_host(&data));
+                    .and_then(|mut view| view.write_from_host(&data));
                 check(what, &result, Expect::Ok)?;
                 obj.bytes[start..start + n].copy_from_slice(&data);
                 Ok(())
@@ -159,7 +159,7 @@ impl World {
                     .real
                     .as_mut_slice()
                     .slice_mut(..n)
-                    .and_then(|mut view| view.copy_from_host(&obj.held.as_slice()[..n]));
+                    .and_then(|mut view| view.write_from_host(&obj.held.as_slice()[..n]));
                 check(what, &result, Expect::Ok)?;
                 target.bytes[..n].copy_from_slice(&obj.bytes[..n]);
                 Ok(())

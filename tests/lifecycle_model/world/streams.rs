@@ -54,7 +54,7 @@ impl World {
                     return Ok(());
                 };
                 let target = &mut self.bufs[b].real;
-                let result = stream.real.scope(|scope| scope.memset(target, *value));
+                let result = stream.real.scope(|scope| scope.fill_bytes(target, *value));
                 check(what, &result, Expect::Ok)?;
                 self.bufs[b].bytes.fill(*value);
                 Ok(())
