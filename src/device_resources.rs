@@ -25,7 +25,16 @@ pub enum CoreKind {
 }
 
 impl CoreKind {
-    /// The runtime's value.
+    /// The runtime's value, for a raw call such as
+    /// `aclrtGetResInCurrentThread`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{CoreKind, sys};
+    /// assert_eq!(CoreKind::Cube.to_raw(), sys::ACL_RT_DEV_RES_CUBE_CORE);
+    /// assert_eq!(CoreKind::Vector.to_raw(), sys::ACL_RT_DEV_RES_VECTOR_CORE);
+    /// ```
     pub fn to_raw(self) -> sys::aclrtDevResLimitType {
         match self {
             CoreKind::Cube => sys::ACL_RT_DEV_RES_CUBE_CORE,

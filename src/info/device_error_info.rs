@@ -139,7 +139,19 @@ pub struct DeviceErrorInfo {
 }
 
 impl DeviceErrorInfo {
-    /// Whether the device has a fault.
+    /// Whether the device has a fault (its kind is not
+    /// [`DeviceFaultKind::None`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::info::{DeviceErrorInfo, DeviceFaultKind};
+    /// let healthy = ascend::Device::new(0)?.error_verbose()?;
+    /// assert!(!healthy.is_fault());
+    /// let faulted = DeviceErrorInfo { kind: DeviceFaultKind::Memory, ..healthy };
+    /// assert!(faulted.is_fault());
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     pub fn is_fault(&self) -> bool {
         self.kind != DeviceFaultKind::None
     }

@@ -264,7 +264,16 @@ impl Device {
     ///
     /// # Examples
     ///
-    /// See [`Device::uce_info`].
+    /// ```
+    /// use ascend::info::UceRange;
+    /// let device = ascend::Device::new(0)?;
+    /// // Repair what the runtime reported (nothing, on a healthy device).
+    /// device.repair_uce(&device.uce_info()?)?;
+    /// // More ranges than the runtime takes are refused before any call.
+    /// let too_many = vec![UceRange { address: 0, len: 0 }; 129];
+    /// assert!(matches!(device.repair_uce(&too_many), Err(ascend::Error::InvalidArgument { .. })));
+    /// # Ok::<(), ascend::Error>(())
+    /// ```
     #[doc(alias = "aclrtMemUceRepair")]
     pub fn repair_uce(&self, ranges: &[UceRange]) -> Result<()> {
         if ranges.len() > MAX_UCE {

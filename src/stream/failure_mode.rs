@@ -61,7 +61,16 @@ pub enum FailureMode {
 }
 
 impl FailureMode {
-    /// The runtime's value (`ACL_CONTINUE_ON_FAILURE`, `ACL_STOP_ON_FAILURE`).
+    /// The runtime's value (`ACL_CONTINUE_ON_FAILURE`, `ACL_STOP_ON_FAILURE`),
+    /// for a raw `aclrtSetStreamFailureMode`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ascend::{stream::FailureMode, sys};
+    /// assert_eq!(FailureMode::Continue.to_raw(), u64::from(sys::ACL_CONTINUE_ON_FAILURE));
+    /// assert_eq!(FailureMode::Stop.to_raw(), u64::from(sys::ACL_STOP_ON_FAILURE));
+    /// ```
     pub fn to_raw(self) -> u64 {
         u64::from(match self {
             FailureMode::Continue => sys::ACL_CONTINUE_ON_FAILURE,
