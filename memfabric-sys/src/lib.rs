@@ -1,0 +1,75 @@
+//! Raw bindings to MemFabric Hybrid's host API (ABI 1.3): the BM ("big
+//! memory") global pool of HBM and DRAM across processes, the TRANS
+//! point-to-point transfers, and the common `smem_*` calls.
+//!
+//! Every bound function is exported at the crate root under its C name with
+//! its C signature, the way `libc` exports libc:
+//!
+//! ```no_run
+//! use memfabric_sys::*;
+//! // SAFETY: no arguments; the library is loaded on this first call.
+//! let version = unsafe { smem_get_abi_version() };
+//! assert_eq!(version, SMEM_ABI_VERSION_SUPPORTED);
+//! // SAFETY: `flags` is 0, as the library expects.
+//! assert_eq!(unsafe { smem_init(0) }, SMEM_OK);
+//! ```
+//!
+//! The library is opened with `dlopen` on the first call (or by
+//! [`backend`]): `libmf_hybm_core.so` first, with `RTLD_GLOBAL` (MemFabric's
+//! libraries have no RPATH), then `libmf_smem.so` beside it. The search
+//! order:
+//!
+//! 1. `MEMFABRIC_SMEM_LIB`: the `libmf_smem.so` file, and nothing else;
+//! 2. `MEMFABRIC_HOME`: `$MEMFABRIC_HOME/lib/libmf_smem.so`;
+//! 3. the `lib/` folder of an installed `memfabric_hybrid` Python package
+//!    (`pip install memfabric-hybrid==1.3.0`; an unzipped wheel works with
+//!    `MEMFABRIC_HOME=<unzipped>/memfabric_hybrid`);
+//! 4. the dynamic linker's search (`LD_LIBRARY_PATH`).
+//!
+//! The loader accepts ABI 1.3 only (`smem_get_abi_version() ==
+//! 0x00010003`, [`SMEM_ABI_VERSION_SUPPORTED`]): MemFabric's structs and
+//! signatures change between releases, so any other version is refused with
+//! [`LoadError::AbiMismatch`], naming the version found and the one
+//! supported. Symbols are resolved lazily, on a function's first call; one
+//! the loaded library lacks makes that function return
+//! [`MEMFABRIC_SYS_NOT_SUPPORTED`] (or its failure value: NULL, `UINT32_MAX`,
+//! 0) and [`missing_symbol`] names it, without affecting the others. With no
+//! usable library every function fails the same way with
+//! [`MEMFABRIC_SYS_NO_BACKEND`], and `smem_get_last_err_msg` says why.
+//!
+//! `MEMFABRIC_BACKEND=auto|hardware|software` selects the backend (and
+//! [`select_backend`] from Rust). Only the real library exists today;
+//! `software` is reserved for the software fabric and returns
+//! [`LoadError::SoftwareUnavailable`].
+//!
+//! C enums are `u32` aliases with one constant per enumerator; error codes
+//! and flags are constants under their C names. The declarations are
+//! written from the project's MemFabric reference (facts only; MemFabric
+//! itself is under the Mulan licence and nothing of it is copied here), and
+//! every struct's size and field offsets are compile-time assertions.
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+// Bottom to top: `types` and `layout` (the C declarations and their layout
+// checks), `error_msg` (this crate's per-thread error), `function_names`,
+// `loader` and `backend` (finding, opening and checking the library), then
+// `api` and `dispatch` (the list of signatures and the crate-root functions
+// generated from it).
+mod api;
+mod backend;
+mod dispatch;
+mod error_msg;
+mod function_names;
+#[cfg(target_pointer_width = "64")]
+mod layout;
+mod loader;
+mod types;
+
+pub use api::*;
+pub use backend::{
+    Backend, BackendInfo, BackendRequest, ENV_BACKEND, LibraryAttempt, LoadError, backend, select_backend,
+};
+pub use error_msg::missing_symbol;
+pub use function_names::FUNCTION_NAMES;
+pub use loader::{ENV_HOME, ENV_LIBRARY};
+pub use types::*;
