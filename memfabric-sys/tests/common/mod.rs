@@ -138,3 +138,25 @@ pub fn has_ascend_driver() -> bool {
         .filter_map(|entry| entry.ok())
         .any(|entry| entry.file_name().to_string_lossy().starts_with("davinci"))
 }
+
+/// Every variable that steers the library search; cleared in an isolated
+/// child so that the developer's environment cannot leak into a scenario.
+const STEERING_VARS: [&str; 6] = [
+    "MEMFABRIC_BACKEND",
+    "MEMFABRIC_SMEM_LIB",
+    "MEMFABRIC_HOME",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+];
+
+/// [`run_child`] with every steering variable cleared but those in `env`.
+pub fn run_isolated_child(test: &str, body: &str, env: &[(&str, String)]) -> Option<ChildOutput> {
+    let mut all: Vec<(&str, String)> = STEERING_VARS
+        .iter()
+        .filter(|name| !env.iter().any(|(key, _)| key == *name))
+        .map(|name| (*name, String::new()))
+        .collect();
+    all.extend(env.iter().cloned());
+    run_child(test, body, &all)
+}
