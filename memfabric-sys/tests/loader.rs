@@ -258,3 +258,40 @@ fn a_bad_backend_request_is_an_error() {
         },
     );
 }
+
+#[test]
+fn the_default_search_lists_every_place_it_tried() {
+    scenario(
+        "the_default_search_lists_every_place_it_tried",
+        "search",
+        &[(ENV_HOME, "/nonexistent/memfabric".into())],
+        || {
+            let error = match backend() {
+                // A machine with memfabric_hybrid installed finds it.
+                Ok(info) => {
+                    println!("found an installed library: {}", info.describe());
+                    return;
+                }
+                Err(error) => error,
+            };
+            let LoadError::LibraryNotFound { attempts } = &error else {
+                panic!("{error:?}");
+            };
+            let sources: Vec<&str> = attempts.iter().map(|attempt| attempt.source).collect();
+            assert_eq!(sources.first(), Some(&"MEMFABRIC_HOME"), "{error}");
+            assert_eq!(sources.last(), Some(&"dynamic linker search"), "{error}");
+            assert!(
+                sources
+                    .iter()
+                    .any(|source| source.starts_with("memfabric_hybrid Python package")),
+                "{error}"
+            );
+            let text = error.to_string();
+            assert!(
+                text.contains("tried /nonexistent/memfabric/lib/libmf_smem.so (MEMFABRIC_HOME): no such file"),
+                "{text}"
+            );
+            println!("{text}");
+        },
+    );
+}

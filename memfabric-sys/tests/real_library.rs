@@ -208,3 +208,31 @@ fn every_function_is_listed_once() {
         18
     );
 }
+
+#[test]
+fn the_library_is_found_in_a_python_package_folder() {
+    const NAME: &str = "python";
+    if common::is_child(NAME) {
+        child_test("", NAME, || {
+            let info = backend().expect("the library");
+            let opened = info.attempts.last().expect("the attempt that opened");
+            assert_eq!(opened.source, "memfabric_hybrid Python package", "{}", info.describe());
+            assert!(opened.error.is_none());
+        });
+        return;
+    }
+    // The unzipped wheel's folder holding `memfabric_hybrid/` is a
+    // site-packages folder as far as the search goes.
+    let Some(site) = std::env::var_os(ENV_HOME)
+        .map(std::path::PathBuf::from)
+        .and_then(|home| home.parent().map(|parent| parent.to_path_buf()))
+    else {
+        println!("skipped: set MEMFABRIC_HOME=<unzipped wheel>/memfabric_hybrid to run it");
+        return;
+    };
+    common::run_isolated_child(
+        "the_library_is_found_in_a_python_package_folder",
+        NAME,
+        &[("PYTHONPATH", site.display().to_string())],
+    );
+}

@@ -7,6 +7,7 @@ mod symbol;
 
 pub(crate) use search::{Candidate, candidates};
 pub use search::{ENV_HOME, ENV_LIBRARY};
+use search::{PYTHON_QUERY, resolve_python_query};
 pub(crate) use symbol::LazySymbol;
 
 use crate::backend::LibraryAttempt;
@@ -62,6 +63,28 @@ fn open_global(dir: Option<&Path>, name: &str) -> Result<(Library, PathBuf), Str
 pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<LibraryAttempt>) {
     let mut attempts = Vec::with_capacity(candidates.len());
     for candidate in candidates {
+        let resolved;
+        let candidate = if candidate.source == PYTHON_QUERY {
+            match resolve_python_query() {
+                Ok(path) => {
+                    resolved = Candidate {
+                        path,
+                        source: candidate.source,
+                    };
+                    &resolved
+                }
+                Err(why) => {
+                    attempts.push(LibraryAttempt {
+                        path: candidate.path.clone(),
+                        source: candidate.source,
+                        error: Some(why),
+                    });
+                    continue;
+                }
+            }
+        } else {
+            candidate
+        };
         let attempt = |error: Option<String>| LibraryAttempt {
             path: candidate.path.clone(),
             source: candidate.source,

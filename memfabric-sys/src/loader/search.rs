@@ -29,6 +29,11 @@ pub(crate) struct Candidate {
     pub(crate) source: &'static str,
 }
 
+/// The `source` of the candidate that stands for "ask `python3`": it is
+/// resolved only when the loader reaches it (see [`resolve_python_query`]),
+/// so that a process that finds the library earlier never starts Python.
+pub(crate) const PYTHON_QUERY: &str = "memfabric_hybrid Python package (asked python3)";
+
 impl Candidate {
     /// The directory the companion libraries are opened from, or `None`
     /// for the dynamic linker's search (bare names).
@@ -41,9 +46,10 @@ impl Candidate {
 ///
 /// 1. `MEMFABRIC_SMEM_LIB`, when set: that file and nothing else;
 /// 2. `$MEMFABRIC_HOME/lib/libmf_smem.so`;
-/// 3. the `lib/` folder of an installed `memfabric_hybrid` Python package
-///    (found in the usual site-packages folders without running Python,
-///    and as a last resort by asking `python3`, with a timeout);
+/// 3. the `lib/` folder of an installed `memfabric_hybrid` Python package,
+///    found in the usual site-packages folders without running Python, or,
+///    when none is there, by asking `python3` (with a timeout) once the
+///    loader reaches this place;
 /// 4. the dynamic linker's own search (`LD_LIBRARY_PATH`, the cache).
 pub(crate) fn candidates(env: impl Fn(&str) -> Option<String>) -> Vec<Candidate> {
     if let Some(file) = env(ENV_LIBRARY).filter(|value| !value.is_empty()) {
@@ -56,9 +62,12 @@ pub(crate) fn candidates(env: impl Fn(&str) -> Option<String>) -> Vec<Candidate>
     if let Some(root) = env(ENV_HOME).filter(|value| !value.is_empty()) {
         push_unique(&mut list, Path::new(&root).join("lib").join(LIBRARY_NAME), ENV_HOME);
     }
-    let mut packages = python_packages_on_disk(&site_dirs(&env));
+    let packages = python_packages_on_disk(&site_dirs(&env));
     if packages.is_empty() {
-        packages.extend(python_package_by_query());
+        list.push(Candidate {
+            path: PathBuf::from("memfabric_hybrid"),
+            source: PYTHON_QUERY,
+        });
     }
     for package in packages {
         push_unique(
@@ -127,6 +136,16 @@ pub(crate) fn python_packages_on_disk(sites: &[PathBuf]) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// Resolves the [`PYTHON_QUERY`] candidate: the package's
+/// `lib/libmf_smem.so`, or why there is none.
+pub(crate) fn resolve_python_query() -> Result<PathBuf, String> {
+    python_package_by_query()
+        .map(|package| package.join("lib").join(LIBRARY_NAME))
+        .ok_or_else(|| {
+            "no memfabric_hybrid package in the site-packages folders, and python3 is absent or knows none".to_string()
+        })
 }
 
 /// Asks `python3` where the package is, without importing it (`find_spec`
