@@ -123,6 +123,7 @@ fn bm_create2_before_init_is_a_typed_not_initialized() {
         option.localDRAMSize = 2 << 20;
         option.maxDramSize = 2 << 20;
         option.dataOpType = sys::SMEMB_DATA_OP_HOST_SHM;
+        fabric::clear_last_error();
         // SAFETY: `option` is valid for the call.
         let handle = unsafe { sys::smem_bm_create2(0, &option) };
         assert!(handle.is_null());

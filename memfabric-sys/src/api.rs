@@ -91,17 +91,21 @@ macro_rules! for_each_smem_function {
             fn smem_set_extern_logger(func: smem_logger_fn) -> i32;
             /// Sends the library's alarms (and their resolution) to the callbacks.
             fn smem_set_extern_alarm(alarm: smem_alarm_fn, resume: smem_alarm_resume_fn) -> i32;
-            /// Sets the log level: 0 debug, 1 info, 2 warning, 3 error.
+            /// Sets the log level: 0 debug, 1 info, 2 warning, 3 error (1.3.0 accepts
+            /// 0..=4 and returns `SMEM_INVALID_PARAM` otherwise). The library logs to
+            /// stdout until `smem_set_extern_logger` takes its lines.
             fn smem_set_log_level(level: c_int) -> i32;
             /// Turns the config store's TLS on or off; `tls_info` holds `tls_info_len`
             /// bytes of settings. TLS is off by default.
             fn smem_set_conf_store_tls(enable: bool, tls_info: *const c_char, tls_info_len: u32) -> i32;
-            /// The message of the most recent failure, a NUL-terminated string owned by
-            /// the library (or NULL).
+            /// The message of the most recent failure on this thread, a NUL-terminated
+            /// string owned by the library (empty when none). Per thread; a successful
+            /// call does not reset it, and not every failure sets it.
             fn smem_get_last_err_msg() -> *const c_char;
-            /// As `smem_get_last_err_msg`, and forgets the message.
+            /// As `smem_get_last_err_msg`, and forgets the message (not the code).
             fn smem_get_and_clear_last_err_msg() -> *const c_char;
-            /// The code of the most recent failure (new in 1.3).
+            /// The code of the most recent failure on this thread (new in 1.3). Never
+            /// reset: read it only right after a call that failed.
             fn smem_get_last_err_code() -> i32;
 
             // BM (smem_bm.h)

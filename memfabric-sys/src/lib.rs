@@ -42,6 +42,33 @@
 //! `software` is reserved for the software fabric and returns
 //! [`LoadError::SoftwareUnavailable`].
 //!
+//! # What the real library does (1.3.0, measured on x86_64 without an NPU)
+//!
+//! - `smem_get_abi_version()` = 0x00010003; `smem_init(0)` = 0, again 0, and
+//!   `smem_init(1)` = 0 too (flags are not checked).
+//! - `smem_create_config_store("tcp://127.0.0.1:PORT", 0)` = 0 and listens;
+//!   a second call = 0 (a silent OK); `smem_destroy_config_store` stops the
+//!   listener before it returns (about 1 s). A busy port gives −1 and a
+//!   malformed URL −2000, neither with a last error code or message.
+//! - `smem_bm_create2` before `smem_bm_init`: NULL, last code −2008
+//!   (`SMEM_NOT_INIT`), last message "smem_bm_create2 failed".
+//! - `smem_bm_init` (rank 0 starting the store) completes the store
+//!   handshake, then fails the driver check ("the current version of ascend
+//!   driver does not support mf!" in the log, after "driver version path is
+//!   not a valid real path" for `/etc/ascend_install.info` and
+//!   `/usr/local/Ascend/driver/version.info`): −1, last code −1, last message
+//!   "init hybm failed, result: -1, flags: 0x0", after about 3 s, and the
+//!   store it started is shut down again.
+//! - The last error code and message are per thread, are not reset by a
+//!   successful call, and `smem_get_and_clear_last_err_msg` clears the
+//!   message only: read them right after the call that failed.
+//! - The library logs to **stdout** (TRACE lines included, even after
+//!   `smem_set_log_level(3)`), until `smem_set_extern_logger` takes the
+//!   lines; `smem_set_log_level` accepts 0..=4.
+//! - `libhcom.so` (host RDMA/TCP) cannot be opened by path even after
+//!   `libboundscheck.so` is: the latter has no SONAME, so the host
+//!   transports need the `lib/` folder on `LD_LIBRARY_PATH`.
+//!
 //! C enums are `u32` aliases with one constant per enumerator; error codes
 //! and flags are constants under their C names. The declarations are
 //! written from the project's MemFabric reference (facts only; MemFabric

@@ -69,12 +69,11 @@ fn a_config_store_starts_and_is_torn_down() {
         child_test("", "store", || {
             // SAFETY: flags 0.
             assert_eq!(unsafe { smem_init(0) }, SMEM_OK);
-            let url = CString::new(format!("tcp://127.0.0.1:{port}")).expect("no NUL");
             let port: u16 = std::env::var("MEMFABRIC_TEST_PORT")
                 .ok()
                 .and_then(|text| text.parse().ok())
                 .expect("the port");
-            let url = CString::new(format!("tcp://127.0.0.1:{port}")).unwrap_or(url);
+            let url = CString::new(format!("tcp://127.0.0.1:{port}")).expect("no NUL");
             // SAFETY: `url` is a NUL-terminated string alive for the call.
             let code = unsafe { smem_create_config_store(url.as_ptr(), 0) };
             println!("smem_create_config_store = {code}");
@@ -89,6 +88,20 @@ fn a_config_store_starts_and_is_torn_down() {
                 common::port_is_free(port),
                 "the store still listens on {port} after destroy"
             );
+            // A port somebody else listens on: -1 (measured), and the
+            // listener is left alone.
+            let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+            let busy_port = busy.local_addr().expect("its address").port();
+            let busy_url = CString::new(format!("tcp://127.0.0.1:{busy_port}")).expect("no NUL");
+            // SAFETY: `busy_url` is a NUL-terminated string alive for the call.
+            let code = unsafe { smem_create_config_store(busy_url.as_ptr(), 0) };
+            println!("smem_create_config_store on a busy port = {code}");
+            assert_ne!(code, SMEM_OK);
+            // SAFETY: a malformed URL, NUL-terminated.
+            let code = unsafe { smem_create_config_store(c"http://nowhere".as_ptr(), 0) };
+            println!("smem_create_config_store on a malformed URL = {code}");
+            assert_eq!(code, SMEM_INVALID_PARAM);
+            drop(busy);
             // SAFETY: after a successful init.
             unsafe { smem_uninit() };
         });
@@ -122,6 +135,27 @@ fn bm_create2_before_init_is_not_init() {
         let message = last_message();
         println!("smem_bm_create2 before init: NULL, last code {code}, last message {message:?}");
         assert_eq!(code, SMEM_NOT_INIT);
+        assert_eq!(message.as_deref(), Some("smem_bm_create2 failed"));
+        // The last error is per thread (measured): another thread has none.
+        let elsewhere = std::thread::spawn(|| {
+            // SAFETY: no arguments.
+            (unsafe { smem_get_last_err_code() }, last_message())
+        })
+        .join()
+        .expect("the thread");
+        assert_eq!(elsewhere, (SMEM_OK, Some(String::new())));
+        // A successful call resets neither the code nor the message, and
+        // clearing the message leaves the code.
+        // SAFETY: flags 0.
+        assert_eq!(unsafe { smem_init(0) }, SMEM_OK);
+        // SAFETY: no arguments.
+        assert_eq!(unsafe { smem_get_last_err_code() }, SMEM_NOT_INIT);
+        assert_eq!(last_message().as_deref(), Some("smem_bm_create2 failed"));
+        // SAFETY: no arguments; the result is not used.
+        let _ = unsafe { smem_get_and_clear_last_err_msg() };
+        assert_eq!(last_message().as_deref(), Some(""));
+        // SAFETY: no arguments.
+        assert_eq!(unsafe { smem_get_last_err_code() }, SMEM_NOT_INIT);
         // SAFETY: after a successful init.
         unsafe { smem_uninit() };
     });

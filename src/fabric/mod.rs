@@ -107,6 +107,10 @@ pub enum FabricError {
 impl FabricError {
     /// The error for `code`, returned by `api` just now on this thread
     /// (reads the library's last message). `code` must not be `SMEM_OK`.
+    /// The library's message outlives the call that set it; call
+    /// [`clear_last_error`] before the raw call so that a stale message is
+    /// not attached to this error (a busy port in
+    /// `smem_create_config_store`, for example, sets none).
     ///
     /// ```
     /// use ascend::fabric::{FabricError, sys};
@@ -134,6 +138,11 @@ impl FabricError {
     /// The error of `api`, which just failed on this thread without
     /// returning a code (a NULL handle, for example): the code is
     /// `smem_get_last_err_code`.
+    ///
+    /// The library never resets its last code, and some failures do not set
+    /// it: call this only right after the failed call, and prefer a call
+    /// made through [`clear_last_error`] first, so that at least the message
+    /// is the call's own.
     ///
     /// ```
     /// use ascend::fabric::FabricError;
@@ -270,6 +279,27 @@ fn last_message() -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// Forgets this thread's last MemFabric error message
+/// (`smem_get_and_clear_last_err_msg`), before a raw call whose failure
+/// [`check`] or [`FabricError::last`] will read. Does nothing without a
+/// library. (The library's last *code* cannot be cleared.)
+///
+/// ```
+/// use ascend::fabric::{self, check, sys};
+/// if fabric::init().is_ok() {
+///     fabric::clear_last_error();
+///     // SAFETY: `flags` is 0.
+///     check("smem_init", unsafe { sys::smem_init(0) })?;
+/// }
+/// # Ok::<(), fabric::FabricError>(())
+/// ```
+pub fn clear_last_error() {
+    if sys::backend().is_ok() {
+        // SAFETY: no arguments; the returned pointer is not used.
+        let _ = unsafe { sys::smem_get_and_clear_last_err_msg() };
+    }
+}
+
 /// `Ok(())` for `SMEM_OK`, otherwise [`FabricError::from_code`]: for the
 /// result of a raw call that returns a code.
 ///
@@ -327,6 +357,7 @@ pub fn library() -> Result<&'static sys::BackendInfo, FabricError> {
 /// ```
 pub fn init() -> Result<(), FabricError> {
     library()?;
+    clear_last_error();
     // SAFETY: `flags` is 0, the only value the library defines.
     check("smem_init", unsafe { sys::smem_init(0) })
 }
