@@ -73,7 +73,10 @@
 //! and flags are constants under their C names. The declarations are
 //! written from the project's MemFabric reference (facts only; MemFabric
 //! itself is under the Mulan licence and nothing of it is copied here), and
-//! every struct's size and field offsets are compile-time assertions.
+//! every struct's size and field offsets are compile-time assertions. A
+//! test (`tests/header_check.rs`) has the C++ compiler check every
+//! signature, struct size and a sample of constants against the headers of
+//! the installed package (`$MEMFABRIC_HOME/include`), which CI fetches.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
