@@ -33,8 +33,8 @@ fn port_is_free(port: u16) -> bool {
 /// In the child named `name`: runs `body` (given a free port) unless the
 /// library is missing and not required. In the parent: runs the child with
 /// a timeout, checks that it passed and that nothing listens on the port
-/// afterwards.
-fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) {
+/// afterwards; returns the child's stdout when the body ran.
+fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) -> Option<String> {
     if std::env::var(CHILD_VAR).is_ok_and(|value| value == name) {
         let port = std::env::var(PORT_VAR)
             .ok()
@@ -51,7 +51,7 @@ fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) {
             }
             Err(error) => panic!("the MemFabric library is required here: {error}"),
         }
-        return;
+        return None;
     }
     let port = free_port();
     let mut child = Command::new(std::env::current_exe().expect("this test binary"))
@@ -95,28 +95,34 @@ fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) {
     if let Some(at) = stdout.find(SKIP_MARK) {
         let reason = stdout[at + SKIP_MARK.len()..].lines().next().unwrap_or_default();
         println!("skipped (set {REQUIRE_VAR}=1 to require the library):{reason}");
-        return;
+        return None;
     }
     assert!(
         stdout.contains(&format!("child {name} done")),
         "child {name} did not finish"
     );
     assert!(port_is_free(port), "a listener was left behind on port {port}");
+    Some(stdout)
 }
 
 #[test]
 fn the_library_loads_with_abi_1_3_and_initialises() {
-    in_child("the_library_loads_with_abi_1_3_and_initialises", "load", |_| {
+    let stdout = in_child("the_library_loads_with_abi_1_3_and_initialises", "load", |_| {
         let info = fabric::library().expect("the library");
         assert_eq!(info.abi_version, 0x0001_0003);
         fabric::init().expect("smem_init(0)");
         fabric::init().expect("smem_init(0) again");
     });
+    // fabric::init sends the library's log to the `log` crate: none of its
+    // lines (which it writes to stdout by default) reach stdout.
+    if let Some(stdout) = stdout {
+        assert!(!stdout.contains("smem init successfully"), "{stdout}");
+    }
 }
 
 #[test]
 fn bm_create2_before_init_is_a_typed_not_initialized() {
-    in_child("bm_create2_before_init_is_a_typed_not_initialized", "create2", |_| {
+    let _ = in_child("bm_create2_before_init_is_a_typed_not_initialized", "create2", |_| {
         fabric::init().expect("smem_init(0)");
         // SAFETY: all-zero is a valid value of this plain C struct.
         let mut option: sys::smem_bm_create_option_t = unsafe { std::mem::zeroed() };
@@ -141,7 +147,7 @@ fn bm_create2_before_init_is_a_typed_not_initialized() {
 
 #[test]
 fn bm_init_without_the_driver_says_the_driver_is_needed() {
-    in_child(
+    let _ = in_child(
         "bm_init_without_the_driver_says_the_driver_is_needed",
         "bm_init",
         |port| {
@@ -166,10 +172,21 @@ fn bm_init_without_the_driver_says_the_driver_is_needed() {
             }
             let error = fabric::check("smem_bm_init", code).expect_err("no driver, no data plane");
             println!("{error}");
-            let FabricError::DriverMissing { api, code, message, .. } = &error else {
+            let FabricError::DriverMissing {
+                api,
+                code,
+                message,
+                logged,
+                ..
+            } = &error
+            else {
                 panic!("{error:?}");
             };
             assert_eq!((*api, *code), ("smem_bm_init", -1));
+            // What the library logged about it (fabric::init forwards its log).
+            let logged = logged.as_deref().expect("the driver line of the library's log");
+            assert!(logged.contains("ascend driver"), "{logged}");
+            assert!(error.to_string().contains(logged), "{error}");
             let message = message.as_deref().expect("the library's last message");
             assert!(message.starts_with("init hybm failed"), "{message}");
             let text = error.to_string();

@@ -39,6 +39,8 @@
 use std::ffi::CStr;
 use std::fmt;
 
+mod library_log;
+
 /// The raw bindings ([`memfabric_sys`]), for what this module does not wrap
 /// yet.
 pub use memfabric_sys as sys;
@@ -84,6 +86,11 @@ pub enum FabricError {
         /// The library's last message (for example "init hybm failed,
         /// result: -1, flags: 0x0").
         message: Option<String>,
+        /// The last error line about the driver that the library logged on
+        /// this thread during the call (for example "the current version of
+        /// ascend driver does not support mf!"), when [`init`] forwarded
+        /// its log.
+        logged: Option<String>,
     },
     /// The loaded library does not export this function.
     #[non_exhaustive]
@@ -130,7 +137,12 @@ impl FabricError {
         let message = last_message();
         match code {
             sys::SMEM_NOT_INIT => FabricError::NotInitialized { api, message },
-            _ if needs_driver(api) && !ascend_driver_installed() => FabricError::DriverMissing { api, code, message },
+            _ if needs_driver(api) && !ascend_driver_installed() => FabricError::DriverMissing {
+                api,
+                code,
+                message,
+                logged: library_log::last_error_line_with("driver"),
+            },
             _ => FabricError::Call { api, code, message },
         }
     }
@@ -203,14 +215,25 @@ impl fmt::Display for FabricError {
                 code_text(sys::SMEM_NOT_INIT),
                 said(message)
             ),
-            FabricError::DriverMissing { api, code, message } => write!(
-                f,
-                "{api} failed: {}: the Ascend driver is needed: MemFabric's data plane checks the NPU \
-                 driver, and this host has none (no {}){}",
-                code_text(*code),
-                DRIVER_VERSION_FILES.join(" or "),
-                said(message)
-            ),
+            FabricError::DriverMissing {
+                api,
+                code,
+                message,
+                logged,
+            } => {
+                write!(
+                    f,
+                    "{api} failed: {}: the Ascend driver is needed: MemFabric's data plane checks the NPU \
+                     driver, and this host has none (no {}){}",
+                    code_text(*code),
+                    DRIVER_VERSION_FILES.join(" or "),
+                    said(message)
+                )?;
+                match logged {
+                    Some(line) => write!(f, "; it logged: {line}"),
+                    None => Ok(()),
+                }
+            }
             FabricError::Unsupported { api } => write!(
                 f,
                 "{api} is not supported by the loaded MemFabric library (the symbol is missing)"
@@ -280,9 +303,10 @@ fn last_message() -> Option<String> {
 }
 
 /// Forgets this thread's last MemFabric error message
-/// (`smem_get_and_clear_last_err_msg`), before a raw call whose failure
-/// [`check`] or [`FabricError::last`] will read. Does nothing without a
-/// library. (The library's last *code* cannot be cleared.)
+/// (`smem_get_and_clear_last_err_msg`) and the error lines it logged,
+/// before a raw call whose failure [`check`] or [`FabricError::last`] will
+/// read. Does nothing without a library. (The library's last *code* cannot
+/// be cleared.)
 ///
 /// ```
 /// use ascend::fabric::{self, check, sys};
@@ -294,6 +318,7 @@ fn last_message() -> Option<String> {
 /// # Ok::<(), fabric::FabricError>(())
 /// ```
 pub fn clear_last_error() {
+    library_log::clear();
     if sys::backend().is_ok() {
         // SAFETY: no arguments; the returned pointer is not used.
         let _ = unsafe { sys::smem_get_and_clear_last_err_msg() };
@@ -341,6 +366,11 @@ pub fn library() -> Result<&'static sys::BackendInfo, FabricError> {
 /// `smem_init(0)`: initialises the library for this process (after loading
 /// it). Calling it again is harmless.
 ///
+/// It first sends the library's log to the `log` crate (target
+/// `memfabric`; MemFabric otherwise writes it to stdout), once per process,
+/// so that an error can also carry what the library logged about it
+/// ([`FabricError::DriverMissing`]'s `logged`).
+///
 /// # Errors
 ///
 /// [`FabricError::Load`] without a usable library; the library's own error
@@ -357,6 +387,7 @@ pub fn library() -> Result<&'static sys::BackendInfo, FabricError> {
 /// ```
 pub fn init() -> Result<(), FabricError> {
     library()?;
+    library_log::install();
     clear_last_error();
     // SAFETY: `flags` is 0, the only value the library defines.
     check("smem_init", unsafe { sys::smem_init(0) })
