@@ -195,3 +195,43 @@ fn bm_init_without_the_driver_says_the_driver_is_needed() {
         },
     );
 }
+
+#[test]
+fn trans_init_without_the_driver_says_the_driver_is_needed() {
+    let _ = in_child(
+        "trans_init_without_the_driver_says_the_driver_is_needed",
+        "trans_init",
+        |_| {
+            fabric::init().expect("smem_init(0)");
+            // SAFETY: all-zero is a valid value of this plain C struct; the
+            // library then writes its defaults (all but `dataOpType`).
+            let mut config: sys::smem_trans_config_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `config` is writable for the call.
+            fabric::check("smem_trans_config_init", unsafe {
+                sys::smem_trans_config_init(&mut config)
+            })
+            .expect("the defaults");
+            config.dataOpType = sys::SMEMB_DATA_OP_HOST_TCP;
+            config.deviceId = 0;
+            fabric::clear_last_error();
+            // SAFETY: `config` is valid for the call.
+            let code = unsafe { sys::smem_trans_init(&config) };
+            if fabric::ascend_driver_installed() {
+                println!("this host has the Ascend driver: smem_trans_init = {code}");
+                return;
+            }
+            let error = fabric::check("smem_trans_init", code).expect_err("no driver, no data plane");
+            println!("{error}");
+            // smem_trans_init sets no last message (measured); the log has
+            // the reason.
+            let FabricError::DriverMissing { message, logged, .. } = &error else {
+                panic!("{error:?}");
+            };
+            assert_eq!(message, &None);
+            assert!(
+                logged.as_deref().is_some_and(|line| line.contains("ascend driver")),
+                "{error}"
+            );
+        },
+    );
+}

@@ -59,6 +59,11 @@
 //!   `/usr/local/Ascend/driver/version.info`): −1, last code −1, last message
 //!   "init hybm failed, result: -1, flags: 0x0", after about 3 s, and the
 //!   store it started is shut down again.
+//! - `smem_trans_init` fails at the same driver check with −1 and sets no
+//!   last error at all; `smem_trans_create` after it returns NULL with last
+//!   code −1 (not −2008) and "smem trans not initialized yet".
+//!   `smem_trans_config_init` writes role 1, 120 s, device `0xFFFFFFFF` and
+//!   leaves `dataOpType` unwritten.
 //! - The last error code and message are per thread, are not reset by a
 //!   successful call, and `smem_get_and_clear_last_err_msg` clears the
 //!   message only: read them right after the call that failed.

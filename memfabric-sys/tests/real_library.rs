@@ -8,6 +8,7 @@ mod common;
 
 use memfabric_sys::*;
 use std::ffi::{CStr, CString};
+use std::mem::size_of;
 
 /// The library's last error message on this thread, as text.
 fn last_message() -> Option<String> {
@@ -218,6 +219,67 @@ fn bm_init_without_a_driver_fails() {
     if ran.is_some() {
         assert!(common::port_is_free(port), "a listener was left behind on {port}");
     }
+}
+
+#[test]
+fn trans_init_without_a_driver_fails() {
+    child_test("trans_init_without_a_driver_fails", "trans", || {
+        // SAFETY: flags 0.
+        assert_eq!(unsafe { smem_init(0) }, SMEM_OK);
+        let mut config = core::mem::MaybeUninit::<smem_trans_config_t>::uninit();
+        let bytes = config.as_mut_ptr().cast::<u8>();
+        // SAFETY: `bytes` covers the struct; every byte 0xEE (to see what
+        // config_init leaves unwritten) except the one bool, 0, so that the
+        // struct is a valid value whatever the call writes.
+        unsafe {
+            bytes.write_bytes(0xEE, size_of::<smem_trans_config_t>());
+            bytes
+                .add(core::mem::offset_of!(smem_trans_config_t, hcomTlsConfig))
+                .write(0);
+        }
+        // SAFETY: `config` is writable for the call.
+        assert_eq!(unsafe { smem_trans_config_init(config.as_mut_ptr()) }, SMEM_OK);
+        // SAFETY: every byte is initialised, the bool is 0 or what the
+        // library wrote (a C bool), the rest integers and char arrays.
+        let mut config = unsafe { config.assume_init() };
+        println!(
+            "trans defaults: role {}, timeout {}, device {:#x}, dataOpType {:#x}",
+            config.role, config.initTimeout, config.deviceId, config.dataOpType
+        );
+        assert_eq!(
+            (config.role, config.initTimeout, config.deviceId),
+            (SMEM_TRANS_SENDER, 120, u32::MAX)
+        );
+        // Left unwritten (the reference's warning): the caller must set it.
+        assert_eq!(config.dataOpType, 0xEEEE_EEEE);
+        config.dataOpType = SMEMB_DATA_OP_HOST_TCP;
+        config.deviceId = 0;
+        // SAFETY: `config` is valid for the call.
+        let code = unsafe { smem_trans_init(&config) };
+        // SAFETY: no arguments.
+        let last = unsafe { smem_get_last_err_code() };
+        println!(
+            "smem_trans_init = {code}; last code {last}, last message {:?}",
+            last_message()
+        );
+        if common::has_ascend_driver() {
+            return;
+        }
+        assert_eq!(code, SMEM_ERROR);
+        // SAFETY: the strings are NUL-terminated and `config` valid.
+        let handle = unsafe { smem_trans_create(c"tcp://127.0.0.1:1".as_ptr(), c"rank-a".as_ptr(), &config) };
+        assert!(handle.is_null());
+        // SAFETY: no arguments.
+        let last = unsafe { smem_get_last_err_code() };
+        println!(
+            "smem_trans_create after a failed init: NULL, last code {last}, last message {:?}",
+            last_message()
+        );
+        // Not SMEM_NOT_INIT: TRANS says -1 "smem trans not initialized yet".
+        assert_eq!(last, SMEM_ERROR);
+        // SAFETY: after a successful smem_init.
+        unsafe { smem_uninit() };
+    });
 }
 
 #[test]
