@@ -19,6 +19,8 @@
 //!     Ok(()) => {
 //!         // SAFETY: all-zero is a valid value of this plain C struct.
 //!         let option: sys::smem_bm_create_option_t = unsafe { std::mem::zeroed() };
+//!         // So that the error read below is this call's own.
+//!         fabric::clear_last_error();
 //!         // SAFETY: `option` is valid for the call.
 //!         let handle = unsafe { sys::smem_bm_create2(0, &option) };
 //!         // Before `smem_bm_init`, the library refuses with SMEM_NOT_INIT.
@@ -34,7 +36,10 @@
 //!
 //! The library is found as [`memfabric-sys`](sys) says: `MEMFABRIC_SMEM_LIB`,
 //! `$MEMFABRIC_HOME/lib`, an installed `memfabric_hybrid` Python package, the
-//! dynamic linker's search; only ABI 1.3 is accepted.
+//! dynamic linker's search; only ABI 1.3 is accepted. [`init`] sends the
+//! library's log, which it writes to stdout by default, to the `log` crate
+//! (target `memfabric`). What the real library does on a machine without an
+//! NPU (measured) is listed in [`sys`]'s documentation.
 
 use std::ffi::CStr;
 use std::fmt;
