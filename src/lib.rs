@@ -62,7 +62,7 @@
 //!
 //! # Cargo features
 //!
-//! Both are off by default.
+//! All are off by default.
 //!
 //! - `testing`: the module `ascend::testing`, proptest strategies and
 //!   leak and misuse checks for testing your own code on the software
@@ -71,6 +71,9 @@
 //!   `write_torch_snapshot`, the pool's segments and memory history as the
 //!   pickle PyTorch's memory visualizer opens (adds `serde` and
 //!   `serde-pickle`). The JSON and SVG snapshots need no feature.
+//! - `fabric`: the module `ascend::fabric`, a first safe layer over
+//!   MemFabric Hybrid's global memory pool (adds `memfabric-sys`, which
+//!   opens the real library at run time).
 //!
 //! Element types are [`bytemuck::Pod`]; for `f16` and `bf16`, add the
 //! `half` crate with its feature `bytemuck`
@@ -96,6 +99,9 @@ mod device_resources;
 mod error;
 mod error_code;
 mod error_code_names;
+#[cfg(feature = "fabric")]
+#[cfg_attr(docsrs, doc(cfg(feature = "fabric")))]
+pub mod fabric;
 pub mod guide;
 pub mod host_register;
 pub mod info;

@@ -37,6 +37,9 @@ const LAYERS: &[&[&str]] = &[
     // streams and virtual memory (sharing, shared segments).
     &["allocator", "managed", "share"],
     &["pool"],
+    // MemFabric's global pool (feature `fabric`), which will move buffers
+    // and pool blocks.
+    &["fabric"],
     // Test support (feature `testing`) watches the pools.
     &["testing"],
 ];
