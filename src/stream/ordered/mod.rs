@@ -139,28 +139,14 @@ pub(crate) enum Recycle<S> {
 }
 
 impl<S> Recycle<S> {
-    /// Every arm ends in one call (a tail call), so the inlined drop saves
-    /// no registers: the arm that makes two is out of line.
     #[inline]
     fn call(self, storage: S, tracks: Tracks) {
         match self {
             Self::Owner(function) => function(storage, tracks),
             Self::Gated { give_back, .. } => give_back(storage, tracks),
             Self::Carried(carried) => carried.give_back(storage, tracks),
-            Self::CarriedBytes { carried, into_bytes } => Self::give_back_bytes(carried, into_bytes, storage, tracks),
+            Self::CarriedBytes { carried, into_bytes } => carried.give_back(into_bytes(storage), tracks),
         }
-    }
-
-    /// [`Recycle::CarriedBytes`]'s give-back: the owner turned back into
-    /// bytes, then given back as [`Recycle::Carried`] does.
-    #[inline(never)]
-    fn give_back_bytes(
-        carried: Carried<PinnedHostBuf<u8>>,
-        into_bytes: fn(S) -> PinnedHostBuf<u8>,
-        storage: S,
-        tracks: Tracks,
-    ) {
-        carried.give_back(into_bytes(storage), tracks);
     }
 }
 
