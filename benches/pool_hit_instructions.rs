@@ -9,8 +9,9 @@
 //!   target/release/deps/pool_hit_instructions-* 2>&1 | grep Collected; done
 //! ```
 //!
-//! (instructions per hit = the difference ÷ 100,000). With
-//! `HIT_SIZE=1048576` the pairs are of 1 MiB; with `GLIBC=1` they are
+//! (instructions per hit = the difference ÷ 100,000). With `HIT_SIZE` the
+//! pairs are of that many bytes (256, 512, 1024, 4096, 65536 or 1048576,
+//! as in `benches/pool.rs`); with `GLIBC=1` they are
 //! glibc's `malloc` and `free` of the same size instead (the baseline of
 //! the pool hit's goal, counted the same way). Each size is a constant
 //! of its own loop, as in `benches/pool.rs`. Run directly, it prints the
@@ -34,13 +35,18 @@ fn main() {
     let pool = DevicePool::new(&device, PoolConfig::default()).expect("pool");
     let glibc = env("GLIBC", 0) == 1;
     let start = std::time::Instant::now();
-    match (env("HIT_SIZE", 4096), glibc) {
-        (4096, false) => pool_hits::<4096>(&pool, hits),
-        (1_048_576, false) => pool_hits::<1_048_576>(&pool, hits),
-        (4096, true) => glibc_pairs::<4096>(hits),
-        (1_048_576, true) => glibc_pairs::<1_048_576>(hits),
-        (size, _) => panic!("HIT_SIZE={size}: 4096 or 1048576"),
+    /// One arm per size on each side, so each loop has its size as a
+    /// constant.
+    macro_rules! sizes {
+        ($($size:literal)*) => {
+            match (env("HIT_SIZE", 4096), glibc) {
+                $(($size, false) => pool_hits::<$size>(&pool, hits),
+                ($size, true) => glibc_pairs::<$size>(hits),)*
+                (size, _) => panic!("HIT_SIZE={size}: one of {}", stringify!($($size)*)),
+            }
+        };
     }
+    sizes!(256 512 1024 4096 65536 1048576);
     if hits > 0 {
         println!(
             "{hits} {}, {:.1} ns each",

@@ -419,10 +419,20 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// [`Error::Acl`] for any code but `ACL_SUCCESS`, or
 /// [`Error::Unsupported`] as above.
+#[inline]
 pub fn check(api: &'static str, code: sys::aclError) -> Result<()> {
+    // The success case inline in the caller (a compare); building the
+    // error out of line.
     if code == sys::ACL_SUCCESS {
         return Ok(());
     }
+    failed(api, code)
+}
+
+/// [`check`] of a code that is not `ACL_SUCCESS`.
+#[cold]
+#[inline(never)]
+fn failed(api: &'static str, code: sys::aclError) -> Result<()> {
     if code == sys::ACL_ERROR_RT_FEATURE_NOT_SUPPORT && sys::missing_symbol() == Some(api) {
         return Err(Error::Unsupported { api });
     }

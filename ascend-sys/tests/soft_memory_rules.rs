@@ -219,6 +219,59 @@ fn memset_truncates_the_value_and_checks_max_count() {
     });
 }
 
+/// A thread's last allocation is translated without its owner's lock
+/// (`device_mem/last.rs`) while it is live: every way it can stop being
+/// live — a free by this thread or another, a new allocation at the same
+/// address, a range past its end — is still refused as before.
+#[test]
+fn the_last_allocation_translated_without_a_lock_keeps_the_rules() {
+    on_device(|| {
+        let dev = malloc(4096);
+        // SAFETY: `dev` holds 4096 bytes (each call below is checked).
+        unsafe {
+            assert_eq!(aclrtMemset(dev, 4096, 0, 4096), ACL_SUCCESS);
+            // Past the end (of the bytes reserved, 4096 and the padding):
+            // the same refusal as a looked-up allocation.
+            assert_eq!(
+                aclrtMemset(dev.byte_add(4096), 4096, 0, 4096),
+                ACL_ERROR_RT_PARAM_INVALID
+            );
+            assert!(recent().contains("past the end"), "{}", recent());
+            // Freed by this thread: refused.
+            assert_eq!(aclrtFree(dev), ACL_SUCCESS);
+            assert_eq!(aclrtMemset(dev, 4096, 0, 4096), ACL_ERROR_RT_PARAM_INVALID);
+            assert!(recent().contains("not inside a live allocation"), "{}", recent());
+        }
+        // The next allocation of the size takes the block kept for reuse
+        // (the same address), now live again.
+        let again = malloc(4096);
+        assert_eq!(again, dev);
+        // SAFETY: `again` holds 4096 bytes.
+        unsafe {
+            assert_eq!(aclrtMemset(again, 4096, 7, 4096), ACL_SUCCESS);
+            assert_eq!(aclrtFree(again), ACL_SUCCESS);
+        }
+        // Freed by another thread after this one remembered it: refused here.
+        let shared = malloc(4096) as usize;
+        // SAFETY: `shared` holds 4096 bytes.
+        assert_eq!(
+            unsafe { aclrtMemset(shared as *mut c_void, 4096, 1, 4096) },
+            ACL_SUCCESS
+        );
+        std::thread::spawn(move || {
+            // SAFETY: the allocation above, freed once (no context needed).
+            assert_eq!(unsafe { aclrtFree(shared as *mut c_void) }, ACL_SUCCESS);
+        })
+        .join()
+        .unwrap();
+        // SAFETY: a freed address: refused before any write.
+        assert_eq!(
+            unsafe { aclrtMemset(shared as *mut c_void, 4096, 0, 4096) },
+            ACL_ERROR_RT_PARAM_INVALID
+        );
+    });
+}
+
 #[test]
 fn pinned_host_memory_rules() {
     on_device(|| {

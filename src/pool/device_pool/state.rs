@@ -118,10 +118,17 @@ impl Shared {
     }
 
     /// `bytes` rounded, when that is a small block's size (a request the
-    /// thread caches may serve).
+    /// thread caches may serve) and the rounding is a plain power of two;
+    /// `None` otherwise, also when the divisions round it (the pool hit's
+    /// inlined path calls nothing: `DevicePool::alloc_in` rounds those).
     #[inline]
     pub(super) fn small_size(&self, bytes: usize) -> Option<usize> {
-        self.rounded(bytes).filter(|&size| self.class_of(size) == SMALL)
+        if self.divides {
+            return None;
+        }
+        let mask = self.config.rounding - 1;
+        let size = bytes.max(1).checked_add(mask)? & !mask;
+        (self.class_of(size) == SMALL).then_some(size)
     }
 
     /// Moves every thread cache's blocks back into the free lists

@@ -16,6 +16,7 @@ use crate::soft::compose::translate::Translator;
 use crate::soft::core::byte_locks;
 use crate::soft::core::segments::Segments;
 use crate::soft::core::soft_result::{SoftResult, fail};
+use crate::soft::device_mem;
 use crate::soft::peer;
 use crate::soft::started::current;
 use crate::types::*;
@@ -89,20 +90,40 @@ pub(crate) unsafe fn copy_segments(to: &Segments, from: &Segments, count: usize)
 ///
 /// A host range must be valid for the write (the caller's contract).
 pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> SoftResult {
+    // Inside the allocation this thread placed or translated last (a
+    // buffer zeroed as it is made): one segment, translated without a lock
+    // (what `Translator::resolve` would answer).
+    if let Some((pointer, _)) = device_mem::remembered_view(address, count) {
+        // SAFETY: `count` bytes of a live allocation's device view.
+        unsafe { fill_run(pointer, value, count) };
+        return Ok(());
+    }
     let target = Translator::default().resolve(address, count, "devPtr")?;
     for segment in target.iter() {
-        let mut done = 0;
-        while done < segment.len {
-            // SAFETY: `done < segment.len`: inside the segment.
-            let pointer = unsafe { segment.pointer.add(done) };
-            let step = (segment.len - done).min(byte_locks::room(pointer as usize));
-            let _held = byte_locks::lock(pointer as usize, pointer as usize);
-            // SAFETY: as in `copy_bytes`.
-            unsafe { std::ptr::write_bytes(pointer, value, step) };
-            done += step;
-        }
+        // SAFETY: as in `copy_bytes`: a translated segment.
+        unsafe { fill_run(segment.pointer, value, segment.len) };
     }
     Ok(())
+}
+
+/// Sets the `len` bytes at `pointer` (one translated segment) to `value`,
+/// a chunk at a time under its byte lock.
+///
+/// # Safety
+///
+/// As [`copy_segments`]: a device view's bytes or the caller's host
+/// memory, valid for `len` bytes.
+unsafe fn fill_run(pointer: *mut u8, value: u8, len: usize) {
+    let mut done = 0;
+    while done < len {
+        // SAFETY: `done < len`: inside the run.
+        let pointer = unsafe { pointer.add(done) };
+        let step = (len - done).min(byte_locks::room(pointer as usize));
+        let _held = byte_locks::lock_one(pointer as usize);
+        // SAFETY: inside the run (the caller's contract).
+        unsafe { std::ptr::write_bytes(pointer, value, step) };
+        done += step;
+    }
 }
 
 /// Sets `count` 32-bit elements at `address` (device or host) to `value`,
@@ -126,7 +147,7 @@ pub(crate) unsafe fn fill_u32(address: usize, value: u32, count: usize) -> SoftR
             // SAFETY: `done < segment.len`: inside the segment.
             let pointer = unsafe { segment.pointer.add(done) };
             let step = (segment.len - done).min(byte_locks::room(pointer as usize));
-            let _held = byte_locks::lock(pointer as usize, pointer as usize);
+            let _held = byte_locks::lock_one(pointer as usize);
             for index in 0..step {
                 // SAFETY: `index < step`, inside the segment; as in
                 // `copy_bytes` for validity.

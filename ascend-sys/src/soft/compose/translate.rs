@@ -96,6 +96,11 @@ impl Translator {
     /// Translates `[address, address + length)`, refusing ranges the
     /// runtime would refuse.
     pub(crate) fn resolve(&mut self, address: usize, length: usize, role: &str) -> SoftResult<Segments> {
+        // The common case first: inside the allocation this thread placed
+        // or translated last, still live (no lock taken).
+        if let Some((pointer, device)) = device_mem::remembered_view(address, length) {
+            return Ok(Segments::one(pointer, length).on_device(device));
+        }
         let Some(end) = address.checked_add(length) else {
             return fail(
                 ACL_ERROR_RT_PARAM_INVALID,

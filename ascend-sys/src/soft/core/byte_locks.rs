@@ -86,6 +86,26 @@ pub(crate) fn lock(first: usize, second: usize) -> HeldBytes {
     }
 }
 
+/// The stripe of one chunk (a fill step), held until dropped.
+pub(crate) struct HeldChunk {
+    _guard: MutexGuard<'static, ()>,
+    _entered: Entered,
+}
+
+/// Locks the stripe of the chunk holding `address` (one side: a fill
+/// step); the same as [`lock`] of `address` twice.
+#[inline]
+pub(crate) fn lock_one(address: usize) -> HeldChunk {
+    let entered = lock_order::enter(Rank::Bytes);
+    let guard = LOCKS[stripe_of(address)]
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    HeldChunk {
+        _guard: guard,
+        _entered: entered,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,15 +31,21 @@ pub(crate) fn fail<T>(code: aclError, message: impl Into<String>) -> SoftResult<
 /// Turns the outcome of `api` into its C return code, recording the message
 /// of a failure for `aclGetRecentErrMsg` and its code for
 /// `aclrtGetLastError`.
+#[inline]
 pub(crate) fn finish(api: &'static str, outcome: SoftResult) -> aclError {
     match outcome {
         Ok(()) => crate::types::ACL_SUCCESS,
-        Err(failure) => {
-            crate::error_msg::set(format!("{api}: {} (error {})", failure.message, failure.code));
-            let _ = LAST_ERROR.try_with(|last| last.set(failure.code));
-            failure.code
-        }
+        Err(failure) => failed(api, failure),
     }
+}
+
+/// [`finish`] of a failure (out of line: the success is the common case).
+#[cold]
+#[inline(never)]
+fn failed(api: &'static str, failure: Failure) -> aclError {
+    crate::error_msg::set(format!("{api}: {} (error {})", failure.message, failure.code));
+    let _ = LAST_ERROR.try_with(|last| last.set(failure.code));
+    failure.code
 }
 
 /// The code of the most recent failure recorded by [`finish`] on this

@@ -11,6 +11,7 @@
 //! → the space. The family names no other family.
 
 mod credit;
+mod last;
 mod recent;
 mod rounding;
 mod shard;
@@ -54,7 +55,7 @@ fn family(core: &Core) -> &'static [DeviceMemory] {
     FAMILY.get_or_init(|| {
         core.devices
             .iter()
-            .map(|device| DeviceMemory::new(device.arena.device_base(), device.capacity()))
+            .map(|device| DeviceMemory::new(device.arena.device_base(), device.arena.view_at(0), device.capacity()))
             .collect()
     })
 }
@@ -179,7 +180,7 @@ fn slot_of(core: &Core, address: usize) -> SoftResult<(i32, &crate::soft::starte
 /// The end of a free: the sanitizer forgets the bytes, or the refusal says
 /// why nothing was freed.
 fn finish_free<E>(
-    memory: &DeviceMemory,
+    memory: &'static DeviceMemory,
     slot: &crate::soft::started::DeviceCore,
     address: usize,
     removed: Result<DeviceAllocation, E>,
@@ -200,6 +201,14 @@ fn finish_free<E>(
             fail(ACL_ERROR_RT_PARAM_INVALID, why)
         }
     }
+}
+
+/// The device view of `[address, address + length)` and its device when
+/// the range lies inside this thread's last allocation (the one it placed
+/// or found last) and that allocation is live: a translation that takes no
+/// lock. `None` otherwise: the caller translates as usual.
+pub(crate) fn remembered_view(address: usize, length: usize) -> Option<(*mut u8, i32)> {
+    last::view(address, length)
 }
 
 /// The allocation containing `address`, with its start address.

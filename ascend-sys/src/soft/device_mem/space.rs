@@ -8,6 +8,7 @@
 //! address's owner in the table without a lock, then asks that owner.
 
 use super::DeviceAllocation;
+use super::last::{self, Removals};
 use super::shard::Shard;
 use super::stale::Stale;
 use super::table::Allocations;
@@ -48,11 +49,23 @@ pub(crate) enum Owner {
 /// One device's `aclrtMalloc` memory.
 pub(crate) struct DeviceMemory {
     base: usize,
+    /// The device view of offset 0 (an address: the view lives as long as
+    /// the process).
+    view: usize,
     space: Mutex<Space>,
+    /// The space's removals (see [`last`]).
+    space_removals: Removals,
     /// Per slab-sized region: [`SPACE`], or 1 + the index of the shard whose
     /// slab it is. Written with the shard's and the space's locks held.
     owners: Box<[AtomicU8]>,
-    shards: Box<[CachePadded<Mutex<Shard>>]>,
+    shards: Box<[CachePadded<ShardCell>]>,
+}
+
+/// A shard's lock, and its count of removals beside it (bumped under the
+/// lock, read without it: see [`last`]).
+struct ShardCell {
+    lock: Mutex<Shard>,
+    removals: Removals,
 }
 
 /// The shard this thread allocates from.
@@ -65,17 +78,24 @@ fn my_shard() -> usize {
 }
 
 impl DeviceMemory {
-    pub(super) fn new(base: usize, capacity: u64) -> Self {
+    pub(super) fn new(base: usize, view: *mut u8, capacity: u64) -> Self {
         Self {
             base,
+            view: view as usize,
             space: Mutex::new(Space {
                 free: RangeAllocator::new(capacity),
                 allocations: Allocations::new(),
                 stale: Stale::default(),
             }),
+            space_removals: Removals::default(),
             owners: (0..capacity / SLAB).map(|_| AtomicU8::new(SPACE)).collect(),
             shards: (0..SHARDS)
-                .map(|_| CachePadded::new(Mutex::new(Shard::new(base))))
+                .map(|_| {
+                    CachePadded::new(ShardCell {
+                        lock: Mutex::new(Shard::new(base)),
+                        removals: Removals::default(),
+                    })
+                })
                 .collect(),
         }
     }
@@ -85,7 +105,7 @@ impl DeviceMemory {
     }
 
     fn shard(&self, index: usize) -> Ranked<'_, Shard> {
-        lock(&self.shards[index], Rank::DeviceShard)
+        lock(&self.shards[index].lock, Rank::DeviceShard)
     }
 
     fn owner_of(&self, offset: u64) -> Owner {
@@ -109,10 +129,32 @@ impl DeviceMemory {
         }
     }
 
+    /// The device view of `allocation`'s bytes.
+    fn view_of(&self, allocation: &DeviceAllocation) -> *mut u8 {
+        (self.view + allocation.offset as usize) as *mut u8
+    }
+
+    /// The removal count of `owner` (see [`last`]).
+    fn removals(&self, owner: Owner) -> &Removals {
+        match owner {
+            Owner::Space => &self.space_removals,
+            Owner::Shard(index) => &self.shards[index].removals,
+        }
+    }
+
     /// The allocation containing `address` (one of this device's
-    /// addresses), with its start.
-    pub(super) fn find(&self, address: usize) -> Option<(usize, DeviceAllocation)> {
-        self.in_owner(address, |allocations| allocations.find(address))
+    /// addresses), with its start: this thread's last allocation without
+    /// a lock if it is still live ([`last`]), else looked up under its
+    /// owner's lock (and remembered).
+    pub(super) fn find(&'static self, address: usize) -> Option<(usize, DeviceAllocation)> {
+        if let Some(found) = last::lookup(address) {
+            return Some(found);
+        }
+        self.in_owner(address, |allocations, removals| {
+            let (start, allocation) = allocations.find(address)?;
+            last::remember(start, allocation, self.view_of(&allocation), removals);
+            Some((start, allocation))
+        })
     }
 
     /// Counts and places `allocation.size` bytes: in this thread's shard
@@ -121,7 +163,12 @@ impl DeviceMemory {
     /// `align` (more than the device's 512 bytes: always in the space).
     /// Returns the device address, or `None` when the device's capacity or
     /// its free ranges have no room.
-    pub(super) fn place(&self, mut allocation: DeviceAllocation, device: &DeviceCore, align: u64) -> Option<usize> {
+    pub(super) fn place(
+        &'static self,
+        mut allocation: DeviceAllocation,
+        device: &DeviceCore,
+        align: u64,
+    ) -> Option<usize> {
         let size = allocation.size;
         if size < RELEASE_AT_ONCE && align <= DEVICE_ALIGN {
             let index = my_shard();
@@ -141,6 +188,12 @@ impl DeviceMemory {
                 allocation.offset = offset;
                 let address = self.base + offset as usize;
                 shard.allocations.insert(address, allocation);
+                last::remember(
+                    address,
+                    allocation,
+                    self.view_of(&allocation),
+                    &self.shards[index].removals,
+                );
                 return Some(address);
             }
             // No slab for it: the space places it, and counts it itself, so
@@ -161,6 +214,7 @@ impl DeviceMemory {
         allocation.offset = offset;
         let address = self.base + offset as usize;
         space.allocations.insert(address, allocation);
+        last::remember(address, allocation, self.view_of(&allocation), &self.space_removals);
         Some(address)
     }
 
@@ -217,6 +271,7 @@ impl DeviceMemory {
                     let mut space = self.space();
                     let removed = take_if(&mut space.allocations, address, &allowed);
                     if let Ok(allocation) = removed {
+                        self.space_removals.bump();
                         device.uncommit(allocation.size);
                         let merged = space.free.release(allocation.offset, allocation.size);
                         // Under the lock: once released, a range may be
@@ -234,6 +289,7 @@ impl DeviceMemory {
                     // Its entry is parked or removed by `release`.
                     let removed = shard.allocations.starting_at(address, &allowed);
                     if let Ok(allocation) = removed {
+                        self.shards[index].removals.bump();
                         shard.credit.refund(allocation.size, device);
                         if let Some(slab) = shard.release(allocation.offset, allocation.size) {
                             self.return_slab(&mut shard, slab, arena);
@@ -269,8 +325,8 @@ impl DeviceMemory {
     /// Marks the allocation starting at `address` as exported (its free
     /// then also withdraws its IPC keys); `None` when there is none, or it
     /// is smaller than `bytes`.
-    pub(super) fn mark_exported(&self, address: usize, bytes: u64) -> Option<DeviceAllocation> {
-        self.in_owner(address, |allocations| {
+    pub(super) fn mark_exported(&'static self, address: usize, bytes: u64) -> Option<DeviceAllocation> {
+        self.in_owner(address, |allocations, _| {
             let allocation = allocations
                 .get_mut(address)
                 .filter(|allocation| bytes <= allocation.size)?;
@@ -279,16 +335,21 @@ impl DeviceMemory {
         })
     }
 
-    /// Runs `visit` on the allocations of the owner of `address`'s region
-    /// (a slab that changes hands meanwhile was empty: then it looks
-    /// again).
-    fn in_owner<T>(&self, address: usize, mut visit: impl FnMut(&mut Allocations) -> Option<T>) -> Option<T> {
+    /// Runs `visit` on the allocations of the owner of `address`'s region,
+    /// with the owner's removal count, under the owner's lock (a slab that
+    /// changes hands meanwhile was empty: then it looks again).
+    fn in_owner<T>(
+        &'static self,
+        address: usize,
+        mut visit: impl FnMut(&mut Allocations, &'static Removals) -> Option<T>,
+    ) -> Option<T> {
         let offset = (address - self.base) as u64;
         loop {
             let owner = self.owner_of(offset);
+            let removals = self.removals(owner);
             let found = match owner {
-                Owner::Space => visit(&mut self.space().allocations),
-                Owner::Shard(index) => visit(&mut self.shard(index).allocations),
+                Owner::Space => visit(&mut self.space().allocations, removals),
+                Owner::Shard(index) => visit(&mut self.shard(index).allocations, removals),
             };
             if found.is_some() || self.owner_of(offset) == owner {
                 return found;

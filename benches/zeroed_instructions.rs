@@ -1,0 +1,57 @@
+//! Instructions per `DeviceBuf` allocation + drop of 4 KiB, uninitialised
+//! or zeroed, counted by callgrind (repeatable on a shared machine, where
+//! timings are not). Run twice and subtract:
+//!
+//! ```text
+//! cargo bench -p ascend-benches --bench zeroed_instructions --no-run
+//! for z in 0 1; do for n in 0 100000; do ZEROED=$z ALLOCS=$n \
+//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!   target/release/deps/zeroed_instructions-* 2>&1 | grep Collected; done; done
+//! ```
+//!
+//! (instructions per allocation = the difference ÷ 100,000). `ZEROED=1`
+//! makes each buffer with `DeviceBuf::zeroed`, `ZEROED=0` with
+//! `DeviceBuf::uninit`; the ratio of the two is the instruction-count
+//! side of the goal in `benches/alloc_free.rs` (zeroed ÷ uninitialised).
+//! Run directly, it prints the time per allocation.
+
+use ascend::{Device, DeviceBuf};
+use std::hint::black_box;
+
+/// Bytes per buffer, as in `benches/alloc_free.rs`.
+const SIZE: usize = 4096;
+
+fn main() {
+    let env = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(default)
+    };
+    let allocs = env("ALLOCS", 1_000_000);
+    let zeroed = env("ZEROED", 0) == 1;
+    ascend_sys::select_backend(ascend_sys::BackendRequest::Software).expect("software device");
+    let device = Device::new(0).expect("device 0");
+    // One of each first, so both counts include the same warm-up.
+    drop(DeviceBuf::<u8>::zeroed(&device, SIZE).expect("alloc"));
+    let start = std::time::Instant::now();
+    if zeroed {
+        for _ in 0..allocs {
+            drop(black_box(DeviceBuf::<u8>::zeroed(&device, SIZE).expect("alloc")));
+        }
+    } else {
+        for _ in 0..allocs {
+            // SAFETY: the bytes are never read.
+            drop(black_box(
+                unsafe { DeviceBuf::<u8>::uninit(&device, SIZE) }.expect("alloc"),
+            ));
+        }
+    }
+    if allocs > 0 {
+        println!(
+            "{allocs} {} allocations, {:.1} ns each",
+            if zeroed { "zeroed" } else { "uninitialised" },
+            start.elapsed().as_nanos() as f64 / allocs as f64
+        );
+    }
+}
