@@ -9,6 +9,9 @@
 #                                   CANN's other header names, each including acl.h
 #   PREFIX/lib64/libascendcl.so     the library (SONAME libascendcl.so)
 #   PREFIX/lib64/libacl_rt.so       a symlink to it, the name newer CANN programs link
+#   PREFIX/ARCH-linux/include, PREFIX/ARCH-linux/lib64
+#                                   the same folders where CANN puts them (ARCH is
+#                                   `uname -m`: x86_64, aarch64), as links to the two above
 #   PREFIX/set_env.sh               sets the variables CANN's set_env.sh sets
 #   PREFIX/bin/setenv.bash          the same, under the name most CANN samples source
 #
@@ -105,6 +108,16 @@ done
 install -m 0755 "$library" "$prefix/lib64/libascendcl.so"
 ln -sfn libascendcl.so "$prefix/lib64/libacl_rt.so"
 
+# CANN installs its headers and libraries under <arch>-linux/ (for example
+# x86_64-linux/include), and build scripts written for it read them there
+# ($ASCEND_HOME_PATH/$(uname -m)-linux/include). The folders are links to
+# include/ and lib64/, so that both paths name the same files and a
+# reinstall over an older tree replaces nothing but the links.
+arch_dir="$prefix/$(uname -m)-linux"
+mkdir -p "$arch_dir"
+ln -sfn ../include "$arch_dir/include"
+ln -sfn ../lib64 "$arch_dir/lib64"
+
 # set_env.sh and bin/setenv.bash: the variables CANN's own set_env.sh exports,
 # for this tree (CANN installs both; most sample scripts source bin/setenv.bash).
 # The tree is found from the script's own path when the shell says it (bash,
@@ -140,6 +153,7 @@ write_env_script set_env.sh .
 write_env_script bin/setenv.bash ..
 
 echo "installed into $prefix:" >&2
-echo "  include/acl/acl.h, lib64/libascendcl.so, lib64/libacl_rt.so -> libascendcl.so, set_env.sh, bin/setenv.bash" >&2
+echo "  include/acl/acl.h, lib64/libascendcl.so, lib64/libacl_rt.so -> libascendcl.so, set_env.sh, bin/setenv.bash," >&2
+echo "  $(uname -m)-linux/include -> ../include, $(uname -m)-linux/lib64 -> ../lib64" >&2
 echo "use it:  source $prefix/set_env.sh" >&2
 echo "         gcc prog.c -I\"\$ASCEND_HOME_PATH/include\" -L\"\$ASCEND_HOME_PATH/lib64\" -lascendcl" >&2

@@ -50,6 +50,12 @@ for family in "${families[@]}"; do
   $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/$family.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
     -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/$family"
 done
+# And once through CANN's own layout, as build scripts written for CANN
+# find it: $ASCEND_HOME_PATH/<arch>-linux/include and .../lib64.
+arch_home="$ASCEND_HOME_PATH/$(uname -m)-linux"
+[ -f "$arch_home/include/acl/acl.h" ] || { echo "no $arch_home/include/acl/acl.h" >&2; exit 1; }
+$cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/host_device.c" -I"$arch_home/include" -I"$tests" \
+  -L"$arch_home/lib64" -lascendcl -o "$build/host_device_arch_layout"
 $cc "${warnings[@]}" -std=c11 "$tests/leak.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/leak"
 $cc "${warnings[@]}" -std=c11 "$tests/sanitize.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
@@ -97,7 +103,7 @@ case "$linked" in
   *"libascendcl.so => $prefix/lib64/libascendcl.so"*) ;;
   *) echo "$linked" >&2; echo "host_device does not load $prefix/lib64/libascendcl.so" >&2; exit 1 ;;
 esac
-for program in host_device host_device_acl_rt vmm share value_wait "${families[@]}" cmake/vmm_cmake; do
+for program in host_device host_device_acl_rt host_device_arch_layout vmm share value_wait "${families[@]}" cmake/vmm_cmake; do
   if (cd "$build" && timeout 120 "./$program"); then pass "$program"; else fail "$program"; fi
 done
 
