@@ -58,6 +58,8 @@ fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) -> Option<String> {
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_VAR, name)
         .env(PORT_VAR, port.to_string())
+        // The real library, never a fallback.
+        .env(sys::ENV_BACKEND, "hardware")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -232,6 +234,38 @@ fn trans_init_without_the_driver_says_the_driver_is_needed() {
                 logged.as_deref().is_some_and(|line| line.contains("ascend driver")),
                 "{error}"
             );
+        },
+    );
+}
+
+/// The safe layer's `BigMemory::init` on a host without the driver: the
+/// typed error says the driver is needed, nothing is left alive (a second
+/// attempt reaches the library again instead of being refused as a second
+/// world), and no listener stays on the port.
+#[test]
+fn big_memory_without_the_driver_is_a_typed_driver_missing_and_can_be_retried() {
+    let _ = in_child(
+        "big_memory_without_the_driver_is_a_typed_driver_missing_and_can_be_retried",
+        "big_memory",
+        |port| {
+            let device = ascend::Device::new(0).expect("device 0");
+            let store = fabric::StoreUrl::parse(&format!("tcp://127.0.0.1:{port}")).expect("a URL");
+            let config = fabric::BmConfig::default().with_init_timeout(Duration::from_secs(10));
+            for attempt in 0..2 {
+                match fabric::BigMemory::init(&store, 1, &device, &config) {
+                    Ok(bm) => {
+                        assert!(fabric::ascend_driver_installed(), "a BM world without a driver");
+                        println!("this host has the Ascend driver: rank {}", bm.rank());
+                        return;
+                    }
+                    Err(error @ FabricError::DriverMissing { .. }) => {
+                        println!("attempt {attempt}: {error}");
+                        assert!(!fabric::ascend_driver_installed());
+                        assert!(error.to_string().contains("the Ascend driver is needed"), "{error}");
+                    }
+                    Err(other) => panic!("attempt {attempt}: {other}"),
+                }
+            }
         },
     );
 }

@@ -77,6 +77,14 @@ pub enum FabricError {
         /// The store's URL.
         url: String,
     },
+    /// A [`BigMemory`](super::BigMemory) is alive in this process already:
+    /// MemFabric keeps one BM state per process, and its second
+    /// `smem_bm_init` would return OK without looking at the new arguments.
+    #[non_exhaustive]
+    AlreadyInitialized {
+        /// The C function that was not called.
+        api: &'static str,
+    },
     /// Any other failure, with the raw code (the library's `SMEM_*` codes,
     /// or a core `BM_*` code passed through) and its last message.
     #[non_exhaustive]
@@ -162,7 +170,10 @@ impl FabricError {
             FabricError::NotInitialized { .. } => Some(sys::SMEM_NOT_INIT),
             FabricError::DriverMissing { code, .. } | FabricError::Call { code, .. } => Some(*code),
             FabricError::Unsupported { .. } => Some(sys::MEMFABRIC_SYS_NOT_SUPPORTED),
-            FabricError::Load(_) | FabricError::InvalidArgument { .. } | FabricError::PlaintextStore { .. } => None,
+            FabricError::Load(_)
+            | FabricError::InvalidArgument { .. }
+            | FabricError::PlaintextStore { .. }
+            | FabricError::AlreadyInitialized { .. } => None,
         }
     }
 }
@@ -218,6 +229,11 @@ impl fmt::Display for FabricError {
                 "{api} is not supported by the loaded MemFabric library (the symbol is missing)"
             ),
             FabricError::InvalidArgument { method, reason } => write!(f, "{method}: {reason}"),
+            FabricError::AlreadyInitialized { api } => write!(
+                f,
+                "{api} not called: this process is in a BM world already (a BigMemory is alive; MemFabric \
+                 keeps one per process and would ignore the new arguments)"
+            ),
             FabricError::PlaintextStore { url } => write!(
                 f,
                 "refused: the MemFabric config store {url} is not on this host and TLS is off; anyone who \

@@ -41,11 +41,15 @@
 //! (target `memfabric`). What the real library does on a machine without an
 //! NPU (measured) is listed in [`sys`]'s documentation.
 
+mod big_memory;
+mod bm_config;
 mod error;
 mod library_log;
 mod store_security;
 mod store_url;
 
+pub use big_memory::BigMemory;
+pub use bm_config::BmConfig;
 pub use error::{FabricError, ascend_driver_installed};
 pub use store_security::{StoreSecurity, StoreTls};
 pub use store_url::{StoreScheme, StoreUrl};
