@@ -28,10 +28,16 @@ fn acl_error<T>(code: i32, what: &str, error: aclError) -> SoftResult<T> {
     )
 }
 
-/// Runs `body` with `device` current on this thread: retains the device
-/// before and releases the retain after, so the caller's own retains are
-/// untouched (the device stays current on this thread afterwards).
+/// Runs `body` with `device` current on this thread. A thread that has it
+/// current already runs `body` as it is; otherwise the device is retained
+/// before and released after (the caller's retains are untouched; a thread
+/// that had another device current has none afterwards).
 pub(crate) fn with_device<T>(device: i32, body: impl FnOnce() -> SoftResult<T>) -> SoftResult<T> {
+    let mut current = -1;
+    // SAFETY: a valid out-pointer.
+    if unsafe { acl::aclrtGetDevice(&mut current) } == ACL_SUCCESS && current == device {
+        return body();
+    }
     // SAFETY: no pointer arguments.
     let set = unsafe { acl::aclrtSetDevice(device) };
     if set != ACL_SUCCESS {
