@@ -58,6 +58,8 @@ fn in_child(test: &str, name: &str, body: impl FnOnce(u16)) -> Option<String> {
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_VAR, name)
         .env(PORT_VAR, port.to_string())
+        // The real library, never the software fabric `auto` falls back to.
+        .env("MEMFABRIC_BACKEND", "hardware")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
