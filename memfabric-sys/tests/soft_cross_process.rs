@@ -14,9 +14,11 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 const ROLE_VAR: &str = "MEMFABRIC_SOFT_RANK";
+const DEATH_VAR: &str = "MEMFABRIC_SOFT_DEATH";
 const PORT_VAR: &str = "MEMFABRIC_SOFT_PORT";
 const SIZE: usize = 256 << 10;
 const TEST: &str = "two_processes_read_and_write_each_others_segments";
+const DEATH_TEST: &str = "a_rank_that_dies_times_out_copies_into_its_range";
 const STEP: Duration = Duration::from_secs(60);
 
 /// Waits for the parent's next line on stdin.
@@ -131,9 +133,13 @@ struct Rank {
 
 impl Rank {
     fn start(rank: u32, port: u16) -> Self {
+        Self::start_test(TEST, rank, port)
+    }
+
+    fn start_test(test: &str, rank: u32, port: u16) -> Self {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
-            .env(ROLE_VAR, rank.to_string())
+            .args(["--exact", test, "--nocapture", "--test-threads=1"])
+            .env(if test == TEST { ROLE_VAR } else { DEATH_VAR }, rank.to_string())
             .env(PORT_VAR, port.to_string())
             .env(ENV_BACKEND, "software")
             .stdin(Stdio::piped())
@@ -200,6 +206,77 @@ fn two_processes_read_and_write_each_others_segments() {
     zero.send("verify");
     zero.expect("verified");
     one.finish();
+    zero.finish();
+    assert!(common::port_is_free(port), "the store's port is still taken");
+}
+
+/// The control timeout of the death scenario, seconds.
+const DEATH_TIMEOUT: u32 = 3;
+
+fn death_body(rank: u32, port: u16) {
+    let mut config = config(Some(rank), rank == 0);
+    config.controlOperationTimeout = DEATH_TIMEOUT;
+    assert_eq!(init(port, 2, &config), SMEM_OK, "{:?}", last_error());
+    let bm = create(9, 2 << 20, 0);
+    assert!(!bm.is_null(), "{:?}", last_error());
+    if rank == 0 {
+        say("ready");
+    }
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK, "{:?}", last_error());
+    if rank == 1 {
+        say("joined");
+        wait_for("die");
+        // Dies without leaving: the store sees the connection close.
+        std::process::exit(0);
+    }
+    let (own, peer) = (gva(bm, SMEM_MEM_TYPE_HOST, 0), gva(bm, SMEM_MEM_TYPE_HOST, 1));
+    let mut buffer = vec![0u8; 4096];
+    assert_eq!(
+        copy(bm, peer, buffer.as_mut_ptr(), 4096, SMEMB_COPY_G2H),
+        SMEM_OK,
+        "{:?}",
+        last_error()
+    );
+    say("alive");
+    wait_for("check");
+    let started = std::time::Instant::now();
+    assert_eq!(
+        copy(bm, peer, buffer.as_mut_ptr(), 4096, SMEMB_COPY_G2H),
+        -7,
+        "{:?}",
+        last_error()
+    );
+    assert!(started.elapsed() >= Duration::from_secs(u64::from(DEATH_TIMEOUT)));
+    assert!(last_error().1.contains("rank 1 died"), "{:?}", last_error());
+    // Its own range goes on.
+    assert_eq!(copy(bm, buffer.as_ptr(), own, 4096, SMEMB_COPY_H2G), SMEM_OK);
+    say("checked");
+    wait_for("exit");
+    // SAFETY: a live handle.
+    unsafe {
+        smem_bm_destroy(bm);
+        smem_bm_uninit(0);
+    }
+}
+
+#[test]
+fn a_rank_that_dies_times_out_copies_into_its_range() {
+    if let (Ok(rank), Ok(port)) = (std::env::var(DEATH_VAR), std::env::var(PORT_VAR)) {
+        death_body(rank.parse().unwrap(), port.parse().unwrap());
+        return;
+    }
+    let port = common::free_port();
+    let mut zero = Rank::start_test(DEATH_TEST, 0, port);
+    zero.expect("ready");
+    let mut one = Rank::start_test(DEATH_TEST, 1, port);
+    one.expect("joined");
+    zero.expect("alive");
+    one.send("die");
+    let status = one.child.wait().expect("rank 1 exits");
+    assert!(status.success());
+    zero.send("check");
+    zero.expect("checked");
     zero.finish();
     assert!(common::port_is_free(port), "the store's port is still taken");
 }

@@ -51,6 +51,15 @@
 //!   before returning; `smem_bm_wait` has nothing to wait for.
 //! - **Registration**: the same address and size again is OK, another size
 //!   −1, unregistering an unknown address OK.
+//! - **A rank that dies** (its store connection closes without leaving): a
+//!   copy touching its range waits `controlOperationTimeout`, then fails
+//!   with hybm's `BM_TIMEOUT` (−7), which the real library passes through
+//!   from its core; copies elsewhere go on. The store is asked about the
+//!   peer's state on every copy that touches a peer.
+//!
+//! Not emulated yet: fault injection, partial batch failure (a batch stops
+//! at its first failing entry and returns that entry's code), asynchronous
+//! completion behind `ASYNC_COPY_FLAG`, `dynamicWorldSize`, TLS.
 //!
 //! Layers, bottom up: `core` (last error, URLs, GVA arithmetic), `store`
 //! (protocol, server, client), `memory` (DRAM and HBM segments), `bm` (the
