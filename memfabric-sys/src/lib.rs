@@ -100,6 +100,12 @@ mod function_names;
 mod layout;
 mod loader;
 #[cfg(target_pointer_width = "64")]
+/// The symbol that marks the drop-in C library built from this crate's
+/// software fabric (`memfabric-soft-smem`, installed as `libmf_smem.so`):
+/// the loader refuses a library that exports it, so a program that finds
+/// that library runs its own in-process software fabric instead.
+pub const SOFTWARE_LIBRARY_MARKER: &str = "memfabric_rs_software_fabric";
+
 pub mod soft;
 mod types;
 

@@ -119,6 +119,15 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
             }
         }
         match open_global(None, &candidate.path.to_string_lossy()) {
+            Ok((library, _)) if is_software_library(&library) => {
+                // Closing it runs nothing of it: no function of it was called.
+                drop(library);
+                attempts.push(attempt(Some(format!(
+                    "refused: this is ascend-rs's own software-fabric library (memfabric-soft-smem; it exports \
+                     `{}`), not MemFabric; the software fabric runs in process instead of through it",
+                    crate::SOFTWARE_LIBRARY_MARKER
+                ))));
+            }
             Ok((library, _)) => {
                 attempts.push(attempt(None));
                 return (
@@ -135,6 +144,17 @@ pub(crate) fn open_first(candidates: &[Candidate]) -> (Option<Loaded>, Vec<Libra
         }
     }
     (None, attempts)
+}
+
+/// Whether `library` is the drop-in C library built from this crate's
+/// software fabric (`memfabric-soft-smem`), which exports
+/// [`SOFTWARE_LIBRARY_MARKER`](crate::SOFTWARE_LIBRARY_MARKER): loading it
+/// as the real library would run a second software fabric behind the
+/// dispatch, so the loader refuses it and goes on searching.
+fn is_software_library(library: &Library) -> bool {
+    // SAFETY: the symbol is only looked up, never read or called; the type
+    // given is a plain address, valid for any symbol.
+    unsafe { library.get::<*const core::ffi::c_void>(crate::SOFTWARE_LIBRARY_MARKER.as_bytes()) }.is_ok()
 }
 
 /// What the ABI check found.

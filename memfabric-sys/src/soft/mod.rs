@@ -74,6 +74,7 @@
 pub(crate) mod bm;
 pub(crate) mod copy;
 pub(crate) mod core;
+pub mod direct;
 pub(crate) mod entry;
 pub(crate) mod faults;
 pub(crate) mod memory;
