@@ -95,6 +95,7 @@ mod api;
 mod backend;
 mod dispatch;
 mod error_msg;
+mod failure_value;
 mod function_names;
 #[cfg(target_pointer_width = "64")]
 mod layout;

@@ -9,7 +9,7 @@
 //! Faults are process-wide, as the fabric's state is: a test that injects
 //! should run in a process of its own.
 
-use crate::dispatch::FailureValue;
+use crate::failure_value::FailureValue;
 use crate::soft::core::last_error;
 use crate::soft::core::result::SoftError;
 use std::cell::Cell;

@@ -4,7 +4,7 @@
 //! the last error code and a message naming the function.
 #![allow(non_snake_case, clippy::too_many_arguments, clippy::unused_unit)]
 
-use crate::dispatch::FailureValue;
+use crate::failure_value::FailureValue;
 use crate::soft::core::last_error;
 use crate::soft::core::result::SoftError;
 use crate::types::*;
