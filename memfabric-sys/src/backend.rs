@@ -1,10 +1,12 @@
 //! Choosing the backend once per process, and saying why.
 //!
-//! Today there is one backend, the real library. `software` (the software
-//! fabric, an emulation of the BM API across local processes) is reserved:
-//! asking for it gives [`LoadError::SoftwareUnavailable`], and `auto` uses
-//! the real library or fails. When the software fabric exists, `auto` will
-//! fall back to it, as `ascend-sys` falls back to its software device.
+//! Two backends: the real library (`hardware`) and the software fabric
+//! (`software`, an emulation of the BM API across local processes, see
+//! [`soft`](crate::soft)). `auto` (the default) uses the real library when
+//! one is found and falls back to the software fabric when none is, as
+//! `ascend-sys` falls back to its software device. A library that is found
+//! but unusable (another ABI, a missing core) is an error under `auto` too:
+//! a broken install should be fixed, not silently replaced.
 
 use crate::loader::{self, AbiCheck, Candidate};
 use crate::types::SMEM_ABI_VERSION_SUPPORTED;
@@ -23,12 +25,16 @@ pub const ENV_BACKEND: &str = "MEMFABRIC_BACKEND";
 pub enum Backend {
     /// The real MemFabric library (`libmf_smem.so`).
     Hardware,
+    /// The software fabric: this crate's emulation of the BM API across the
+    /// processes of one machine ([`soft`](crate::soft)).
+    Software,
 }
 
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Backend::Hardware => "hardware",
+            Backend::Software => "software",
         })
     }
 }
@@ -37,12 +43,11 @@ impl fmt::Display for Backend {
 /// argument of [`select_backend`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BackendRequest {
-    /// The real library when one is found (later: otherwise the software
-    /// fabric).
+    /// The real library when one is found, otherwise the software fabric.
     Auto,
     /// The real library, or an error.
     Hardware,
-    /// The software fabric (not yet available).
+    /// The software fabric, whether or not a library is installed.
     Software,
 }
 
@@ -104,18 +109,19 @@ pub struct BackendInfo {
     pub requested: BackendRequest,
     /// Who asked: `"MEMFABRIC_BACKEND"`, `"select_backend"` or `"default"`.
     pub requested_by: &'static str,
-    /// The `libmf_smem.so` in use.
+    /// The `libmf_smem.so` in use (empty for the software fabric).
     pub library_path: PathBuf,
     /// The libraries opened before it with `RTLD_GLOBAL`: the core
     /// `libmf_hybm_core.so`, then whichever of `libboundscheck.so` and
     /// `libhcom.so` sit beside it.
     pub companions: Vec<PathBuf>,
     /// The ABI version the library reported (always
-    /// [`SMEM_ABI_VERSION_SUPPORTED`]).
+    /// [`SMEM_ABI_VERSION_SUPPORTED`]; the software fabric emulates it).
     pub abi_version: u32,
-    /// Every library path tried, in order.
+    /// Every library path tried, in order (for the software fabric chosen by
+    /// `auto`: why no library was used).
     pub attempts: Vec<LibraryAttempt>,
-    library: LoadedLibrary,
+    library: Option<LoadedLibrary>,
 }
 
 /// The open library and its companions, never closed.
@@ -137,12 +143,20 @@ impl BackendInfo {
     /// # Ok::<(), memfabric_sys::LoadError>(())
     /// ```
     pub fn describe(&self) -> String {
-        let mut text = format!(
-            "MemFabric backend: {}, {} (ABI {})",
-            self.backend,
-            self.library_path.display(),
-            abi_text(self.abi_version)
-        );
+        let mut text = match self.backend {
+            Backend::Hardware => format!(
+                "MemFabric backend: {}, {} (ABI {})",
+                self.backend,
+                self.library_path.display(),
+                abi_text(self.abi_version)
+            ),
+            Backend::Software => format!(
+                "MemFabric backend: software (the software fabric, emulating ABI {}; requested {:?} by {})",
+                abi_text(self.abi_version),
+                self.requested,
+                self.requested_by
+            ),
+        };
         for attempt in self.attempts.iter().filter(|attempt| attempt.error.is_some()) {
             text.push_str("\n  tried ");
             text.push_str(&attempt.to_string());
@@ -198,12 +212,6 @@ pub enum LoadError {
         /// The version this crate binds, [`SMEM_ABI_VERSION_SUPPORTED`].
         supported: u32,
     },
-    /// The software fabric was asked for; it is not yet available.
-    #[error(
-        "MEMFABRIC_BACKEND=software: the software fabric (an emulation of MemFabric's BM API across local \
-         processes) is not yet available; use the real library (MEMFABRIC_BACKEND=hardware or auto)"
-    )]
-    SoftwareUnavailable,
     /// `MEMFABRIC_BACKEND` (or a parsed request) is not `auto`, `hardware`
     /// or `software`.
     #[error("MEMFABRIC_BACKEND={value:?} is not one of auto, hardware, software")]
@@ -229,7 +237,16 @@ fn tried_lines(attempts: &[LibraryAttempt]) -> String {
 }
 
 static CHOSEN: OnceLock<Result<BackendInfo, LoadError>> = OnceLock::new();
-static ROUTE: OnceLock<Result<&'static Library, String>> = OnceLock::new();
+static ROUTE: OnceLock<Result<Route, String>> = OnceLock::new();
+
+/// Where the next call goes.
+#[derive(Clone, Copy)]
+pub(crate) enum Route {
+    /// The loaded library.
+    Library(&'static Library),
+    /// The software fabric.
+    Software,
+}
 /// Serialises [`select_backend`] against the first implicit choice.
 static CHOOSING: Mutex<()> = Mutex::new(());
 
@@ -262,12 +279,11 @@ pub fn backend() -> Result<&'static BackendInfo, LoadError> {
 /// As [`backend`] for the new choice, or [`LoadError::AlreadyChosen`].
 ///
 /// ```
-/// use memfabric_sys::{BackendRequest, LoadError, select_backend};
-/// // The software fabric is not available yet (unless a backend was chosen).
-/// match select_backend(BackendRequest::Software) {
-///     Err(LoadError::SoftwareUnavailable | LoadError::AlreadyChosen { .. }) => {}
-///     other => panic!("{other:?}"),
-/// }
+/// use memfabric_sys::{Backend, BackendRequest, select_backend};
+/// // The software fabric is always available.
+/// let info = select_backend(BackendRequest::Software)?;
+/// assert_eq!(info.backend, Backend::Software);
+/// # Ok::<(), memfabric_sys::LoadError>(())
 /// ```
 pub fn select_backend(request: BackendRequest) -> Result<&'static BackendInfo, LoadError> {
     let _guard = CHOOSING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -275,9 +291,11 @@ pub fn select_backend(request: BackendRequest) -> Result<&'static BackendInfo, L
         let _ = CHOSEN.set(choose(request, "select_backend"));
     }
     let chosen = chosen().as_ref().map_err(Clone::clone)?;
-    match request {
-        BackendRequest::Auto | BackendRequest::Hardware => Ok(chosen),
-        BackendRequest::Software => Err(LoadError::AlreadyChosen {
+    match (request, chosen.backend) {
+        (BackendRequest::Auto, _)
+        | (BackendRequest::Hardware, Backend::Hardware)
+        | (BackendRequest::Software, Backend::Software) => Ok(chosen),
+        _ => Err(LoadError::AlreadyChosen {
             active: chosen.backend.to_string(),
         }),
     }
@@ -302,12 +320,26 @@ fn chosen() -> &'static Result<BackendInfo, LoadError> {
 }
 
 fn choose(request: BackendRequest, requested_by: &'static str) -> Result<BackendInfo, LoadError> {
+    let software = |attempts| BackendInfo {
+        backend: Backend::Software,
+        requested: request,
+        requested_by,
+        library_path: PathBuf::new(),
+        companions: Vec::new(),
+        abi_version: SMEM_ABI_VERSION_SUPPORTED,
+        attempts,
+        library: None,
+    };
     if request == BackendRequest::Software {
-        return Err(LoadError::SoftwareUnavailable);
+        return Ok(software(Vec::new()));
     }
     let list: Vec<Candidate> = loader::candidates(|name| std::env::var(name).ok());
     let (loaded, attempts) = loader::open_first(&list);
     let Some(loaded) = loaded else {
+        if request == BackendRequest::Auto {
+            log::info!("no MemFabric library was found; using the software fabric");
+            return Ok(software(attempts));
+        }
         return Err(LoadError::LibraryNotFound { attempts });
     };
     match loader::abi_version(&loaded.library) {
@@ -319,7 +351,7 @@ fn choose(request: BackendRequest, requested_by: &'static str) -> Result<Backend
             companions: loaded.companions.clone(),
             abi_version: SMEM_ABI_VERSION_SUPPORTED,
             attempts,
-            library: LoadedLibrary(loaded),
+            library: Some(LoadedLibrary(loaded)),
         }),
         // A library of another ABI is refused, and the search stops there:
         // its core is loaded with RTLD_GLOBAL under the same soname as any
@@ -337,15 +369,18 @@ fn choose(request: BackendRequest, requested_by: &'static str) -> Result<Backend
     }
 }
 
-/// The library for the next call, or why there is none. Cheap after the
+/// The backend for the next call, or why there is none. Cheap after the
 /// first call (one atomic load).
 #[inline]
-pub(crate) fn route() -> Result<&'static Library, &'static str> {
+pub(crate) fn route() -> Result<Route, &'static str> {
     match ROUTE.get_or_init(|| match chosen() {
-        Ok(info) => Ok(&info.library.0.library),
+        Ok(info) => Ok(match &info.library {
+            Some(library) => Route::Library(&library.0.library),
+            None => Route::Software,
+        }),
         Err(error) => Err(error.to_string()),
     }) {
-        Ok(library) => Ok(library),
+        Ok(route) => Ok(*route),
         Err(why) => Err(why),
     }
 }

@@ -128,7 +128,13 @@ macro_rules! smem_functions {
                 return value;
             }
             match crate::backend::route() {
-                Ok(library) => {
+                Ok(crate::backend::Route::Software) => {
+                    crate::error_msg::clear();
+                    // SAFETY: the software fabric implements this function
+                    // with the same C contract; the caller upholds it.
+                    unsafe { crate::soft::entry::$name($($arg),*) }
+                }
+                Ok(crate::backend::Route::Library(library)) => {
                     static SYMBOL: crate::loader::LazySymbol<unsafe extern "C" fn($($ty),*) -> $ret> =
                         crate::loader::LazySymbol::new(concat!(stringify!($name), "\0"));
                     match SYMBOL.get(library) {

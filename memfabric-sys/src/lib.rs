@@ -38,9 +38,10 @@
 //! [`MEMFABRIC_SYS_NO_BACKEND`], and `smem_get_last_err_msg` says why.
 //!
 //! `MEMFABRIC_BACKEND=auto|hardware|software` selects the backend (and
-//! [`select_backend`] from Rust). Only the real library exists today;
-//! `software` is reserved for the software fabric and returns
-//! [`LoadError::SoftwareUnavailable`].
+//! [`select_backend`] from Rust): `hardware` the real library, `software`
+//! the [software fabric](soft), an emulation of the BM API across the
+//! processes of one machine, and `auto` (the default) the real library when
+//! one is found, otherwise the software fabric.
 //!
 //! # What the real library does (1.3.0, measured on x86_64 without an NPU)
 //!
@@ -98,6 +99,8 @@ mod function_names;
 #[cfg(target_pointer_width = "64")]
 mod layout;
 mod loader;
+#[cfg(target_pointer_width = "64")]
+pub mod soft;
 mod types;
 
 pub use api::*;

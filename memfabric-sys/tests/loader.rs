@@ -1,8 +1,8 @@
 //! The loader without the real library: a stand-in `libmf_smem.so` (and its
 //! `libmf_hybm_core.so`), built at test time with the system C compiler
 //! from `tests/fake_mf/`, shows the load order, a missing symbol and an ABI
-//! mismatch; a missing library and the reserved software backend need no
-//! library at all. The backend is chosen once per process, so every
+//! mismatch; a missing library, the software backend and `auto`'s fallback
+//! to it need no library at all. The backend is chosen once per process, so every
 //! scenario runs in a child process.
 
 mod common;
@@ -88,7 +88,7 @@ fn a_missing_library_lists_the_places_searched_and_every_call_fails() {
     scenario(
         "a_missing_library_lists_the_places_searched_and_every_call_fails",
         "missing",
-        &[(ENV_LIBRARY, missing)],
+        &[(ENV_LIBRARY, missing), (ENV_BACKEND, "hardware".into())],
         || {
             let error = backend().expect_err("no library");
             let LoadError::LibraryNotFound { attempts } = &error else {
@@ -217,7 +217,10 @@ fn a_library_without_its_core_beside_it_says_so() {
     scenario(
         "a_library_without_its_core_beside_it_says_so",
         "core",
-        &[(ENV_LIBRARY, dir.join("libmf_smem.so").display().to_string())],
+        &[
+            (ENV_LIBRARY, dir.join("libmf_smem.so").display().to_string()),
+            (ENV_BACKEND, "hardware".into()),
+        ],
         || {
             let error = backend().expect_err("no core");
             let text = error.to_string();
@@ -230,16 +233,31 @@ fn a_library_without_its_core_beside_it_says_so() {
 }
 
 #[test]
-fn the_software_backend_is_reserved() {
+fn the_software_backend_needs_no_library() {
     scenario(
-        "the_software_backend_is_reserved",
+        "the_software_backend_needs_no_library",
         "software",
         &[(ENV_BACKEND, "software".into())],
         || {
-            assert_eq!(backend().expect_err("reserved"), LoadError::SoftwareUnavailable);
-            // SAFETY: flags 0; nothing runs.
-            assert_eq!(unsafe { smem_init(0) }, MEMFABRIC_SYS_NO_BACKEND);
-            assert!(last_message().expect("a message").contains("not yet available"));
+            assert_eq!(backend().expect("the software fabric").backend, Backend::Software);
+            // SAFETY: flags 0.
+            assert_eq!(unsafe { smem_init(0) }, SMEM_OK);
+        },
+    );
+}
+
+#[test]
+fn auto_falls_back_to_the_software_fabric_without_a_library() {
+    let missing = "/nonexistent/memfabric/lib/libmf_smem.so".to_string();
+    scenario(
+        "auto_falls_back_to_the_software_fabric_without_a_library",
+        "fallback",
+        &[(ENV_LIBRARY, missing), (ENV_BACKEND, "auto".into())],
+        || {
+            let info = backend().expect("the software fabric");
+            assert_eq!(info.backend, Backend::Software);
+            assert_eq!(info.attempts.len(), 1, "{}", info.describe());
+            assert!(info.describe().contains("software"), "{}", info.describe());
         },
     );
 }
@@ -264,7 +282,10 @@ fn the_default_search_lists_every_place_it_tried() {
     scenario(
         "the_default_search_lists_every_place_it_tried",
         "search",
-        &[(ENV_HOME, "/nonexistent/memfabric".into())],
+        &[
+            (ENV_HOME, "/nonexistent/memfabric".into()),
+            (ENV_BACKEND, "hardware".into()),
+        ],
         || {
             let error = match backend() {
                 // A machine with memfabric_hybrid installed finds it.

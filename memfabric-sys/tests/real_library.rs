@@ -32,7 +32,8 @@ fn child_test(test: &str, name: &str, body: impl FnOnce()) -> Option<common::Chi
         }
         return None;
     }
-    common::run_child(test, name, &[])
+    // The real library, never the software fabric `auto` falls back to.
+    common::run_child(test, name, &[(ENV_BACKEND, "hardware".into())])
 }
 
 #[test]
@@ -111,7 +112,10 @@ fn a_config_store_starts_and_is_torn_down() {
     let ran = common::run_child(
         "a_config_store_starts_and_is_torn_down",
         "store",
-        &[("MEMFABRIC_TEST_PORT", port.to_string())],
+        &[
+            ("MEMFABRIC_TEST_PORT", port.to_string()),
+            (ENV_BACKEND, "hardware".into()),
+        ],
     );
     if ran.is_some() {
         assert!(common::port_is_free(port), "a listener was left behind on {port}");
@@ -214,7 +218,10 @@ fn bm_init_without_a_driver_fails() {
     let ran = common::run_child(
         "bm_init_without_a_driver_fails",
         "bm_init",
-        &[("MEMFABRIC_TEST_PORT", port.to_string())],
+        &[
+            ("MEMFABRIC_TEST_PORT", port.to_string()),
+            (ENV_BACKEND, "hardware".into()),
+        ],
     );
     if ran.is_some() {
         assert!(common::port_is_free(port), "a listener was left behind on {port}");

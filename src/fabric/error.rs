@@ -20,9 +20,9 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FabricError {
-    /// No usable MemFabric library: none found (each place searched is
-    /// listed), a wrong ABI version (both versions named), or the software
-    /// fabric asked for (not yet available).
+    /// No usable MemFabric library: none found with `MEMFABRIC_BACKEND=hardware`
+    /// (each place searched is listed; `auto` falls back to the software
+    /// fabric instead), or a wrong ABI version (both versions named).
     Load(sys::LoadError),
     /// The call needs an earlier initialisation (`smem_bm_init` before
     /// `smem_bm_create2`, for example): code `SMEM_NOT_INIT` (−2008).

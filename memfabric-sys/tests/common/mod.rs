@@ -35,6 +35,15 @@ pub fn required() -> bool {
 /// required (the body should print it with [`skip`] and return).
 pub fn missing_library() -> Option<String> {
     match memfabric_sys::backend() {
+        Ok(info) if info.backend != memfabric_sys::Backend::Hardware && !required() => {
+            Some(format!("the {} backend is active, not the real library", info.backend))
+        }
+        Ok(info) if info.backend != memfabric_sys::Backend::Hardware => {
+            panic!(
+                "{REQUIRE_VAR}=1 but the {} backend is active, not the real library",
+                info.backend
+            )
+        }
         Ok(info) => {
             println!("{}", info.describe());
             None
