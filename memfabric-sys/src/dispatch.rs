@@ -130,6 +130,9 @@ macro_rules! smem_functions {
             match crate::backend::route() {
                 Ok(crate::backend::Route::Software) => {
                     crate::error_msg::clear();
+                    if let Some(value) = crate::soft::faults::injected::<$ret>(stringify!($name)) {
+                        return value;
+                    }
                     // SAFETY: the software fabric implements this function
                     // with the same C contract; the caller upholds it.
                     unsafe { crate::soft::entry::$name($($arg),*) }

@@ -187,7 +187,7 @@ fn copies_are_validated_with_the_real_codes() {
             SMEM_INVALID_PARAM
         );
         // A batch is classified by entry 0 only: entry 1 is not classified,
-        // and fails only when it is moved.
+        // and fails only when it is moved; entry 0 is moved: partly failed.
         let mut sources = [plain.cast::<c_void>(), plain.cast()];
         let mut destinations = [device.cast::<c_void>(), plain.cast()];
         let sizes = [8u64, 8];
@@ -201,7 +201,7 @@ fn copies_are_validated_with_the_real_codes() {
         // SAFETY: two entries.
         assert_eq!(
             unsafe { smem_bm_copy_batch(bm, &mut batch, SMEMB_COPY_H2G, 0) },
-            SMEM_INVALID_PARAM
+            SMEM_PARTIAL_FAILED
         );
         assert!(last_error().1.contains("batch entry 1"), "{:?}", last_error());
         batch.batchSize = 0;

@@ -9,12 +9,13 @@
 //! give `SMEM_INVALID_PARAM`; each side must then be of the class its
 //! direction declares (L and H: outside the BM's GVA ranges; G: in either
 //! range; GH: in the host range), or the copy is `SMEM_INVALID_PARAM`. A
-//! batch takes its classes from entry 0 only. `ASYNC_COPY_FLAG` copies
+//! batch takes its classes from entry 0 only; it attempts every entry and
+//! returns `SMEM_PARTIAL_FAILED` when only some failed. `ASYNC_COPY_FLAG` copies
 //! complete before the call returns (so `smem_bm_wait` has nothing to wait
 //! for).
 
 use crate::soft::bm::handle::Bm;
-use crate::soft::core::result::{SoftResult, fail};
+use crate::soft::core::result::{SoftError, SoftResult, fail};
 use crate::soft::memory::hbm::with_device;
 use crate::types::*;
 use ascend_sys::soft::direct as acl;
@@ -251,7 +252,8 @@ pub(crate) fn copy(bm: &Bm, params: &smem_copy_params_t, kind: smem_bm_copy_type
 }
 
 /// `smem_bm_copy_batch` after the handle lookup: the direction from entry 0,
-/// then each entry in order; the first failure ends the batch.
+/// then every entry in order; `SMEM_PARTIAL_FAILED` when some failed and
+/// others were moved, the first failure's code when all failed.
 ///
 /// # Safety
 ///
@@ -288,22 +290,41 @@ pub(crate) unsafe fn copy_batch(
         );
     }
     let (from, to) = direction(bm, src0, dst0, kind)?;
+    let injected = crate::soft::faults::take_batch_entry();
+    let mut failed: Vec<(usize, SoftError)> = Vec::new();
     for (index, ((&src, &dst), &size)) in sources.iter().zip(destinations).zip(sizes).enumerate() {
-        let entry = |error: crate::soft::core::result::SoftError| crate::soft::core::result::SoftError {
-            code: error.code,
-            message: format!("batch entry {index}: {}", error.message),
+        let result = match injected {
+            Some((entry, code)) if entry as usize == index => fail(code, "injected fault"),
+            _ if src.is_null() || dst.is_null() || size == 0 => fail(SMEM_INVALID_PARAM, "NULL address or size 0"),
+            _ => resolve(bm, from, src as u64, size).and_then(|source| {
+                let destination = resolve(bm, to, dst as u64, size)?;
+                transfer(bm, &source, &destination, size, flags, params.stream)
+            }),
         };
-        if src.is_null() || dst.is_null() || size == 0 {
-            return fail(
-                SMEM_INVALID_PARAM,
-                format!("batch entry {index}: NULL address or size 0"),
-            );
+        if let Err(error) = result {
+            failed.push((index, error));
         }
-        let source = resolve(bm, from, src as u64, size).map_err(entry)?;
-        let destination = resolve(bm, to, dst as u64, size).map_err(entry)?;
-        transfer(bm, &source, &destination, size, flags, params.stream).map_err(entry)?;
     }
-    Ok(())
+    let Some((first, error)) = failed.first() else {
+        return Ok(());
+    };
+    let entries: Vec<String> = failed
+        .iter()
+        .map(|(index, error)| format!("entry {index}: {}", error.message))
+        .collect();
+    let code = if failed.len() == count {
+        error.code
+    } else {
+        SMEM_PARTIAL_FAILED
+    };
+    fail(
+        code,
+        format!(
+            "batch entry {first} failed ({} of {count} entries): {}",
+            failed.len(),
+            entries.join("; ")
+        ),
+    )
 }
 
 /// `smem_bm_gva_to_va`: this rank's local address behind `gva`.

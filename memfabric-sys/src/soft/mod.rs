@@ -57,9 +57,15 @@
 //!   from its core; copies elsewhere go on. The store is asked about the
 //!   peer's state on every copy that touches a peer.
 //!
-//! Not emulated yet: fault injection, partial batch failure (a batch stops
-//! at its first failing entry and returns that entry's code), asynchronous
-//! completion behind `ASYNC_COPY_FLAG`, `dynamicWorldSize`, TLS.
+//! - **Batches**: every entry is attempted; when some fail and others are
+//!   moved the batch returns `SMEM_PARTIAL_FAILED` (−2012) and the last
+//!   message names the failed entries; when all fail, the first failure's
+//!   code.
+//! - **Fault injection** ([`inject_fault`]): a call that fails with a
+//!   chosen code, a call that times out, a batch entry that fails.
+//!
+//! Not emulated yet: asynchronous completion behind `ASYNC_COPY_FLAG`,
+//! `dynamicWorldSize`, TLS.
 //!
 //! Layers, bottom up: `core` (last error, URLs, GVA arithmetic), `store`
 //! (protocol, server, client), `memory` (DRAM and HBM segments), `bm` (the
@@ -69,5 +75,8 @@ pub(crate) mod bm;
 pub(crate) mod copy;
 pub(crate) mod core;
 pub(crate) mod entry;
+pub(crate) mod faults;
 pub(crate) mod memory;
 pub(crate) mod store;
+
+pub use faults::{Fault, FaultError, armed_faults, clear_faults, inject_fault};
