@@ -128,3 +128,25 @@ pub fn in_children(test: &str, count: usize, body: impl FnOnce(u16)) {
     }
     assert!(port_is_free(port), "a listener was left behind on port {port}");
 }
+
+/// `in_child` for a body that must abort the process: the child's output
+/// (stdout and stderr).
+pub fn in_child_aborting(test: &str, body: impl FnOnce(u16)) -> String {
+    if let Some(port) = child_port(test) {
+        body(port);
+        println!("child {test} done");
+        return String::new();
+    }
+    let port = free_port();
+    let (status, output) = finish(test, spawn(test, test, port));
+    println!("{output}");
+    let status = status.unwrap_or_else(|| panic!("child {test} hung and was killed after {TIMEOUT:?}"));
+    assert!(!status.success(), "child {test} did not abort");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(6), "child {test} ended by {status}, not SIGABRT");
+    }
+    assert!(!output.contains(&format!("child {test} done")), "child {test} went on");
+    output
+}
