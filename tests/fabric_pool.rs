@@ -48,9 +48,34 @@ fn refused(result: Result<impl std::fmt::Debug, FabricError>, method: &str, says
     }
 }
 
+/// The C calls the safe layer logged (its debug lines name them first).
+static CALLS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+struct CallLog;
+
+impl log::Log for CallLog {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        let text = record.args().to_string();
+        if record.target().starts_with("ascend::fabric")
+            && let Some((api, _)) = text.split_once(':')
+            && api.starts_with("smem_bm_")
+        {
+            CALLS.lock().expect("the call log").push(api.to_string());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
 #[test]
 fn the_lifecycle_runs_in_order_and_leaves_nothing() {
     in_child("the_lifecycle_runs_in_order_and_leaves_nothing", |port| {
+        log::set_logger(&CallLog).expect("the only logger");
+        log::set_max_level(log::LevelFilter::Debug);
         let device = Device::new(0).expect("device 0");
         let before = soft::live();
         for round in 0..2 {
@@ -83,6 +108,22 @@ fn the_lifecycle_runs_in_order_and_leaves_nothing() {
             drop(bm);
         }
         assert_eq!(soft::live(), before, "left behind:\n{}", soft::leak_report());
+        let round = [
+            "smem_bm_create2",
+            "smem_bm_join",
+            "smem_bm_register_user_mem",
+            "smem_bm_register_user_mem",
+            "smem_bm_unregister_user_mem",
+            "smem_bm_unregister_user_mem",
+            "smem_bm_leave",
+            "smem_bm_join",
+            "smem_bm_leave",
+            "smem_bm_destroy",
+            "smem_bm_create2",
+            "smem_bm_destroy",
+            "smem_bm_uninit",
+        ];
+        assert_eq!(*CALLS.lock().expect("the call log"), [round, round].concat());
     });
 }
 

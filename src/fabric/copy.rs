@@ -22,6 +22,13 @@ mod sealed {
 /// One side of a copy: a registered local buffer ([`DeviceRead`],
 /// [`DeviceWrite`], [`HostRead`], [`HostWrite`]) or a [`GlobalRange`].
 /// Sealed: only these types are sides.
+///
+/// ```
+/// use ascend::fabric::{Dram, GlobalRange, HostWrite, Side};
+/// fn is_side<S: Side>() {}
+/// is_side::<GlobalRange<'static, Dram>>();
+/// is_side::<HostWrite<'static>>();
+/// ```
 pub trait Side: sealed::Side {}
 
 impl<T: sealed::Side> Side for T {}
@@ -49,6 +56,11 @@ impl<T: sealed::Side> Side for T {}
 /// ```
 pub trait CopyTo<D: Side>: Side {
     /// The copy type (`smem_bm_copy_type`).
+    ///
+    /// ```
+    /// use ascend::fabric::{CopyTo, Dram, GlobalRange, HostRead, sys};
+    /// assert_eq!(<HostRead as CopyTo<GlobalRange<Dram>>>::COPY_TYPE, sys::SMEMB_COPY_H2GH);
+    /// ```
     const COPY_TYPE: sys::smem_bm_copy_type;
 }
 

@@ -195,10 +195,27 @@ mod sealed {
 }
 
 /// The kind of memory of a global range: [`Hbm`] or [`Dram`]. Sealed.
+///
+/// ```
+/// use ascend::fabric::{Dram, GlobalRange, MemKind};
+/// fn describe<K: MemKind>(range: &GlobalRange<'_, K>) -> String {
+///     format!("{} bytes of rank {}'s {}", range.len(), range.rank(), K::NAME)
+/// }
+/// ```
 pub trait MemKind: sealed::Sealed + Copy + fmt::Debug {
     /// The `smem_bm_mem_type` of its global range.
+    ///
+    /// ```
+    /// use ascend::fabric::{Hbm, MemKind, sys};
+    /// assert_eq!(Hbm::MEM_TYPE, sys::SMEM_MEM_TYPE_DEVICE);
+    /// ```
     const MEM_TYPE: sys::smem_bm_mem_type;
     /// "HBM" or "DRAM".
+    ///
+    /// ```
+    /// use ascend::fabric::{Dram, MemKind};
+    /// assert_eq!(Dram::NAME, "DRAM");
+    /// ```
     const NAME: &'static str;
 }
 
