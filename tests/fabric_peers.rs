@@ -5,10 +5,10 @@
 
 mod fabric_common;
 
-use ascend::fabric::{BigMemory, BmConfig, Dram, GlobalRange, PoolOptions, StoreUrl, Transport};
+use ascend::fabric::{BigMemory, BmConfig, Dram, FabricError, GlobalRange, PoolOptions, StoreUrl, Transport};
 use ascend::sys::soft;
 use ascend::{Device, DeviceBuf, PinnedHostBuf};
-use fabric_common::in_children;
+use fabric_common::{child_name, in_children};
 use std::time::{Duration, Instant};
 
 const N: usize = 64 << 10;
@@ -137,4 +137,79 @@ fn two_ranks_copy_into_each_others_memory() {
         }
         assert_eq!(soft::live(), before, "left behind:\n{}", soft::leak_report());
     });
+}
+
+#[test]
+fn copies_into_a_rank_that_died_fail_with_a_typed_error_and_others_go_on() {
+    in_children(
+        "copies_into_a_rank_that_died_fail_with_a_typed_error_and_others_go_on",
+        2,
+        |port| {
+            let device = Device::new(0).expect("device 0");
+            let before = soft::live();
+            {
+                let store = StoreUrl::parse(&format!("tcp://127.0.0.1:{port}")).expect("a URL");
+                let config = BmConfig::default().with_control_timeout(Duration::from_secs(1));
+                let bm = BigMemory::init(&store, 2, &device, &config).expect("a world of two");
+                let (rank, peer) = (bm.rank(), 1 - bm.rank());
+                let pool = bm
+                    .create_pool(1, &PoolOptions::new(Transport::HOST_SHM).dram(2 << 20))
+                    .expect("the pool");
+                let member = pool.join().expect("join");
+                let (mine, theirs) = (
+                    member.peer_dram(rank).expect("mine"),
+                    member.peer_dram(peer).expect("theirs"),
+                );
+                let mut host = PinnedHostBuf::<u8>::zeroed(&device, 4096).expect("pinned");
+                let mut side = member.register_host(&mut host).expect("register");
+                let flag = pattern(4096, 77);
+                if rank == 1 {
+                    // Tell rank 0, then die without leaving.
+                    side.as_mut_slice().copy_from_slice(&flag);
+                    member
+                        .copy(side.read(), theirs.slice(..4096).expect("4 KiB"))
+                        .expect("the flag");
+                    println!("child {} done", child_name());
+                    std::process::exit(0);
+                }
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while side.as_slice() != flag {
+                    assert!(Instant::now() < deadline, "rank 1 never wrote the flag");
+                    std::thread::sleep(Duration::from_millis(20));
+                    member
+                        .copy(mine.slice(..4096).expect("4 KiB"), side.write())
+                        .expect("my flag");
+                }
+                // Once the store has seen rank 1 go, copies touching its range
+                // time out (hybm's BM_TIMEOUT, -7): an error, not a hang.
+                let mut error = None;
+                for _ in 0..250 {
+                    match member.copy(theirs.slice(..4096).expect("4 KiB"), side.write()) {
+                        Ok(()) => std::thread::sleep(Duration::from_millis(20)),
+                        Err(failed) => {
+                            error = Some(failed);
+                            break;
+                        }
+                    }
+                }
+                let error = error.expect("a copy from the dead rank fails");
+                assert!(
+                    matches!(
+                        error,
+                        FabricError::Call {
+                            api: "smem_bm_copy",
+                            code: -7,
+                            ..
+                        }
+                    ),
+                    "{error}"
+                );
+                // This rank's own range goes on.
+                member
+                    .copy(side.read(), mine.slice(8192..12288).expect("4 KiB"))
+                    .expect("H2GH to me");
+            }
+            assert_eq!(soft::live(), before, "left behind:\n{}", soft::leak_report());
+        },
+    );
 }

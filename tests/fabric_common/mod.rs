@@ -23,6 +23,11 @@ pub fn port_is_free(port: u16) -> bool {
     TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
+/// This child's name (what `in_child`/`in_children` print when it is done).
+pub fn child_name() -> String {
+    std::env::var(CHILD_VAR).expect("in a child")
+}
+
 /// Whether this process is the child `name`; its port if so.
 fn child_port(name: &str) -> Option<u16> {
     if std::env::var(CHILD_VAR).is_ok_and(|value| value == name) {
