@@ -222,7 +222,7 @@ impl Member<'_> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
     /// let member = pool.join()?;
@@ -251,7 +251,7 @@ impl Member<'_> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;

@@ -20,7 +20,7 @@ use std::ops::{Bound, RangeBounds};
 /// ```
 /// use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
 /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-/// # if ascend::fabric::library().is_err() { return Ok(()) }
+/// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
 /// let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
 /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(4 << 20))?;
 /// let member = pool.join()?;
@@ -45,7 +45,7 @@ impl<'p> Member<'p> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// let pool = bm.create_pool(9, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
     /// assert_eq!(pool.join()?.pool().id(), 9);
@@ -259,7 +259,7 @@ impl MemKind for Dram {
 /// ```
 /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
 /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-/// # if ascend::fabric::library().is_err() { return Ok(()) }
+/// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
 /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
 /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
 /// # let member = pool.join()?;
@@ -294,7 +294,7 @@ impl<'m, K: MemKind> GlobalRange<'m, K> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
     /// # let member = pool.join()?;

@@ -20,7 +20,7 @@
 //! use ascend::{Device, DeviceBuf, PinnedHostBuf};
 //! use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
 //! # let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-//! # if ascend::fabric::library().is_err() { return Ok(()) }
+//! # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
 //! let device = Device::new(0)?;
 //! let store = StoreUrl::parse(&format!("tcp://127.0.0.1:{port}"))?;
 //! let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;

@@ -232,7 +232,7 @@ impl PoolOptions {
 /// # let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
 /// let device = ascend::Device::new(0)?;
 /// let store = StoreUrl::parse(&format!("tcp://127.0.0.1:{port}"))?;
-/// # if ascend::fabric::library().is_err() { return Ok(()) }
+/// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
 /// let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
 /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::HOST_SHM).dram(2 << 20))?;
 /// assert_eq!(pool.id(), 1);
@@ -308,7 +308,7 @@ impl<'bm> GlobalPool<'bm> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20);
     /// let pool = bm.create_pool(2, &options)?;
@@ -324,7 +324,7 @@ impl<'bm> GlobalPool<'bm> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// let pool = bm.create_pool(3, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
     /// assert_eq!(pool.big_memory().world_size(), 1);
@@ -372,7 +372,7 @@ impl<'bm> GlobalPool<'bm> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
     /// let pool = bm.create_pool(4, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
     /// assert!(!pool.as_raw().is_null());

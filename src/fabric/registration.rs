@@ -127,7 +127,7 @@ impl<'m> Member<'m> {
     /// use ascend::DeviceBuf;
     /// use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// let device = ascend::Device::new(0)?;
     /// let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -178,7 +178,7 @@ impl<'m> Member<'m> {
     /// use ascend::PinnedHostBuf;
     /// use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// let device = ascend::Device::new(0)?;
     /// let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// let pool = bm.create_pool(1, &PoolOptions::new(Transport::HOST_SHM).dram(2 << 20))?;
@@ -228,7 +228,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -246,7 +246,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -264,7 +264,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -305,7 +305,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -331,7 +331,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -357,7 +357,7 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
@@ -401,7 +401,7 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
@@ -419,7 +419,7 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
@@ -478,7 +478,7 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
@@ -501,7 +501,7 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
@@ -527,7 +527,7 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
@@ -618,7 +618,7 @@ local_side!(
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
@@ -641,7 +641,7 @@ local_side!(
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
@@ -664,7 +664,7 @@ local_side!(
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
@@ -687,7 +687,7 @@ local_side!(
     /// ```
     /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
     /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
-    /// # if ascend::fabric::library().is_err() { return Ok(()) }
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
     /// # let device = ascend::Device::new(0)?;
     /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
     /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
