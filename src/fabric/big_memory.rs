@@ -3,6 +3,7 @@
 
 use super::{BmConfig, FabricError, StoreUrl, check, clear_last_error, sys};
 use crate::Device;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a [`BigMemory`] is alive in this process.
@@ -44,6 +45,8 @@ pub struct BigMemory {
     device: Device,
     rank: u32,
     world_size: u32,
+    /// The ids of the live pools ([`GlobalPool`](super::GlobalPool)s).
+    pools: Mutex<Vec<u32>>,
 }
 
 impl BigMemory {
@@ -93,6 +96,7 @@ impl BigMemory {
                 device: device.clone(),
                 rank,
                 world_size,
+                pools: Mutex::new(Vec::new()),
             }),
             Err(error) => {
                 ALIVE.store(false, Ordering::Release);
@@ -159,6 +163,26 @@ impl BigMemory {
     /// ```
     pub fn device(&self) -> &Device {
         &self.device
+    }
+}
+
+impl BigMemory {
+    /// Records pool `id` as alive; false when it is already.
+    pub(super) fn claim_pool(&self, id: u32) -> bool {
+        let mut pools = self.pools.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if pools.contains(&id) {
+            return false;
+        }
+        pools.push(id);
+        true
+    }
+
+    /// Forgets pool `id` (destroyed, or its creation failed).
+    pub(super) fn release_pool(&self, id: u32) {
+        self.pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|&live| live != id);
     }
 }
 

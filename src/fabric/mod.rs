@@ -1,16 +1,50 @@
 //! MemFabric Hybrid, Huawei's global HBM + DRAM pool across processes and
-//! machines (feature `fabric`): the first, minimal safe layer over
+//! machines (feature `fabric`): the safe layer over
 //! [`memfabric-sys`](sys).
 //!
-//! What is here today: loading and checking the library ([`library`]),
-//! `smem_init` ([`init`]), and [`FabricError`], which turns the library's
-//! return codes and last error message into a typed error, telling apart a
-//! call made before initialisation ([`FabricError::NotInitialized`], code
-//! −2008) and a host without the Ascend driver
-//! ([`FabricError::DriverMissing`]). The BM lifecycle types (init → create →
-//! join → register → copy → leave → destroy) come later; until then the raw
-//! functions are reachable as [`sys`], and [`check`] and [`FabricError::last`]
-//! turn their results into this module's errors:
+//! The BM lifecycle, each step a type that borrows the one before, so that
+//! the order init → create → join → register → copy → unregister → leave →
+//! destroy → uninit is the only one that compiles:
+//!
+//! | step | Rust | C |
+//! |---|---|---|
+//! | init / uninit | [`BigMemory::init`] / drop | `smem_bm_init` / `smem_bm_uninit` |
+//! | create / destroy | [`BigMemory::create_pool`] → [`GlobalPool`] / drop | `smem_bm_create2` / `smem_bm_destroy` |
+//! | join / leave | [`GlobalPool::join`] → [`Member`] / drop, [`Member::leave`] | `smem_bm_join` / `smem_bm_leave` |
+//! | global ranges | [`Member::peer_hbm`], [`Member::peer_dram`] → [`GlobalRange`] | `smem_bm_ptr_by_mem_type` |
+//! | register / unregister | [`Member::register_device`], [`Member::register_host`] / drop | `smem_bm_register_user_mem` / `smem_bm_unregister_user_mem` |
+//! | copy | [`Member::copy`], [`Member::copy_batch`] ([`CopyTo`] gives the type) | `smem_bm_copy`, `smem_bm_copy_batch` |
+//! | asynchronous copies | [`Member::scope`] → [`FabricScope`] | `ASYNC_COPY_FLAG`, `smem_bm_wait` |
+//!
+//! ```
+//! use ascend::{Device, DeviceBuf, PinnedHostBuf};
+//! use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+//! # let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+//! # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+//! let device = Device::new(0)?;
+//! let store = StoreUrl::parse(&format!("tcp://127.0.0.1:{port}"))?;
+//! let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+//! let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+//! let member = pool.join()?;
+//! let mut kv = DeviceBuf::from_slice(&device, &[1u8; 4096])?;
+//! let mut back = PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+//! let kv_side = member.register_device(&mut kv)?;
+//! let mut back_side = member.register_host(&mut back)?;
+//! let dram = member.peer_dram(member.rank())?.slice(..4096)?;
+//! member.copy(kv_side.read(), dram)?; // L2GH
+//! member.copy(dram, back_side.write())?; // GH2H
+//! // member.copy(kv_side.read(), back_side.write()) does not compile: local to local.
+//! assert_eq!(back_side.as_slice(), &[1u8; 4096][..]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Underneath: loading and checking the library ([`library`]), `smem_init`
+//! ([`init`]), and [`FabricError`], which turns the library's return codes
+//! and last error message into a typed error, telling apart a call made
+//! before initialisation ([`FabricError::NotInitialized`], code −2008) and
+//! a host without the Ascend driver ([`FabricError::DriverMissing`]). The
+//! raw functions stay reachable as [`sys`], and [`check`] and
+//! [`FabricError::last`] turn their results into this module's errors:
 //!
 //! ```
 //! use ascend::fabric::{self, sys, FabricError};
@@ -43,14 +77,24 @@
 
 mod big_memory;
 mod bm_config;
+mod copy;
 mod error;
 mod library_log;
+mod member;
+mod pool;
+mod registration;
+mod scope;
 mod store_security;
 mod store_url;
 
 pub use big_memory::BigMemory;
 pub use bm_config::BmConfig;
+pub use copy::{CopyTo, Side};
 pub use error::{FabricError, ascend_driver_installed};
+pub use member::{Dram, GlobalRange, Hbm, MemKind, Member};
+pub use pool::{GlobalPool, PoolOptions, Transport};
+pub use registration::{DeviceRead, DeviceWrite, HostRead, HostWrite, RegisteredDevice, RegisteredHost};
+pub use scope::FabricScope;
 pub use store_security::{StoreSecurity, StoreTls};
 pub use store_url::{StoreScheme, StoreUrl};
 

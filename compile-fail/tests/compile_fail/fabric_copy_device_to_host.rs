@@ -1,0 +1,18 @@
+// A copy from local device memory to local host memory is not MemFabric's:
+// no copy type, so the pair does not compile.
+use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+use ascend::{Device, DeviceBuf, PinnedHostBuf};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let device = Device::new(0)?;
+    let store = StoreUrl::parse("tcp://127.0.0.1:8570")?;
+    let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    let member = pool.join()?;
+    let mut kv = DeviceBuf::<u8>::zeroed(&device, 64)?;
+    let mut host = PinnedHostBuf::<u8>::zeroed(&device, 64)?;
+    let kv_side = member.register_device(&mut kv)?;
+    let mut host_side = member.register_host(&mut host)?;
+    member.copy(kv_side.read(), host_side.write())?;
+    Ok(())
+}

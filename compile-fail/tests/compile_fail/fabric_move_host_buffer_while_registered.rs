@@ -1,0 +1,17 @@
+// A registered pinned buffer cannot be moved (or dropped) while registered.
+use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+use ascend::{Device, PinnedHostBuf};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let device = Device::new(0)?;
+    let store = StoreUrl::parse("tcp://127.0.0.1:8570")?;
+    let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    let member = pool.join()?;
+    let mut host = PinnedHostBuf::<u8>::zeroed(&device, 64)?;
+    let host_side = member.register_host(&mut host)?;
+    let moved = host;
+    drop(host_side);
+    drop(moved);
+    Ok(())
+}

@@ -1,0 +1,380 @@
+//! [`Member`]: this rank joined to a [`GlobalPool`] (`smem_bm_join` …
+//! `smem_bm_leave`), and the [`GlobalRange`]s of every rank's memory.
+
+use super::{FabricError, GlobalPool, clear_last_error, sys};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+/// This rank joined to a [`GlobalPool`]: it leaves the pool when dropped
+/// (`smem_bm_leave`; a failure is logged, [`Member::leave`] returns it).
+///
+/// Through it: each rank's share of the pool ([`Member::peer_hbm`],
+/// [`Member::peer_dram`]), the registration of local buffers
+/// ([`Member::register_device`], [`Member::register_host`]) and the copies
+/// ([`Member::copy`], [`Member::copy_batch`], [`Member::scope`]). All of
+/// them borrow the member, so none outlives the membership.
+///
+/// **Threads:** neither `Send` nor `Sync`, as its pool.
+///
+/// ```
+/// use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
+/// let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(4 << 20))?;
+/// let member = pool.join()?;
+/// assert_eq!((member.rank(), member.world_size()), (0, 1));
+/// assert_eq!(member.peer_hbm(0)?.len(), 2 << 20);
+/// assert_eq!(member.peer_dram(0)?.len(), 4 << 20);
+/// member.leave()?; // or drop it
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Member<'p> {
+    pool: &'p GlobalPool<'p>,
+    left: bool,
+}
+
+impl<'p> Member<'p> {
+    pub(super) fn new(pool: &'p GlobalPool<'p>) -> Self {
+        Member { pool, left: false }
+    }
+
+    /// The pool.
+    ///
+    /// ```
+    /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
+    /// let pool = bm.create_pool(9, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
+    /// assert_eq!(pool.join()?.pool().id(), 9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pool(&self) -> &'p GlobalPool<'p> {
+        self.pool
+    }
+
+    /// This rank.
+    ///
+    /// # Examples
+    ///
+    /// See [`Member`].
+    pub fn rank(&self) -> u32 {
+        self.pool.big_memory().rank()
+    }
+
+    /// The number of ranks.
+    ///
+    /// # Examples
+    ///
+    /// See [`Member`].
+    pub fn world_size(&self) -> u32 {
+        self.pool.big_memory().world_size()
+    }
+
+    pub(super) fn handle(&self) -> sys::smem_bm_t {
+        self.pool.as_raw()
+    }
+
+    /// The HBM that `rank` contributes, as a global (GVA) range
+    /// (`smem_bm_ptr_by_mem_type(DEVICE)`); its length is this rank's HBM
+    /// contribution, every rank contributing the same.
+    ///
+    /// # Errors
+    ///
+    /// [`FabricError::InvalidArgument`] for a rank not below the world
+    /// size or a pool without HBM; the library's error when it gives no
+    /// address.
+    ///
+    /// # Examples
+    ///
+    /// See [`Member`].
+    #[doc(alias = "smem_bm_ptr_by_mem_type")]
+    pub fn peer_hbm(&self, rank: u32) -> Result<GlobalRange<'_, Hbm>, FabricError> {
+        self.range(rank, self.pool.options().hbm_bytes(), "Member::peer_hbm")
+    }
+
+    /// The DRAM that `rank` contributes, as a global (GVA) range
+    /// (`smem_bm_ptr_by_mem_type(HOST)`); its length is this rank's DRAM
+    /// contribution, every rank contributing the same.
+    ///
+    /// # Errors
+    ///
+    /// [`FabricError::InvalidArgument`] for a rank not below the world
+    /// size or a pool without DRAM; the library's error when it gives no
+    /// address.
+    ///
+    /// # Examples
+    ///
+    /// See [`Member`].
+    #[doc(alias = "smem_bm_ptr_by_mem_type")]
+    pub fn peer_dram(&self, rank: u32) -> Result<GlobalRange<'_, Dram>, FabricError> {
+        self.range(rank, self.pool.options().dram_bytes(), "Member::peer_dram")
+    }
+
+    fn range<K: MemKind>(
+        &self,
+        rank: u32,
+        bytes: u64,
+        method: &'static str,
+    ) -> Result<GlobalRange<'_, K>, FabricError> {
+        let refuse = |reason: String| FabricError::InvalidArgument { method, reason };
+        if rank >= self.world_size() {
+            return Err(refuse(format!("rank {rank} in a world of {}", self.world_size())));
+        }
+        if bytes == 0 {
+            return Err(refuse(format!("pool {} has no {}", self.pool.id(), K::NAME)));
+        }
+        let len = usize::try_from(bytes).map_err(|_| refuse(format!("{bytes} bytes do not fit this process")))?;
+        let peer = u16::try_from(rank).map_err(|_| refuse(format!("rank {rank} above 65535")))?;
+        clear_last_error();
+        // SAFETY: a live, joined handle; the memory type is DEVICE or HOST.
+        let gva = unsafe { sys::smem_bm_ptr_by_mem_type(self.handle(), K::MEM_TYPE, peer) };
+        if gva.is_null() {
+            return Err(FabricError::last("smem_bm_ptr_by_mem_type"));
+        }
+        Ok(GlobalRange {
+            handle: self.handle() as usize,
+            gva: gva as u64,
+            len,
+            rank,
+            _member: PhantomData,
+        })
+    }
+
+    /// Leaves the pool now (`smem_bm_leave`), returning the library's
+    /// error, which dropping the member only logs.
+    ///
+    /// # Errors
+    ///
+    /// The library's error; the member is gone either way.
+    ///
+    /// # Examples
+    ///
+    /// See [`Member`].
+    #[doc(alias = "smem_bm_leave")]
+    pub fn leave(mut self) -> Result<(), FabricError> {
+        self.left = true;
+        self.leave_now()
+    }
+
+    fn leave_now(&self) -> Result<(), FabricError> {
+        clear_last_error();
+        // SAFETY: a live handle this rank joined; every registration and
+        // copy borrows the member, so none is alive.
+        let code = unsafe { sys::smem_bm_leave(self.handle(), 0) };
+        self.pool.left();
+        log::debug!("smem_bm_leave: rank {} left pool {}", self.rank(), self.pool.id());
+        super::check("smem_bm_leave", code)
+    }
+}
+
+impl fmt::Debug for Member<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Member")
+            .field("pool", &self.pool.id())
+            .field("rank", &self.rank())
+            .field("world_size", &self.world_size())
+            .finish()
+    }
+}
+
+impl Drop for Member<'_> {
+    fn drop(&mut self) {
+        if !self.left
+            && let Err(error) = self.leave_now()
+        {
+            log::warn!("Member: leaving pool {}: {error}", self.pool.id());
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The kind of memory of a global range: [`Hbm`] or [`Dram`]. Sealed.
+///
+/// ```
+/// use ascend::fabric::{Dram, GlobalRange, MemKind};
+/// fn describe<K: MemKind>(range: &GlobalRange<'_, K>) -> String {
+///     format!("{} bytes of rank {}'s {}", range.len(), range.rank(), K::NAME)
+/// }
+/// ```
+pub trait MemKind: sealed::Sealed + Copy + fmt::Debug {
+    /// The `smem_bm_mem_type` of its global range.
+    ///
+    /// ```
+    /// use ascend::fabric::{Hbm, MemKind, sys};
+    /// assert_eq!(Hbm::MEM_TYPE, sys::SMEM_MEM_TYPE_DEVICE);
+    /// ```
+    const MEM_TYPE: sys::smem_bm_mem_type;
+    /// "HBM" or "DRAM".
+    ///
+    /// ```
+    /// use ascend::fabric::{Dram, MemKind};
+    /// assert_eq!(Dram::NAME, "DRAM");
+    /// ```
+    const NAME: &'static str;
+}
+
+/// Device memory (HBM) in the global pool: [`GlobalRange<Hbm>`].
+///
+/// ```
+/// use ascend::fabric::{Hbm, MemKind};
+/// assert_eq!(Hbm::NAME, "HBM");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hbm;
+
+/// Host memory (DRAM) in the global pool: [`GlobalRange<Dram>`].
+///
+/// ```
+/// use ascend::fabric::{Dram, MemKind};
+/// assert_eq!(Dram::NAME, "DRAM");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dram;
+
+impl sealed::Sealed for Hbm {}
+impl sealed::Sealed for Dram {}
+
+impl MemKind for Hbm {
+    const MEM_TYPE: sys::smem_bm_mem_type = sys::SMEM_MEM_TYPE_DEVICE;
+    const NAME: &'static str = "HBM";
+}
+
+impl MemKind for Dram {
+    const MEM_TYPE: sys::smem_bm_mem_type = sys::SMEM_MEM_TYPE_HOST;
+    const NAME: &'static str = "DRAM";
+}
+
+/// Bytes of one rank's HBM or DRAM in the global pool, by global address
+/// (GVA): a side of a copy ([`Member::copy`]). It borrows the [`Member`],
+/// so it is not used after this rank left. A GVA is a number, never
+/// dereferenced by this process; other ranks may write the same bytes at
+/// any time (the pool is shared memory across processes).
+///
+/// ```
+/// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
+/// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).dram(2 << 20))?;
+/// # let member = pool.join()?;
+/// let whole = member.peer_dram(0)?;
+/// let block = whole.slice(4096..8192)?;
+/// assert_eq!((block.len(), block.rank()), (4096, 0));
+/// assert_eq!(block.gva(), whole.gva() + 4096);
+/// assert!(whole.slice(..(4 << 20)).is_err()); // past the end
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct GlobalRange<'m, K: MemKind> {
+    pub(super) handle: usize,
+    gva: u64,
+    len: usize,
+    rank: u32,
+    _member: PhantomData<(&'m Member<'m>, K)>,
+}
+
+impl<'m, K: MemKind> GlobalRange<'m, K> {
+    /// Bytes.
+    ///
+    /// # Examples
+    ///
+    /// See [`GlobalRange`].
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no bytes.
+    ///
+    /// ```
+    /// # use ascend::fabric::{BigMemory, BmConfig, PoolOptions, StoreUrl, Transport};
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let bm = BigMemory::init(&store, 1, &ascend::Device::new(0)?, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert!(member.peer_hbm(0)?.slice(10..10)?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The rank whose memory it is.
+    ///
+    /// # Examples
+    ///
+    /// See [`GlobalRange`].
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// The global address of its first byte.
+    ///
+    /// # Examples
+    ///
+    /// See [`GlobalRange`].
+    pub fn gva(&self) -> u64 {
+        self.gva
+    }
+
+    /// The bytes `range` of it.
+    ///
+    /// # Errors
+    ///
+    /// [`FabricError::InvalidArgument`] for a range past its end or
+    /// reversed.
+    ///
+    /// # Examples
+    ///
+    /// See [`GlobalRange`].
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self, FabricError> {
+        let (start, end) = byte_range("GlobalRange::slice", self.len, range)?;
+        Ok(GlobalRange {
+            gva: self.gva + start as u64,
+            len: end - start,
+            ..*self
+        })
+    }
+}
+
+impl<K: MemKind> fmt::Debug for GlobalRange<'_, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GlobalRange")
+            .field("kind", &K::NAME)
+            .field("rank", &self.rank)
+            .field("gva", &format_args!("{:#x}", self.gva))
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+/// `range` of `len` bytes as (start, end), checked.
+pub(super) fn byte_range(
+    method: &'static str,
+    len: usize,
+    range: impl RangeBounds<usize>,
+) -> Result<(usize, usize), FabricError> {
+    let start = match range.start_bound() {
+        Bound::Included(&start) => Some(start),
+        Bound::Excluded(&start) => start.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&end) => end.checked_add(1),
+        Bound::Excluded(&end) => Some(end),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end)),
+        _ => Err(FabricError::InvalidArgument {
+            method,
+            reason: format!("bytes {:?}..{:?} of {len}", range.start_bound(), range.end_bound()),
+        }),
+    }
+}
