@@ -68,7 +68,17 @@ impl BigMemory {
     ///
     /// # Examples
     ///
-    /// See [`BigMemory`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(bm.world_size(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn init(store: &StoreUrl, world_size: u32, device: &Device, config: &BmConfig) -> Result<Self, FabricError> {
         let refuse = |reason: String| FabricError::InvalidArgument {
             method: "BigMemory::init",
@@ -130,7 +140,17 @@ impl BigMemory {
     ///
     /// # Examples
     ///
-    /// See [`BigMemory`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(bm.rank(), 0); // the only rank
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rank(&self) -> u32 {
         self.rank
     }

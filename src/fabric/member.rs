@@ -59,7 +59,17 @@ impl<'p> Member<'p> {
     ///
     /// # Examples
     ///
-    /// See [`Member`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(member.rank(), bm.rank());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rank(&self) -> u32 {
         self.pool.big_memory().rank()
     }
@@ -68,7 +78,17 @@ impl<'p> Member<'p> {
     ///
     /// # Examples
     ///
-    /// See [`Member`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(member.world_size(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn world_size(&self) -> u32 {
         self.pool.big_memory().world_size()
     }
@@ -89,7 +109,19 @@ impl<'p> Member<'p> {
     ///
     /// # Examples
     ///
-    /// See [`Member`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let hbm = member.peer_hbm(0)?;
+    /// assert_eq!((hbm.rank(), hbm.len()), (0, 2 << 20));
+    /// assert!(member.peer_hbm(1).is_err()); // no rank 1 in a world of one
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_ptr_by_mem_type")]
     pub fn peer_hbm(&self, rank: u32) -> Result<GlobalRange<'_, Hbm>, FabricError> {
         self.range(rank, self.pool.options().hbm_bytes(), "Member::peer_hbm")
@@ -107,7 +139,19 @@ impl<'p> Member<'p> {
     ///
     /// # Examples
     ///
-    /// See [`Member`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let dram = member.peer_dram(0)?;
+    /// assert_eq!(dram.len(), 2 << 20);
+    /// assert_ne!(dram.gva(), member.peer_hbm(0)?.gva()); // two address ranges
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_ptr_by_mem_type")]
     pub fn peer_dram(&self, rank: u32) -> Result<GlobalRange<'_, Dram>, FabricError> {
         self.range(rank, self.pool.options().dram_bytes(), "Member::peer_dram")
@@ -152,7 +196,17 @@ impl<'p> Member<'p> {
     ///
     /// # Examples
     ///
-    /// See [`Member`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// member.leave()?; // the error, if any, instead of a log line
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_leave")]
     pub fn leave(mut self) -> Result<(), FabricError> {
         self.left = true;
@@ -284,7 +338,17 @@ impl<'m, K: MemKind> GlobalRange<'m, K> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalRange`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(member.peer_dram(0)?.slice(..100)?.len(), 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
@@ -309,7 +373,17 @@ impl<'m, K: MemKind> GlobalRange<'m, K> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalRange`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(member.peer_hbm(0)?.rank(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rank(&self) -> u32 {
         self.rank
     }
@@ -318,7 +392,18 @@ impl<'m, K: MemKind> GlobalRange<'m, K> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalRange`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let hbm = member.peer_hbm(0)?;
+    /// assert_eq!(hbm.slice(4096..)?.gva(), hbm.gva() + 4096);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn gva(&self) -> u64 {
         self.gva
     }
@@ -332,7 +417,19 @@ impl<'m, K: MemKind> GlobalRange<'m, K> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalRange`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let dram = member.peer_dram(0)?;
+    /// assert_eq!(dram.slice(16..48)?.len(), 32);
+    /// assert!(dram.slice(..(2 << 20) + 1).is_err()); // past its end
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<Self, FabricError> {
         let (start, end) = byte_range("GlobalRange::slice", self.len, range)?;
         Ok(GlobalRange {

@@ -263,7 +263,20 @@ impl BigMemory {
     ///
     /// # Examples
     ///
-    /// See [`GlobalPool`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// let other = bm.create_pool(2, &options)?; // another id: another pool
+    /// assert_eq!(other.id(), 2);
+    /// assert!(bm.create_pool(2, &options).is_err()); // that id is taken while `other` lives
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_create2")]
     pub fn create_pool(&self, id: u32, options: &PoolOptions) -> Result<GlobalPool<'_>, FabricError> {
         let raw = options.to_raw(self.world_size())?;
@@ -298,7 +311,17 @@ impl<'bm> GlobalPool<'bm> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalPool`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(pool.id(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -347,7 +370,20 @@ impl<'bm> GlobalPool<'bm> {
     ///
     /// # Examples
     ///
-    /// See [`GlobalPool`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// assert_eq!(member.rank(), 0);
+    /// drop(member); // leaves
+    /// let again = pool.join()?; // and joins again
+    /// assert_eq!(again.world_size(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_join")]
     pub fn join(&self) -> Result<Member<'_>, FabricError> {
         if self.joined.replace(true) {

@@ -216,7 +216,23 @@ impl<'m> Member<'m> {
 ///
 /// # Examples
 ///
-/// See [`Member::register_device`].
+/// ```
+/// # use ascend::fabric::*;
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// # let device = ascend::Device::new(0)?;
+/// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+/// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+/// # let member = pool.join()?;
+/// let mut kv = ascend::DeviceBuf::from_slice(&device, &[5u8; 1024])?;
+/// let mut registered = member.register_device(&mut kv)?;
+/// let hbm = member.peer_hbm(0)?.slice(..1024)?;
+/// member.copy(registered.read(), hbm)?; // L2G
+/// member.copy(hbm, registered.write())?; // G2L
+/// registered.unregister()?; // or drop it; `kv` is free to use again
+/// assert_eq!(kv.to_vec()?, [5u8; 1024]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct RegisteredDevice<'b, 'm, S: DeviceStorageMut + ?Sized> {
     registration: Registration<'m>,
     storage: &'b mut S,
@@ -282,7 +298,19 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_device`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut kv = ascend::DeviceBuf::from_slice(&device, &[1u8; 64])?;
+    /// let registered = member.register_device(&mut kv)?;
+    /// member.copy(registered.read(), member.peer_dram(0)?.slice(..64)?)?; // L2GH
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn read(&self) -> DeviceRead<'_> {
         DeviceRead::new(self.registration.whole())
     }
@@ -291,7 +319,19 @@ impl<'b, 'm, S: DeviceStorageMut + ?Sized> RegisteredDevice<'b, 'm, S> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_device`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut kv = ascend::DeviceBuf::<u8>::zeroed(&device, 64)?;
+    /// let mut registered = member.register_device(&mut kv)?;
+    /// member.copy(member.peer_dram(0)?.slice(..64)?, registered.write())?; // GH2L
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write(&mut self) -> DeviceWrite<'_> {
         DeviceWrite::new(self.registration.whole())
     }
@@ -389,7 +429,23 @@ impl<S: DeviceStorageMut + ?Sized> fmt::Debug for RegisteredDevice<'_, '_, S> {
 ///
 /// # Examples
 ///
-/// See [`Member::register_host`].
+/// ```
+/// # use ascend::fabric::*;
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// # let device = ascend::Device::new(0)?;
+/// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+/// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+/// # let member = pool.join()?;
+/// let mut staging = ascend::PinnedHostBuf::from_slice(&device, &[7u8; 512])?;
+/// let mut registered = member.register_host(&mut staging)?;
+/// let dram = member.peer_dram(0)?.slice(..512)?;
+/// member.copy(registered.read(), dram)?; // H2GH
+/// registered.as_mut_slice().fill(0);
+/// member.copy(dram, registered.write())?; // GH2H
+/// assert_eq!(registered.as_slice(), &[7u8; 512][..]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct RegisteredHost<'b, 'm, T: Pod> {
     registration: Registration<'m>,
     buffer: &'b mut PinnedHostBuf<T>,
@@ -436,7 +492,19 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_host`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut host = ascend::PinnedHostBuf::from_slice(&device, &[4u16; 8])?;
+    /// let registered = member.register_host(&mut host)?;
+    /// assert_eq!(registered.as_slice(), &[4u16; 8][..]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_slice(&self) -> &[T] {
         self.buffer
     }
@@ -446,7 +514,20 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_host`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut host = ascend::PinnedHostBuf::<u16>::zeroed(&device, 8)?;
+    /// let mut registered = member.register_host(&mut host)?;
+    /// registered.as_mut_slice()[0] = 9; // the host writes it between copies
+    /// assert_eq!(registered.as_slice()[0], 9);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         self.buffer
     }
@@ -455,7 +536,19 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_host`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut host = ascend::PinnedHostBuf::from_slice(&device, &[2u8; 128])?;
+    /// let registered = member.register_host(&mut host)?;
+    /// member.copy(registered.read(), member.peer_hbm(0)?.slice(..128)?)?; // H2G
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn read(&self) -> HostRead<'_> {
         HostRead::new(self.registration.whole())
     }
@@ -464,7 +557,19 @@ impl<'b, 'm, T: Pod> RegisteredHost<'b, 'm, T> {
     ///
     /// # Examples
     ///
-    /// See [`Member::register_host`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut host = ascend::PinnedHostBuf::<u8>::zeroed(&device, 128)?;
+    /// let mut registered = member.register_host(&mut host)?;
+    /// member.copy(member.peer_hbm(0)?.slice(..128)?, registered.write())?; // G2H
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write(&mut self) -> HostWrite<'_> {
         HostWrite::new(self.registration.whole())
     }

@@ -14,7 +14,21 @@ use std::marker::PhantomData;
 ///
 /// # Examples
 ///
-/// See [`Member::scope`].
+/// ```
+/// # use ascend::fabric::*;
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// # let device = ascend::Device::new(0)?;
+/// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+/// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+/// # let member = pool.join()?;
+/// let mut host = ascend::PinnedHostBuf::<u8>::zeroed(&device, 4096)?;
+/// let mut host = member.register_host(&mut host)?;
+/// let dram = member.peer_dram(0)?.slice(..4096)?;
+/// // `s` is the FabricScope: what it queues is waited for before `scope` returns.
+/// member.scope(|s| s.copy(dram, host.write()))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FabricScope<'scope, 'env: 'scope> {
     member: &'env Member<'env>,
     _scope: PhantomData<&'scope mut &'scope ()>,
@@ -173,7 +187,20 @@ impl<'scope, 'env> FabricScope<'scope, 'env> {
     ///
     /// # Examples
     ///
-    /// See [`Member::scope`].
+    /// ```
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = BigMemory::init(&store, 1, &device, &BmConfig::default())?;
+    /// # let pool = bm.create_pool(1, &PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20))?;
+    /// # let member = pool.join()?;
+    /// let mut kv = ascend::DeviceBuf::from_slice(&device, &[3u8; 256])?;
+    /// let kv = member.register_device(&mut kv)?;
+    /// let hbm = member.peer_hbm(0)?.slice(..256)?;
+    /// member.scope(|s| s.copy(kv.read(), hbm))?; // L2G, queued, then waited for
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[doc(alias = "smem_bm_copy")]
     pub fn copy<S, D>(&self, src: S, dst: D) -> Result<(), FabricError>
     where

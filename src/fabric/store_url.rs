@@ -8,6 +8,13 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 
 /// The kind of config store a [`StoreUrl`] names.
+///
+/// ```
+/// use ascend::fabric::{StoreScheme, StoreUrl};
+/// assert_eq!(StoreUrl::parse("tcp://127.0.0.1:8570")?.scheme(), StoreScheme::Tcp);
+/// assert_eq!(StoreUrl::parse("etcd://10.0.0.5:2379#a")?.scheme(), StoreScheme::Etcd);
+/// # Ok::<(), ascend::fabric::FabricError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum StoreScheme {
