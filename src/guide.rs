@@ -12,6 +12,7 @@
 //! | [`c_and_cpp`] | C and C++ programs on the software device: the drop-in `libascendcl.so` and its CANN-shaped tree |
 //! | [`testing`] | testing your own code on the software device (feature `testing`) |
 //! | [`stream_races`] | the stream-hazard sanitizer: races between streams, unwritten reads, sync misuse |
+//! | [`fabric`] | beyond one machine: MemFabric's global HBM + DRAM pool, the real library, the software fabric, the lifecycle in types (feature `fabric`) |
 //! | [`performance`] | benchmark ratios against the machine's physical limits |
 //!
 //! These modules hold no items: they are documentation only.
@@ -29,6 +30,7 @@
 //! [c-and-cpp]: c_and_cpp
 //! [testing]: testing
 //! [stream-races]: stream_races
+//! [fabric]: fabric
 //! [performance]: performance
 //!
 #![doc = include_str!("../docs/README.md")]
@@ -74,6 +76,17 @@ pub mod testing {
 
 pub mod stream_races {
     #![doc = include_str!("../docs/stream-races.md")]
+}
+
+pub mod fabric {
+    // The page's example uses `ascend::fabric` and runs as a doctest, so the
+    // page needs the cargo feature `fabric`.
+    #![cfg_attr(feature = "fabric", doc = include_str!("../docs/fabric.md"))]
+    #![cfg_attr(
+        not(feature = "fabric"),
+        doc = "Beyond one machine (MemFabric): this page is built with the cargo feature `fabric`, and in \
+               the repository at `docs/fabric.md`."
+    )]
 }
 
 pub mod performance {

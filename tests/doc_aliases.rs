@@ -166,6 +166,10 @@ fn doc_aliases_match_the_bound_functions_and_the_map() {
         ));
     }
 
+    // MemFabric's functions (`smem_*`, the feature `fabric`) are checked
+    // against their own map by `fabric_doc_aliases_match_the_map` below.
+    let aliases: Vec<Alias> = aliases.into_iter().filter(|a| !a.name.starts_with("smem_")).collect();
+
     // (a) Every alias is a bound function, (d) on an item its row names.
     for alias in &aliases {
         let Alias { name, at, item } = alias;
@@ -246,4 +250,70 @@ fn alias_attributes_are_read() {
     assert_eq!(item_name("pub struct Mbuf {"), "Mbuf");
     assert_eq!(item_name("    Acl {"), "Acl");
     assert_eq!(item_name("    fn free(&self, block: Block);"), "free");
+}
+
+/// The table of `docs/fabric.md` ("Every bound function"): each C name of
+/// a row → the row's Rust column.
+#[cfg(feature = "fabric")]
+fn fabric_map_rows() -> BTreeMap<String, String> {
+    let text = fs::read_to_string(root().join("docs/fabric.md")).expect("read docs/fabric.md");
+    let table = text
+        .split("## Every bound function")
+        .nth(1)
+        .expect("docs/fabric.md has the section \"Every bound function\"");
+    let mut rows = BTreeMap::new();
+    for line in table.lines() {
+        let Some(rest) = line.strip_prefix("| `") else { continue };
+        let Some((names, column)) = rest.split_once(" | ") else {
+            continue;
+        };
+        for name in names.split(", ") {
+            let name = name.trim_matches('`');
+            rows.insert(
+                name.to_owned(),
+                column.trim_end().trim_end_matches('|').trim_end().to_owned(),
+            );
+        }
+    }
+    rows
+}
+
+/// The `smem_*` aliases in `src/fabric/`: each names a function
+/// `memfabric-sys` binds, sits on an item the row of `docs/fabric.md`'s
+/// table names, and every C function of that table that names a Rust
+/// method has an alias.
+#[cfg(feature = "fabric")]
+#[test]
+fn fabric_doc_aliases_match_the_map() {
+    let bound: BTreeSet<&str> = ascend::fabric::sys::FUNCTION_NAMES.iter().copied().collect();
+    let rows = fabric_map_rows();
+    let (aliases, _) = aliases();
+    let aliases: Vec<Alias> = aliases.into_iter().filter(|a| a.name.starts_with("smem_")).collect();
+    let mut problems = Vec::new();
+    for Alias { name, at, item } in &aliases {
+        if !bound.contains(name.as_str()) {
+            problems.push(format!("{at}: alias `{name}` is not a function memfabric-sys binds"));
+        }
+        match rows.get(name) {
+            None => problems.push(format!("{at}: alias `{name}` has no row in docs/fabric.md")),
+            Some(column) if !has_word(column, item) => problems.push(format!(
+                "{at}: alias `{name}` on `{item}`, which its row in docs/fabric.md does not name ({column:?})"
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in rows.keys() {
+        if !bound.contains(name.as_str()) {
+            problems.push(format!(
+                "docs/fabric.md maps `{name}`, which memfabric-sys does not bind"
+            ));
+        }
+    }
+    assert!(aliases.len() >= 10, "only {} smem_* aliases", aliases.len());
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
 }
