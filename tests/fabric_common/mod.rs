@@ -42,7 +42,9 @@ fn child_port(name: &str) -> Option<u16> {
     }
 }
 
-fn spawn(test: &str, name: &str, port: u16) -> Child {
+/// Starts the child `name` of `test`, on `backend` (`None`: the software
+/// fabric unless `MEMFABRIC_BACKEND` says otherwise).
+fn spawn(test: &str, name: &str, port: u16, backend: Option<&str>) -> Child {
     let mut command = Command::new(std::env::current_exe().expect("this test binary"));
     command
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
@@ -51,8 +53,14 @@ fn spawn(test: &str, name: &str, port: u16) -> Child {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if std::env::var_os(sys::ENV_BACKEND).is_none() {
-        command.env(sys::ENV_BACKEND, "software");
+    match backend {
+        Some(backend) => {
+            command.env(sys::ENV_BACKEND, backend);
+        }
+        None if std::env::var_os(sys::ENV_BACKEND).is_none() => {
+            command.env(sys::ENV_BACKEND, "software");
+        }
+        None => {}
     }
     command.spawn().expect("start the child")
 }
@@ -102,15 +110,23 @@ fn check(name: &str, status: Option<std::process::ExitStatus>, output: &str) {
 /// runs the child, checks that it passed and that nothing listens on the
 /// port afterwards.
 pub fn in_child(test: &str, body: impl FnOnce(u16)) {
+    in_child_on(test, None, body);
+}
+
+/// [`in_child`] with the child's backend given (`Some("hardware")`: the
+/// real library, never a fallback); the child's output in the parent,
+/// empty in the child.
+pub fn in_child_on(test: &str, backend: Option<&str>, body: impl FnOnce(u16)) -> String {
     if let Some(port) = child_port(test) {
         body(port);
         println!("child {test} done");
-        return;
+        return String::new();
     }
     let port = free_port();
-    let (status, output) = finish(test, spawn(test, test, port));
+    let (status, output) = finish(test, spawn(test, test, port, backend));
     check(test, status, &output);
     assert!(port_is_free(port), "a listener was left behind on port {port}");
+    output
 }
 
 /// `in_child` for `count` processes of one world on one port.
@@ -122,7 +138,7 @@ pub fn in_children(test: &str, count: usize, body: impl FnOnce(u16)) {
         return;
     }
     let port = free_port();
-    let children: Vec<Child> = names.iter().map(|name| spawn(test, name, port)).collect();
+    let children: Vec<Child> = names.iter().map(|name| spawn(test, name, port, None)).collect();
     let results: Vec<_> = names
         .iter()
         .zip(children)
@@ -143,7 +159,7 @@ pub fn in_child_aborting(test: &str, body: impl FnOnce(u16)) -> String {
         return String::new();
     }
     let port = free_port();
-    let (status, output) = finish(test, spawn(test, test, port));
+    let (status, output) = finish(test, spawn(test, test, port, None));
     println!("{output}");
     let status = status.unwrap_or_else(|| panic!("child {test} hung and was killed after {TIMEOUT:?}"));
     assert!(!status.success(), "child {test} did not abort");
