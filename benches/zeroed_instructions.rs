@@ -4,12 +4,14 @@
 //!
 //! ```text
 //! cargo bench -p ascend-benches --bench zeroed_instructions --no-run
-//! for z in 0 1; do for n in 0 100000; do ZEROED=$z ALLOCS=$n \
+//! for z in 0 1; do for n in 0 100000; do ZEROED=$z ALLOCS=$n ASCEND_SOFT_DEVICE_MEMORY=1G \
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!   target/release/deps/zeroed_instructions-* 2>&1 | grep Collected; done; done
 //! ```
 //!
-//! (instructions per allocation = the difference ÷ 100,000). `ZEROED=1`
+//! (instructions per allocation = the difference ÷ 100,000; under
+//! valgrind the software device cannot reserve its default capacity, hence
+//! `ASCEND_SOFT_DEVICE_MEMORY=1G`). `ZEROED=1`
 //! makes each buffer with `DeviceBuf::zeroed`, `ZEROED=0` with
 //! `DeviceBuf::uninit`; the ratio of the two is the instruction-count
 //! side of the goal in `benches/alloc_free.rs` (zeroed ÷ uninitialised).

@@ -92,7 +92,9 @@ pub(crate) unsafe fn copy_segments(to: &Segments, from: &Segments, count: usize)
 pub(crate) unsafe fn fill_bytes(address: usize, value: u8, count: usize) -> SoftResult {
     // Inside the allocation this thread placed or translated last (a
     // buffer zeroed as it is made): one segment, translated without a lock
-    // (what `Translator::resolve` would answer).
+    // (what `Translator::resolve` would answer, without building its
+    // `Translator` and `Segments`: 121 instructions of a zeroed 4 KiB
+    // buffer's ~1,280 beside the fill, benches/zeroed_instructions.rs).
     if let Some((pointer, _)) = device_mem::remembered_view(address, count) {
         // SAFETY: `count` bytes of a live allocation's device view.
         unsafe { fill_run(pointer, value, count) };
