@@ -43,7 +43,7 @@ fn copy_and_batch_failures_are_typed() {
         assert!(
             matches!(
                 error,
-                FabricError::Call {
+                FabricError::PeerUnreachable {
                     api: "smem_bm_copy",
                     code: sys::SMEM_TIMEOUT,
                     ..

@@ -196,7 +196,7 @@ fn copies_into_a_rank_that_died_fail_with_a_typed_error_and_others_go_on() {
                 assert!(
                     matches!(
                         error,
-                        FabricError::Call {
+                        FabricError::PeerUnreachable {
                             api: "smem_bm_copy",
                             code: -7,
                             ..

@@ -70,6 +70,11 @@ pub const SMEM_NOT_CONNECTED: i32 = -2014;
 /// The caller's buffer is too small.
 pub const SMEM_BUFFER_TOO_SMALL: i32 = -2015;
 
+/// hybm's `BM_TIMEOUT`, from the core under the library: a copy or wait
+/// whose peer stopped answering passes it through unmapped (it is not in
+/// `smem.h`'s list, so [`error_name`] does not name it).
+pub const BM_TIMEOUT: i32 = -7;
+
 /// The lowest code of the config store back-end's range (−3000 … −3007).
 pub const SMEM_STORE_ERROR_MIN: i32 = -3007;
 /// The highest code of the config store back-end's range (−3000 … −3007).

@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("copy", 4),
     ("entry", 5),
     ("direct", 6),
+    ("live", 6),
 ];
 
 fn soft_dir() -> PathBuf {

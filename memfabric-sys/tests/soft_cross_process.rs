@@ -15,10 +15,12 @@ use std::time::Duration;
 
 const ROLE_VAR: &str = "MEMFABRIC_SOFT_RANK";
 const DEATH_VAR: &str = "MEMFABRIC_SOFT_DEATH";
+const LEAVE_VAR: &str = "MEMFABRIC_SOFT_LEAVE";
 const PORT_VAR: &str = "MEMFABRIC_SOFT_PORT";
 const SIZE: usize = 256 << 10;
 const TEST: &str = "two_processes_read_and_write_each_others_segments";
 const DEATH_TEST: &str = "a_rank_that_dies_times_out_copies_into_its_range";
+const LEAVE_TEST: &str = "a_rank_that_left_times_out_the_next_copy_and_a_batch_waits_once";
 const STEP: Duration = Duration::from_secs(60);
 
 /// Waits for the parent's next line on stdin.
@@ -124,6 +126,15 @@ fn rank_body(rank: u32, port: u16) {
     }
 }
 
+/// The variable that gives a child of `test` its rank.
+fn role_var(test: &str) -> &'static str {
+    match test {
+        TEST => ROLE_VAR,
+        DEATH_TEST => DEATH_VAR,
+        _ => LEAVE_VAR,
+    }
+}
+
 /// A child rank: killed when dropped.
 struct Rank {
     child: Child,
@@ -139,7 +150,7 @@ impl Rank {
     fn start_test(test: &str, rank: u32, port: u16) -> Self {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", test, "--nocapture", "--test-threads=1"])
-            .env(if test == TEST { ROLE_VAR } else { DEATH_VAR }, rank.to_string())
+            .env(role_var(test), rank.to_string())
             .env(PORT_VAR, port.to_string())
             .env(ENV_BACKEND, "software")
             .stdin(Stdio::piped())
@@ -283,6 +294,98 @@ fn a_rank_that_dies_times_out_copies_into_its_range() {
     assert!(status.success());
     zero.send("check");
     zero.expect("checked");
+    zero.finish();
+    assert!(common::port_is_free(port), "the store's port is still taken");
+}
+
+/// The control timeout of the leave scenario, seconds.
+const LEAVE_TIMEOUT: u32 = 1;
+
+fn leave_body(rank: u32, port: u16) {
+    let mut config = config(Some(rank), rank == 0);
+    config.controlOperationTimeout = LEAVE_TIMEOUT;
+    assert_eq!(init(port, 2, &config), SMEM_OK, "{:?}", last_error());
+    let bm = create(11, 2 << 20, 0);
+    assert!(!bm.is_null(), "{:?}", last_error());
+    if rank == 0 {
+        say("ready");
+    }
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK, "{:?}", last_error());
+    if rank == 1 {
+        say("joined");
+        wait_for("leave");
+        // SAFETY: a live handle, then the world.
+        unsafe {
+            smem_bm_destroy(bm);
+            smem_bm_uninit(0);
+        }
+        // Still running: it left, it did not die.
+        say("left");
+        wait_for("exit");
+        return;
+    }
+    let peer = gva(bm, SMEM_MEM_TYPE_HOST, 1);
+    let mut buffer = vec![0u8; 8 * 4096];
+    assert_eq!(
+        copy(bm, peer, buffer.as_mut_ptr(), 4096, SMEMB_COPY_G2H),
+        SMEM_OK,
+        "{:?}",
+        last_error()
+    );
+    say("alive");
+    wait_for("check");
+    // The store wrote the state before answering rank 1's LEAVE: the very
+    // next copy sees it (no retries), and fails after the timeout.
+    let timeout = Duration::from_secs(u64::from(LEAVE_TIMEOUT));
+    let started = std::time::Instant::now();
+    let code = copy(bm, peer, buffer.as_mut_ptr(), 4096, SMEMB_COPY_G2H);
+    assert_eq!(code, -7, "{:?}", last_error());
+    assert!(started.elapsed() >= timeout);
+    assert!(last_error().1.contains("rank 1 left"), "{:?}", last_error());
+    // A batch of eight entries into it waits once, not eight times.
+    let mut sources: Vec<*mut std::ffi::c_void> = (0..8).map(|i| (peer as usize + i * 4096) as *mut _).collect();
+    let mut destinations: Vec<*mut std::ffi::c_void> = (0..8).map(|i| buffer[i * 4096..].as_mut_ptr().cast()).collect();
+    let sizes = [4096u64; 8];
+    let mut params = smem_batch_copy_params_t {
+        sources: sources.as_mut_ptr(),
+        destinations: destinations.as_mut_ptr(),
+        dataSizes: sizes.as_ptr(),
+        batchSize: 8,
+        stream: std::ptr::null_mut(),
+    };
+    let started = std::time::Instant::now();
+    // SAFETY: eight entries in each array; the destinations are `buffer`.
+    let code = unsafe { smem_bm_copy_batch(bm, &mut params, SMEMB_COPY_G2H, 0) };
+    let took = started.elapsed();
+    assert_eq!(code, -7, "{:?}", last_error());
+    assert!(took >= timeout && took < 2 * timeout, "the batch took {took:?}");
+    say("checked");
+    wait_for("exit");
+    // SAFETY: a live handle.
+    unsafe {
+        smem_bm_destroy(bm);
+        smem_bm_uninit(0);
+    }
+}
+
+#[test]
+fn a_rank_that_left_times_out_the_next_copy_and_a_batch_waits_once() {
+    if let (Ok(rank), Ok(port)) = (std::env::var(LEAVE_VAR), std::env::var(PORT_VAR)) {
+        leave_body(rank.parse().unwrap(), port.parse().unwrap());
+        return;
+    }
+    let port = common::free_port();
+    let mut zero = Rank::start_test(LEAVE_TEST, 0, port);
+    zero.expect("ready");
+    let mut one = Rank::start_test(LEAVE_TEST, 1, port);
+    one.expect("joined");
+    zero.expect("alive");
+    one.send("leave");
+    one.expect("left");
+    zero.send("check");
+    zero.expect("checked");
+    one.finish();
     zero.finish();
     assert!(common::port_is_free(port), "the store's port is still taken");
 }

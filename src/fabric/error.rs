@@ -85,6 +85,28 @@ pub enum FabricError {
         /// The C function that was not called.
         api: &'static str,
     },
+    /// A copy, wait or join found a rank of the pool gone: it died, left
+    /// the world, or did not answer within the control timeout
+    /// ([`BmConfig::with_control_timeout`](super::BmConfig::with_control_timeout)).
+    /// The code is hybm's `BM_TIMEOUT` (−7), which the library passes
+    /// through from its core, `SMEM_NOT_CONNECTED` (−2014), or
+    /// `SMEM_TIMEOUT` (−2004) from a copy, a wait or a join. Other ranks'
+    /// memory is still reachable; a batch may have partly happened.
+    ///
+    /// ```
+    /// use ascend::fabric::{FabricError, sys};
+    /// let error = FabricError::from_code("smem_bm_copy", sys::BM_TIMEOUT);
+    /// assert!(matches!(error, FabricError::PeerUnreachable { api: "smem_bm_copy", code: -7, .. }));
+    /// ```
+    #[non_exhaustive]
+    PeerUnreachable {
+        /// The C function that failed.
+        api: &'static str,
+        /// The code it returned.
+        code: i32,
+        /// The library's last message (which rank, when it says).
+        message: Option<String>,
+    },
     /// Any other failure, with the raw code (the library's `SMEM_*` codes,
     /// or a core `BM_*` code passed through) and its last message.
     #[non_exhaustive]
@@ -124,6 +146,8 @@ impl FabricError {
         let message = last_message();
         match code {
             sys::SMEM_NOT_INIT => FabricError::NotInitialized { api, message },
+            sys::BM_TIMEOUT | sys::SMEM_NOT_CONNECTED => FabricError::PeerUnreachable { api, code, message },
+            sys::SMEM_TIMEOUT if reaches_peers(api) => FabricError::PeerUnreachable { api, code, message },
             _ if needs_driver(api) && !ascend_driver_installed() => FabricError::DriverMissing {
                 api,
                 code,
@@ -168,7 +192,9 @@ impl FabricError {
     pub fn code(&self) -> Option<i32> {
         match self {
             FabricError::NotInitialized { .. } => Some(sys::SMEM_NOT_INIT),
-            FabricError::DriverMissing { code, .. } | FabricError::Call { code, .. } => Some(*code),
+            FabricError::DriverMissing { code, .. }
+            | FabricError::PeerUnreachable { code, .. }
+            | FabricError::Call { code, .. } => Some(*code),
             FabricError::Unsupported { .. } => Some(sys::MEMFABRIC_SYS_NOT_SUPPORTED),
             FabricError::Load(_)
             | FabricError::InvalidArgument { .. }
@@ -176,6 +202,12 @@ impl FabricError {
             | FabricError::AlreadyInitialized { .. } => None,
         }
     }
+}
+
+/// Whether `api` talks to other ranks, so that its `SMEM_TIMEOUT` means a
+/// peer did not answer (and not, say, the config store during init).
+fn reaches_peers(api: &str) -> bool {
+    api.starts_with("smem_bm_copy") || matches!(api, "smem_bm_wait" | "smem_bm_join")
 }
 
 /// `NAME (code)`, or the bare code for one outside the public list.
@@ -239,6 +271,13 @@ impl fmt::Display for FabricError {
                 "refused: the MemFabric config store {url} is not on this host and TLS is off; anyone who \
                  can reach it can join the pool and read or write every member's memory. Give the store TLS \
                  files (StoreSecurity::Tls) or opt out explicitly (StoreSecurity::plaintext_across_hosts)"
+            ),
+            FabricError::PeerUnreachable { api, code, message } => write!(
+                f,
+                "{api} failed: {}: a rank of the pool is unreachable (it died, left, or did not answer within \
+                 the control timeout){}",
+                code_text(*code),
+                said(message)
             ),
             FabricError::Call { api, code, message } => {
                 write!(f, "{api} failed: {}{}", code_text(*code), said(message))

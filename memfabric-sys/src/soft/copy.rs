@@ -15,6 +15,7 @@
 //! for).
 
 use crate::soft::bm::handle::Bm;
+use crate::soft::bm::peer::Peer;
 use crate::soft::core::result::{SoftError, SoftResult, fail};
 use crate::soft::memory::hbm::with_device;
 use crate::types::*;
@@ -23,6 +24,7 @@ use ascend_sys::{
     ACL_MEM_LOCATION_TYPE_DEVICE, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE,
     ACL_MEMCPY_HOST_TO_HOST, ACL_SUCCESS, aclrtPtrAttributes,
 };
+use std::sync::Arc;
 
 /// The class a side of a copy must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +130,35 @@ fn direction(bm: &Bm, src: u64, dst: u64, kind: smem_bm_copy_type) -> SoftResult
 struct Side {
     address: u64,
     device: bool,
-    _peer: Option<std::sync::Arc<crate::soft::bm::peer::Peer>>,
+    _peer: Option<Arc<Peer>>,
 }
 
-fn resolve(bm: &Bm, class: Class, address: u64, size: u64) -> SoftResult<Side> {
+/// The peers one call touches, each looked up once ([`Bm::peer`]: a store
+/// round trip, and the control timeout for a rank that is gone), so a batch
+/// of many entries into one peer asks the store once and waits for a gone
+/// rank once.
+struct Peers<'a> {
+    bm: &'a Bm,
+    seen: Vec<(u32, SoftResult<Arc<Peer>>)>,
+}
+
+impl<'a> Peers<'a> {
+    fn new(bm: &'a Bm) -> Self {
+        Peers { bm, seen: Vec::new() }
+    }
+
+    fn get(&mut self, rank: u32) -> SoftResult<Arc<Peer>> {
+        if let Some((_, known)) = self.seen.iter().find(|(seen, _)| *seen == rank) {
+            return known.clone();
+        }
+        let found = self.bm.peer(rank);
+        self.seen.push((rank, found.clone()));
+        found
+    }
+}
+
+fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> SoftResult<Side> {
+    let bm = peers.bm;
     let place = place(bm, address);
     let in_segment = |offset: u64, stride: u64| {
         if offset.checked_add(size).is_none_or(|end| end > stride) {
@@ -164,7 +191,7 @@ fn resolve(bm: &Bm, class: Class, address: u64, size: u64) -> SoftResult<Side> {
                     _peer: None,
                 });
             }
-            let peer = bm.peer(rank)?;
+            let peer = peers.get(rank)?;
             let base = peer.dram.as_ref().map_or(0, |dram| dram.address() as u64);
             Ok(Side {
                 address: base + offset,
@@ -182,7 +209,7 @@ fn resolve(bm: &Bm, class: Class, address: u64, size: u64) -> SoftResult<Side> {
                     _peer: None,
                 });
             }
-            let peer = bm.peer(rank)?;
+            let peer = peers.get(rank)?;
             let base = peer.hbm.as_ref().map_or(0, |hbm| hbm.address() as u64);
             Ok(Side {
                 address: base + offset,
@@ -246,8 +273,9 @@ pub(crate) fn copy(bm: &Bm, params: &smem_copy_params_t, kind: smem_bm_copy_type
     }
     let size = params.dataSize as u64;
     let (from, to) = direction(bm, src, dst, kind)?;
-    let source = resolve(bm, from, src, size)?;
-    let destination = resolve(bm, to, dst, size)?;
+    let mut peers = Peers::new(bm);
+    let source = resolve(&mut peers, from, src, size)?;
+    let destination = resolve(&mut peers, to, dst, size)?;
     transfer(bm, &source, &destination, size, flags, params.stream)
 }
 
@@ -292,12 +320,13 @@ pub(crate) unsafe fn copy_batch(
     let (from, to) = direction(bm, src0, dst0, kind)?;
     let injected = crate::soft::faults::take_batch_entry();
     let mut failed: Vec<(usize, SoftError)> = Vec::new();
+    let mut peers = Peers::new(bm);
     for (index, ((&src, &dst), &size)) in sources.iter().zip(destinations).zip(sizes).enumerate() {
         let result = match injected {
             Some((entry, code)) if entry as usize == index => fail(code, "injected fault"),
             _ if src.is_null() || dst.is_null() || size == 0 => fail(SMEM_INVALID_PARAM, "NULL address or size 0"),
-            _ => resolve(bm, from, src as u64, size).and_then(|source| {
-                let destination = resolve(bm, to, dst as u64, size)?;
+            _ => resolve(&mut peers, from, src as u64, size).and_then(|source| {
+                let destination = resolve(&mut peers, to, dst as u64, size)?;
                 transfer(bm, &source, &destination, size, flags, params.stream)
             }),
         };
@@ -308,10 +337,17 @@ pub(crate) unsafe fn copy_batch(
     let Some((first, error)) = failed.first() else {
         return Ok(());
     };
-    let entries: Vec<String> = failed
+    // The first few failures, then a count: a batch into a gone rank fails
+    // every entry with the same message.
+    const LISTED: usize = 3;
+    let mut entries: Vec<String> = failed
         .iter()
+        .take(LISTED)
         .map(|(index, error)| format!("entry {index}: {}", error.message))
         .collect();
+    if failed.len() > LISTED {
+        entries.push(format!("and {} more", failed.len() - LISTED));
+    }
     let code = if failed.len() == count {
         error.code
     } else {

@@ -12,12 +12,10 @@
 use crate::failure_value::FailureValue;
 use crate::soft::core::last_error;
 use crate::soft::core::result::SoftError;
+use crate::types::BM_TIMEOUT;
 use std::cell::Cell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// hybm's `BM_TIMEOUT`, the code an injected timeout returns.
-const BM_TIMEOUT: i32 = -7;
 
 /// What an armed fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

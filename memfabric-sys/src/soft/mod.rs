@@ -14,7 +14,7 @@
 //!   its threads and frees the port before returning) or inside
 //!   `smem_bm_init` (see below). It speaks a line protocol of this crate's
 //!   own (one request line, one answer line: `HELLO`, `PUT`, `GET`,
-//!   `RANK`, `LEAVE`), assigns ranks, knows the world size, and holds each
+//!   `RANK`, `PAGE`, `LEAVE`), assigns ranks, knows the world size, and holds each
 //!   rank's published segment info. A rank keeps its connection open; one
 //!   that closes without `LEAVE` is a rank that died.
 //! - **Who serves the store**: with `startConfigStoreServer` (the
@@ -51,11 +51,14 @@
 //!   before returning; `smem_bm_wait` has nothing to wait for.
 //! - **Registration**: the same address and size again is OK, another size
 //!   −1, unregistering an unknown address OK.
-//! - **A rank that dies** (its store connection closes without leaving): a
-//!   copy touching its range waits `controlOperationTimeout`, then fails
-//!   with hybm's `BM_TIMEOUT` (−7), which the real library passes through
-//!   from its core; copies elsewhere go on. The store is asked about the
-//!   peer's state on every copy that touches a peer.
+//! - **A rank that dies or leaves** (its store connection closes without
+//!   leaving, or it calls `smem_bm_uninit`): a copy touching its range
+//!   waits `controlOperationTimeout`, then fails with hybm's `BM_TIMEOUT`
+//!   (−7), which the real library passes through from its core; copies
+//!   elsewhere go on. The store shares a page of rank states with the
+//!   ranks (a `memfd` they map), written before it answers the request
+//!   that changed a state, so a copy checks its peers with a load, not a
+//!   round trip; a batch waits once for a gone rank, not once per entry.
 //!
 //! - **Batches**: every entry is attempted; when some fail and others are
 //!   moved the batch returns `SMEM_PARTIAL_FAILED` (−2012) and the last
@@ -69,7 +72,9 @@
 //!
 //! Layers, bottom up: `core` (last error, URLs, GVA arithmetic), `store`
 //! (protocol, server, client), `memory` (DRAM and HBM segments), `bm` (the
-//! world, BM objects, peers), `copy`, and `entry` (the C entry points).
+//! world, BM objects, peers), `copy`, `entry` (the C entry points), and
+//! on top `direct` (the entry points by name) and `live` (what is alive,
+//! for leak checks).
 
 pub(crate) mod bm;
 pub(crate) mod copy;
@@ -77,7 +82,9 @@ pub(crate) mod core;
 pub mod direct;
 pub(crate) mod entry;
 pub(crate) mod faults;
+pub mod live;
 pub(crate) mod memory;
 pub(crate) mod store;
 
 pub use faults::{Fault, FaultError, armed_faults, clear_faults, inject_fault};
+pub use live::{FabricLive, live};

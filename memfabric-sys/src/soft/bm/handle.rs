@@ -37,8 +37,6 @@ pub(crate) struct Bm {
 
 static HANDLES: Mutex<BTreeMap<usize, Arc<Bm>>> = Mutex::new(BTreeMap::new());
 static NEXT: AtomicUsize = AtomicUsize::new(1);
-/// hybm's `BM_TIMEOUT`, which the real library's copies pass through.
-pub(crate) const BM_TIMEOUT: i32 = -7;
 /// Handles are small multiples of this, never a real address.
 const HANDLE_STEP: usize = 0x10;
 
@@ -120,6 +118,19 @@ pub(crate) fn destroy(handle: smem_bm_t) -> SoftResult {
     Ok(())
 }
 
+/// The live BM objects of this process, and the user memory registered
+/// with them: (objects, registrations, registered bytes).
+pub(crate) fn census() -> (usize, usize, u64) {
+    let handles = lock(&HANDLES);
+    let (mut registrations, mut bytes) = (0, 0);
+    for bm in handles.values() {
+        let registered = lock(&bm.registered);
+        registrations += registered.len();
+        bytes += registered.values().sum::<u64>();
+    }
+    (handles.len(), registrations, bytes)
+}
+
 /// Destroys every BM object (`smem_bm_uninit`).
 pub(crate) fn destroy_all() {
     let all = std::mem::take(&mut *lock(&HANDLES));
@@ -179,20 +190,25 @@ impl Bm {
 
     /// Rank `rank`'s segments as seen from here (opened on first use).
     ///
-    /// A rank the store saw die (its connection closed without leaving)
-    /// is waited for as a transport would wait for a peer that no longer
-    /// answers: the call fails after the control timeout with hybm's
-    /// `BM_TIMEOUT` (−7), the code the real library passes through from its
-    /// core when a peer stops answering.
+    /// A rank the store saw die (its connection closed without leaving) or
+    /// leave the world (`smem_bm_uninit`) is waited for as a transport
+    /// would wait for a peer that no longer answers: the call fails after
+    /// the control timeout with hybm's `BM_TIMEOUT` (−7), the code the real
+    /// library passes through from its core when a peer stops answering,
+    /// and the mapping this rank had opened of it is dropped.
     pub(crate) fn peer(&self, rank: u32) -> SoftResult<Arc<Peer>> {
-        if self.world.store(|store| store.rank_state(rank))? == RankState::Dead {
+        let gone = match self.world.rank_state(rank)? {
+            RankState::Dead => Some("died (its store connection closed)"),
+            RankState::Left => Some("left the world"),
+            RankState::Absent | RankState::Alive => None,
+        };
+        if let Some(how) = gone {
+            // Its mapping, if this rank opened one, is not used again.
+            lock(&self.peers).remove(&rank);
             std::thread::sleep(self.world.control_timeout);
             return fail(
                 BM_TIMEOUT,
-                format!(
-                    "rank {rank} died (its store connection closed); no answer within {:?}",
-                    self.world.control_timeout
-                ),
+                format!("rank {rank} {how}; no answer within {:?}", self.world.control_timeout),
             );
         }
         if let Some(peer) = lock(&self.peers).get(&rank) {

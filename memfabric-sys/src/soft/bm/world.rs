@@ -11,6 +11,8 @@
 
 use crate::soft::core::result::{SoftResult, fail};
 use crate::soft::store::client::StoreClient;
+use crate::soft::store::protocol::RankState;
+use crate::soft::store::rank_page::RankPage;
 use crate::soft::store::server::StoreServer;
 use crate::types::*;
 use std::collections::BTreeMap;
@@ -32,6 +34,8 @@ pub(crate) struct World {
     pub(crate) control_timeout: Duration,
     client: Mutex<Option<StoreClient>>,
     server: Mutex<Option<StoreServer>>,
+    /// The store's page of rank states, when it shares one.
+    ranks: Option<RankPage>,
 }
 
 static WORLD: Mutex<Option<Arc<World>>> = Mutex::new(None);
@@ -104,6 +108,7 @@ pub(crate) fn init(url: &str, world_size: u32, device: u16, config: &smem_bm_con
     let init_timeout = seconds(config.initTimeout);
     let mut client = StoreClient::connect(address, init_timeout)?;
     let rank = client.hello(world_size, rank)?;
+    let ranks = client.rank_page()?;
     RANK.store(rank, Ordering::Release);
     log::info!("software fabric: rank {rank} of {world_size} on device {device}, store {address}");
     *world = Some(Arc::new(World {
@@ -113,6 +118,7 @@ pub(crate) fn init(url: &str, world_size: u32, device: u16, config: &smem_bm_con
         control_timeout: seconds(config.controlOperationTimeout),
         client: Mutex::new(Some(client)),
         server: Mutex::new(server),
+        ranks,
     }));
     Ok(())
 }
@@ -149,6 +155,14 @@ pub(crate) fn rank_id() -> u32 {
 }
 
 impl World {
+    /// What the store knows of `rank`: read from its shared page, or asked.
+    pub(crate) fn rank_state(&self, rank: u32) -> SoftResult<RankState> {
+        match &self.ranks {
+            Some(page) => Ok(page.get(rank)),
+            None => self.store(|store| store.rank_state(rank)),
+        }
+    }
+
     /// Runs `body` with the store connection.
     pub(crate) fn store<T>(&self, body: impl FnOnce(&mut StoreClient) -> SoftResult<T>) -> SoftResult<T> {
         match lock(&self.client).as_mut() {

@@ -5,6 +5,7 @@
 //! is what the store sees when a rank dies.
 
 use super::protocol::{Answer, RankState};
+use super::rank_page::RankPage;
 use crate::soft::core::result::{SoftResult, fail};
 use crate::types::{SMEM_ERROR, SMEM_TIMEOUT};
 use std::io::{BufRead, BufReader, ErrorKind, Write};
@@ -89,6 +90,18 @@ impl StoreClient {
         match answer.as_deref().map(str::parse::<u32>) {
             Some(Ok(rank)) => Ok(rank),
             _ => fail(SMEM_ERROR, format!("config store: unexpected HELLO answer {answer:?}")),
+        }
+    }
+
+    /// The store's page of rank states, mapped (`None` when the store has
+    /// none).
+    pub(crate) fn rank_page(&mut self) -> SoftResult<Option<RankPage>> {
+        let Some(answer) = self.call("PAGE")? else {
+            return Ok(None);
+        };
+        match answer.split_once(' ').map(|(pid, fd)| (pid.parse(), fd.parse())) {
+            Some((Ok(pid), Ok(fd))) => RankPage::open(pid, fd).map(Some),
+            _ => fail(SMEM_ERROR, format!("config store: unexpected PAGE answer {answer:?}")),
         }
     }
 

@@ -8,6 +8,7 @@
 //! | `PUT <key> <value...>` | `OK` |
 //! | `GET <key>` | `OK <value...>` or `NONE` |
 //! | `RANK <rank>` | `OK absent`, `OK alive`, `OK left` or `OK dead` |
+//! | `PAGE` | `OK <pid> <fd>`: the page of rank states (`/proc/<pid>/fd/<fd>`), or `NONE` |
 //! | `LEAVE` | `OK`, then the server closes the connection |
 //!
 //! Any request can be answered `ERR <code> <message...>`. A rank keeps its

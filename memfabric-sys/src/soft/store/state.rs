@@ -3,6 +3,7 @@
 //! behind the server's lock.
 
 use super::protocol::{Answer, RankState};
+use super::rank_page::RankPage;
 use crate::types::{SMEM_INVALID_PARAM, SMEM_NO_RESOURCES, SMEM_RES_IN_USE, SMEM_WORLD_SIZE_MAX};
 use std::collections::BTreeMap;
 
@@ -15,13 +16,20 @@ pub(super) struct StoreState {
     /// The process that started the store inside `smem_bm_init`: with
     /// auto-ranking it gets rank 0.
     owner_pid: Option<u32>,
+    /// The ranks' states, shared with them (none when it could not be
+    /// made: the ranks then ask with `RANK`).
+    page: Option<RankPage>,
 }
 
 impl StoreState {
     /// A store started by process `owner_pid` (`None`: standalone).
     pub(super) fn new(owner_pid: Option<u32>) -> Self {
+        let page = RankPage::create()
+            .inspect_err(|error| log::warn!("config store: no page of rank states ({error}); ranks will ask"))
+            .ok();
         Self {
             owner_pid,
+            page,
             ..Self::default()
         }
     }
@@ -46,14 +54,26 @@ impl StoreState {
                 Ok(which) => Answer::Ok(self.state(which).word().to_string()),
                 Err(_) => Answer::Err(SMEM_INVALID_PARAM, format!("RANK {rest:?}: not a rank")),
             },
+            "PAGE" => match &self.page {
+                Some(page) => Answer::Ok(format!("{} {}", std::process::id(), page.raw_fd())),
+                None => Answer::None,
+            },
             "LEAVE" => {
                 if let Some(left) = rank.take() {
-                    self.ranks.insert(left, RankState::Left);
+                    self.set(left, RankState::Left);
                     log::debug!("config store: rank {left} left");
                 }
                 Answer::Ok(String::new())
             }
             _ => Answer::Err(SMEM_INVALID_PARAM, format!("unknown request {verb:?}")),
+        }
+    }
+
+    /// Records `state` for `rank`, in the table and the shared page.
+    fn set(&mut self, rank: u32, state: RankState) {
+        self.ranks.insert(rank, state);
+        if let Some(page) = &self.page {
+            page.set(rank, state);
         }
     }
 
@@ -110,7 +130,7 @@ impl StoreState {
         let Some(chosen) = chosen else {
             return Answer::Err(SMEM_NO_RESOURCES, format!("all {world} ranks are taken"));
         };
-        self.ranks.insert(chosen, RankState::Alive);
+        self.set(chosen, RankState::Alive);
         *rank = Some(chosen);
         log::debug!("config store: pid {pid} joined as rank {chosen} of {world}");
         Answer::Ok(chosen.to_string())
@@ -118,7 +138,7 @@ impl StoreState {
 
     /// The connection of `rank` closed without `LEAVE`.
     pub(super) fn died(&mut self, rank: u32) {
-        self.ranks.insert(rank, RankState::Dead);
+        self.set(rank, RankState::Dead);
         log::info!("config store: rank {rank} died (its connection closed without leaving)");
     }
 }
