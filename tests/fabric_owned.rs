@@ -326,7 +326,7 @@ fn a_transfer_holds_its_buffers_until_waited() {
                 .register_host(PinnedHostBuf::<u8>::zeroed(&device, 16384).expect("pinned"))
                 .expect("register");
             fetch
-                .hold(inside, |inside, queue| {
+                .hold(inside, |mut inside, queue| {
                     let (head, tail) = inside.write().split_at(8192)?;
                     queue.copy(hbm.slice(..8192)?, head)?; // G2H
                     queue.copy(dram.slice(..8192)?, tail) // GH2H

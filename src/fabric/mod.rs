@@ -52,7 +52,7 @@
 //! | join / leave | [`OwnedPool::join`] → [`OwnedMember`] / drop, [`OwnedMember::leave`] | `Arc<OwnedPool>` | `smem_bm_join` / `smem_bm_leave` |
 //! | register / unregister | [`OwnedMember::register_device`], [`OwnedMember::register_host`] (by value) / drop, `into_inner` | `Arc<OwnedMember>`, the buffer | `smem_bm_register_user_mem` / `smem_bm_unregister_user_mem` |
 //! | copy | [`OwnedMember::copy`], [`OwnedMember::copy_batch`] (the same sides, [`CopyTo`]) | | `smem_bm_copy`, `smem_bm_copy_batch` |
-//! | asynchronous copies | [`OwnedMember::transfer`] → [`OwnedTransfer`], [`TransferQueue`] | `Arc<OwnedMember>`, the registrations | `ASYNC_COPY_FLAG`, `smem_bm_wait` |
+//! | asynchronous copies | [`OwnedMember::transfer`] → [`OwnedTransfer`], [`HeldSides`], [`TransferQueue`] | `Arc<OwnedMember>`, the registrations | `ASYNC_COPY_FLAG`, `smem_bm_wait` |
 //!
 //! MemFabric does not document whether its calls on one handle may run
 //! concurrently: the owned forms serialise every call on a pool's handle
@@ -147,7 +147,7 @@ pub use member::{Dram, GlobalRange, Hbm, MemKind, Member};
 pub use owned_member::OwnedMember;
 pub use owned_pool::OwnedPool;
 pub use owned_registration::{OwnedRegisteredDevice, OwnedRegisteredHost, RegisterError, UnregisterError};
-pub use owned_transfer::{OwnedRegistration, OwnedTransfer, TransferQueue, TransferWaitError};
+pub use owned_transfer::{HeldSides, OwnedRegistration, OwnedTransfer, TransferQueue, TransferWaitError};
 pub use pool::{GlobalPool, PoolOptions, Transport};
 pub use registration::{DeviceRead, DeviceWrite, HostRead, HostWrite, RegisteredDevice, RegisteredHost};
 pub use scope::FabricScope;

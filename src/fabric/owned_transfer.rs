@@ -5,20 +5,36 @@
 use super::copy::{checked_pair, copy_batch_raw, copy_raw};
 use super::handle;
 use super::registration::Raw;
-use super::{CopyTo, FabricError, OwnedMember, OwnedRegisteredDevice, OwnedRegisteredHost, Side, sys};
+use super::{
+    CopyTo, DeviceRead, DeviceWrite, FabricError, HostRead, HostWrite, OwnedMember, OwnedRegisteredDevice,
+    OwnedRegisteredHost, Side, sys,
+};
 use crate::memory::DeviceStorageMut;
 use bytemuck::Pod;
 use std::cell::Cell;
 use std::fmt;
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
 use std::sync::Arc;
 
 mod sealed {
-    use super::Raw;
+    use super::{Raw, Side};
 
     /// What a transfer needs of a registration it holds.
     pub trait Held {
+        /// Its source side.
+        type Read<'a>: Side;
+        /// Its destination side.
+        type Write<'a>: Side;
+
         /// All its registered bytes, as a side.
         fn registered(&self) -> Raw;
+
+        /// `raw` (inside its registered bytes) as a source side.
+        fn read_side<'a>(raw: Raw) -> Self::Read<'a>;
+
+        /// `raw` (inside its registered bytes) as a destination side.
+        fn write_side<'a>(raw: Raw) -> Self::Write<'a>;
     }
 }
 
@@ -35,16 +51,38 @@ mod sealed {
 pub trait OwnedRegistration: sealed::Held + Send + Sync + 'static {}
 
 impl<S: DeviceStorageMut + Send + Sync + 'static> sealed::Held for OwnedRegisteredDevice<S> {
+    type Read<'a> = DeviceRead<'a>;
+    type Write<'a> = DeviceWrite<'a>;
+
     fn registered(&self) -> Raw {
         self.read().raw
+    }
+
+    fn read_side<'a>(raw: Raw) -> DeviceRead<'a> {
+        DeviceRead::new(raw)
+    }
+
+    fn write_side<'a>(raw: Raw) -> DeviceWrite<'a> {
+        DeviceWrite::new(raw)
     }
 }
 
 impl<S: DeviceStorageMut + Send + Sync + 'static> OwnedRegistration for OwnedRegisteredDevice<S> {}
 
 impl<T: Pod> sealed::Held for OwnedRegisteredHost<T> {
+    type Read<'a> = HostRead<'a>;
+    type Write<'a> = HostWrite<'a>;
+
     fn registered(&self) -> Raw {
         self.read().raw
+    }
+
+    fn read_side<'a>(raw: Raw) -> HostRead<'a> {
+        HostRead::new(raw)
+    }
+
+    fn write_side<'a>(raw: Raw) -> HostWrite<'a> {
+        HostWrite::new(raw)
     }
 }
 
@@ -97,7 +135,7 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 /// // The transfer can go to another thread; the buffers go with it.
 /// let kv = std::thread::spawn(move || offload.wait()).join().expect("no panic")?;
 /// let mut fetch = member.transfer();
-/// fetch.hold(back, |back, queue| queue.copy(dram, back.write()))?; // GH2H
+/// fetch.hold(back, |mut back, queue| queue.copy(dram, back.write()))?; // GH2H
 /// let back = fetch.wait()?.pop().expect("the one it held");
 /// assert_eq!(back.as_slice(), &[9u8; 4096][..]);
 /// # drop(kv);
@@ -141,9 +179,10 @@ impl OwnedMember {
 
 impl<R: OwnedRegistration> OwnedTransfer<R> {
     /// Takes `registration` (held until the copies are waited for) and runs
-    /// `queue` with it and a [`TransferQueue`], which queues asynchronous
-    /// copies whose local sides lie in the registrations this transfer
-    /// holds.
+    /// `queue` with its copy sides ([`HeldSides`]: no access to its bytes,
+    /// which a queued copy may be writing) and a [`TransferQueue`], which
+    /// queues asynchronous copies whose local sides lie in the
+    /// registrations this transfer holds.
     ///
     /// The registration is held from this call on, whatever it returns (a
     /// copy may have been queued before `queue` failed); it comes back from
@@ -172,24 +211,25 @@ impl<R: OwnedRegistration> OwnedTransfer<R> {
     /// let dram = member.peer_dram(0)?;
     /// let mut transfer = member.transfer();
     /// transfer.hold(a, |a, queue| queue.copy(a.read(), dram.slice(..64)?))?; // H2GH
-    /// transfer.hold(b, |b, queue| queue.copy(dram.slice(..64)?, b.write()))?; // GH2H
+    /// transfer.hold(b, |mut b, queue| queue.copy(dram.slice(..64)?, b.write()))?; // GH2H
     /// assert_eq!(transfer.wait()?.len(), 2); // both back
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn hold<F>(&mut self, registration: R, queue: F) -> Result<(), FabricError>
     where
-        F: FnOnce(&mut R, &TransferQueue<'_>) -> Result<(), FabricError>,
+        F: FnOnce(HeldSides<'_, R>, &TransferQueue<'_>) -> Result<(), FabricError>,
     {
+        let sides = HeldSides {
+            raw: sealed::Held::registered(&registration),
+            _held: PhantomData,
+        };
         self.held.push(registration);
         let queue_of = TransferQueue {
             member: &self.member,
             held: self.held.iter().map(sealed::Held::registered).collect(),
             queued: Cell::new(false),
         };
-        let result = match self.held.last_mut() {
-            Some(registration) => queue(registration, &queue_of),
-            None => Ok(()),
-        };
+        let result = queue(sides, &queue_of);
         self.queued |= queue_of.queued.get();
         result
     }
@@ -389,6 +429,184 @@ impl<R: OwnedRegistration> std::error::Error for TransferWaitError<R> {
 impl<R: OwnedRegistration> From<TransferWaitError<R>> for FabricError {
     fn from(failed: TransferWaitError<R>) -> Self {
         failed.error
+    }
+}
+
+/// The copy sides of a registration an [`OwnedTransfer`] has just taken,
+/// inside [`OwnedTransfer::hold`]: the same sides the registration hands
+/// out ([`DeviceRead`]/[`DeviceWrite`] or [`HostRead`]/[`HostWrite`]), but
+/// not its bytes, which a copy queued meanwhile may be writing.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use ascend::fabric::*;
+/// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+/// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+/// # let device = ascend::Device::new(0)?;
+/// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+/// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+/// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+/// # let member = Arc::new(pool.join()?);
+/// let staging = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 8192)?)?;
+/// let dram = member.peer_dram(0)?;
+/// let mut transfer = member.transfer();
+/// transfer.hold(staging, |mut sides, queue| {
+///     assert_eq!((sides.len(), sides.is_empty()), (8192, false));
+///     queue.copy(dram.slice(..4096)?, sides.slice_mut(..4096)?)?; // GH2H
+///     queue.copy(sides.slice(4096..)?, dram.slice(4096..8192)?) // H2GH
+/// })?;
+/// transfer.wait()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct HeldSides<'h, R: OwnedRegistration> {
+    raw: Raw,
+    _held: PhantomData<&'h mut R>,
+}
+
+impl<R: OwnedRegistration> HeldSides<'_, R> {
+    /// The registered bytes.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let staging = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 64)?)?;
+    /// member.transfer().hold(staging, |sides, _| Ok(assert_eq!(sides.len(), 64)))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.raw.len
+    }
+
+    /// Always false: an empty buffer is not registered.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let staging = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 64)?)?;
+    /// member.transfer().hold(staging, |sides, _| Ok(assert!(!sides.is_empty())))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.raw.len == 0
+    }
+
+    /// The whole buffer as the source of a copy.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let kv = member.register_device(ascend::DeviceBuf::from_slice(&device, &[1u8; 64])?)?;
+    /// let mut transfer = member.transfer();
+    /// transfer.hold(kv, |kv, queue| queue.copy(kv.read(), member.peer_hbm(0)?.slice(..64)?))?; // L2G
+    /// transfer.wait()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(&self) -> R::Read<'_> {
+        R::read_side(self.raw)
+    }
+
+    /// The whole buffer as the destination of a copy.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let kv = member.register_device(ascend::DeviceBuf::<u8>::zeroed(&device, 64)?)?;
+    /// let mut transfer = member.transfer();
+    /// transfer.hold(kv, |mut kv, queue| queue.copy(member.peer_hbm(0)?.slice(..64)?, kv.write()))?; // G2L
+    /// transfer.wait()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write(&mut self) -> R::Write<'_> {
+        R::write_side(self.raw)
+    }
+
+    /// Bytes `range` as the source of a copy.
+    ///
+    /// # Errors
+    ///
+    /// [`FabricError::InvalidArgument`] for a range past the end.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let staging = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 64)?)?;
+    /// member.transfer().hold(staging, |sides, _| {
+    ///     assert_eq!(sides.slice(..8)?.len(), 8);
+    ///     assert!(sides.slice(..65).is_err());
+    ///     Ok(())
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<R::Read<'_>, FabricError> {
+        Ok(R::read_side(self.raw.slice("HeldSides::slice", range)?))
+    }
+
+    /// Bytes `range` as the destination of a copy.
+    ///
+    /// # Errors
+    ///
+    /// [`FabricError::InvalidArgument`] for a range past the end.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use ascend::fabric::*;
+    /// # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+    /// # sys::select_backend(sys::BackendRequest::Software)?; // doctests run on the software fabric
+    /// # let device = ascend::Device::new(0)?;
+    /// # let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+    /// # let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+    /// # let pool = Arc::new(OwnedPool::create(Arc::clone(&bm), 1, &options)?);
+    /// # let member = Arc::new(pool.join()?);
+    /// let staging = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 64)?)?;
+    /// member.transfer().hold(staging, |mut sides, _| Ok(assert_eq!(sides.slice_mut(8..)?.len(), 56)))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<R::Write<'_>, FabricError> {
+        Ok(R::write_side(self.raw.slice("HeldSides::slice_mut", range)?))
+    }
+}
+
+impl<R: OwnedRegistration> fmt::Debug for HeldSides<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeldSides")
+            .field("address", &format_args!("{:#x}", self.raw.address))
+            .field("len", &self.raw.len)
+            .finish()
     }
 }
 
