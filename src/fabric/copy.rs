@@ -2,6 +2,7 @@
 //! direction taken from the types of their sides: [`CopyTo`],
 //! [`Member::copy`], [`Member::copy_batch`].
 
+use super::handle::Handle;
 use super::registration::Raw;
 use super::{
     DeviceRead, DeviceWrite, Dram, FabricError, GlobalRange, Hbm, HostRead, HostWrite, MemKind, Member,
@@ -16,6 +17,9 @@ mod sealed {
     /// implement it.
     pub trait Side {
         fn raw(&self) -> Raw;
+
+        /// Whether it is registered local memory (not a global range).
+        fn is_local(&self) -> bool;
     }
 }
 
@@ -93,6 +97,10 @@ macro_rules! local_sides {
             fn raw(&self) -> Raw {
                 self.raw
             }
+
+            fn is_local(&self) -> bool {
+                true
+            }
         })*
     };
 }
@@ -107,21 +115,29 @@ impl<K: MemKind> sealed::Side for GlobalRange<'_, K> {
             len: self.len(),
         }
     }
+
+    fn is_local(&self) -> bool {
+        false
+    }
+}
+
+/// Whether `side` is registered local memory (not a global range).
+pub(super) fn is_local<S: Side>(side: &S) -> bool {
+    sealed::Side::is_local(side)
 }
 
 /// What a copy needs, checked: the (source, destination) raw sides.
 pub(super) fn checked_pair<S: CopyTo<D>, D: Side>(
-    member: &Member<'_>,
+    (handle, pool): (Handle, u32),
     method: &'static str,
     src: &S,
     dst: &D,
 ) -> Result<(Raw, Raw), FabricError> {
     let (from, to) = (src.raw(), dst.raw());
-    let handle = member.handle() as usize;
-    if from.handle != handle || to.handle != handle {
+    if from.handle != handle.id() || to.handle != handle.id() {
         return Err(FabricError::InvalidArgument {
             method,
-            reason: format!("a side of another pool than pool {}", member.pool().id()),
+            reason: format!("a side of another pool than pool {pool}"),
         });
     }
     if from.len != to.len {
@@ -135,7 +151,7 @@ pub(super) fn checked_pair<S: CopyTo<D>, D: Side>(
 
 /// `smem_bm_copy` of one checked pair (nothing for zero bytes).
 pub(super) fn copy_raw(
-    member: &Member<'_>,
+    handle: Handle,
     (from, to): (Raw, Raw),
     kind: sys::smem_bm_copy_type,
     flags: u32,
@@ -156,14 +172,14 @@ pub(super) fn copy_raw(
     // global addresses, `from.len` bytes each; the copy type is the one of
     // the sides' classes.
     super::check("smem_bm_copy", unsafe {
-        sys::smem_bm_copy(member.handle(), &mut params, kind, flags)
+        sys::smem_bm_copy(handle.0, &mut params, kind, flags)
     })
 }
 
 /// `smem_bm_copy_batch` of checked pairs (nothing for none; zero-byte
 /// entries are left out).
 pub(super) fn copy_batch_raw(
-    member: &Member<'_>,
+    handle: Handle,
     method: &'static str,
     pairs: impl Iterator<Item = Result<(Raw, Raw), FabricError>>,
     kind: sys::smem_bm_copy_type,
@@ -200,7 +216,7 @@ pub(super) fn copy_batch_raw(
     // for the call, each a checked pair of one direction (one type pair),
     // borrowed by the caller as `copy_raw` says.
     super::check("smem_bm_copy_batch", unsafe {
-        sys::smem_bm_copy_batch(member.handle(), &mut params, kind, flags)
+        sys::smem_bm_copy_batch(handle.0, &mut params, kind, flags)
     })
 }
 
@@ -233,8 +249,8 @@ impl Member<'_> {
     /// ```
     #[doc(alias = "smem_bm_copy")]
     pub fn copy<S: CopyTo<D>, D: Side>(&self, src: S, dst: D) -> Result<(), FabricError> {
-        let pair = checked_pair(self, "Member::copy", &src, &dst)?;
-        copy_raw(self, pair, S::COPY_TYPE, 0)
+        let pair = checked_pair(self.pool_key(), "Member::copy", &src, &dst)?;
+        copy_raw(self.handle(), pair, S::COPY_TYPE, 0)
     }
 
     /// Copies each `(source, destination)` pair in one call
@@ -269,7 +285,9 @@ impl Member<'_> {
     #[doc(alias = "smem_bm_copy_batch")]
     pub fn copy_batch<S: CopyTo<D>, D: Side>(&self, pairs: &[(S, D)]) -> Result<(), FabricError> {
         const METHOD: &str = "Member::copy_batch";
-        let checked = pairs.iter().map(|(src, dst)| checked_pair(self, METHOD, src, dst));
-        copy_batch_raw(self, METHOD, checked, S::COPY_TYPE, 0)
+        let checked = pairs
+            .iter()
+            .map(|(src, dst)| checked_pair(self.pool_key(), METHOD, src, dst));
+        copy_batch_raw(self.handle(), METHOD, checked, S::COPY_TYPE, 0)
     }
 }

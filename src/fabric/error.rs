@@ -107,6 +107,22 @@ pub enum FabricError {
         /// The library's last message (which rank, when it says).
         message: Option<String>,
     },
+    /// The BM's device could not be made current on the calling thread
+    /// (`aclrtSetDevice`), which the owned forms
+    /// ([`OwnedPool`](super::OwnedPool) and what is made from it) do before
+    /// each call they make from whichever thread calls them; nothing of
+    /// MemFabric was called.
+    ///
+    /// ```
+    /// use ascend::fabric::FabricError;
+    /// fn describe(error: &FabricError) -> String {
+    ///     match error {
+    ///         FabricError::Device(cause) => format!("the device, not MemFabric: {cause}"),
+    ///         other => other.to_string(),
+    ///     }
+    /// }
+    /// ```
+    Device(crate::Error),
     /// Any other failure, with the raw code (the library's `SMEM_*` codes,
     /// or a core `BM_*` code passed through) and its last message.
     #[non_exhaustive]
@@ -199,7 +215,8 @@ impl FabricError {
             FabricError::Load(_)
             | FabricError::InvalidArgument { .. }
             | FabricError::PlaintextStore { .. }
-            | FabricError::AlreadyInitialized { .. } => None,
+            | FabricError::AlreadyInitialized { .. }
+            | FabricError::Device(_) => None,
         }
     }
 }
@@ -279,6 +296,9 @@ impl fmt::Display for FabricError {
                 code_text(*code),
                 said(message)
             ),
+            FabricError::Device(error) => {
+                write!(f, "the BM's device cannot be made current on this thread: {error}")
+            }
             FabricError::Call { api, code, message } => {
                 write!(f, "{api} failed: {}{}", code_text(*code), said(message))
             }
@@ -290,6 +310,7 @@ impl std::error::Error for FabricError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FabricError::Load(error) => Some(error),
+            FabricError::Device(error) => Some(error),
             _ => None,
         }
     }

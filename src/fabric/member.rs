@@ -1,7 +1,8 @@
 //! [`Member`]: this rank joined to a [`GlobalPool`] (`smem_bm_join` …
 //! `smem_bm_leave`), and the [`GlobalRange`]s of every rank's memory.
 
-use super::{FabricError, GlobalPool, clear_last_error, sys};
+use super::handle::{self, Handle};
+use super::{FabricError, GlobalPool, sys};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -93,8 +94,13 @@ impl<'p> Member<'p> {
         self.pool.big_memory().world_size()
     }
 
-    pub(super) fn handle(&self) -> sys::smem_bm_t {
-        self.pool.as_raw()
+    pub(super) fn handle(&self) -> Handle {
+        self.pool.handle()
+    }
+
+    /// The handle and the pool's id, as the copies check their sides.
+    pub(super) fn pool_key(&self) -> (Handle, u32) {
+        (self.handle(), self.pool.id())
     }
 
     /// The HBM that `rank` contributes, as a global (GVA) range
@@ -163,28 +169,9 @@ impl<'p> Member<'p> {
         bytes: u64,
         method: &'static str,
     ) -> Result<GlobalRange<'_, K>, FabricError> {
-        let refuse = |reason: String| FabricError::InvalidArgument { method, reason };
-        if rank >= self.world_size() {
-            return Err(refuse(format!("rank {rank} in a world of {}", self.world_size())));
-        }
-        if bytes == 0 {
-            return Err(refuse(format!("pool {} has no {}", self.pool.id(), K::NAME)));
-        }
-        let len = usize::try_from(bytes).map_err(|_| refuse(format!("{bytes} bytes do not fit this process")))?;
-        let peer = u16::try_from(rank).map_err(|_| refuse(format!("rank {rank} above 65535")))?;
-        clear_last_error();
-        // SAFETY: a live, joined handle; the memory type is DEVICE or HOST.
-        let gva = unsafe { sys::smem_bm_ptr_by_mem_type(self.handle(), K::MEM_TYPE, peer) };
-        if gva.is_null() {
-            return Err(FabricError::last("smem_bm_ptr_by_mem_type"));
-        }
-        Ok(GlobalRange {
-            handle: self.handle() as usize,
-            gva: gva as u64,
-            len,
-            rank,
-            _member: PhantomData,
-        })
+        let pool = (self.pool.id(), self.world_size());
+        let (gva, len) = handle::range::<K>(self.handle(), pool, rank, bytes, method)?;
+        Ok(GlobalRange::new(self.handle(), gva, len, rank))
     }
 
     /// Leaves the pool now (`smem_bm_leave`), returning the library's
@@ -214,13 +201,11 @@ impl<'p> Member<'p> {
     }
 
     fn leave_now(&self) -> Result<(), FabricError> {
-        clear_last_error();
-        // SAFETY: a live handle this rank joined; every registration and
-        // copy borrows the member, so none is alive.
-        let code = unsafe { sys::smem_bm_leave(self.handle(), 0) };
+        // SAFETY: this rank joined the handle (this member); every
+        // registration and copy borrows the member, so none is alive.
+        let left = unsafe { handle::leave(self.handle(), self.rank(), self.pool.id()) };
         self.pool.left();
-        log::debug!("smem_bm_leave: rank {} left pool {}", self.rank(), self.pool.id());
-        super::check("smem_bm_leave", code)
+        left
     }
 }
 
@@ -334,6 +319,17 @@ pub struct GlobalRange<'m, K: MemKind> {
 }
 
 impl<'m, K: MemKind> GlobalRange<'m, K> {
+    /// `len` bytes of `rank`'s memory at `gva` in the pool of `handle`.
+    pub(super) fn new(handle: Handle, gva: u64, len: usize, rank: u32) -> Self {
+        GlobalRange {
+            handle: handle.id(),
+            gva,
+            len,
+            rank,
+            _member: PhantomData,
+        }
+    }
+
     /// Bytes.
     ///
     /// # Examples

@@ -38,6 +38,53 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Owned forms
+//!
+//! An engine that keeps its pool in a long-lived structure cannot hold a
+//! `Member<'p>` next to the pool it borrows. The owned forms keep the same
+//! order by ownership: each holds an [`Arc`](std::sync::Arc) of the step
+//! before, so the `Arc`s can be dropped in any order and the last owner
+//! tears down in the right one. All are `'static + Send + Sync`.
+//!
+//! | step | owned form | holds | C |
+//! |---|---|---|---|
+//! | create / destroy | [`OwnedPool::create`] / last owner gone | `Arc<BigMemory>` | `smem_bm_create2` / `smem_bm_destroy` |
+//! | join / leave | [`OwnedPool::join`] → [`OwnedMember`] / drop, [`OwnedMember::leave`] | `Arc<OwnedPool>` | `smem_bm_join` / `smem_bm_leave` |
+//! | register / unregister | [`OwnedMember::register_device`], [`OwnedMember::register_host`] (by value) / drop, `into_inner` | `Arc<OwnedMember>`, the buffer | `smem_bm_register_user_mem` / `smem_bm_unregister_user_mem` |
+//! | copy | [`OwnedMember::copy`], [`OwnedMember::copy_batch`] (the same sides, [`CopyTo`]) | | `smem_bm_copy`, `smem_bm_copy_batch` |
+//! | asynchronous copies | [`OwnedMember::transfer`] → [`OwnedTransfer`], [`HeldSides`], [`TransferQueue`] | `Arc<OwnedMember>`, the registrations | `ASYNC_COPY_FLAG`, `smem_bm_wait` |
+//!
+//! MemFabric does not document whether its calls on one handle may run
+//! concurrently: the owned forms serialise every call on a pool's handle
+//! ([`OwnedPool`] says how). Failures never free memory a copy may still
+//! reach: a transfer whose wait fails leaks its registrations, a
+//! registration whose unregistration fails in a drop leaks its buffer
+//! (both logged).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ascend::{Device, DeviceBuf};
+//! use ascend::fabric::{BigMemory, BmConfig, OwnedMember, OwnedPool, PoolOptions, StoreUrl, Transport};
+//! # let store = StoreUrl::tcp(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?);
+//! # ascend::fabric::sys::select_backend(ascend::fabric::sys::BackendRequest::Software)?; // doctests run on the software fabric
+//! struct Engine {
+//!     fabric: Arc<OwnedMember>, // 'static + Send + Sync
+//! }
+//! let device = Device::new(0)?;
+//! let bm = Arc::new(BigMemory::init(&store, 1, &device, &BmConfig::default())?);
+//! let options = PoolOptions::new(Transport::SDMA).hbm(2 << 20).dram(2 << 20);
+//! let pool = Arc::new(OwnedPool::create(bm, 1, &options)?);
+//! let engine = Engine { fabric: Arc::new(pool.join()?) };
+//! drop(pool); // the member keeps it
+//! let kv = engine.fabric.register_device(DeviceBuf::from_slice(&device, &[4u8; 4096])?)?;
+//! let mut offload = engine.fabric.transfer();
+//! let hbm = engine.fabric.peer_hbm(0)?.slice(..4096)?;
+//! offload.hold(kv, |kv, queue| queue.copy(kv.read(), hbm))?; // L2G, queued
+//! let kv = offload.wait()?.pop().expect("held").into_inner()?; // waited; the buffer back
+//! assert_eq!(kv.to_vec()?, [4u8; 4096]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Underneath: loading and checking the library ([`library`]), `smem_init`
 //! ([`init`]), and [`FabricError`], which turns the library's return codes
 //! and last error message into a typed error, telling apart a call made
@@ -79,8 +126,13 @@ mod big_memory;
 mod bm_config;
 mod copy;
 mod error;
+mod handle;
 mod library_log;
 mod member;
+mod owned_member;
+mod owned_pool;
+mod owned_registration;
+mod owned_transfer;
 mod pool;
 mod registration;
 mod scope;
@@ -92,6 +144,10 @@ pub use bm_config::BmConfig;
 pub use copy::{CopyTo, Side};
 pub use error::{FabricError, ascend_driver_installed};
 pub use member::{Dram, GlobalRange, Hbm, MemKind, Member};
+pub use owned_member::OwnedMember;
+pub use owned_pool::OwnedPool;
+pub use owned_registration::{OwnedRegisteredDevice, OwnedRegisteredHost, RegisterError, UnregisterError};
+pub use owned_transfer::{HeldSides, OwnedRegistration, OwnedTransfer, TransferQueue, TransferWaitError};
 pub use pool::{GlobalPool, PoolOptions, Transport};
 pub use registration::{DeviceRead, DeviceWrite, HostRead, HostWrite, RegisteredDevice, RegisteredHost};
 pub use scope::FabricScope;

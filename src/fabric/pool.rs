@@ -1,7 +1,8 @@
 //! [`GlobalPool`] (`smem_bm_create2` … `smem_bm_destroy`), [`PoolOptions`]
 //! and [`Transport`].
 
-use super::{BigMemory, FabricError, Member, clear_last_error, sys};
+use super::handle::{self, Handle};
+use super::{BigMemory, FabricError, Member, sys};
 use std::cell::Cell;
 use std::fmt;
 
@@ -181,7 +182,7 @@ impl PoolOptions {
     }
 
     /// The checked C option for a world of `world_size` ranks.
-    fn to_raw(&self, world_size: u32) -> Result<sys::smem_bm_create_option_t, FabricError> {
+    pub(super) fn to_raw(&self, world_size: u32) -> Result<sys::smem_bm_create_option_t, FabricError> {
         let refuse = |reason: String| FabricError::InvalidArgument {
             method: "BigMemory::create_pool",
             reason,
@@ -242,7 +243,7 @@ impl PoolOptions {
 /// ```
 pub struct GlobalPool<'bm> {
     bm: &'bm BigMemory,
-    handle: sys::smem_bm_t,
+    handle: Handle,
     id: u32,
     options: PoolOptions,
     joined: Cell<bool>,
@@ -279,23 +280,7 @@ impl BigMemory {
     /// ```
     #[doc(alias = "smem_bm_create2")]
     pub fn create_pool(&self, id: u32, options: &PoolOptions) -> Result<GlobalPool<'_>, FabricError> {
-        let raw = options.to_raw(self.world_size())?;
-        if !self.claim_pool(id) {
-            return Err(FabricError::InvalidArgument {
-                method: "BigMemory::create_pool",
-                reason: format!("pool {id} is alive in this process already"),
-            });
-        }
-        clear_last_error();
-        // SAFETY: the BM is initialised (`self`), and `raw` is a complete
-        // option alive for the call.
-        let handle = unsafe { sys::smem_bm_create2(id, &raw) };
-        if handle.is_null() {
-            let error = FabricError::last("smem_bm_create2");
-            self.release_pool(id);
-            return Err(error);
-        }
-        log::debug!("smem_bm_create2: pool {id} created ({options:?})");
+        let handle = handle::create(self, id, options)?;
         Ok(GlobalPool {
             bm: self,
             handle,
@@ -392,13 +377,10 @@ impl<'bm> GlobalPool<'bm> {
                 reason: format!("this rank has joined pool {} already", self.id),
             });
         }
-        clear_last_error();
-        // SAFETY: a live handle; flags 0.
-        if let Err(error) = super::check("smem_bm_join", unsafe { sys::smem_bm_join(self.handle, 0) }) {
+        if let Err(error) = handle::join(self.handle, self.bm.rank(), self.id) {
             self.joined.set(false);
             return Err(error);
         }
-        log::debug!("smem_bm_join: rank {} joined pool {}", self.bm.rank(), self.id);
         Ok(Member::new(self))
     }
 
@@ -415,6 +397,10 @@ impl<'bm> GlobalPool<'bm> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn as_raw(&self) -> sys::smem_bm_t {
+        self.handle.0
+    }
+
+    pub(super) fn handle(&self) -> Handle {
         self.handle
     }
 
@@ -437,11 +423,9 @@ impl fmt::Debug for GlobalPool<'_> {
 
 impl Drop for GlobalPool<'_> {
     fn drop(&mut self) {
-        // SAFETY: this pool's handle, from a successful `smem_bm_create2`;
-        // its member, registrations and copies borrow the pool, so none is
-        // alive now.
-        unsafe { sys::smem_bm_destroy(self.handle) };
-        log::debug!("smem_bm_destroy: pool {} destroyed", self.id);
-        self.bm.release_pool(self.id);
+        // SAFETY: this pool's handle, from `handle::create` with its BM and
+        // id; its member, registrations and copies borrow the pool, so none
+        // is alive now.
+        unsafe { handle::destroy(self.bm, self.handle, self.id) };
     }
 }

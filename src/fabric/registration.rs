@@ -2,8 +2,10 @@
 //! `smem_bm_unregister_user_mem`): [`RegisteredDevice`],
 //! [`RegisteredHost`], and the local sides of copies they hand out.
 
+use super::handle::{self, Handle};
 use super::member::byte_range;
-use super::{FabricError, Member, clear_last_error, sys};
+use super::{FabricError, Member};
+use crate::Device;
 use crate::memory::{DeviceStorageMut, PinnedHostBuf};
 use bytemuck::Pod;
 use std::fmt;
@@ -20,23 +22,10 @@ struct Registration<'m> {
 
 impl<'m> Registration<'m> {
     fn new(member: &'m Member<'m>, method: &'static str, address: u64, len: usize) -> Result<Self, FabricError> {
-        if len == 0 {
-            return Err(FabricError::InvalidArgument {
-                method,
-                reason: "an empty buffer".into(),
-            });
-        }
-        clear_last_error();
-        // SAFETY: a live, joined handle; `address` is `len` bytes of memory
-        // that the caller's registration borrows exclusively until it
-        // unregisters them.
-        super::check("smem_bm_register_user_mem", unsafe {
-            sys::smem_bm_register_user_mem(member.handle(), address, len as u64)
-        })?;
-        log::debug!(
-            "smem_bm_register_user_mem: {len} bytes at {address:#x} with pool {}",
-            member.pool().id()
-        );
+        // SAFETY: a live, joined handle (`member`); `address` is `len` bytes
+        // of memory that the caller's registration borrows exclusively
+        // until it unregisters them.
+        unsafe { handle::register(member.handle(), member.pool().id(), method, address, len) }?;
         Ok(Registration {
             member,
             address,
@@ -49,28 +38,17 @@ impl<'m> Registration<'m> {
         if !std::mem::replace(&mut self.live, false) {
             return Ok(());
         }
-        clear_last_error();
-        // SAFETY: the address this value registered with this live handle.
-        let code = unsafe { sys::smem_bm_unregister_user_mem(self.member.handle(), self.address) };
-        log::debug!("smem_bm_unregister_user_mem: {:#x}", self.address);
-        super::check("smem_bm_unregister_user_mem", code)
+        // SAFETY: the address this value registered with this live handle;
+        // every copy using it borrows the registration, so none is queued.
+        unsafe { handle::unregister(self.member.handle(), self.address) }
     }
 
     fn side(&self, method: &'static str, range: impl RangeBounds<usize>) -> Result<Raw, FabricError> {
-        let (start, end) = byte_range(method, self.len, range)?;
-        Ok(Raw {
-            handle: self.member.handle() as usize,
-            address: self.address + start as u64,
-            len: end - start,
-        })
+        Raw::whole(self.member.handle(), self.address, self.len).slice(method, range)
     }
 
     fn whole(&self) -> Raw {
-        Raw {
-            handle: self.member.handle() as usize,
-            address: self.address,
-            len: self.len,
-        }
+        Raw::whole(self.member.handle(), self.address, self.len)
     }
 }
 
@@ -91,6 +69,32 @@ pub struct Raw {
 }
 
 impl Raw {
+    /// All `len` bytes at `address`, registered with the pool of `handle`.
+    pub(super) fn whole(handle: Handle, address: u64, len: usize) -> Self {
+        Raw {
+            handle: handle.id(),
+            address,
+            len,
+        }
+    }
+
+    /// Bytes `range` of it, checked.
+    pub(super) fn slice(self, method: &'static str, range: impl RangeBounds<usize>) -> Result<Raw, FabricError> {
+        let (start, end) = byte_range(method, self.len, range)?;
+        Ok(Raw {
+            address: self.address + start as u64,
+            len: end - start,
+            ..self
+        })
+    }
+
+    /// Whether its bytes lie inside `outer`'s.
+    pub(super) fn within(&self, outer: &Raw) -> bool {
+        self.handle == outer.handle
+            && self.address >= outer.address
+            && self.address + self.len as u64 <= outer.address + outer.len as u64
+    }
+
     fn split(self, method: &'static str, mid: usize) -> Result<(Raw, Raw), FabricError> {
         if mid > self.len {
             return Err(FabricError::InvalidArgument {
@@ -146,17 +150,11 @@ impl<'m> Member<'m> {
         &self,
         storage: &'b mut S,
     ) -> Result<RegisteredDevice<'b, '_, S>, FabricError> {
-        let bm_device = self.pool().big_memory().device();
-        if storage.device() != bm_device {
-            return Err(FabricError::InvalidArgument {
-                method: "Member::register_device",
-                reason: format!(
-                    "storage on device {}, the BM on device {}",
-                    storage.device().id(),
-                    bm_device.id()
-                ),
-            });
-        }
+        same_device(
+            self.pool().big_memory().device(),
+            storage.device(),
+            "Member::register_device",
+        )?;
         let address = storage.device_ptr_mut() as u64;
         let len = storage.byte_len();
         let registration = Registration::new(self, "Member::register_device", address, len)?;
@@ -203,6 +201,17 @@ impl<'m> Member<'m> {
         let registration = Registration::new(self, "Member::register_host", address, len)?;
         Ok(RegisteredHost { registration, buffer })
     }
+}
+
+/// Refuses storage on another device than the BM's.
+pub(super) fn same_device(bm: &Device, storage: &Device, method: &'static str) -> Result<(), FabricError> {
+    if storage == bm {
+        return Ok(());
+    }
+    Err(FabricError::InvalidArgument {
+        method,
+        reason: format!("storage on device {}, the BM on device {}", storage.id(), bm.id()),
+    })
 }
 
 /// Device memory registered with a pool: the local HBM side of copies. It
@@ -667,7 +676,7 @@ macro_rules! local_side {
         }
 
         impl<'a> $name<'a> {
-            fn new(raw: Raw) -> Self {
+            pub(super) fn new(raw: Raw) -> Self {
                 $name { raw, _borrow: PhantomData }
             }
 

@@ -2,6 +2,7 @@
 //! their sides until `smem_bm_wait` has proven them finished.
 
 use super::copy::{checked_pair, copy_batch_raw, copy_raw};
+use super::handle;
 use super::{CopyTo, FabricError, Member, Side, sys};
 use std::fmt;
 use std::marker::PhantomData;
@@ -64,11 +65,7 @@ impl Drop for WaitOnUnwind<'_> {
 /// process aborts, naming the pool and both errors (the crate's rule for
 /// scoped work, as [`Stream::scope`](crate::Stream::scope)).
 fn wait_or_abort(member: &Member<'_>, context: &str) -> Result<(), FabricError> {
-    let wait = || {
-        super::clear_last_error();
-        // SAFETY: a live, joined handle.
-        super::check("smem_bm_wait", unsafe { sys::smem_bm_wait(member.handle()) })
-    };
+    let wait = || handle::wait(member.handle());
     let first = match wait() {
         Ok(()) => return Ok(()),
         Err(error) => error,
@@ -207,8 +204,8 @@ impl<'scope, 'env> FabricScope<'scope, 'env> {
         S: CopyTo<D> + 'scope,
         D: Side + 'scope,
     {
-        let pair = checked_pair(self.member, "FabricScope::copy", &src, &dst)?;
-        copy_raw(self.member, pair, S::COPY_TYPE, sys::ASYNC_COPY_FLAG)
+        let pair = checked_pair(self.member.pool_key(), "FabricScope::copy", &src, &dst)?;
+        copy_raw(self.member.handle(), pair, S::COPY_TYPE, sys::ASYNC_COPY_FLAG)
     }
 
     /// Queues a batch of copies of one direction (`smem_bm_copy_batch` with
@@ -241,8 +238,14 @@ impl<'scope, 'env> FabricScope<'scope, 'env> {
         const METHOD: &str = "FabricScope::copy_batch";
         let checked = pairs
             .iter()
-            .map(|(src, dst)| checked_pair(self.member, METHOD, src, dst));
-        copy_batch_raw(self.member, METHOD, checked, S::COPY_TYPE, sys::ASYNC_COPY_FLAG)
+            .map(|(src, dst)| checked_pair(self.member.pool_key(), METHOD, src, dst));
+        copy_batch_raw(
+            self.member.handle(),
+            METHOD,
+            checked,
+            S::COPY_TYPE,
+            sys::ASYNC_COPY_FLAG,
+        )
     }
 }
 
