@@ -404,6 +404,81 @@ fn a_scope_waits_for_its_copies_also_when_it_fails_or_panics() {
 }
 
 #[test]
+fn copies_on_a_stream_run_in_its_order_and_have_run_when_the_scope_returns() {
+    in_child(
+        "copies_on_a_stream_run_in_its_order_and_have_run_when_the_scope_returns",
+        |port| {
+            let device = Device::new(0).expect("device 0");
+            let before = soft::live();
+            {
+                let bm = world(port, &device);
+                let pool = bm.create_pool(6, &both()).expect("a pool");
+                let member = pool.join().expect("join");
+                let stream = ascend::stream::Stream::new(&device).expect("a stream");
+                const BLOCKS: usize = 4;
+                const LEN: usize = 64 << 10;
+                let mut sources: Vec<DeviceBuf<u8>> = (0..BLOCKS)
+                    .map(|index| DeviceBuf::from_slice(&device, &pattern(LEN, index as u8)).expect("source"))
+                    .collect();
+                let mut targets: Vec<DeviceBuf<u8>> = (0..BLOCKS)
+                    .map(|_| DeviceBuf::zeroed(&device, LEN).expect("target"))
+                    .collect();
+                let source_sides = sources
+                    .iter_mut()
+                    .map(|buffer| member.register_device(buffer).expect("register"))
+                    .collect::<Vec<_>>();
+                let mut target_sides = targets
+                    .iter_mut()
+                    .map(|buffer| member.register_device(buffer).expect("register"))
+                    .collect::<Vec<_>>();
+                // One slot of the global DRAM and one of the HBM, reused by
+                // every block: only the stream's order gives each target its
+                // own block.
+                let slot = member.peer_dram(0).expect("DRAM").slice(..LEN).expect("a slot");
+                let hbm = member.peer_hbm(0).expect("HBM").slice(..LEN).expect("a slot");
+                let writes: Vec<_> = target_sides.iter_mut().map(|side| side.write()).collect();
+                stream
+                    .scope(|s| {
+                        for (source, write) in source_sides.iter().zip(writes) {
+                            member.copy_on(s, source.read(), slot)?; // L2GH
+                            member.copy_batch_on(s, &[(slot, hbm)])?; // G2G
+                            member.copy_on(s, hbm, write)?; // G2L
+                        }
+                        Ok(())
+                    })
+                    .expect("the stream's copies");
+                drop(source_sides);
+                drop(target_sides);
+                for (index, target) in targets.iter().enumerate() {
+                    assert_eq!(
+                        target.to_vec().expect("read"),
+                        pattern(LEN, index as u8),
+                        "block {index}"
+                    );
+                }
+
+                // A stream of another device is refused before any call.
+                let other = Device::new(1).expect("device 1");
+                let elsewhere = ascend::stream::Stream::new(&other).expect("a stream on device 1");
+                let error = elsewhere
+                    .scope(|s| Ok(member.copy_on(s, slot, hbm)?))
+                    .expect_err("another device");
+                let ascend::Error::External { source, .. } = &error else {
+                    panic!("expected the fabric's error, got {error}");
+                };
+                refused(
+                    Err::<(), _>(source.downcast_ref::<FabricError>().expect("a FabricError").clone()),
+                    "Member::copy_on",
+                    "device 1",
+                );
+            }
+            // Software device only: nothing of the device is left.
+            assert_eq!(soft::live(), before, "left behind:\n{}", soft::leak_report());
+        },
+    );
+}
+
+#[test]
 fn a_device_pool_block_goes_to_the_global_dram_and_back() {
     in_child("a_device_pool_block_goes_to_the_global_dram_and_back", |port| {
         let device = Device::new(0).expect("device 0");

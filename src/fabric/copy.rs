@@ -149,12 +149,41 @@ pub(super) fn checked_pair<S: CopyTo<D>, D: Side>(
     Ok((from, to))
 }
 
+/// How a copy is submitted: its flags and the stream of the params.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Submit {
+    flags: u32,
+    stream: *mut c_void,
+}
+
+impl Submit {
+    /// Synchronously: the call returns when the bytes are there.
+    pub(super) const NOW: Submit = Submit {
+        flags: 0,
+        stream: std::ptr::null_mut(),
+    };
+    /// `ASYNC_COPY_FLAG`: finished by `smem_bm_wait`.
+    pub(super) const ASYNC: Submit = Submit {
+        flags: sys::ASYNC_COPY_FLAG,
+        stream: std::ptr::null_mut(),
+    };
+
+    /// `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`: queued on `stream`, finished
+    /// when the stream's work before it and it are.
+    pub(super) fn on_stream(stream: &crate::stream::Stream) -> Submit {
+        Submit {
+            flags: sys::SMEM_BM_FLAG_USE_EXTERNAL_STREAM,
+            stream: stream.as_raw().cast(),
+        }
+    }
+}
+
 /// `smem_bm_copy` of one checked pair (nothing for zero bytes).
 pub(super) fn copy_raw(
     handle: Handle,
     (from, to): (Raw, Raw),
     kind: sys::smem_bm_copy_type,
-    flags: u32,
+    submit: Submit,
 ) -> Result<(), FabricError> {
     if from.len == 0 {
         return Ok(());
@@ -163,7 +192,7 @@ pub(super) fn copy_raw(
         src: from.address as *const c_void,
         dest: to.address as *mut c_void,
         dataSize: from.len,
-        stream: std::ptr::null_mut(),
+        stream: submit.stream,
     };
     clear_last_error();
     // SAFETY: a live, joined handle; each side is registered local memory
@@ -172,7 +201,7 @@ pub(super) fn copy_raw(
     // global addresses, `from.len` bytes each; the copy type is the one of
     // the sides' classes.
     super::check("smem_bm_copy", unsafe {
-        sys::smem_bm_copy(handle.0, &mut params, kind, flags)
+        sys::smem_bm_copy(handle.0, &mut params, kind, submit.flags)
     })
 }
 
@@ -183,7 +212,7 @@ pub(super) fn copy_batch_raw(
     method: &'static str,
     pairs: impl Iterator<Item = Result<(Raw, Raw), FabricError>>,
     kind: sys::smem_bm_copy_type,
-    flags: u32,
+    submit: Submit,
 ) -> Result<(), FabricError> {
     let mut sources = Vec::new();
     let mut destinations = Vec::new();
@@ -209,14 +238,14 @@ pub(super) fn copy_batch_raw(
         destinations: destinations.as_mut_ptr(),
         dataSizes: sizes.as_ptr(),
         batchSize: count,
-        stream: std::ptr::null_mut(),
+        stream: submit.stream,
     };
     clear_last_error();
     // SAFETY: a live, joined handle; `count` entries in each array, alive
     // for the call, each a checked pair of one direction (one type pair),
     // borrowed by the caller as `copy_raw` says.
     super::check("smem_bm_copy_batch", unsafe {
-        sys::smem_bm_copy_batch(handle.0, &mut params, kind, flags)
+        sys::smem_bm_copy_batch(handle.0, &mut params, kind, submit.flags)
     })
 }
 
@@ -250,7 +279,7 @@ impl Member<'_> {
     #[doc(alias = "smem_bm_copy")]
     pub fn copy<S: CopyTo<D>, D: Side>(&self, src: S, dst: D) -> Result<(), FabricError> {
         let pair = checked_pair(self.pool_key(), "Member::copy", &src, &dst)?;
-        copy_raw(self.handle(), pair, S::COPY_TYPE, 0)
+        copy_raw(self.handle(), pair, S::COPY_TYPE, Submit::NOW)
     }
 
     /// Copies each `(source, destination)` pair in one call
@@ -288,6 +317,6 @@ impl Member<'_> {
         let checked = pairs
             .iter()
             .map(|(src, dst)| checked_pair(self.pool_key(), METHOD, src, dst));
-        copy_batch_raw(self.handle(), METHOD, checked, S::COPY_TYPE, 0)
+        copy_batch_raw(self.handle(), METHOD, checked, S::COPY_TYPE, Submit::NOW)
     }
 }

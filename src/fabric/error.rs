@@ -316,6 +316,29 @@ impl std::error::Error for FabricError {
     }
 }
 
+/// A fabric error as the crate's [`Error`](crate::Error), so that `?` works
+/// where both meet (a fabric copy inside a
+/// [`Stream::scope`](crate::stream::Stream::scope)): the device error of
+/// [`FabricError::Device`] as it was, any other as
+/// [`Error::External`](crate::Error::External) with the context
+/// `"MemFabric"` (reach the `FabricError` with `downcast_ref`).
+///
+/// ```
+/// use ascend::fabric::{FabricError, sys};
+/// let error: ascend::Error = FabricError::from_code("smem_bm_copy", sys::BM_TIMEOUT).into();
+/// let ascend::Error::External { source, .. } = &error else { unreachable!() };
+/// let fabric = source.downcast_ref::<FabricError>().expect("a FabricError");
+/// assert!(matches!(fabric, FabricError::PeerUnreachable { .. }));
+/// ```
+impl From<FabricError> for crate::Error {
+    fn from(error: FabricError) -> Self {
+        match error {
+            FabricError::Device(error) => error,
+            other => crate::Error::external("MemFabric", other),
+        }
+    }
+}
+
 impl From<sys::LoadError> for FabricError {
     fn from(error: sys::LoadError) -> Self {
         FabricError::Load(error)

@@ -15,6 +15,7 @@
 //! | register / unregister | [`Member::register_device`], [`Member::register_host`] / drop | `smem_bm_register_user_mem` / `smem_bm_unregister_user_mem` |
 //! | copy | [`Member::copy`], [`Member::copy_batch`] ([`CopyTo`] gives the type) | `smem_bm_copy`, `smem_bm_copy_batch` |
 //! | asynchronous copies | [`Member::scope`] → [`FabricScope`] | `ASYNC_COPY_FLAG`, `smem_bm_wait` |
+//! | copies in a stream's order | [`Member::copy_on`], [`Member::copy_batch_on`] inside [`Stream::scope`](crate::stream::Stream::scope) | `SMEM_BM_FLAG_USE_EXTERNAL_STREAM` |
 //!
 //! ```
 //! use ascend::{Device, DeviceBuf, PinnedHostBuf};
@@ -138,6 +139,7 @@ mod registration;
 mod scope;
 mod store_security;
 mod store_url;
+mod stream_copy;
 
 pub use big_memory::BigMemory;
 pub use bm_config::BmConfig;

@@ -2,7 +2,7 @@
 //! it (`smem_bm_join` … `smem_bm_leave`), with its global ranges and
 //! synchronous copies.
 
-use super::copy::{checked_pair, copy_batch_raw, copy_raw};
+use super::copy::{Submit, checked_pair, copy_batch_raw, copy_raw};
 use super::handle::{self, Handle};
 use super::{CopyTo, Dram, FabricError, GlobalRange, Hbm, MemKind, OwnedPool, Side};
 use std::fmt;
@@ -220,7 +220,7 @@ impl OwnedMember {
     #[doc(alias = "smem_bm_copy")]
     pub fn copy<S: CopyTo<D>, D: Side>(&self, src: S, dst: D) -> Result<(), FabricError> {
         let pair = checked_pair(self.pool_key(), "OwnedMember::copy", &src, &dst)?;
-        self.call(|handle| copy_raw(handle, pair, S::COPY_TYPE, 0))
+        self.call(|handle| copy_raw(handle, pair, S::COPY_TYPE, Submit::NOW))
     }
 
     /// Copies each `(source, destination)` pair in one call
@@ -261,7 +261,7 @@ impl OwnedMember {
             .iter()
             .map(|(src, dst)| checked_pair(key, METHOD, src, dst))
             .collect::<Result<_, _>>()?;
-        self.call(|handle| copy_batch_raw(handle, METHOD, checked.into_iter().map(Ok), S::COPY_TYPE, 0))
+        self.call(|handle| copy_batch_raw(handle, METHOD, checked.into_iter().map(Ok), S::COPY_TYPE, Submit::NOW))
     }
 
     /// Leaves the pool now (`smem_bm_leave`), returning the library's

@@ -2,12 +2,12 @@
 //! the registrations whose memory they touch until `smem_bm_wait` has
 //! proven them finished; [`TransferQueue`] queues them.
 
-use super::copy::{checked_pair, copy_batch_raw, copy_raw};
+use super::copy::{Submit, checked_pair, copy_batch_raw, copy_raw};
 use super::handle;
 use super::registration::Raw;
 use super::{
     CopyTo, DeviceRead, DeviceWrite, FabricError, HostRead, HostWrite, OwnedMember, OwnedRegisteredDevice,
-    OwnedRegisteredHost, Side, sys,
+    OwnedRegisteredHost, Side,
 };
 use crate::memory::DeviceStorageMut;
 use bytemuck::Pod;
@@ -691,8 +691,7 @@ impl TransferQueue<'_> {
         self.check_held(METHOD, &src, pair.0)?;
         self.check_held(METHOD, &dst, pair.1)?;
         self.queued.set(true);
-        self.member
-            .call(|raw| copy_raw(raw, pair, S::COPY_TYPE, sys::ASYNC_COPY_FLAG))
+        self.member.call(|raw| copy_raw(raw, pair, S::COPY_TYPE, Submit::ASYNC))
     }
 
     /// Queues a batch of copies of one direction (`smem_bm_copy_batch` with
@@ -737,15 +736,8 @@ impl TransferQueue<'_> {
             checked.push(pair);
         }
         self.queued.set(true);
-        self.member.call(|raw| {
-            copy_batch_raw(
-                raw,
-                METHOD,
-                checked.into_iter().map(Ok),
-                S::COPY_TYPE,
-                sys::ASYNC_COPY_FLAG,
-            )
-        })
+        self.member
+            .call(|raw| copy_batch_raw(raw, METHOD, checked.into_iter().map(Ok), S::COPY_TYPE, Submit::ASYNC))
     }
 }
 

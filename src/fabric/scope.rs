@@ -1,9 +1,9 @@
 //! [`Member::scope`] and [`FabricScope`]: asynchronous copies that borrow
 //! their sides until `smem_bm_wait` has proven them finished.
 
-use super::copy::{checked_pair, copy_batch_raw, copy_raw};
+use super::copy::{Submit, checked_pair, copy_batch_raw, copy_raw};
 use super::handle;
-use super::{CopyTo, FabricError, Member, Side, sys};
+use super::{CopyTo, FabricError, Member, Side};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -205,7 +205,7 @@ impl<'scope, 'env> FabricScope<'scope, 'env> {
         D: Side + 'scope,
     {
         let pair = checked_pair(self.member.pool_key(), "FabricScope::copy", &src, &dst)?;
-        copy_raw(self.member.handle(), pair, S::COPY_TYPE, sys::ASYNC_COPY_FLAG)
+        copy_raw(self.member.handle(), pair, S::COPY_TYPE, Submit::ASYNC)
     }
 
     /// Queues a batch of copies of one direction (`smem_bm_copy_batch` with
@@ -239,13 +239,7 @@ impl<'scope, 'env> FabricScope<'scope, 'env> {
         let checked = pairs
             .iter()
             .map(|(src, dst)| checked_pair(self.member.pool_key(), METHOD, src, dst));
-        copy_batch_raw(
-            self.member.handle(),
-            METHOD,
-            checked,
-            S::COPY_TYPE,
-            sys::ASYNC_COPY_FLAG,
-        )
+        copy_batch_raw(self.member.handle(), METHOD, checked, S::COPY_TYPE, Submit::ASYNC)
     }
 }
 
