@@ -224,17 +224,24 @@ fn two_processes_read_and_write_each_others_segments() {
 /// The control timeout of the death scenario, seconds.
 const DEATH_TIMEOUT: u32 = 3;
 
-fn death_body(rank: u32, port: u16) {
+/// Rank `rank` of two with `timeout` seconds of control timeout, in BM
+/// `id` of 2 MiB of DRAM each, joined (rank 0 says `ready` before it joins).
+fn joined(rank: u32, port: u16, timeout: u32, id: u32) -> smem_bm_t {
     let mut config = config(Some(rank), rank == 0);
-    config.controlOperationTimeout = DEATH_TIMEOUT;
+    config.controlOperationTimeout = timeout;
     assert_eq!(init(port, 2, &config), SMEM_OK, "{:?}", last_error());
-    let bm = create(9, 2 << 20, 0);
+    let bm = create(id, 2 << 20, 0);
     assert!(!bm.is_null(), "{:?}", last_error());
     if rank == 0 {
         say("ready");
     }
     // SAFETY: a live handle.
     assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK, "{:?}", last_error());
+    bm
+}
+
+fn death_body(rank: u32, port: u16) {
+    let bm = joined(rank, port, DEATH_TIMEOUT, 9);
     if rank == 1 {
         say("joined");
         wait_for("die");
@@ -302,16 +309,7 @@ fn a_rank_that_dies_times_out_copies_into_its_range() {
 const LEAVE_TIMEOUT: u32 = 1;
 
 fn leave_body(rank: u32, port: u16) {
-    let mut config = config(Some(rank), rank == 0);
-    config.controlOperationTimeout = LEAVE_TIMEOUT;
-    assert_eq!(init(port, 2, &config), SMEM_OK, "{:?}", last_error());
-    let bm = create(11, 2 << 20, 0);
-    assert!(!bm.is_null(), "{:?}", last_error());
-    if rank == 0 {
-        say("ready");
-    }
-    // SAFETY: a live handle.
-    assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK, "{:?}", last_error());
+    let bm = joined(rank, port, LEAVE_TIMEOUT, 11);
     if rank == 1 {
         say("joined");
         wait_for("leave");
