@@ -2,7 +2,7 @@
 //! (`aclrtSubscribeReport`, `aclrtProcessReport`, `aclrtUnSubscribeReport`)
 //! that runs the closures queued with `aclrtLaunchCallback`.
 
-use super::host_fn::{drop_raw, into_raw, run_job};
+use super::host_fn::{into_raw, leak_refused, run_job};
 use super::stream::Stream;
 use crate::error::{Error, Result, check};
 use ascend_sys as sys;
@@ -136,7 +136,8 @@ impl<'s> CallbackThread<'s> {
     ///
     /// # Errors
     ///
-    /// The runtime's refusal (`f` is then dropped without running).
+    /// The runtime's refusal (`f` is then leaked without running, as
+    /// [`Stream::launch_host_fn`] says).
     #[doc(alias = "aclrtLaunchCallback")]
     pub fn launch(&self, block: CallbackBlock, f: impl FnOnce() + Send + 'static) -> Result<()> {
         self.stream.device().make_current()?;
@@ -151,8 +152,7 @@ impl<'s> CallbackThread<'s> {
             sys::aclrtLaunchCallback(Some(run_job), data, block_type, self.stream.as_raw())
         });
         if launched.is_err() {
-            // SAFETY: refused, so the runtime will never call `run_job`.
-            unsafe { drop_raw(data) };
+            leak_refused(data, "aclrtLaunchCallback");
         }
         launched
     }

@@ -18,14 +18,17 @@ pub(crate) fn into_raw(f: impl FnOnce() + Send + 'static) -> *mut c_void {
     Box::into_raw(Box::new(job)).cast()
 }
 
-/// Takes back a job the runtime refused (it will never run).
-///
-/// # Safety
-///
-/// `data` came from [`into_raw`] and is not used again.
-pub(crate) unsafe fn drop_raw(data: *mut c_void) {
-    // SAFETY: guaranteed by the caller.
-    drop(unsafe { Box::from_raw(data.cast::<Job>()) });
+/// A job whose launch `api` refused: leaked, not freed. A runtime that
+/// returned an error may still have queued the call (nothing in its
+/// contract says a failed launch never runs), and freeing the closure then
+/// would let `run_job` read freed memory; leaking it is safe. Its captures
+/// (a staging buffer, a channel's sender) are not dropped either, so the
+/// error is logged with what it costs.
+pub(crate) fn leak_refused(data: *mut c_void, api: &str) {
+    log::warn!(
+        "{api} failed: its closure ({data:p}) is leaked, not dropped, in case the runtime still calls it; \
+         what it captured stays alive"
+    );
 }
 
 /// The C function the runtime calls: runs the job once. A panic is
@@ -74,10 +77,12 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// The runtime's refusal (`f` is then dropped without running), for
-    /// example `ACL_ERROR_RT_STREAM_SUBSCRIBE` when a [`CallbackThread`]
-    /// serves this stream: the two ways of running host code cannot be
-    /// mixed on one stream.
+    /// The runtime's refusal, for example `ACL_ERROR_RT_STREAM_SUBSCRIBE`
+    /// when a [`CallbackThread`] serves this stream: the two ways of running
+    /// host code cannot be mixed on one stream. `f` is then leaked, not
+    /// dropped (logged): a runtime that returned an error might still call
+    /// it, and a freed closure would then be read; what it captured stays
+    /// alive.
     ///
     /// [`CallbackThread`]: super::CallbackThread
     #[doc(alias = "aclrtLaunchHostFunc")]
@@ -90,8 +95,7 @@ impl Stream {
             sys::aclrtLaunchHostFunc(self.as_raw(), Some(run_job), data)
         });
         if launched.is_err() {
-            // SAFETY: refused, so the runtime will never call `run_job`.
-            unsafe { drop_raw(data) };
+            leak_refused(data, "aclrtLaunchHostFunc");
         }
         launched
     }
