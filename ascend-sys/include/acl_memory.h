@@ -1881,6 +1881,68 @@ aclError aclrtFreeBuf(aclrtMbuf buf);
 /** Allocates an mbuf whose data area has `size` bytes. */
 aclError aclrtAllocBuf(aclrtMbuf *buf, size_t size);
 
+/* ===== Stream callbacks and host functions (issue 41, part 1) =========== */
+/* Types and functions of this family, kept together; hicann/runtime       */
+/* include/external/acl/acl_rt.h at 681ef7610.                              */
+
+/** Whether a callback launched by aclrtLaunchCallback holds back the work queued after it. */
+typedef enum aclrtCallbackBlockType {
+    ACL_CALLBACK_NO_BLOCK = 0,
+    ACL_CALLBACK_BLOCK = 1,
+} aclrtCallbackBlockType;
+
+/** The change of a stream a stream state callback is told about. */
+typedef enum {
+    ACL_RT_STREAM_STATE_CREATE_POST = 1,
+    ACL_RT_STREAM_STATE_DESTROY_PRE = 2,
+} aclrtStreamState;
+
+/** Stream state callback: `stm` changed as `state` says; `args` as registered. */
+typedef void (*aclrtStreamStateCallback)(aclrtStream stm, aclrtStreamState state, void *args);
+
+/** The change of a device a device state callback is told about. */
+typedef enum {
+    ACL_RT_DEVICE_STATE_SET_PRE = 0,
+    ACL_RT_DEVICE_STATE_SET_POST = 1,
+    ACL_RT_DEVICE_STATE_RESET_PRE = 2,
+    ACL_RT_DEVICE_STATE_RESET_POST = 3,
+} aclrtDeviceState;
+
+/** Device state callback: device `deviceId` changes as `state` says; `args` as registered. */
+typedef void (*aclrtDeviceStateCallback)(int32_t deviceId, aclrtDeviceState state, void *args);
+
+/** Makes thread `threadId` (its pthread_t) the one that runs the callbacks of `stream`. */
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+
+/** Queues `fn(userData)` on `stream`, run by its subscribed thread in aclrtProcessReport. */
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType, aclrtStream stream);
+
+/** Waits up to `timeout` ms (-1: no limit) for callbacks of the calling thread's streams and runs them. */
+aclError aclrtProcessReport(int32_t timeout);
+
+/** Ends the subscription of thread `threadId` to the callbacks of `stream`. */
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+
+/** Queues the host function `fn(args)` on `stream`; the work after it waits for it. */
+aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args);
+
+/** Makes thread `hostFuncThreadId` the one that runs the host functions of `exeStream`. */
+aclError aclrtSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+
+/** Waits up to `timeout` ms (-1: no limit) for host functions of the calling thread's streams and runs them. */
+aclError aclrtProcessHostFunc(int32_t timeout);
+
+/** Ends the subscription of thread `hostFuncThreadId` to the host functions of `exeStream`. */
+aclError aclrtUnSubscribeHostFunc(uint64_t hostFuncThreadId, aclrtStream exeStream);
+
+/** Registers (or, with a NULL callback, removes) the stream state callback named `regName`. */
+aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallback callback, void *args);
+
+/** Registers (or, with a NULL callback, removes) the device state callback named `regName`. */
+aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback, void *args);
+
+/* ===== end of stream callbacks and host functions ======================== */
+
 #ifdef __cplusplus
 }
 #endif

@@ -81,10 +81,15 @@
 //!   `aclrtGetBufDataLen`, `aclrtSetBufDataLen`, `aclrtGetBufUserData`,
 //!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
 //!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
+//! - 3.14 Stream callbacks and host functions: `aclrtSubscribeReport`,
+//!   `aclrtLaunchCallback`, `aclrtProcessReport`, `aclrtUnSubscribeReport`,
+//!   `aclrtLaunchHostFunc`, `aclrtSubscribeHostFunc`, `aclrtProcessHostFunc`,
+//!   `aclrtUnSubscribeHostFunc`, `aclrtRegStreamStateCallback`,
+//!   `aclrtRegDeviceStateCallback`.
 //!
-//! 170 functions in all. The reference table lists 103 of them; the
+//! 180 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
-//! 3.10 to 3.13) are those of `hicann/runtime`
+//! 3.10 to 3.14) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
 //! 681ef7610.
 
@@ -941,6 +946,46 @@ macro_rules! for_each_acl_function {
             fn aclrtGetBufChainNum(headBuf: aclrtMbuf, num: *mut u32) -> aclError;
             /// Writes the mbuf at `index` of the chain `headBuf` heads (0 is the head).
             fn aclrtGetBufFromChain(headBuf: aclrtMbuf, index: u32, buf: *mut aclrtMbuf) -> aclError;
+
+            // 3.14 Stream callbacks and host functions (issue 41, part 1)
+            /// Makes thread `threadId` (its `pthread_t`) run the callbacks of `stream`; a
+            /// stream already subscribed returns `ACL_ERROR_RT_STREAM_SUBSCRIBE`.
+            fn aclrtSubscribeReport(threadId: u64, stream: aclrtStream) -> aclError;
+            /// Queues `fn_(userData)` on `stream` for its subscribed thread; `ACL_CALLBACK_BLOCK`
+            /// holds back the work queued after it until it returns.
+            fn aclrtLaunchCallback(
+                fn_: aclrtCallback,
+                userData: *mut c_void,
+                blockType: aclrtCallbackBlockType,
+                stream: aclrtStream,
+            ) -> aclError;
+            /// Waits up to `timeout` ms (-1: no limit) for callbacks for the calling thread
+            /// and runs them on it.
+            fn aclrtProcessReport(timeout: i32) -> aclError;
+            /// Ends the subscription of `threadId` to the callbacks of `stream`.
+            fn aclrtUnSubscribeReport(threadId: u64, stream: aclrtStream) -> aclError;
+            /// Queues the host function `fn_(args)` on `stream`; the work after it waits for it.
+            fn aclrtLaunchHostFunc(stream: aclrtStream, fn_: aclrtHostFunc, args: *mut c_void) -> aclError;
+            /// Makes thread `hostFuncThreadId` run the host functions of `exeStream`.
+            fn aclrtSubscribeHostFunc(hostFuncThreadId: u64, exeStream: aclrtStream) -> aclError;
+            /// Waits up to `timeout` ms (-1: no limit) for host functions for the calling
+            /// thread and runs them on it.
+            fn aclrtProcessHostFunc(timeout: i32) -> aclError;
+            /// Ends the subscription of `hostFuncThreadId` to the host functions of `exeStream`.
+            fn aclrtUnSubscribeHostFunc(hostFuncThreadId: u64, exeStream: aclrtStream) -> aclError;
+            /// Registers the stream state callback `regName` (a NULL `callback` removes it).
+            fn aclrtRegStreamStateCallback(
+                regName: *const c_char,
+                callback: aclrtStreamStateCallback,
+                args: *mut c_void,
+            ) -> aclError;
+            /// Registers the device state callback `regName` (a NULL `callback` removes it).
+            fn aclrtRegDeviceStateCallback(
+                regName: *const c_char,
+                callback: aclrtDeviceStateCallback,
+                args: *mut c_void,
+            ) -> aclError;
+            // end of 3.14
         }
     };
 }

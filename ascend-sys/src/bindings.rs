@@ -116,6 +116,20 @@ pub mod c_types {
     pub type aclrtMemPool = *mut ::std::os::raw::c_void;
     #[doc = " Attributes of a memory pool (reuse flags: uint32_t values; the others: uint64_t values)."]
     pub type aclrtMemPoolAttr = ::std::os::raw::c_uint;
+    #[doc = " Whether a callback launched by aclrtLaunchCallback holds back the work queued after it."]
+    pub type aclrtCallbackBlockType = ::std::os::raw::c_uint;
+    #[doc = " The change of a stream a stream state callback is told about."]
+    pub type aclrtStreamState = ::std::os::raw::c_uint;
+    #[doc = " Stream state callback: `stm` changed as `state` says; `args` as registered."]
+    pub type aclrtStreamStateCallback = ::std::option::Option<
+        unsafe extern "C" fn(stm: aclrtStream, state: aclrtStreamState, args: *mut ::std::os::raw::c_void),
+    >;
+    #[doc = " The change of a device a device state callback is told about."]
+    pub type aclrtDeviceState = ::std::os::raw::c_uint;
+    #[doc = " Device state callback: device `deviceId` changes as `state` says; `args` as registered."]
+    pub type aclrtDeviceStateCallback = ::std::option::Option<
+        unsafe extern "C" fn(deviceId: i32, state: aclrtDeviceState, args: *mut ::std::os::raw::c_void),
+    >;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -1311,6 +1325,14 @@ pub mod c_types {
         ["Offset of field: aclrtMemPoolProps::maxSize"][::std::mem::offset_of!(aclrtMemPoolProps, maxSize) - 16usize];
         ["Offset of field: aclrtMemPoolProps::reserved"][::std::mem::offset_of!(aclrtMemPoolProps, reserved) - 24usize];
     };
+    pub const ACL_CALLBACK_NO_BLOCK: aclrtCallbackBlockType = 0;
+    pub const ACL_CALLBACK_BLOCK: aclrtCallbackBlockType = 1;
+    pub const ACL_RT_STREAM_STATE_CREATE_POST: aclrtStreamState = 1;
+    pub const ACL_RT_STREAM_STATE_DESTROY_PRE: aclrtStreamState = 2;
+    pub const ACL_RT_DEVICE_STATE_SET_PRE: aclrtDeviceState = 0;
+    pub const ACL_RT_DEVICE_STATE_SET_POST: aclrtDeviceState = 1;
+    pub const ACL_RT_DEVICE_STATE_RESET_PRE: aclrtDeviceState = 2;
+    pub const ACL_RT_DEVICE_STATE_RESET_POST: aclrtDeviceState = 3;
     #[doc = " Value of one allocation attribute; the member used depends on the attribute kind."]
     #[repr(C)]
     #[derive(Copy, Clone)]
@@ -2229,5 +2251,42 @@ pub mod c_functions {
         pub fn aclrtFreeBuf(buf: aclrtMbuf) -> aclError;
         #[doc = " Allocates an mbuf whose data area has `size` bytes."]
         pub fn aclrtAllocBuf(buf: *mut aclrtMbuf, size: usize) -> aclError;
+        #[doc = " Makes thread `threadId` (its pthread_t) the one that runs the callbacks of `stream`."]
+        pub fn aclrtSubscribeReport(threadId: u64, stream: aclrtStream) -> aclError;
+        #[doc = " Queues `fn(userData)` on `stream`, run by its subscribed thread in aclrtProcessReport."]
+        pub fn aclrtLaunchCallback(
+            fn_: aclrtCallback,
+            userData: *mut ::std::os::raw::c_void,
+            blockType: aclrtCallbackBlockType,
+            stream: aclrtStream,
+        ) -> aclError;
+        #[doc = " Waits up to `timeout` ms (-1: no limit) for callbacks of the calling thread's streams and runs them."]
+        pub fn aclrtProcessReport(timeout: i32) -> aclError;
+        #[doc = " Ends the subscription of thread `threadId` to the callbacks of `stream`."]
+        pub fn aclrtUnSubscribeReport(threadId: u64, stream: aclrtStream) -> aclError;
+        #[doc = " Queues the host function `fn(args)` on `stream`; the work after it waits for it."]
+        pub fn aclrtLaunchHostFunc(
+            stream: aclrtStream,
+            fn_: aclrtHostFunc,
+            args: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Makes thread `hostFuncThreadId` the one that runs the host functions of `exeStream`."]
+        pub fn aclrtSubscribeHostFunc(hostFuncThreadId: u64, exeStream: aclrtStream) -> aclError;
+        #[doc = " Waits up to `timeout` ms (-1: no limit) for host functions of the calling thread's streams and runs them."]
+        pub fn aclrtProcessHostFunc(timeout: i32) -> aclError;
+        #[doc = " Ends the subscription of thread `hostFuncThreadId` to the host functions of `exeStream`."]
+        pub fn aclrtUnSubscribeHostFunc(hostFuncThreadId: u64, exeStream: aclrtStream) -> aclError;
+        #[doc = " Registers (or, with a NULL callback, removes) the stream state callback named `regName`."]
+        pub fn aclrtRegStreamStateCallback(
+            regName: *const ::std::os::raw::c_char,
+            callback: aclrtStreamStateCallback,
+            args: *mut ::std::os::raw::c_void,
+        ) -> aclError;
+        #[doc = " Registers (or, with a NULL callback, removes) the device state callback named `regName`."]
+        pub fn aclrtRegDeviceStateCallback(
+            regName: *const ::std::os::raw::c_char,
+            callback: aclrtDeviceStateCallback,
+            args: *mut ::std::os::raw::c_void,
+        ) -> aclError;
     }
 }

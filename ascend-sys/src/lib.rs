@@ -43,8 +43,9 @@
 //
 // 1. `bindings`, `types`, `layout`, `error_msg`: the C declarations, their
 //    layout checks, and the per-thread message behind `aclGetRecentErrMsg`.
-// 2. `function_names` (`FUNCTION_NAMES`) and `failure_value` (what a function
-//    returns when it fails without running): needed by the software device
+// 2. `function_names` (`FUNCTION_NAMES`), `failure_value` (what a function
+//    returns when it fails without running) and `thread_id` (the id the
+//    report functions take for a thread): needed by the software device
 //    and by the routing layer alike, so below both.
 // 3. `soft`: the software device. It never names `api` or `dispatch`
 //    (`tests/layering.rs` checks).
@@ -62,6 +63,7 @@ mod function_names;
 mod layout;
 mod loader;
 pub mod soft;
+mod thread_id;
 mod types;
 
 #[allow(
@@ -92,4 +94,5 @@ pub use backend::{
 };
 pub use error_msg::missing_symbol;
 pub use function_names::FUNCTION_NAMES;
+pub use thread_id::current_thread_id;
 pub use types::*;

@@ -68,6 +68,7 @@
 //! ```
 
 mod borrowed;
+mod callback_thread;
 mod completion;
 mod copy2d;
 mod destroy;
@@ -76,6 +77,7 @@ mod event;
 mod failure_mode;
 mod flags;
 mod held;
+mod host_fn;
 mod ipc_event;
 mod lengths;
 mod ordered;
@@ -86,6 +88,7 @@ mod stream;
 mod value_ops;
 
 pub use borrowed::{BorrowedEvent, BorrowedStream};
+pub use callback_thread::{CallbackBlock, CallbackThread};
 pub use copy2d::Copy2d;
 pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;

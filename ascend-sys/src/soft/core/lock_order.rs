@@ -42,7 +42,8 @@
 //! that never call out while held (the fault list, the misuse sink, a
 //! stream's queue, an event's records, the devices whose stream tasks
 //! failed, the core's map of host ranges, the sanitizer's clocks and
-//! shadow) are outside the order.
+//! shadow, the callback subscriptions and their threads' inboxes, the
+//! state callback registries) are outside the order.
 
 use crossbeam_utils::sync::{ShardedLock, ShardedLockReadGuard, ShardedLockWriteGuard};
 use std::ops::{Deref, DerefMut};

@@ -2,18 +2,49 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::compose::state_callbacks;
 use crate::soft::peer;
 
+/// Runs `change` between the device state callbacks `pre` (for a device id
+/// in range) and `post` (when it succeeded).
+fn with_device_state(
+    device: i32,
+    (pre, post): (aclrtDeviceState, aclrtDeviceState),
+    change: impl FnOnce() -> SoftResult,
+) -> SoftResult {
+    let in_range = process::device_count().is_ok_and(|count| u32::try_from(device).is_ok_and(|id| id < count));
+    if in_range {
+        state_callbacks::device_changed(device, pre);
+    }
+    let outcome = change();
+    if in_range && outcome.is_ok() {
+        state_callbacks::device_changed(device, post);
+    }
+    outcome
+}
+
+const SET: (aclrtDeviceState, aclrtDeviceState) = (ACL_RT_DEVICE_STATE_SET_PRE, ACL_RT_DEVICE_STATE_SET_POST);
+const RESET: (aclrtDeviceState, aclrtDeviceState) = (ACL_RT_DEVICE_STATE_RESET_PRE, ACL_RT_DEVICE_STATE_RESET_POST);
+
 pub(crate) unsafe fn aclrtSetDevice(deviceId: i32) -> aclError {
-    finish("aclrtSetDevice", process::set_device(deviceId))
+    finish(
+        "aclrtSetDevice",
+        with_device_state(deviceId, SET, || process::set_device(deviceId)),
+    )
 }
 
 pub(crate) unsafe fn aclrtResetDevice(deviceId: i32) -> aclError {
-    finish("aclrtResetDevice", process::reset_device(deviceId, false))
+    finish(
+        "aclrtResetDevice",
+        with_device_state(deviceId, RESET, || process::reset_device(deviceId, false)),
+    )
 }
 
 pub(crate) unsafe fn aclrtResetDeviceForce(deviceId: i32) -> aclError {
-    finish("aclrtResetDeviceForce", process::reset_device(deviceId, true))
+    finish(
+        "aclrtResetDeviceForce",
+        with_device_state(deviceId, RESET, || process::reset_device(deviceId, true)),
+    )
 }
 
 pub(crate) unsafe fn aclrtGetDevice(deviceId: *mut i32) -> aclError {

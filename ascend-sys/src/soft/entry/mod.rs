@@ -37,6 +37,7 @@ unsafe fn put<T>(out: *mut T, value: T) {
 }
 
 mod allocator;
+mod callback;
 mod cmo;
 mod copy_batch;
 mod copy_desc;
@@ -53,6 +54,7 @@ mod stream;
 mod vmm;
 
 pub(crate) use allocator::*;
+pub(crate) use callback::*;
 pub(crate) use cmo::*;
 pub(crate) use copy_batch::*;
 pub(crate) use copy_desc::*;

@@ -2,6 +2,7 @@
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use super::*;
+use crate::soft::compose::state_callbacks;
 use crate::soft::compose::streams::{self, EventCreation, ValueCall};
 
 fn create_stream_into(stream: *mut aclrtStream, priority: u32, flag: u32) -> SoftResult {
@@ -9,7 +10,16 @@ fn create_stream_into(stream: *mut aclrtStream, priority: u32, flag: u32) -> Sof
     let handle = streams::create_stream(priority, flag)?;
     // SAFETY: checked non-NULL; valid by the call's contract.
     unsafe { put(stream, handle as aclrtStream) };
+    state_callbacks::stream_changed(handle as aclrtStream, ACL_RT_STREAM_STATE_CREATE_POST);
     Ok(())
+}
+
+/// Tells the stream state callbacks that a live stream is about to be
+/// destroyed (not for a handle the destruction will refuse).
+fn destroying(stream: aclrtStream) {
+    if streams::is_created_stream(stream as usize) {
+        state_callbacks::stream_changed(stream, ACL_RT_STREAM_STATE_DESTROY_PRE);
+    }
 }
 
 pub(crate) unsafe fn aclrtCreateStream(stream: *mut aclrtStream) -> aclError {
@@ -24,6 +34,7 @@ pub(crate) unsafe fn aclrtCreateStreamWithConfig(stream: *mut aclrtStream, prior
 }
 
 pub(crate) unsafe fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
+    destroying(stream);
     finish(
         "aclrtDestroyStream",
         non_null(stream, "stream").and_then(|()| streams::destroy_stream(stream as usize)),
@@ -31,6 +42,7 @@ pub(crate) unsafe fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
 }
 
 pub(crate) unsafe fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
+    destroying(stream);
     finish(
         "aclrtDestroyStreamForce",
         non_null(stream, "stream").and_then(|()| streams::destroy_stream_force(stream as usize)),

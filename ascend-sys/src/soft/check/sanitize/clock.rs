@@ -84,6 +84,15 @@ impl Clock {
         self.entries = merged;
     }
 
+    /// Counts every operation of `actor`, past and future, as known to come
+    /// before (for a check only: a blocking callback's host accesses come
+    /// before whatever its stream runs after it).
+    pub(crate) fn all_of(&mut self, actor: Actor) {
+        let mut every = Clock::default();
+        every.entries.push((actor, u64::MAX));
+        self.join(&every);
+    }
+
     /// Whether operation `epoch` of `actor` is known to come before.
     pub(crate) fn has_seen(&self, actor: Actor, epoch: u64) -> bool {
         self.get(actor) >= epoch

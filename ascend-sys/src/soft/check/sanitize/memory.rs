@@ -40,5 +40,5 @@ pub(crate) fn freeing(address: usize, pointer: usize, len: usize, api: &'static 
         bytes: &bytes,
     };
     // Checked, then forgotten (a free is never kept).
-    super::with_tracker(|state, checks| state.host_op(checks, api, &[touch]));
+    super::with_tracker(|state, checks| state.host_op(checks, api, &[touch], super::held_by()));
 }

@@ -301,7 +301,59 @@ pub(crate) fn stream_op(site: Site, api: &'static str, touches: &[Touch<'_>]) {
 
 /// A synchronous call of the host touches `touches`.
 pub(crate) fn host_op(api: &'static str, touches: &[Touch<'_>]) {
-    with_tracker(|state, checks| state.host_op(checks, api, touches));
+    let held = held_by();
+    with_tracker(|state, checks| state.host_op(checks, api, touches, held));
+}
+
+/// The stream whose blocking callback this thread runs now, if any.
+fn held_by() -> Option<clock::Actor> {
+    HELD_BY.try_with(std::cell::Cell::get).unwrap_or(None)
+}
+
+/// Where a callback (`aclrtLaunchCallback`, `aclrtLaunchHostFunc`) was
+/// queued, as the sanitizer orders it: after everything its stream and the
+/// host did before the call.
+#[derive(Debug, Clone)]
+pub(crate) struct CallbackMark {
+    clock: clock::Clock,
+    /// The stream, when the callback holds back the work queued after it.
+    holds: Option<clock::Actor>,
+}
+
+/// A callback queued on `site` (`blocking`: the work queued after it waits
+/// for it); `None` when the sanitizer is off.
+pub(crate) fn callback_queued(site: Site, blocking: bool) -> Option<CallbackMark> {
+    let mut mark = None;
+    update(|state| {
+        mark = Some(CallbackMark {
+            clock: state.callback_mark(site),
+            holds: blocking.then_some(site.actor),
+        });
+    });
+    mark
+}
+
+thread_local! {
+    /// The stream whose blocking callback this thread runs now.
+    static HELD_BY: std::cell::Cell<Option<clock::Actor>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f`, a callback queued at `mark`, on this thread: its host accesses
+/// come after the work queued before it and, for a blocking callback,
+/// before the work queued after it.
+pub(crate) fn in_callback<R>(mark: Option<&CallbackMark>, f: impl FnOnce() -> R) -> R {
+    let Some(mark) = mark else {
+        return f();
+    };
+    update(|state| state.callback_begins(&mark.clock));
+    struct Restore(Option<clock::Actor>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = HELD_BY.try_with(|held| held.set(self.0));
+        }
+    }
+    let _restore = Restore(HELD_BY.with(|held| held.replace(mark.holds)));
+    f()
 }
 
 /// `aclrtRecordEvent` on `site`.

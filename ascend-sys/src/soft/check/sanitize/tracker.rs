@@ -228,12 +228,41 @@ impl Tracker {
             .accesses((checks, api), (site.actor, epoch, place), &state.clock, touches)
     }
 
-    /// A synchronous operation of the host.
-    pub(crate) fn host_op(&mut self, checks: Checks, api: &'static str, touches: &[Touch<'_>]) -> Reports {
+    /// A synchronous operation of the host; inside a blocking callback of
+    /// stream `held` (`Some`), every operation of that stream is ordered
+    /// with it (those queued after the callback wait for it to return).
+    pub(crate) fn host_op(
+        &mut self,
+        checks: Checks,
+        api: &'static str,
+        touches: &[Touch<'_>],
+        held: Option<Actor>,
+    ) -> Reports {
         let epoch = self.host.tick(HOST);
         let place = self.host_place.get_or_insert_with(|| Arc::from("the host"));
+        let Some(held) = held else {
+            return self
+                .memory
+                .accesses((checks, api), (HOST, epoch, place), &self.host, touches);
+        };
+        let mut seen = self.host.clone();
+        seen.all_of(held);
         self.memory
-            .accesses((checks, api), (HOST, epoch, place), &self.host, touches)
+            .accesses((checks, api), (HOST, epoch, place), &seen, touches)
+    }
+
+    /// A callback queued on `site`: the clock its host accesses will learn
+    /// (everything the stream and the host did before the call).
+    pub(crate) fn callback_mark(&mut self, site: Site) -> Clock {
+        let host = self.host.clone();
+        let state = self.stream(site);
+        state.clock.join(&host);
+        state.clock.clone()
+    }
+
+    /// A callback starts on the host: the host learns `mark`.
+    pub(crate) fn callback_begins(&mut self, mark: &Clock) {
+        self.host.join(mark);
     }
 
     /// New memory at `bytes`: no history, and unwritten when `origin` names

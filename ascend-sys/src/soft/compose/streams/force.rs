@@ -34,6 +34,7 @@ pub(crate) fn destroy_stream_force(handle: usize) -> SoftResult {
         );
     }
     let stream = std::sync::Arc::clone(&entry.stream);
+    super::callbacks::forget_stream(stream.id, API);
     let joined = join_destroyed(entry, handle);
     stream.finish_all();
     crate::soft::check::sanitize::stream_destroyed(stream.site());

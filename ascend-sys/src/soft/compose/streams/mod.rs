@@ -22,6 +22,7 @@
 //! place among the others is in [`crate::soft::core::lock_order`].
 
 mod batch;
+mod callbacks;
 mod cmo;
 mod event;
 mod event_ops;
@@ -37,6 +38,10 @@ mod transfer;
 mod value;
 
 pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
+pub(crate) use callbacks::{
+    SubscriptionKind, launch_callback, launch_host_func, process as process_callbacks,
+    subscribe as subscribe_callbacks, unsubscribe as unsubscribe_callbacks,
+};
 pub(crate) use cmo::{
     DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
 };
@@ -205,6 +210,11 @@ impl Streams {
             .chain(self.defaults.values())
             .map(|entry| &entry.stream)
     }
+}
+
+/// Whether `handle` names a live stream made by `aclrtCreateStream*`.
+pub(crate) fn is_created_stream(handle: usize) -> bool {
+    locked().created.contains_key(&handle)
 }
 
 /// Starts a stream's worker thread.
@@ -461,7 +471,9 @@ pub(crate) fn destroy_stream(handle: usize) -> SoftResult {
     let entry = take_for_destruction(handle)?;
     entry.stream.close();
     let site = entry.stream.site();
+    let id = entry.stream.id;
     join_destroyed(entry, handle)?;
+    callbacks::forget_stream(id, "aclrtDestroyStream");
     sanitize::stream_destroyed(site);
     Ok(())
 }

@@ -68,6 +68,9 @@ pub(crate) enum Work {
     /// device, so a prefetch moves nothing; it only takes its place in the
     /// stream's order.
     Prefetch { first: usize, ranges: usize },
+    /// `aclrtLaunchCallback`, `aclrtLaunchHostFunc`: a call handed to the
+    /// thread that runs the stream's callbacks when the worker reaches it.
+    Callback(super::callbacks::Queued),
     /// A marker that sets `done` when the worker reaches it (the position
     /// of an `aclrtMemPoolFreeAsync`: the pool learns when it has run).
     Signal { done: Arc<AtomicBool> },
@@ -187,6 +190,7 @@ impl Task {
                 format!("a prefetch of {ranges} managed range(s) starting with {first:#x}")
             }
             Work::Signal { .. } => "a memory pool free".to_string(),
+            Work::Callback(queued) => queued.describe(),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -282,6 +286,10 @@ impl Task {
             Work::Prefetch { .. } => Ok(()),
             Work::Signal { ref done } => {
                 done.store(true, Ordering::Release);
+                Ok(())
+            }
+            Work::Callback(ref queued) => {
+                super::callbacks::reach(stream, self, queued);
                 Ok(())
             }
         };

@@ -77,6 +77,7 @@ impl Detached {
             {
                 log::error!("a stream worker panicked while its device was torn down");
             }
+            super::callbacks::forget_stream(entry.stream.id, "aclrtResetDevice");
             crate::soft::check::sanitize::stream_destroyed(entry.stream.site());
         }
     }
