@@ -82,9 +82,16 @@
 //!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
 //!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
 //!
-//! 170 functions in all. The reference table lists 103 of them; the
+//! - 3.14 Notifies: `aclrtCreateNotify`, `aclrtDestroyNotify`, `aclrtRecordNotify`,
+//!   `aclrtWaitAndResetNotify`, `aclrtGetNotifyId`, `aclrtNotifyBatchReset`,
+//!   `aclrtNotifyGetExportKey`, `aclrtNotifySetImportPid`,
+//!   `aclrtNotifySetImportPidInterServer`, `aclrtNotifyImportByKey`,
+//!   `aclrtCntNotifyCreate`, `aclrtCntNotifyDestroy`, `aclrtCntNotifyRecord`,
+//!   `aclrtCntNotifyWaitWithTimeout`, `aclrtCntNotifyReset`, `aclrtCntNotifyGetId`.
+//!
+//! 186 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
-//! 3.10 to 3.13) are those of `hicann/runtime`
+//! 3.10 to 3.14) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
 //! 681ef7610.
 
@@ -941,6 +948,55 @@ macro_rules! for_each_acl_function {
             fn aclrtGetBufChainNum(headBuf: aclrtMbuf, num: *mut u32) -> aclError;
             /// Writes the mbuf at `index` of the chain `headBuf` heads (0 is the head).
             fn aclrtGetBufFromChain(headBuf: aclrtMbuf, index: u32, buf: *mut aclrtMbuf) -> aclError;
+
+            // ---- 3.14 Notifies (kept in one block) ----
+            /// Creates a notify on the current device (`flag`: `ACL_NOTIFY_DEFAULT` or
+            /// `ACL_NOTIFY_DEVICE_USE_ONLY`).
+            fn aclrtCreateNotify(notify: *mut aclrtNotify, flag: u64) -> aclError;
+            /// Destroys a notify (created or imported).
+            fn aclrtDestroyNotify(notify: aclrtNotify) -> aclError;
+            /// Queues on `stream` (NULL: the default stream) a task that sets the notify.
+            fn aclrtRecordNotify(notify: aclrtNotify, stream: aclrtStream) -> aclError;
+            /// Queues on `stream` a wait until the notify is set, which then resets it
+            /// (`timeout` in seconds; 0 no limit).
+            fn aclrtWaitAndResetNotify(notify: aclrtNotify, stream: aclrtStream, timeout: u32) -> aclError;
+            /// Writes the notify's id.
+            fn aclrtGetNotifyId(notify: aclrtNotify, notifyId: *mut u32) -> aclError;
+            /// Resets `num` notifies from the host, in order, stopping at the first failure.
+            fn aclrtNotifyBatchReset(notifies: *mut aclrtNotify, num: usize) -> aclError;
+            /// Makes the notify an IPC notify and writes its key (`len` at least 65).
+            fn aclrtNotifyGetExportKey(notify: aclrtNotify, key: *mut c_char, len: usize, flags: u64) -> aclError;
+            /// Adds `num` process ids to the whitelist of an exported notify.
+            fn aclrtNotifySetImportPid(notify: aclrtNotify, pid: *mut i32, num: usize) -> aclError;
+            /// Adds processes of other servers to the whitelist of an exported notify.
+            fn aclrtNotifySetImportPidInterServer(
+                notify: aclrtNotify,
+                serverPids: *mut aclrtServerPid,
+                num: usize,
+            ) -> aclError;
+            /// Opens a notify another process exported, by its key.
+            fn aclrtNotifyImportByKey(notify: *mut aclrtNotify, key: *const c_char, flags: u64) -> aclError;
+            /// Creates a count notify on the current device (`flag` reserved, 0).
+            fn aclrtCntNotifyCreate(cntNotify: *mut aclrtCntNotify, flag: u64) -> aclError;
+            /// Destroys a count notify.
+            fn aclrtCntNotifyDestroy(cntNotify: aclrtCntNotify) -> aclError;
+            /// Queues on `stream` a task that changes the counter as `info` says.
+            fn aclrtCntNotifyRecord(
+                cntNotify: aclrtCntNotify,
+                stream: aclrtStream,
+                info: *mut aclrtCntNotifyRecordInfo,
+            ) -> aclError;
+            /// Queues on `stream` a wait until the counter meets the condition of `info`.
+            fn aclrtCntNotifyWaitWithTimeout(
+                cntNotify: aclrtCntNotify,
+                stream: aclrtStream,
+                info: *mut aclrtCntNotifyWaitInfo,
+            ) -> aclError;
+            /// Queues on `stream` a task that clears the counter to 0.
+            fn aclrtCntNotifyReset(cntNotify: aclrtCntNotify, stream: aclrtStream) -> aclError;
+            /// Writes the count notify's id.
+            fn aclrtCntNotifyGetId(cntNotify: aclrtCntNotify, notifyId: *mut u32) -> aclError;
+            // ---- end of notifies ----
         }
     };
 }

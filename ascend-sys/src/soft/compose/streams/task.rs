@@ -1,6 +1,7 @@
 //! The work a stream runs.
 
 use super::event::{Event, WaitTicket};
+use super::notify::NotifyWork;
 use super::queue::Stream;
 use super::rows::{self, Rows};
 use super::value;
@@ -71,6 +72,8 @@ pub(crate) enum Work {
     /// A marker that sets `done` when the worker reaches it (the position
     /// of an `aclrtMemPoolFreeAsync`: the pool learns when it has run).
     Signal { done: Arc<AtomicBool> },
+    /// A record, reset or wait of a notify or count notify.
+    Notify(NotifyWork),
 }
 
 /// One task on a stream.
@@ -187,6 +190,7 @@ impl Task {
                 format!("a prefetch of {ranges} managed range(s) starting with {first:#x}")
             }
             Work::Signal { .. } => "a memory pool free".to_string(),
+            Work::Notify(work) => work.describe(),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -284,6 +288,7 @@ impl Task {
                 done.store(true, Ordering::Release);
                 Ok(())
             }
+            Work::Notify(ref work) => work.run(stream, self.number, &self.describe()),
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.
