@@ -43,7 +43,10 @@
 //!
 //! [`Event`]s mark points in a stream: other streams wait for them
 //! ([`Stream::wait_event`]), the host polls or waits for them, and two of
-//! them time the work between. 2-D copies of pitched regions take a
+//! them time the work between. A [`Notify`] is a one-bit signal one stream
+//! sets and another waits for and clears (shareable with other processes by
+//! a [`NotifyExportKey`]); a [`CntNotify`] is a counter streams add to and
+//! wait on. 2-D copies of pitched regions take a
 //! [`Copy2d`] shape, checked in Rust before any call.
 //!
 //! ```
@@ -68,6 +71,7 @@
 //! ```
 
 mod borrowed;
+mod cnt_notify;
 mod completion;
 mod copy2d;
 mod destroy;
@@ -78,6 +82,8 @@ mod flags;
 mod held;
 mod ipc_event;
 mod lengths;
+mod notify;
+mod notify_key;
 mod ordered;
 mod scope;
 mod sides;
@@ -86,6 +92,7 @@ mod stream;
 mod value_ops;
 
 pub use borrowed::{BorrowedEvent, BorrowedStream};
+pub use cnt_notify::{CntCondition, CntNotify, CntRecord};
 pub use copy2d::Copy2d;
 pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
@@ -93,6 +100,8 @@ pub use failure_mode::FailureMode;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
 pub use ipc_event::{IpcEvent, IpcEventHandle};
+pub use notify::Notify;
+pub use notify_key::NotifyExportKey;
 pub use ordered::{AsView, Ordered, OrderedMemory, OrderedView, OwnedView};
 pub(crate) use ordered::{Carried, Carrier, Recycle, Settled, Tracks, UseGate, WHOLE, complete_all, wait_for};
 pub use scope::AsyncScope;
