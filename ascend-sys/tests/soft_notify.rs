@@ -230,6 +230,39 @@ fn a_record_releases_one_wait_on_another_stream() {
 }
 
 #[test]
+fn destroying_a_notify_ends_only_the_waits_nothing_queued_can_release() {
+    on_device(0, || {
+        let (producer, consumer) = (create_stream(), create_stream());
+        // A wait that no queued record can release ends at the destruction
+        // (software device: recorded as misuse).
+        let watch = soft::MisuseWatch::start();
+        let notify = create();
+        assert_eq!(wait(notify, consumer, 0), ACL_SUCCESS);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(status(consumer), ACL_STREAM_STATUS_NOT_READY);
+        destroy(notify);
+        assert_eq!(sync(consumer), ACL_SUCCESS);
+        assert!(
+            watch.seen().iter().any(|misuse| misuse.api == "aclrtDestroyNotify"),
+            "{:?}",
+            watch.seen()
+        );
+        // A wait whose record is queued still waits for that record.
+        let notify = create();
+        let gate = Gate::block(producer);
+        assert_eq!(record(notify, producer), ACL_SUCCESS);
+        assert_eq!(wait(notify, consumer, 0), ACL_SUCCESS);
+        destroy(notify);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(status(consumer), ACL_STREAM_STATUS_NOT_READY);
+        gate.open();
+        assert_eq!(sync(consumer), ACL_SUCCESS);
+        destroy_stream(producer);
+        destroy_stream(consumer);
+    });
+}
+
+#[test]
 fn ids_count_up_per_kind() {
     on_device(0, || {
         let (first, second) = (create(), create());

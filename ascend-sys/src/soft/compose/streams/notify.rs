@@ -92,6 +92,9 @@ struct Word {
     /// Records issued by calls (for the sanitizer: whether a wait has a
     /// record to order after).
     records: u64,
+    /// Records queued and not yet run (nor dropped): a destroyed notify's
+    /// waits still wait for them.
+    pending: u64,
     /// Waits issued by calls.
     waits: u64,
 }
@@ -115,10 +118,14 @@ pub(crate) struct Signal {
 /// What a task does to a notify.
 pub(crate) enum NotifyWork {
     /// `aclrtRecordNotify`: sets the bit.
-    Record(Arc<Signal>),
+    Record(PendingRecord),
     /// `aclrtCntNotifyRecord`: changes the counter (`mode`: an
     /// `aclrtCntNotifyRecordMode`).
-    Count { signal: Arc<Signal>, mode: u32, value: u32 },
+    Count {
+        record: PendingRecord,
+        mode: u32,
+        value: u32,
+    },
     /// `aclrtCntNotifyReset`: clears the counter.
     Clear(Arc<Signal>),
     /// `aclrtWaitAndResetNotify`, `aclrtCntNotifyWaitWithTimeout`: blocks
@@ -185,9 +192,13 @@ impl Signal {
         self.changed.notify_all();
     }
 
-    /// Notes a record issued by a call.
-    pub(crate) fn record_issued(&self) {
-        self.lock().records += 1;
+    /// Notes a record issued by a call; the record counts as pending until
+    /// the returned guard (held by its task) drops.
+    pub(crate) fn record_issued(self: &Arc<Self>) -> PendingRecord {
+        let mut word = self.lock();
+        word.records += 1;
+        word.pending += 1;
+        PendingRecord(Arc::clone(self))
     }
 
     /// Notes a wait issued by a call; returns whether a record issued
@@ -224,8 +235,8 @@ impl Signal {
     }
 
     /// `aclrtDestroyNotify` / `aclrtCntNotifyDestroy`: waits still queued
-    /// end (recorded as misuse) rather than wait for a notify nobody can
-    /// record any more.
+    /// end (recorded as misuse) once no record of it is queued any more,
+    /// rather than wait for a notify nobody can record.
     pub(crate) fn destroy(&self) {
         self.lock().destroyed = true;
         self.changed.notify_all();
@@ -271,7 +282,7 @@ impl Signal {
                 self.changed.notify_all();
                 return true;
             }
-            let ended = if word.destroyed {
+            let ended = if word.destroyed && word.pending == 0 {
                 Some("aclrtDestroyNotify")
             } else {
                 give_up()
@@ -304,13 +315,28 @@ impl Signal {
     }
 }
 
+/// A record queued on a stream: pending until its task drops (it ran, was
+/// skipped, or its stream was destroyed by force). Dropping it takes the
+/// notify's lock (a leaf lock): a task is never dropped while its stream's
+/// queue lock is held.
+pub(crate) struct PendingRecord(Arc<Signal>);
+
+impl Drop for PendingRecord {
+    fn drop(&mut self) {
+        let mut word = self.0.lock();
+        word.pending = word.pending.saturating_sub(1);
+        drop(word);
+        self.0.changed.notify_all();
+    }
+}
+
 impl NotifyWork {
     /// Says what the task does, for messages.
     pub(crate) fn describe(&self) -> String {
         match self {
-            NotifyWork::Record(signal) => format!("a record of {}", signal.name()),
-            NotifyWork::Count { signal, mode, value } => {
-                format!("a record (mode {mode}, value {value:#x}) of {}", signal.name())
+            NotifyWork::Record(record) => format!("a record of {}", record.0.name()),
+            NotifyWork::Count { record, mode, value } => {
+                format!("a record (mode {mode}, value {value:#x}) of {}", record.0.name())
             }
             NotifyWork::Clear(signal) => format!("a reset of {}", signal.name()),
             NotifyWork::Wait {
@@ -328,10 +354,10 @@ impl NotifyWork {
     /// stream, `what`: its description).
     pub(crate) fn run(&self, stream: &Stream, number: u64, what: &str) -> SoftResult {
         match self {
-            NotifyWork::Record(signal) => signal.write(|_| 1),
-            NotifyWork::Count { signal, mode, value } => {
+            NotifyWork::Record(record) => record.0.write(|_| 1),
+            NotifyWork::Count { record, mode, value } => {
                 let (mode, value) = (*mode, *value);
-                signal.write(move |old| match mode {
+                record.0.write(move |old| match mode {
                     ACL_RT_CNT_NOTIFY_RECORD_SET_VALUE_MODE => value,
                     ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE => old.wrapping_add(value),
                     ACL_RT_CNT_NOTIFY_RECORD_BIT_OR_MODE => old | value,

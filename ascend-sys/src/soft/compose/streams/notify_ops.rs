@@ -163,8 +163,7 @@ fn waits_for(signal: &Signal) -> sanitize::WaitFor {
 /// `aclrtRecordNotify`: a task that sets the notify's bit.
 pub(crate) fn record_notify(notify: usize, stream: usize) -> SoftResult {
     enqueue("aclrtRecordNotify", notify, Kind::Notify, stream, |signal| {
-        signal.record_issued();
-        (NotifyWork::Record(signal), None)
+        (NotifyWork::Record(signal.record_issued()), None)
     })
 }
 
@@ -323,8 +322,8 @@ pub(crate) fn cnt_record(handle: usize, stream: usize, mode: u32, value: u32) ->
     lookup(&*lock()?, handle, Kind::Count)?;
     check_record_mode(mode)?;
     enqueue("aclrtCntNotifyRecord", handle, Kind::Count, stream, |signal| {
-        signal.record_issued();
-        (NotifyWork::Count { signal, mode, value }, None)
+        let record = signal.record_issued();
+        (NotifyWork::Count { record, mode, value }, None)
     })
 }
 
