@@ -169,6 +169,11 @@ impl Streams {
         self.events.len()
     }
 
+    /// Number of live notifies and count notifies.
+    pub(crate) fn notify_count(&self) -> usize {
+        self.notifies.len()
+    }
+
     /// One line per live created stream and event, for the leak report.
     pub(crate) fn report(&self) -> Vec<String> {
         let streams = self.created.iter().map(|(handle, entry)| {
