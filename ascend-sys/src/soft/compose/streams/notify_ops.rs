@@ -268,7 +268,10 @@ fn exported_page(notify: usize) -> SoftResult<Arc<NotifyPage>> {
 pub(crate) fn set_import_pids(notify: usize, pids: &[i32]) -> SoftResult {
     let page = exported_page(notify)?;
     if pids.is_empty() {
-        return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            "num is not positive (the runtime takes it as an int)",
+        );
     }
     if let Some(index) = pids.iter().position(|&pid| pid <= 0) {
         return fail(
