@@ -135,6 +135,7 @@ echo "==> sanitizer"
 sanitize_exit=86
 hazards=(
   "ww_streams aclrtMemsetAsync race aclrtMemsetAsync"
+  "notify_streams aclrtMemsetAsync race aclrtMemsetAsync"
   "raw_streams aclrtMemcpyAsync race aclrtMemsetAsync"
   "war_streams aclrtMemsetAsync race aclrtMemcpyAsync"
   "copy2d_streams aclrtMemcpy2dAsync race aclrtMemsetAsync"
