@@ -45,7 +45,7 @@ $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/share.c" -I"$ASCEND_HOME_PAT
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/share"
 # One program per family of the memory API bound after the first samples
 # (issue 27): each calls every function of its family through this tree.
-families=(cmo events managed mem_pool mbuf copy_batch callbacks)
+families=(cmo events managed mem_pool mbuf copy_batch callbacks notify)
 for family in "${families[@]}"; do
   $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/$family.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
     -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/$family"
@@ -135,6 +135,7 @@ echo "==> sanitizer"
 sanitize_exit=86
 hazards=(
   "ww_streams aclrtMemsetAsync race aclrtMemsetAsync"
+  "notify_streams aclrtMemsetAsync race aclrtMemsetAsync"
   "raw_streams aclrtMemcpyAsync race aclrtMemsetAsync"
   "war_streams aclrtMemsetAsync race aclrtMemcpyAsync"
   "copy2d_streams aclrtMemcpy2dAsync race aclrtMemsetAsync"

@@ -17,6 +17,7 @@
 #ifndef ASCEND_RS_ACL_MEMORY_H
 #define ASCEND_RS_ACL_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -1942,6 +1943,123 @@ aclError aclrtRegStreamStateCallback(const char *regName, aclrtStreamStateCallba
 aclError aclrtRegDeviceStateCallback(const char *regName, aclrtDeviceStateCallback callback, void *args);
 
 /* ===== end of stream callbacks and host functions ======================== */
+/* ---- Notifies (aclrtCreateNotify ... aclrtCntNotify*; hicann/runtime acl_rt.h) ---- */
+
+/** A notify: a one-bit signal one stream records and another waits for (and resets). */
+typedef void *aclrtNotify;
+/** A count notify: a 32-bit counter streams record into and wait on. */
+typedef void *aclrtCntNotify;
+
+/** `aclrtCreateNotify` flag: a notify the host uses (the default). */
+static const uint64_t ACL_NOTIFY_DEFAULT = 0x0u;
+/** `aclrtCreateNotify` flag: a notify only device-side code uses. */
+static const uint64_t ACL_NOTIFY_DEVICE_USE_ONLY = 0x1u;
+/** Notify export flag: default, the pid whitelist is enforced. */
+static const uint64_t ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT = 0x0u;
+/** Notify export flag: any process may import (no pid whitelist). */
+static const uint64_t ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION = 0x2u;
+/** Notify import flag: default. */
+static const uint64_t ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT = 0x0u;
+/** Notify import flag: enable peer access to the exporting device first. */
+static const uint64_t ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS = 0x2u;
+
+/** How `aclrtCntNotifyRecord` changes the counter. */
+typedef enum {
+    /** counter = value. */
+    ACL_RT_CNT_NOTIFY_RECORD_SET_VALUE_MODE = 0,
+    /** counter += value. */
+    ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE = 1,
+    /** counter |= value. */
+    ACL_RT_CNT_NOTIFY_RECORD_BIT_OR_MODE = 2,
+    /** counter &= value. */
+    ACL_RT_CNT_NOTIFY_RECORD_BIT_AND_MODE = 4,
+} aclrtCntNotifyRecordMode;
+
+/** What `aclrtCntNotifyWaitWithTimeout` waits for. */
+typedef enum {
+    /** counter < value. */
+    ACL_RT_CNT_NOTIFY_WAIT_LESS_MODE = 0,
+    /** counter == value. */
+    ACL_RT_CNT_NOTIFY_WAIT_EQUAL_MODE = 1,
+    /** counter > value. */
+    ACL_RT_CNT_NOTIFY_WAIT_BIGGER_MODE = 2,
+    /** counter >= value. */
+    ACL_RT_CNT_NOTIFY_WAIT_BIGGER_OR_EQUAL_MODE = 3,
+    /** (counter & value) == value. */
+    ACL_RT_CNT_NOTIFY_WAIT_EQUAL_WITH_BITMASK_MODE = 4,
+} aclrtCntNotifyWaitMode;
+
+/** A record of a count notify. */
+typedef struct {
+    /** How the counter changes. */
+    aclrtCntNotifyRecordMode mode;
+    /** The operand. */
+    uint32_t value;
+} aclrtCntNotifyRecordInfo;
+
+/** A wait on a count notify. */
+typedef struct {
+    /** The condition. */
+    aclrtCntNotifyWaitMode mode;
+    /** The operand. */
+    uint32_t value;
+    /** Seconds the stream waits at most (0: no limit). */
+    uint32_t timeout;
+    /** Whether the counter is cleared to 0 once the wait ends. */
+    bool isClear;
+    /** Reserved. */
+    uint8_t rsv[3];
+} aclrtCntNotifyWaitInfo;
+
+/** Creates a notify on the current device (`flag`: ACL_NOTIFY_DEFAULT or ACL_NOTIFY_DEVICE_USE_ONLY). */
+aclError aclrtCreateNotify(aclrtNotify *notify, uint64_t flag);
+
+/** Destroys a notify (created or imported). */
+aclError aclrtDestroyNotify(aclrtNotify notify);
+
+/** Queues on `stream` a task that sets the notify. */
+aclError aclrtRecordNotify(aclrtNotify notify, aclrtStream stream);
+
+/** Queues on `stream` a wait until the notify is set, which then resets it (`timeout` in seconds, 0: no limit). */
+aclError aclrtWaitAndResetNotify(aclrtNotify notify, aclrtStream stream, uint32_t timeout);
+
+/** Gets the notify's id. */
+aclError aclrtGetNotifyId(aclrtNotify notify, uint32_t *notifyId);
+
+/** Resets `num` notifies at once (from the host). */
+aclError aclrtNotifyBatchReset(aclrtNotify *notifies, size_t num);
+
+/** Makes the notify an IPC notify and writes its key (at least 65 bytes of `key`). */
+aclError aclrtNotifyGetExportKey(aclrtNotify notify, char *key, size_t len, uint64_t flags);
+
+/** Adds `num` process ids to the whitelist of an exported notify. */
+aclError aclrtNotifySetImportPid(aclrtNotify notify, int32_t *pid, size_t num);
+
+/** Adds processes of other servers to the whitelist of an exported notify. */
+aclError aclrtNotifySetImportPidInterServer(aclrtNotify notify, aclrtServerPid *serverPids, size_t num);
+
+/** Opens a notify another process exported, by its key. */
+aclError aclrtNotifyImportByKey(aclrtNotify *notify, const char *key, uint64_t flags);
+
+/** Creates a count notify (`flag` reserved, 0). */
+aclError aclrtCntNotifyCreate(aclrtCntNotify *cntNotify, uint64_t flag);
+
+/** Destroys a count notify. */
+aclError aclrtCntNotifyDestroy(aclrtCntNotify cntNotify);
+
+/** Queues on `stream` a task that changes the counter as `info` says. */
+aclError aclrtCntNotifyRecord(aclrtCntNotify cntNotify, aclrtStream stream, aclrtCntNotifyRecordInfo *info);
+
+/** Queues on `stream` a wait until the counter meets the condition of `info`. */
+aclError aclrtCntNotifyWaitWithTimeout(aclrtCntNotify cntNotify, aclrtStream stream, aclrtCntNotifyWaitInfo *info);
+
+/** Queues on `stream` a task that clears the counter to 0. */
+aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream);
+
+/** Gets the count notify's id. */
+aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId);
+
+/* ---- end of notifies ---- */
 
 #ifdef __cplusplus
 }

@@ -12,84 +12,18 @@
 //! `soft::direct` and the drop-in C library `ascend-soft-acl` are generated
 //! from the same list.
 //!
-//! - 3.1 Init / version / errors: `aclInit`, `aclFinalize`, `aclFinalizeReference`,
-//!   `aclrtGetVersion`, `aclsysGetVersionStr`, `aclsysGetVersionNum`,
-//!   `aclGetRecentErrMsg`, `aclrtGetSocName`, `aclrtGetLastError`,
-//!   `aclrtPeekAtLastError`, `aclrtGetErrorVerbose`.
-//! - 3.2 Device / context / peer access: `aclrtSetDevice`, `aclrtResetDevice`,
-//!   `aclrtResetDeviceForce`, `aclrtGetDevice`, `aclrtGetDeviceCount`,
-//!   `aclrtGetRunMode`, `aclrtCreateContext`, `aclrtDestroyContext`,
-//!   `aclrtSetCurrentContext`, `aclrtGetCurrentContext`, `aclrtSynchronizeDevice`,
-//!   `aclrtSynchronizeDeviceWithTimeout`, `aclrtDeviceGetBareTgid`,
-//!   `aclrtDeviceCanAccessPeer`, `aclrtDeviceEnablePeerAccess`,
-//!   `aclrtDeviceDisablePeerAccess`, `aclrtCtxGetCurrentDefaultStream`,
-//!   `aclrtGetResInCurrentThread`.
-//! - 3.3 Stream / event: `aclrtCreateStream`, `aclrtCreateStreamWithConfig`,
-//!   `aclrtDestroyStream`, `aclrtDestroyStreamForce`, `aclrtSynchronizeStream`,
-//!   `aclrtSynchronizeStreamWithTimeout`, `aclrtStreamQuery`, `aclrtStreamGetId`,
-//!   `aclrtStreamGetPriority`, `aclrtStreamGetFlags`, `aclrtCreateEvent`,
-//!   `aclrtCreateEventWithFlag`, `aclrtCreateEventExWithFlag`, `aclrtDestroyEvent`,
-//!   `aclrtRecordEvent`, `aclrtResetEvent`, `aclrtSynchronizeEvent`,
-//!   `aclrtSynchronizeEventWithTimeout`, `aclrtQueryEventStatus`, `aclrtQueryEvent`,
-//!   `aclrtQueryEventWaitStatus`, `aclrtSetStreamFailureMode`, `aclrtIpcGetEventHandle`,
-//!   `aclrtIpcOpenEventHandle`,
-//!   `aclrtStreamWaitEvent`, `aclrtStreamWaitEventWithTimeout`, `aclrtEventElapsedTime`,
-//!   `aclrtEventGetTimestamp`.
-//! - 3.4 Device memory, copy, set: `aclrtMalloc`, `aclrtMallocAlign32`,
-//!   `aclrtMallocCached`, `aclrtMallocWithCfg`, `aclrtMallocForTaskScheduler`,
-//!   `aclrtFree`, `aclrtFreeWithDevSync`, `aclrtGetMemInfo`, `aclrtGetMemUsageInfo`,
-//!   `aclrtPointerGetAttributes`, `aclrtMemcpy`, `aclrtMemcpyAsync`, `aclrtMemcpy2d`,
-//!   `aclrtMemcpy2dAsync`, `aclrtMemset`, `aclrtMemsetAsync`, `aclrtMemsetD32`,
-//!   `aclrtMemsetD32Async`, `aclrtMemcpyBatch`, `aclrtMemcpyBatchV2`,
-//!   `aclrtMemcpyBatchAsync`, `aclrtMemcpyBatchAsyncV2`,
-//!   `aclrtMemcpyAsyncWithOffset`, `aclrtGetMemcpyDescSize`, `aclrtSetMemcpyDesc`,
-//!   `aclrtMemcpyAsyncWithDesc`, `aclrtMemcpyAsyncWithCondition`, `aclrtValueWrite`,
-//!   `aclrtValueWait`.
-//! - 3.5 Host memory: `aclrtMallocHost`, `aclrtMallocHostWithCfg`, `aclrtFreeHost`,
-//!   `aclrtFreeHostWithDevSync`, `aclrtHostRegister`, `aclrtHostRegisterV2`,
-//!   `aclrtHostGetDevicePointer`, `aclrtHostMemMapCapabilities`, `aclrtHostUnregister`.
-//! - 3.6 Virtual memory management (VMM): `aclrtMallocPhysical`, `aclrtFreePhysical`,
-//!   `aclrtReserveMemAddress`, `aclrtReserveMemAddressNoUCMemory`,
-//!   `aclrtReleaseMemAddress`, `aclrtMapMem`, `aclrtMemMapNoAccess`, `aclrtUnmapMem`,
-//!   `aclrtMemGetAllocationGranularity`, `aclrtMemSetAccess`, `aclrtMemGetAccess`,
-//!   `aclrtMemRetainAllocationHandle`, `aclrtMemGetAllocationPropertiesFromHandle`,
-//!   `aclrtMemGetAddressRange`, `aclrtMemMapSelectedLink`, `aclrtMemMapSetLink`.
-//! - 3.7 Physical-memory sharing (shareable handles):
-//!   `aclrtMemExportToShareableHandle`, `aclrtMemSetPidToShareableHandle`,
-//!   `aclrtMemImportFromShareableHandle`, `aclrtMemExportToShareableHandleV2`,
-//!   `aclrtMemSetPidToShareableHandleV2`, `aclrtMemImportFromShareableHandleV2`.
-//! - 3.8 IPC memory (key based): `aclrtIpcMemGetExportKey`, `aclrtIpcMemImportByKey`,
-//!   `aclrtIpcMemClose`, `aclrtIpcMemSetImportPid`, `aclrtIpcMemImportPidInterServer`,
-//!   `aclrtIpcMemSetAttr`.
-//! - 3.9 Custom allocator: `aclrtAllocatorCreateDesc`, `aclrtAllocatorDestroyDesc`,
-//!   `aclrtAllocatorSetObjToDesc`, `aclrtAllocatorSetAllocFuncToDesc`,
-//!   `aclrtAllocatorSetFreeFuncToDesc`, `aclrtAllocatorSetAllocAdviseFuncToDesc`,
-//!   `aclrtAllocatorSetGetAddrFromBlockFuncToDesc`, `aclrtAllocatorRegister`,
-//!   `aclrtAllocatorGetByStream`, `aclrtAllocatorUnregister`.
-//! - 3.10 Stream-ordered memory pools: `aclrtMemPoolCreate`, `aclrtMemPoolDestroy`,
-//!   `aclrtMemPoolSetAttr`, `aclrtMemPoolGetAttr`, `aclrtMemPoolMallocAsync`,
-//!   `aclrtMemPoolFreeAsync`, `aclrtMemPoolTrimTo`.
-//! - 3.11 Managed memory: `aclrtMemAllocManaged`, `aclrtMemManagedAdvise`,
-//!   `aclrtMemManagedGetAttr`, `aclrtMemManagedGetAttrs`, `aclrtMemManagedPrefetchAsync`,
-//!   `aclrtMemManagedPrefetchBatchAsync`.
-//! - 3.12 Cache maintenance and memory checks: `aclrtCmoAsync`,
-//!   `aclrtCmoAsyncWithBarrier`, `aclrtCmoWaitBarrier`, `aclrtCmoGetDescSize`,
-//!   `aclrtCmoSetDesc`, `aclrtCmoAsyncWithDesc`, `aclrtMemFlush`,
-//!   `aclrtMemInvalidate`, `aclrtDeviceL2CacheFlush`, `aclrtCheckMemType`,
-//!   `aclrtMemP2PMap`, `aclrtGetMemUceInfo`, `aclrtMemUceRepair`.
-//! - 3.13 Mbuf (message buffers): `aclrtAllocBuf`, `aclrtFreeBuf`, `aclrtGetBufData`,
-//!   `aclrtGetBufDataLen`, `aclrtSetBufDataLen`, `aclrtGetBufUserData`,
-//!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
-//!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
-//! - 3.14 Stream callbacks and host functions: `aclrtSubscribeReport`,
-//!   `aclrtLaunchCallback`, `aclrtProcessReport`, `aclrtUnSubscribeReport`,
-//!   `aclrtLaunchHostFunc`, `aclrtSubscribeHostFunc`, `aclrtProcessHostFunc`,
-//!   `aclrtUnSubscribeHostFunc`, `aclrtRegStreamStateCallback`,
-//!   `aclrtRegDeviceStateCallback`.
+//! The groups, in this order (`docs/acl-to-rust.md` maps each function to
+//! its safe item): 3.1 init, version and errors; 3.2 device, context and
+//! peer access; 3.3 streams and events; 3.4 device memory, copies and
+//! sets; 3.5 host memory; 3.6 virtual memory management; 3.7
+//! physical-memory sharing; 3.8 IPC memory; 3.9 custom allocators; 3.10
+//! stream-ordered memory pools; 3.11 managed memory; 3.12 cache
+//! maintenance and memory checks; 3.13 mbufs; 3.14 stream callbacks and
+//! host functions; 3.15 notifies.
 //!
-//! 180 functions in all. The reference table lists 103 of them; the
+//! 196 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
-//! 3.10 to 3.14) are those of `hicann/runtime`
+//! 3.10 to 3.15) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
 //! 681ef7610.
 
@@ -986,6 +920,54 @@ macro_rules! for_each_acl_function {
                 args: *mut c_void,
             ) -> aclError;
             // end of 3.14
+            // ---- 3.15 Notifies (kept in one block) ----
+            /// Creates a notify on the current device (`flag`: `ACL_NOTIFY_DEFAULT` or
+            /// `ACL_NOTIFY_DEVICE_USE_ONLY`).
+            fn aclrtCreateNotify(notify: *mut aclrtNotify, flag: u64) -> aclError;
+            /// Destroys a notify (created or imported).
+            fn aclrtDestroyNotify(notify: aclrtNotify) -> aclError;
+            /// Queues on `stream` (NULL: the default stream) a task that sets the notify.
+            fn aclrtRecordNotify(notify: aclrtNotify, stream: aclrtStream) -> aclError;
+            /// Queues on `stream` a wait until the notify is set, which then resets it
+            /// (`timeout` in seconds; 0 no limit).
+            fn aclrtWaitAndResetNotify(notify: aclrtNotify, stream: aclrtStream, timeout: u32) -> aclError;
+            /// Writes the notify's id.
+            fn aclrtGetNotifyId(notify: aclrtNotify, notifyId: *mut u32) -> aclError;
+            /// Resets `num` notifies from the host, in order, stopping at the first failure.
+            fn aclrtNotifyBatchReset(notifies: *mut aclrtNotify, num: usize) -> aclError;
+            /// Makes the notify an IPC notify and writes its key (`len` at least 65).
+            fn aclrtNotifyGetExportKey(notify: aclrtNotify, key: *mut c_char, len: usize, flags: u64) -> aclError;
+            /// Adds `num` process ids to the whitelist of an exported notify.
+            fn aclrtNotifySetImportPid(notify: aclrtNotify, pid: *mut i32, num: usize) -> aclError;
+            /// Adds processes of other servers to the whitelist of an exported notify.
+            fn aclrtNotifySetImportPidInterServer(
+                notify: aclrtNotify,
+                serverPids: *mut aclrtServerPid,
+                num: usize,
+            ) -> aclError;
+            /// Opens a notify another process exported, by its key.
+            fn aclrtNotifyImportByKey(notify: *mut aclrtNotify, key: *const c_char, flags: u64) -> aclError;
+            /// Creates a count notify on the current device (`flag` reserved, 0).
+            fn aclrtCntNotifyCreate(cntNotify: *mut aclrtCntNotify, flag: u64) -> aclError;
+            /// Destroys a count notify.
+            fn aclrtCntNotifyDestroy(cntNotify: aclrtCntNotify) -> aclError;
+            /// Queues on `stream` a task that changes the counter as `info` says.
+            fn aclrtCntNotifyRecord(
+                cntNotify: aclrtCntNotify,
+                stream: aclrtStream,
+                info: *mut aclrtCntNotifyRecordInfo,
+            ) -> aclError;
+            /// Queues on `stream` a wait until the counter meets the condition of `info`.
+            fn aclrtCntNotifyWaitWithTimeout(
+                cntNotify: aclrtCntNotify,
+                stream: aclrtStream,
+                info: *mut aclrtCntNotifyWaitInfo,
+            ) -> aclError;
+            /// Queues on `stream` a task that clears the counter to 0.
+            fn aclrtCntNotifyReset(cntNotify: aclrtCntNotify, stream: aclrtStream) -> aclError;
+            /// Writes the count notify's id.
+            fn aclrtCntNotifyGetId(cntNotify: aclrtCntNotify, notifyId: *mut u32) -> aclError;
+            // ---- end of notifies ----
         }
     };
 }

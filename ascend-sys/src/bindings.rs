@@ -130,6 +130,14 @@ pub mod c_types {
     pub type aclrtDeviceStateCallback = ::std::option::Option<
         unsafe extern "C" fn(deviceId: i32, state: aclrtDeviceState, args: *mut ::std::os::raw::c_void),
     >;
+    #[doc = " A notify: a one-bit signal one stream records and another waits for (and resets)."]
+    pub type aclrtNotify = *mut ::std::os::raw::c_void;
+    #[doc = " A count notify: a 32-bit counter streams record into and wait on."]
+    pub type aclrtCntNotify = *mut ::std::os::raw::c_void;
+    #[doc = " How `aclrtCntNotifyRecord` changes the counter."]
+    pub type aclrtCntNotifyRecordMode = ::std::os::raw::c_uint;
+    #[doc = " What `aclrtCntNotifyWaitWithTimeout` waits for."]
+    pub type aclrtCntNotifyWaitMode = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -327,6 +335,30 @@ pub mod c_types {
         pub location: aclrtMemLocation,
         pub maxSize: usize,
         pub reserved: [::std::os::raw::c_uchar; 32usize],
+    }
+    #[doc = " A record of a count notify."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtCntNotifyRecordInfo {
+        #[doc = " How the counter changes."]
+        pub mode: aclrtCntNotifyRecordMode,
+        #[doc = " The operand."]
+        pub value: u32,
+    }
+    #[doc = " A wait on a count notify."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtCntNotifyWaitInfo {
+        #[doc = " The condition."]
+        pub mode: aclrtCntNotifyWaitMode,
+        #[doc = " The operand."]
+        pub value: u32,
+        #[doc = " Seconds the stream waits at most (0: no limit)."]
+        pub timeout: u32,
+        #[doc = " Whether the counter is cleared to 0 once the wait ends."]
+        pub isClear: bool,
+        #[doc = " Reserved."]
+        pub rsv: [u8; 3usize],
     }
     #[doc = " Host to host."]
     pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -1333,6 +1365,59 @@ pub mod c_types {
     pub const ACL_RT_DEVICE_STATE_SET_POST: aclrtDeviceState = 1;
     pub const ACL_RT_DEVICE_STATE_RESET_PRE: aclrtDeviceState = 2;
     pub const ACL_RT_DEVICE_STATE_RESET_POST: aclrtDeviceState = 3;
+    #[doc = " `aclrtCreateNotify` flag: a notify the host uses (the default)."]
+    pub const ACL_NOTIFY_DEFAULT: u64 = 0;
+    #[doc = " `aclrtCreateNotify` flag: a notify only device-side code uses."]
+    pub const ACL_NOTIFY_DEVICE_USE_ONLY: u64 = 1;
+    #[doc = " Notify export flag: default, the pid whitelist is enforced."]
+    pub const ACL_RT_NOTIFY_EXPORT_FLAG_DEFAULT: u64 = 0;
+    #[doc = " Notify export flag: any process may import (no pid whitelist)."]
+    pub const ACL_RT_NOTIFY_EXPORT_FLAG_DISABLE_PID_VALIDATION: u64 = 2;
+    #[doc = " Notify import flag: default."]
+    pub const ACL_RT_NOTIFY_IMPORT_FLAG_DEFAULT: u64 = 0;
+    #[doc = " Notify import flag: enable peer access to the exporting device first."]
+    pub const ACL_RT_NOTIFY_IMPORT_FLAG_ENABLE_PEER_ACCESS: u64 = 2;
+    #[doc = " counter = value."]
+    pub const ACL_RT_CNT_NOTIFY_RECORD_SET_VALUE_MODE: aclrtCntNotifyRecordMode = 0;
+    #[doc = " counter += value."]
+    pub const ACL_RT_CNT_NOTIFY_RECORD_ADD_MODE: aclrtCntNotifyRecordMode = 1;
+    #[doc = " counter |= value."]
+    pub const ACL_RT_CNT_NOTIFY_RECORD_BIT_OR_MODE: aclrtCntNotifyRecordMode = 2;
+    #[doc = " counter &= value."]
+    pub const ACL_RT_CNT_NOTIFY_RECORD_BIT_AND_MODE: aclrtCntNotifyRecordMode = 4;
+    #[doc = " counter < value."]
+    pub const ACL_RT_CNT_NOTIFY_WAIT_LESS_MODE: aclrtCntNotifyWaitMode = 0;
+    #[doc = " counter == value."]
+    pub const ACL_RT_CNT_NOTIFY_WAIT_EQUAL_MODE: aclrtCntNotifyWaitMode = 1;
+    #[doc = " counter > value."]
+    pub const ACL_RT_CNT_NOTIFY_WAIT_BIGGER_MODE: aclrtCntNotifyWaitMode = 2;
+    #[doc = " counter >= value."]
+    pub const ACL_RT_CNT_NOTIFY_WAIT_BIGGER_OR_EQUAL_MODE: aclrtCntNotifyWaitMode = 3;
+    #[doc = " (counter & value) == value."]
+    pub const ACL_RT_CNT_NOTIFY_WAIT_EQUAL_WITH_BITMASK_MODE: aclrtCntNotifyWaitMode = 4;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtCntNotifyRecordInfo"][::std::mem::size_of::<aclrtCntNotifyRecordInfo>() - 8usize];
+        ["Alignment of aclrtCntNotifyRecordInfo"][::std::mem::align_of::<aclrtCntNotifyRecordInfo>() - 4usize];
+        ["Offset of field: aclrtCntNotifyRecordInfo::mode"]
+            [::std::mem::offset_of!(aclrtCntNotifyRecordInfo, mode) - 0usize];
+        ["Offset of field: aclrtCntNotifyRecordInfo::value"]
+            [::std::mem::offset_of!(aclrtCntNotifyRecordInfo, value) - 4usize];
+    };
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtCntNotifyWaitInfo"][::std::mem::size_of::<aclrtCntNotifyWaitInfo>() - 16usize];
+        ["Alignment of aclrtCntNotifyWaitInfo"][::std::mem::align_of::<aclrtCntNotifyWaitInfo>() - 4usize];
+        ["Offset of field: aclrtCntNotifyWaitInfo::mode"]
+            [::std::mem::offset_of!(aclrtCntNotifyWaitInfo, mode) - 0usize];
+        ["Offset of field: aclrtCntNotifyWaitInfo::value"]
+            [::std::mem::offset_of!(aclrtCntNotifyWaitInfo, value) - 4usize];
+        ["Offset of field: aclrtCntNotifyWaitInfo::timeout"]
+            [::std::mem::offset_of!(aclrtCntNotifyWaitInfo, timeout) - 8usize];
+        ["Offset of field: aclrtCntNotifyWaitInfo::isClear"]
+            [::std::mem::offset_of!(aclrtCntNotifyWaitInfo, isClear) - 12usize];
+        ["Offset of field: aclrtCntNotifyWaitInfo::rsv"][::std::mem::offset_of!(aclrtCntNotifyWaitInfo, rsv) - 13usize];
+    };
     #[doc = " Value of one allocation attribute; the member used depends on the attribute kind."]
     #[repr(C)]
     #[derive(Copy, Clone)]
@@ -1518,6 +1603,24 @@ pub mod c_types {
         }
     }
     impl Default for aclrtMemPoolProps {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtCntNotifyRecordInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtCntNotifyWaitInfo {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
             unsafe {
@@ -2288,5 +2391,58 @@ pub mod c_functions {
             callback: aclrtDeviceStateCallback,
             args: *mut ::std::os::raw::c_void,
         ) -> aclError;
+        #[doc = " Creates a notify on the current device (`flag`: ACL_NOTIFY_DEFAULT or ACL_NOTIFY_DEVICE_USE_ONLY)."]
+        pub fn aclrtCreateNotify(notify: *mut aclrtNotify, flag: u64) -> aclError;
+        #[doc = " Destroys a notify (created or imported)."]
+        pub fn aclrtDestroyNotify(notify: aclrtNotify) -> aclError;
+        #[doc = " Queues on `stream` a task that sets the notify."]
+        pub fn aclrtRecordNotify(notify: aclrtNotify, stream: aclrtStream) -> aclError;
+        #[doc = " Queues on `stream` a wait until the notify is set, which then resets it (`timeout` in seconds, 0: no limit)."]
+        pub fn aclrtWaitAndResetNotify(notify: aclrtNotify, stream: aclrtStream, timeout: u32) -> aclError;
+        #[doc = " Gets the notify's id."]
+        pub fn aclrtGetNotifyId(notify: aclrtNotify, notifyId: *mut u32) -> aclError;
+        #[doc = " Resets `num` notifies at once (from the host)."]
+        pub fn aclrtNotifyBatchReset(notifies: *mut aclrtNotify, num: usize) -> aclError;
+        #[doc = " Makes the notify an IPC notify and writes its key (at least 65 bytes of `key`)."]
+        pub fn aclrtNotifyGetExportKey(
+            notify: aclrtNotify,
+            key: *mut ::std::os::raw::c_char,
+            len: usize,
+            flags: u64,
+        ) -> aclError;
+        #[doc = " Adds `num` process ids to the whitelist of an exported notify."]
+        pub fn aclrtNotifySetImportPid(notify: aclrtNotify, pid: *mut i32, num: usize) -> aclError;
+        #[doc = " Adds processes of other servers to the whitelist of an exported notify."]
+        pub fn aclrtNotifySetImportPidInterServer(
+            notify: aclrtNotify,
+            serverPids: *mut aclrtServerPid,
+            num: usize,
+        ) -> aclError;
+        #[doc = " Opens a notify another process exported, by its key."]
+        pub fn aclrtNotifyImportByKey(
+            notify: *mut aclrtNotify,
+            key: *const ::std::os::raw::c_char,
+            flags: u64,
+        ) -> aclError;
+        #[doc = " Creates a count notify (`flag` reserved, 0)."]
+        pub fn aclrtCntNotifyCreate(cntNotify: *mut aclrtCntNotify, flag: u64) -> aclError;
+        #[doc = " Destroys a count notify."]
+        pub fn aclrtCntNotifyDestroy(cntNotify: aclrtCntNotify) -> aclError;
+        #[doc = " Queues on `stream` a task that changes the counter as `info` says."]
+        pub fn aclrtCntNotifyRecord(
+            cntNotify: aclrtCntNotify,
+            stream: aclrtStream,
+            info: *mut aclrtCntNotifyRecordInfo,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a wait until the counter meets the condition of `info`."]
+        pub fn aclrtCntNotifyWaitWithTimeout(
+            cntNotify: aclrtCntNotify,
+            stream: aclrtStream,
+            info: *mut aclrtCntNotifyWaitInfo,
+        ) -> aclError;
+        #[doc = " Queues on `stream` a task that clears the counter to 0."]
+        pub fn aclrtCntNotifyReset(cntNotify: aclrtCntNotify, stream: aclrtStream) -> aclError;
+        #[doc = " Gets the count notify's id."]
+        pub fn aclrtCntNotifyGetId(cntNotify: aclrtCntNotify, notifyId: *mut u32) -> aclError;
     }
 }

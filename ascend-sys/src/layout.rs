@@ -100,3 +100,15 @@ const _: () = assert!(size_of::<aclrtMemAttr>() == 4);
 // Handles are pointer-sized.
 const _: () = assert!(size_of::<aclrtDrvMemHandle>() == 8);
 const _: () = assert!(size_of::<aclrtStream>() == 8);
+
+// aclrtCntNotifyRecordInfo: two 32-bit fields = 8 / 4.
+const _: () = assert!(size_of::<aclrtCntNotifyRecordInfo>() == 8);
+const _: () = assert!(align_of::<aclrtCntNotifyRecordInfo>() == 4);
+const _: () = assert!(offset_of!(aclrtCntNotifyRecordInfo, value) == 4);
+
+// aclrtCntNotifyWaitInfo: three 32-bit fields, a bool and 3 reserved bytes = 16 / 4.
+const _: () = assert!(size_of::<aclrtCntNotifyWaitInfo>() == 16);
+const _: () = assert!(align_of::<aclrtCntNotifyWaitInfo>() == 4);
+const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, timeout) == 8);
+const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, isClear) == 12);
+const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, rsv) == 13);

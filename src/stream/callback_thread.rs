@@ -17,7 +17,6 @@ const POLL_MS: i32 = 50;
 
 /// Whether the work queued after a callback waits for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[doc(alias = "aclrtCallbackBlockType")]
 pub enum CallbackBlock {
     /// The stream goes on while the callback runs (`ACL_CALLBACK_NO_BLOCK`).
     NoBlock,

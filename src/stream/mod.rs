@@ -43,7 +43,10 @@
 //!
 //! [`Event`]s mark points in a stream: other streams wait for them
 //! ([`Stream::wait_event`]), the host polls or waits for them, and two of
-//! them time the work between. 2-D copies of pitched regions take a
+//! them time the work between. A [`Notify`] is a one-bit signal one stream
+//! sets and another waits for and clears (shareable with other processes by
+//! a [`NotifyExportKey`]); a [`CntNotify`] is a counter streams add to and
+//! wait on. 2-D copies of pitched regions take a
 //! [`Copy2d`] shape, checked in Rust before any call.
 //!
 //! ```
@@ -69,6 +72,7 @@
 
 mod borrowed;
 mod callback_thread;
+mod cnt_notify;
 mod completion;
 mod copy2d;
 mod destroy;
@@ -80,6 +84,8 @@ mod held;
 mod host_fn;
 mod ipc_event;
 mod lengths;
+mod notify;
+mod notify_key;
 mod ordered;
 mod scope;
 mod sides;
@@ -89,6 +95,7 @@ mod value_ops;
 
 pub use borrowed::{BorrowedEvent, BorrowedStream};
 pub use callback_thread::{CallbackBlock, CallbackThread};
+pub use cnt_notify::{CntCondition, CntNotify, CntRecord};
 pub use copy2d::Copy2d;
 pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
@@ -96,6 +103,8 @@ pub use failure_mode::FailureMode;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
 pub use ipc_event::{IpcEvent, IpcEventHandle};
+pub use notify::Notify;
+pub use notify_key::NotifyExportKey;
 pub use ordered::{AsView, Ordered, OrderedMemory, OrderedView, OwnedView};
 pub(crate) use ordered::{Carried, Carrier, Recycle, Settled, Tracks, UseGate, WHOLE, complete_all, wait_for};
 pub use scope::AsyncScope;

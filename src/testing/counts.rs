@@ -21,7 +21,7 @@ use ascend_sys::soft::Live;
 /// # Ok::<(), ascend::Error>(())
 /// ```
 pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
-    let fields: [(&str, u64, u64); 20] = [
+    let fields: [(&str, u64, u64); 21] = [
         (
             "device_allocations",
             count(before.device_allocations),
@@ -56,6 +56,7 @@ pub fn changed_counts(before: &Live, after: &Live) -> Vec<String> {
         ("mappings", count(before.mappings), count(after.mappings)),
         ("streams", count(before.streams), count(after.streams)),
         ("events", count(before.events), count(after.events)),
+        ("notifies", count(before.notifies), count(after.notifies)),
         (
             "shareable_exports",
             count(before.shareable_exports),

@@ -109,6 +109,25 @@ static void ww_streams(int ok) {
     }
 }
 
+/* A and B memset the same bytes; A records a notify, which B waits for only in the twin. */
+static void notify_streams(int ok) {
+    void *buf = device(BYTES);
+    aclrtNotify notify = NULL;
+    CHECK(aclrtCreateNotify(&notify, ACL_NOTIFY_DEFAULT));
+    CHECK(aclrtMemsetAsync(buf, BYTES, 1, BYTES, a));
+    CHECK(aclrtRecordNotify(notify, a));
+    if (ok) {
+        CHECK(aclrtWaitAndResetNotify(notify, b, 0));
+    }
+    CHECK(aclrtMemsetAsync(buf, BYTES, 2, BYTES, b));
+    if (ok) {
+        CHECK(aclrtSynchronizeStream(b));
+        expect_bytes(buf, BYTES, 2);
+    }
+    CHECK(aclrtSynchronizeStream(a));
+    CHECK(aclrtDestroyNotify(notify));
+}
+
 /* A writes, B copies from it. */
 static void raw_streams(int ok) {
     void *src = device(BYTES), *dst = device(BYTES);
@@ -406,6 +425,7 @@ struct sanitize_case {
 
 static const struct sanitize_case cases[] = {
     {"ww_streams", ww_streams},
+    {"notify_streams", notify_streams},
     {"raw_streams", raw_streams},
     {"war_streams", war_streams},
     {"copy2d_streams", copy2d_streams},

@@ -43,6 +43,9 @@ pub struct Live {
     pub streams: usize,
     /// Live events (`aclrtCreateEvent*`).
     pub events: usize,
+    /// Live notifies and count notifies (`aclrtCreateNotify`,
+    /// `aclrtNotifyImportByKey`, `aclrtCntNotifyCreate`).
+    pub notifies: usize,
     /// Physical allocations this process exported as shareable handles
     /// (until their handle is freed).
     pub shareable_exports: usize,
@@ -73,11 +76,13 @@ pub fn live() -> Live {
     if started::core_if_started().is_none() {
         return Live::default();
     }
-    let (streams, events) = {
+    let (streams, events, notifies) = {
         let streams = crate::soft::compose::streams::locked();
-        (streams.stream_count(), streams.event_count())
+        (streams.stream_count(), streams.event_count(), streams.notify_count())
     };
-    tables().map_or_else(Live::default, |(vmm, share)| count(&vmm, &share, streams, events))
+    tables().map_or_else(Live::default, |(vmm, share)| {
+        count(&vmm, &share, streams, events, notifies)
+    })
 }
 
 /// The VMM and sharing tables, read-locked in the lock order, if the
@@ -87,9 +92,9 @@ fn tables() -> Option<(VmmReader, ShareReader)> {
     Some((vmm, share::read_if_started()?))
 }
 
-/// The counts of every family, one family at a time (streams and events,
-/// read before the VMM and sharing tables, passed in).
-fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
+/// The counts of every family, one family at a time (streams, events and
+/// notifies, read before the VMM and sharing tables, passed in).
+fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize, notifies: usize) -> Live {
     let host = crate::soft::host_mem::all();
     let registrations = crate::soft::host_register::live();
     let (device_allocations, device_bytes) = crate::soft::device_mem::live();
@@ -110,6 +115,7 @@ fn count(vmm: &Vmm, share: &Share, streams: usize, events: usize) -> Live {
         mappings: vmm.mappings.len(),
         streams,
         events,
+        notifies,
         shareable_exports: share.exports.len(),
         shareable_imports: vmm.physicals.values().filter(|p| p.imported).count(),
         ipc_keys: share.keys.len(),

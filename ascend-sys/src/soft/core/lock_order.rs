@@ -4,8 +4,8 @@
 //! needs two of them takes them in the order of [`Rank`], lowest first:
 //!
 //! 1. [`Rank::Init`]: `aclInit` / `aclFinalize`.
-//! 2. [`Rank::Streams`]: streams and events (an enqueue translates its
-//!    addresses under the stream's lock).
+//! 2. [`Rank::Streams`]: streams, events and notifies (an enqueue
+//!    translates its addresses under the stream's lock).
 //! 3. [`Rank::Managed`]: managed memory (`aclrtMemAllocManaged`): held
 //!    over a managed allocation's whole life cycle step (placing it in
 //!    device memory and mapping it for the host, or unmapping and freeing
@@ -40,7 +40,7 @@
 //! builds check this on every acquisition and panic with both ranks named,
 //! so a test run catches an inversion before it can deadlock. Leaf locks
 //! that never call out while held (the fault list, the misuse sink, a
-//! stream's queue, an event's records, the devices whose stream tasks
+//! stream's queue, an event's records, a notify's word, the devices whose stream tasks
 //! failed, the core's map of host ranges, the sanitizer's clocks and
 //! shadow, the callback subscriptions and their threads' inboxes, the
 //! state callback registries) are outside the order.

@@ -33,6 +33,10 @@ pub enum ResourceKind {
     Stream,
     /// An event from `aclrtCreateEvent*`; the id is its handle.
     Event,
+    /// A notify (`aclrtCreateNotify`, `aclrtNotifyImportByKey`) or count
+    /// notify (`aclrtCntNotifyCreate`); the id is its handle (which of the
+    /// two it is, in the detail).
+    Notify,
     /// A shareable handle this process exported; the id is the handle.
     ShareableExport,
     /// An IPC key this process exported; the id is the device address it
@@ -60,6 +64,7 @@ impl fmt::Display for ResourceKind {
             ResourceKind::Mapping => "mapping",
             ResourceKind::Stream => "stream",
             ResourceKind::Event => "event",
+            ResourceKind::Notify => "notify",
             ResourceKind::ShareableExport => "shareable handle",
             ResourceKind::IpcKey => "IPC key",
             ResourceKind::IpcImport => "IPC import",

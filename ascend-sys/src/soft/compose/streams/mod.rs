@@ -30,6 +30,9 @@ mod faulted_devices;
 mod force;
 mod indirect;
 mod ipc_event;
+mod notify;
+mod notify_ops;
+mod notify_page;
 mod queue;
 mod rows;
 mod task;
@@ -54,6 +57,14 @@ pub(crate) use event_ops::{
 pub(crate) use faulted_devices::of as device_fault;
 pub(crate) use force::destroy_stream_force;
 pub(crate) use indirect::{MEMCPY_DESC_SIZE, memcpy_async_with_desc, memcpy_async_with_offset, set_memcpy_desc};
+pub(crate) use notify::Kind as NotifyKind;
+pub(crate) use notify_ops::{
+    batch_reset as notify_batch_reset, cnt_record as cnt_notify_record, cnt_reset as cnt_notify_reset,
+    cnt_wait as cnt_notify_wait, create_cnt_notify, create_notify, destroy as destroy_notify,
+    export_key as notify_export_key, id as notify_id, import_by_key as notify_import_by_key, record_notify,
+    set_import_pids as notify_set_import_pids, set_import_pids_inter_server as notify_set_import_pids_inter_server,
+    wait_and_reset as wait_and_reset_notify,
+};
 pub(crate) use queue::Stream;
 pub(crate) use rows::Rows;
 pub(crate) use transfer::{memcpy_2d, memcpy_2d_async, memcpy_async, memset_async, memset_d32_async};
@@ -97,6 +108,12 @@ pub(crate) struct Streams {
     defaults: BTreeMap<i32, StreamEntry>,
     /// Events by handle.
     events: BTreeMap<usize, Arc<Event>>,
+    /// Notifies and count notifies by handle.
+    notifies: BTreeMap<usize, Arc<notify::Signal>>,
+    /// The id the next notify gets (`aclrtGetNotifyId`).
+    next_notify_id: u32,
+    /// The id the next count notify gets (`aclrtCntNotifyGetId`).
+    next_cnt_notify_id: u32,
     /// Handles `aclrtCtxGetCurrentDefaultStream` gave out, each naming the
     /// default stream of a device (by device), accepted wherever a stream
     /// is; a device's last reset withdraws its handle, as its context and
@@ -110,6 +127,7 @@ impl std::fmt::Debug for Streams {
             .field("created", &self.created.len())
             .field("defaults", &self.defaults.len())
             .field("events", &self.events.len())
+            .field("notifies", &self.notifies.len())
             .finish()
     }
 }
@@ -119,6 +137,9 @@ static STREAMS: Mutex<Streams> = Mutex::new(Streams {
     created: BTreeMap::new(),
     defaults: BTreeMap::new(),
     events: BTreeMap::new(),
+    notifies: BTreeMap::new(),
+    next_notify_id: 0,
+    next_cnt_notify_id: 0,
     default_aliases: BTreeMap::new(),
 });
 
@@ -153,6 +174,11 @@ impl Streams {
         self.events.len()
     }
 
+    /// Number of live notifies and count notifies.
+    pub(crate) fn notify_count(&self) -> usize {
+        self.notifies.len()
+    }
+
     /// One line per live created stream and event, for the leak report.
     pub(crate) fn report(&self) -> Vec<String> {
         let streams = self.created.iter().map(|(handle, entry)| {
@@ -171,7 +197,11 @@ impl Streams {
             .events
             .iter()
             .map(|(handle, event)| format!("event {handle:#x} created on device {}", event.device));
-        streams.chain(events).collect()
+        let notifies = self
+            .notifies
+            .values()
+            .map(|signal| format!("{} created on device {}", signal.name(), signal.device));
+        streams.chain(events).chain(notifies).collect()
     }
 
     /// The created streams and the events made at or after sequence number
@@ -191,7 +221,16 @@ impl Streams {
             .iter()
             .filter(|(_, event)| event.created >= since)
             .map(|(&handle, event)| LiveResource::new(ResourceKind::Event, handle, 0, event.created).on(event.device));
-        streams.chain(events).collect()
+        let notifies = self
+            .notifies
+            .iter()
+            .filter(|(_, signal)| signal.created >= since)
+            .map(|(&handle, signal)| {
+                LiveResource::new(ResourceKind::Notify, handle, 0, signal.created)
+                    .on(signal.device)
+                    .detail(signal.name())
+            });
+        streams.chain(events).chain(notifies).collect()
     }
 
     /// Every stream (created and default) of `device`.

@@ -1,6 +1,7 @@
 //! The work a stream runs.
 
 use super::event::{Event, WaitTicket};
+use super::notify::NotifyWork;
 use super::queue::Stream;
 use super::rows::{self, Rows};
 use super::value;
@@ -74,6 +75,8 @@ pub(crate) enum Work {
     /// A marker that sets `done` when the worker reaches it (the position
     /// of an `aclrtMemPoolFreeAsync`: the pool learns when it has run).
     Signal { done: Arc<AtomicBool> },
+    /// A record, reset or wait of a notify or count notify.
+    Notify(NotifyWork),
 }
 
 /// One task on a stream.
@@ -191,6 +194,7 @@ impl Task {
             }
             Work::Signal { .. } => "a memory pool free".to_string(),
             Work::Callback(queued) => queued.describe(),
+            Work::Notify(work) => work.describe(),
         };
         format!(
             "{} (task {} on {}, queued by {})",
@@ -292,6 +296,7 @@ impl Task {
                 super::callbacks::reach(stream, self, queued);
                 Ok(())
             }
+            Work::Notify(ref work) => work.run(stream, self.number, &self.describe()),
         };
         // A panic (a bug) must not kill the worker and leave every later
         // synchronisation of the stream waiting forever.

@@ -17,8 +17,8 @@ pub(crate) struct Detached {
 }
 
 impl Streams {
-    /// Removes every stream created on `device` and every event created on
-    /// it: later calls with their handles fail with
+    /// Removes every stream created on `device` and every event and notify
+    /// created on it: later calls with their handles fail with
     /// `ACL_ERROR_RT_INVALID_HANDLE`, as for destroyed handles (so does the
     /// handle `aclrtCtxGetCurrentDefaultStream` gave for its default
     /// stream). Returns the
@@ -39,6 +39,15 @@ impl Streams {
         super::faulted_devices::clear(device);
         let events_before = self.events.len();
         self.events.retain(|_, event| event.device != device);
+        // The device's notifies go too; a wait still queued on one ends
+        // (recorded as misuse) instead of holding the teardown.
+        self.notifies.retain(|_, signal| {
+            let keep = signal.device != device;
+            if !keep {
+                signal.destroy();
+            }
+            keep
+        });
         (Detached { entries, default }, events_before - self.events.len())
     }
 }
