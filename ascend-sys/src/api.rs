@@ -81,8 +81,14 @@
 //!   `aclrtGetBufDataLen`, `aclrtSetBufDataLen`, `aclrtGetBufUserData`,
 //!   `aclrtSetBufUserData`, `aclrtCopyBufRef`, `aclrtAppendBufChain`,
 //!   `aclrtGetBufChainNum`, `aclrtGetBufFromChain`.
+//! - 3.14 Device queries, event flags, stream abort and stop (issue 41 part 3):
+//!   `aclrtGetDeviceInfo`, `aclrtDeviceGetStreamPriorityRange`,
+//!   `aclrtGetDeviceResLimit`, `aclrtSetDeviceResLimit`, `aclrtResetDeviceResLimit`,
+//!   `aclrtQueryDeviceStatus`, `aclrtGetDeviceUtilizationRate`,
+//!   `aclrtRecordEventWithFlag`, `aclrtStreamWaitEventWithFlag`, `aclrtGetEventId`,
+//!   `aclrtGetEventAvailNum`, `aclrtStreamAbort`, `aclrtStreamStop`.
 //!
-//! 170 functions in all. The reference table lists 103 of them; the
+//! 183 functions in all. The reference table lists 103 of them; the
 //! signatures of the others (every function added since, among them groups
 //! 3.10 to 3.13) are those of `hicann/runtime`
 //! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
@@ -941,6 +947,43 @@ macro_rules! for_each_acl_function {
             fn aclrtGetBufChainNum(headBuf: aclrtMbuf, num: *mut u32) -> aclError;
             /// Writes the mbuf at `index` of the chain `headBuf` heads (0 is the head).
             fn aclrtGetBufFromChain(headBuf: aclrtMbuf, index: u32, buf: *mut aclrtMbuf) -> aclError;
+            // 3.14 Device queries, event flags, stream abort and stop (issue 41 part 3)
+            /// Writes attribute `attr` (`ACL_DEV_ATTR_*`) of device `deviceId`.
+            fn aclrtGetDeviceInfo(deviceId: u32, attr: aclrtDevAttr, value: *mut i64) -> aclError;
+            /// Writes the lowest (numerically largest) and the highest stream priority.
+            fn aclrtDeviceGetStreamPriorityRange(leastPriority: *mut i32, greatestPriority: *mut i32) -> aclError;
+            /// Writes the process's limit of cores of a kind (`ACL_RT_DEV_RES_*`) on `deviceId`.
+            fn aclrtGetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
+            /// Limits the cores of a kind the process's later work may use on `deviceId`.
+            fn aclrtSetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: u32) -> aclError;
+            /// Removes the process's core limits on `deviceId`.
+            fn aclrtResetDeviceResLimit(deviceId: i32) -> aclError;
+            /// Writes whether device `deviceId` is usable (`ACL_RT_DEVICE_STATUS_*`).
+            fn aclrtQueryDeviceStatus(deviceId: i32, deviceStatus: *mut aclrtDeviceStatus) -> aclError;
+            /// Writes the utilization (percent) of device `deviceId`'s units;
+            /// `utilizationInfo->utilizationExtend` must be NULL.
+            fn aclrtGetDeviceUtilizationRate(deviceId: i32, utilizationInfo: *mut aclrtUtilizationInfo) -> aclError;
+            /// Records `event` on `stream`; `flag` is `ACL_EVENT_RECORD_DEFAULT` (as
+            /// `aclrtRecordEvent`) or `ACL_EVENT_RECORD_EXTERNAL` (graph capture only).
+            fn aclrtRecordEventWithFlag(event: aclrtEvent, stream: aclrtStream, flag: u32) -> aclError;
+            /// Makes `stream` wait for `event` (timeout in seconds, 0: none); `flag` is
+            /// `ACL_EVENT_WAIT_DEFAULT` or `ACL_EVENT_WAIT_EXTERNAL` (graph capture only).
+            fn aclrtStreamWaitEventWithFlag(
+                stream: aclrtStream,
+                event: aclrtEvent,
+                timeout: u32,
+                flag: u32,
+            ) -> aclError;
+            /// Writes the id of `event`.
+            fn aclrtGetEventId(event: aclrtEvent, eventId: *mut u32) -> aclError;
+            /// Writes how many more events the current device can create.
+            fn aclrtGetEventAvailNum(eventCount: *mut u32) -> aclError;
+            /// Drops the tasks queued on `stream` (they never run) and stops the one it
+            /// runs; `stream` must not be NULL.
+            fn aclrtStreamAbort(stream: aclrtStream) -> aclError;
+            /// Stops the tasks `stream` is running without dropping its queue (they may
+            /// run later); only for `ACL_STREAM_DEVICE_USE_ONLY` streams, not NULL.
+            fn aclrtStreamStop(stream: aclrtStream) -> aclError;
         }
     };
 }

@@ -253,6 +253,42 @@ impl Stream {
         dropped
     }
 
+    /// `aclrtStreamAbort`: takes every queued task out (they will never
+    /// run), ends a wait the worker is blocked in, waits until the task it
+    /// is running (a copy finishes) is over, then counts every task
+    /// enqueued before the call finished, so a synchronisation or a query
+    /// says complete. The stream stays usable: the worker keeps running,
+    /// and tasks enqueued after the call run as usual. Returns the dropped
+    /// tasks.
+    pub(crate) fn abort_queued(&self, api: &'static str) -> Vec<Task> {
+        let mut queue = self.lock();
+        let dropped: Vec<Task> = queue.tasks.drain(..).collect();
+        let through = queue.submitted;
+        queue.give_up = Some(GiveUp {
+            api,
+            through,
+            events: true,
+        });
+        let running = queue
+            .running
+            .as_ref()
+            .map(|running| (running.number, running.event.clone()));
+        drop(queue);
+        self.changed.notify_all();
+        if let Some((number, event)) = running {
+            if let Some(event) = event {
+                event.wake();
+            }
+            super::value::wake_waiters();
+            self.wait_finished(number);
+        }
+        let mut queue = self.lock();
+        queue.finished = queue.finished.max(through);
+        drop(queue);
+        self.changed.notify_all();
+        dropped
+    }
+
     /// Marks every task enqueued so far finished (those dropped by
     /// [`Stream::drop_queued`] never run), once the worker has ended.
     pub(crate) fn finish_all(&self) {
@@ -340,7 +376,8 @@ pub(crate) fn run(stream: &Stream) {
         drop(task);
         let mut queue = stream.lock();
         queue.running = None;
-        queue.finished = number;
+        // `max`: `aclrtStreamAbort` may have counted later tasks finished.
+        queue.finished = queue.finished.max(number);
         if let Err(failure) = outcome
             && queue.failure.is_none()
         {
