@@ -67,12 +67,14 @@
 //! # Ok::<(), ascend::Error>(())
 //! ```
 
+mod abort;
 mod borrowed;
 mod completion;
 mod copy2d;
 mod destroy;
 mod device_flag;
 mod event;
+mod event_flags;
 mod failure_mode;
 mod flags;
 mod held;
@@ -89,6 +91,7 @@ pub use borrowed::{BorrowedEvent, BorrowedStream};
 pub use copy2d::Copy2d;
 pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
+pub use event_flags::{RecordMode, WaitMode};
 pub use failure_mode::FailureMode;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};
