@@ -163,3 +163,46 @@ fn ordered_memory_stays_tracked_when_the_abort_fails() {
     });
     soft::clear_faults();
 }
+
+/// A pool block whose upload is queued behind the gate, freed, and handed
+/// out again for use on another stream: that use is ordered after the
+/// upload, so it waits for the gate — unless an abort dropped the upload
+/// (its record then counts as reached). When the abort fails (injected),
+/// the new use still waits, and comes after the upload.
+#[test]
+fn a_pool_block_is_reused_after_its_aborted_work_only() {
+    let (_serial, device) = common::serial_device_without_faults();
+    let granule = common::pool::granule(&device);
+    let pool = ascend::pool::DevicePool::new(&device, common::pool::pool_config(granule, 4, 2 * granule, 8)).unwrap();
+    let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8 | 1).collect();
+    let staging = Ordered::new(PinnedHostBuf::from_slice(&device, &data).unwrap());
+    let failing = [None, Some("aclrtStreamAbort")];
+    for fault in failing.into_iter().filter(|fault| fault.is_none() || on_software()) {
+        let (first, second) = (common::shared_stream(&device), common::shared_stream(&device));
+        let (took, bytes) = gated(&device, |gate| {
+            first.wait_event(gate).unwrap();
+            let block = pool.alloc(8192).unwrap();
+            block.copy_from_host(&staging, &first).unwrap();
+            drop(block); // the upload is still held back
+            if let Some(api) = fault {
+                soft::inject_fault(api, 1, CODE).unwrap();
+            }
+            let aborted = first.abort();
+            assert_eq!(aborted.is_ok(), fault.is_none(), "{aborted:?}");
+            let start = Instant::now();
+            let reused = pool.alloc(8192).unwrap();
+            reused.fill_bytes(0xEE, &second).unwrap();
+            let bytes = common::pool::read_block(&device, &reused, &second);
+            (start.elapsed(), bytes)
+        });
+        soft::clear_faults();
+        assert!(bytes.iter().all(|&byte| byte == 0xEE), "the fill ran before the upload");
+        software_only(|| {
+            assert_eq!(
+                took < GATE_DELAY,
+                fault.is_none(),
+                "fault {fault:?}: the reuse took {took:?}"
+            );
+        });
+    }
+}

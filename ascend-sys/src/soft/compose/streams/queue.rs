@@ -53,6 +53,9 @@ struct Queue {
     /// failure is pending (not yet reported by a synchronisation), later
     /// tasks are skipped.
     stop_on_failure: bool,
+    /// Set while `aclrtStreamAbort` runs: the worker starts no task, and the
+    /// tasks enqueued meanwhile are dropped too.
+    aborting: bool,
 }
 
 /// A stream: tasks run in the order they were enqueued, one at a time, on
@@ -257,16 +260,16 @@ impl Stream {
     /// run), ends a wait the worker is blocked in, waits until the task it
     /// is running (a copy finishes) is over, then counts every task
     /// enqueued before the call finished, so a synchronisation or a query
-    /// says complete. The stream stays usable: the worker keeps running,
-    /// and tasks enqueued after the call run as usual. Returns the dropped
-    /// tasks.
+    /// says complete. Tasks enqueued while the call runs are dropped too.
+    /// The stream stays usable: the worker keeps running, and tasks
+    /// enqueued after the call run as usual. Returns the dropped tasks.
     pub(crate) fn abort_queued(&self, api: &'static str) -> Vec<Task> {
         let mut queue = self.lock();
-        let dropped: Vec<Task> = queue.tasks.drain(..).collect();
-        let through = queue.submitted;
+        queue.aborting = true;
+        let mut dropped: Vec<Task> = queue.tasks.drain(..).collect();
         queue.give_up = Some(GiveUp {
             api,
-            through,
+            through: u64::MAX,
             events: true,
         });
         let running = queue
@@ -282,8 +285,18 @@ impl Stream {
             super::value::wake_waiters();
             self.wait_finished(number);
         }
+        // Tasks enqueued during the call do not take effect either (on
+        // hardware, their submission fails while the abort runs).
         let mut queue = self.lock();
+        dropped.extend(queue.tasks.drain(..));
+        let through = queue.submitted;
         queue.finished = queue.finished.max(through);
+        queue.give_up = Some(GiveUp {
+            api,
+            through,
+            events: true,
+        });
+        queue.aborting = false;
         drop(queue);
         self.changed.notify_all();
         dropped
@@ -327,11 +340,13 @@ pub(crate) fn run(stream: &Stream) {
         let (task, stopped) = {
             let mut queue = stream.lock();
             let task = loop {
-                if let Some(task) = queue.tasks.pop_front() {
-                    break task;
-                }
-                if queue.closing {
-                    return;
+                if !queue.aborting {
+                    if let Some(task) = queue.tasks.pop_front() {
+                        break task;
+                    }
+                    if queue.closing {
+                        return;
+                    }
                 }
                 queue = stream.wait(queue);
             };
