@@ -206,3 +206,27 @@ fn a_pool_block_is_reused_after_its_aborted_work_only() {
         });
     }
 }
+
+/// A stream blocked in a value wait that nothing satisfies, with a write
+/// queued after it: the abort ends the wait and drops the write (which
+/// never lands), the flags are let go by the synchronisation `abort` makes,
+/// and dropping the stream no longer waits [`Stream::VALUE_WAIT_LIMIT`].
+#[test]
+fn an_abort_ends_value_work_and_the_stream_drops_at_once() {
+    use ascend::stream::{DeviceFlag, ValueCondition};
+    let (_serial, device) = common::serial_device_without_faults();
+    let never = DeviceFlag::new(&device, 0).unwrap();
+    let written = DeviceFlag::new(&device, 5).unwrap();
+    let stream = Stream::new(&device).unwrap();
+    stream.wait_value(&never, 1, ValueCondition::GreaterOrEqual).unwrap();
+    stream.write_value(&written, 6).unwrap();
+    let start = Instant::now();
+    stream.abort().unwrap();
+    drop(stream);
+    let took = start.elapsed();
+    assert!(
+        took < Stream::VALUE_WAIT_LIMIT,
+        "the drop waited for the value wait ({took:?})"
+    );
+    software_only(|| assert_eq!(written.get().unwrap(), 5, "the dropped write landed"));
+}
