@@ -48,9 +48,10 @@ impl CoreKind {
 impl Device {
     /// How many cores of `kind` the calling thread may use on this device
     /// (`aclrtGetResInCurrentThread`, with this device made current): the
-    /// device's count, unless a limit narrowed it for the device or the
-    /// thread. The software device runs no kernels and reports the counts
-    /// of an Ascend 910B2 (24 cube, 48 vector cores).
+    /// device's count, unless a limit narrowed it for the device
+    /// ([`set_res_limit`](Self::set_res_limit)) or the thread. The software
+    /// device runs no kernels and reports the counts of an Ascend 910B2 (24
+    /// cube, 48 vector cores), narrowed by the device's limit.
     ///
     /// # Errors
     ///
