@@ -45,7 +45,7 @@ $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/share.c" -I"$ASCEND_HOME_PAT
   -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/share"
 # One program per family of the memory API bound after the first samples
 # (issue 27): each calls every function of its family through this tree.
-families=(cmo events managed mem_pool mbuf copy_batch callbacks notify)
+families=(cmo events managed mem_pool mbuf copy_batch callbacks notify device_queries)
 for family in "${families[@]}"; do
   $cc "${warnings[@]}" -std=c11 -D_GNU_SOURCE "$tests/$family.c" -I"$ASCEND_HOME_PATH/include" -I"$tests" \
     -L"$ASCEND_HOME_PATH/lib64" -lascendcl -o "$build/$family"

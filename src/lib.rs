@@ -95,6 +95,7 @@ pub mod allocator;
 mod backend;
 mod byte_units;
 mod device;
+mod device_info;
 mod device_resources;
 mod error;
 mod error_code;
@@ -150,6 +151,7 @@ pub use backend::{Backend, BackendInfo, backend, build_toolkit};
 /// `...: Pod` was not satisfied", at the call that needs it.
 pub use bytemuck;
 pub use device::{Device, MemoryUsage};
+pub use device_info::{DeviceAttribute, DeviceStatus, PriorityRange, Utilization};
 pub use device_resources::CoreKind;
 pub(crate) use error::Call;
 pub use error::{Error, ExternalSource, Result, check};
@@ -157,7 +159,7 @@ pub use error_code::ErrorCode;
 pub use host_register::{AlignedHostBuf, HostRegistration};
 pub use memory::{DeviceBuf, DeviceSlice, DeviceSliceMut, MallocPolicy, PinnedHostBuf};
 pub use runtime::Runtime;
-pub use stream::{Event, Stream};
+pub use stream::{Event, RecordMode, Stream, WaitMode};
 
 #[cfg(test)]
 mod tests {

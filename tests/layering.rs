@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     // Which backend runs the calls.
     &["backend"],
     &["device", "runtime"],
-    &["device_resources", "host_register", "info", "mbuf"],
+    &["device_info", "device_resources", "host_register", "info", "mbuf"],
     // Memory owners and views, with the queries and locations they report.
     &["memory"],
     &["stream", "vmm"],

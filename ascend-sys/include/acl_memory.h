@@ -2060,6 +2060,147 @@ aclError aclrtCntNotifyReset(aclrtCntNotify cntNotify, aclrtStream stream);
 aclError aclrtCntNotifyGetId(aclrtCntNotify cntNotify, uint32_t *notifyId);
 
 /* ---- end of notifies ---- */
+/* ======================================================================== */
+/* Issue 41 part 3: device queries, event flags, stream abort and stop      */
+/* (hicann/runtime include/external/acl/acl_rt.h). Kept in one block.       */
+/* ======================================================================== */
+
+/** A device attribute `aclrtGetDeviceInfo` reports (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** Number of AI CPUs. */
+    ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
+    /** Number of AI cores. */
+    ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
+    /** Number of cube cores. */
+    ACL_DEV_ATTR_CUBE_CORE_NUM = 102,
+    /** Number of vector cores. */
+    ACL_DEV_ATTR_VECTOR_CORE_NUM = 201,
+    /** Threads in a warp. */
+    ACL_DEV_ATTR_WARP_SIZE = 202,
+    /** Most threads running at once on one vector core. */
+    ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE = 203,
+    /** Local (unified buffer) memory of one vector core, in bytes. */
+    ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE = 204,
+    /** Largest grid size along x. */
+    ACL_DEV_ATTR_MAX_GRID_DIM_X = 205,
+    /** Largest grid size along y. */
+    ACL_DEV_ATTR_MAX_GRID_DIM_Y = 206,
+    /** Largest grid size along z. */
+    ACL_DEV_ATTR_MAX_GRID_DIM_Z = 207,
+    /** Most blocks in a grid. */
+    ACL_DEV_ATTR_MAX_BLOCK_PER_GRID = 208,
+    /** Most threads in a block. */
+    ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK = 209,
+    /** Largest block size along x. */
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_X = 210,
+    /** Largest block size along y. */
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Y = 211,
+    /** Largest block size along z. */
+    ACL_DEV_ATTR_MAX_BLOCK_DIM_Z = 212,
+    /** Global memory of the device, in bytes. */
+    ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE = 301,
+    /** L2 cache size, in bytes. */
+    ACL_DEV_ATTR_L2_CACHE_SIZE = 302,
+    /** Identifies the OS the device runs under (devices sharing one report the same). */
+    ACL_DEV_ATTR_SMP_ID = 401,
+    /** Physical chip id. */
+    ACL_DEV_ATTR_PHY_CHIP_ID = 402,
+    /** Device id within its super pod. */
+    ACL_DEV_ATTR_SUPER_POD_DEVICE_ID = 403,
+    /** Server id within its super pod. */
+    ACL_DEV_ATTR_SUPER_POD_SERVER_ID = 404,
+    /** Super pod id. */
+    ACL_DEV_ATTR_SUPER_POD_ID = 405,
+    /** 1 when custom operators run privileged. */
+    ACL_DEV_ATTR_CUST_OP_PRIVILEGE = 406,
+    /** Mainboard id. */
+    ACL_DEV_ATTR_MAINBOARD_ID = 407,
+    /** How the host reaches the device (`ACL_HOST_DEVICE_CONNECT_TYPE_*`). */
+    ACL_DEV_ATTR_HD_CONNECT_TYPE = 408,
+    /** Form factor of the device (`ACL_DEVICE_FORM_FACTOR_*`). */
+    ACL_DEV_ATTR_DEVICE_FORM_FACTOR = 409,
+    /** Chassis id within its super pod. */
+    ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID = 410,
+    /** 1 when the device is a compute-power split (virtual) device. */
+    ACL_DEV_ATTR_IS_VIRTUAL = 501,
+    /** NPU architecture number. */
+    ACL_DEV_ATTR_NPU_ARCH = 601
+} aclrtDevAttr;
+
+/** Whether a device is usable (hicann/runtime acl_rt.h). */
+typedef enum {
+    /** The device works. */
+    ACL_RT_DEVICE_STATUS_NORMAL = 0,
+    /** The device is faulty. */
+    ACL_RT_DEVICE_STATUS_ABNORMAL = 1,
+    /** Reserved value. */
+    ACL_RT_DEVICE_STATUS_END = 0xFFFF
+} aclrtDeviceStatus;
+
+/** Reserved extension of `aclrtUtilizationInfo` (must be NULL). */
+typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+
+/** Utilization of a device's units, in percent (hicann/runtime acl_rt.h). */
+typedef struct aclrtUtilizationInfo {
+    /** Cube cores. */
+    int32_t cubeUtilization;
+    /** Vector cores. */
+    int32_t vectorUtilization;
+    /** AI CPUs. */
+    int32_t aicpuUtilization;
+    /** Device memory. */
+    int32_t memoryUtilization;
+    /** Reserved: must be NULL. */
+    aclrtUtilizationExtendInfo *utilizationExtend;
+} aclrtUtilizationInfo;
+
+/** `aclrtRecordEventWithFlag`: an ordinary record, as `aclrtRecordEvent`. */
+static const uint32_t ACL_EVENT_RECORD_DEFAULT = 0x0u;
+/** `aclrtRecordEventWithFlag`: a record visible outside a stream being captured into a graph. */
+static const uint32_t ACL_EVENT_RECORD_EXTERNAL = 0x1u;
+/** `aclrtStreamWaitEventWithFlag`: an ordinary wait, as `aclrtStreamWaitEventWithTimeout`. */
+static const uint32_t ACL_EVENT_WAIT_DEFAULT = 0x0u;
+/** `aclrtStreamWaitEventWithFlag`: a captured graph waits for an event outside it. */
+static const uint32_t ACL_EVENT_WAIT_EXTERNAL = 0x1u;
+
+/** Writes an attribute of device `deviceId` (hicann/runtime acl_rt.h). */
+aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t *value);
+
+/** Writes the lowest (numerically largest) and highest stream priorities (hicann/runtime acl_rt.h). */
+aclError aclrtDeviceGetStreamPriorityRange(int32_t *leastPriority, int32_t *greatestPriority);
+
+/** Writes the process's limit of a kind of core on device `deviceId` (hicann/runtime acl_rt.h). */
+aclError aclrtGetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t *value);
+
+/** Limits the cores of a kind the process's later work may use on device `deviceId` (hicann/runtime acl_rt.h). */
+aclError aclrtSetDeviceResLimit(int32_t deviceId, aclrtDevResLimitType type, uint32_t value);
+
+/** Removes the process's core limits on device `deviceId` (hicann/runtime acl_rt.h). */
+aclError aclrtResetDeviceResLimit(int32_t deviceId);
+
+/** Writes whether device `deviceId` is usable (hicann/runtime acl_rt.h). */
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus);
+
+/** Writes the utilization of device `deviceId`'s units (hicann/runtime acl_rt.h). */
+aclError aclrtGetDeviceUtilizationRate(int32_t deviceId, aclrtUtilizationInfo *utilizationInfo);
+
+/** Records `event` on `stream`, with `ACL_EVENT_RECORD_*` behaviour (hicann/runtime acl_rt.h). */
+aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag);
+
+/** Makes `stream` wait for `event` (timeout in seconds, 0: none), with `ACL_EVENT_WAIT_*` behaviour (hicann/runtime acl_rt.h). */
+aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event, uint32_t timeout, uint32_t flag);
+
+/** Writes the id of `event` (hicann/runtime acl_rt.h). */
+aclError aclrtGetEventId(aclrtEvent event, uint32_t *eventId);
+
+/** Writes how many more events the current device can create (hicann/runtime acl_rt.h). */
+aclError aclrtGetEventAvailNum(uint32_t *eventCount);
+
+/** Drops the tasks queued on `stream` and stops the one it runs (hicann/runtime acl_rt.h). */
+aclError aclrtStreamAbort(aclrtStream stream);
+
+/** Stops the tasks `stream` is running, without dropping them (hicann/runtime acl_rt.h). */
+aclError aclrtStreamStop(aclrtStream stream);
 
 #ifdef __cplusplus
 }

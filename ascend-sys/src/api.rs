@@ -2,47 +2,31 @@
 //! groups of the reference (`acl-abi.md` §3), with each function's C name,
 //! C parameter names and the Rust types bindgen generated for them.
 //!
-//! This is the single source of truth of the Rust-side signatures, kept in
-//! the exported macro [`for_each_acl_function!`](crate::for_each_acl_function):
-//! the `acl_functions!` macro turns each entry into a `pub unsafe fn` at the
-//! crate root, routed to the active backend, and checks at compile time that
-//! the entry matches the declaration generated from `include/acl_memory.h`;
-//! [`FUNCTION_NAMES`](crate::FUNCTION_NAMES) (in `function_names.rs`, below
-//! the software device, which checks fault specifications against it),
-//! `soft::direct` and the drop-in C library `ascend-soft-acl` are generated
-//! from the same list.
+//! The single source of truth of the Rust-side signatures, kept in the
+//! exported macro [`for_each_acl_function!`](crate::for_each_acl_function):
+//! `acl_functions!` turns each entry into a `pub unsafe fn` at the crate
+//! root, routed to the active backend, checked at compile time against the
+//! declaration generated from `include/acl_memory.h`;
+//! [`FUNCTION_NAMES`](crate::FUNCTION_NAMES), `soft::direct` and the drop-in
+//! C library `ascend-soft-acl` are generated from the same list.
 //!
-//! The groups, in this order (`docs/acl-to-rust.md` maps each function to
-//! its safe item): 3.1 init, version and errors; 3.2 device, context and
-//! peer access; 3.3 streams and events; 3.4 device memory, copies and
-//! sets; 3.5 host memory; 3.6 virtual memory management; 3.7
-//! physical-memory sharing; 3.8 IPC memory; 3.9 custom allocators; 3.10
-//! stream-ordered memory pools; 3.11 managed memory; 3.12 cache
-//! maintenance and memory checks; 3.13 mbufs; 3.14 stream callbacks and
-//! host functions; 3.15 notifies.
-//!
-//! 196 functions in all. The reference table lists 103 of them; the
-//! signatures of the others (every function added since, among them groups
-//! 3.10 to 3.15) are those of `hicann/runtime`
-//! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at commit
-//! 681ef7610.
+//! Groups (`docs/acl-to-rust.md` maps each function to its safe item): 3.1
+//! init and errors; 3.2 devices and contexts; 3.3 streams and events; 3.4
+//! device memory and copies; 3.5 host memory; 3.6 VMM; 3.7 shareable
+//! handles; 3.8 IPC memory; 3.9 allocators; 3.10 memory pools; 3.11 managed
+//! memory; 3.12 cache maintenance; 3.13 mbufs; 3.14 callbacks and host
+//! functions; 3.15 notifies; 3.16 device queries, event flags, abort/stop.
+//! 209 functions; the reference table lists 103 of them, the others'
+//! signatures (3.10 to 3.16 among them) are `hicann/runtime`'s
+//! `include/external/acl/acl_rt.h` and `acl_rt_memory_soma.h` at 681ef7610.
 
 use crate::dispatch::acl_functions;
 use crate::types::*;
 
-/// Invokes a macro with the list of every bound AscendCL function: its doc
-/// comments, C name, parameters (C names, Rust types) and return type, in the
-/// order of the reference, as one invocation:
-///
-/// ```text
-/// callback! {
-///     /// docs
-///     fn aclInit(configPath: *const c_char) -> aclError;
-///     /// docs
-///     fn aclFinalize() -> aclError;
-///     ...
-/// }
-/// ```
+/// Invokes a macro once with the list of every bound AscendCL function, in
+/// the order of the reference: for each its doc comments, then
+/// `fn aclInit(configPath: *const c_char) -> aclError;` (C name, parameters
+/// with their C names and Rust types, return type).
 ///
 /// This is the crate's single list of signatures: the crate-root functions
 /// and [`soft::direct`](crate::soft::direct) are generated from it, and so
@@ -968,6 +952,43 @@ macro_rules! for_each_acl_function {
             /// Writes the count notify's id.
             fn aclrtCntNotifyGetId(cntNotify: aclrtCntNotify, notifyId: *mut u32) -> aclError;
             // ---- end of notifies ----
+            // 3.16 Device queries, event flags, stream abort and stop (issue 41 part 3)
+            /// Writes attribute `attr` (`ACL_DEV_ATTR_*`) of device `deviceId`.
+            fn aclrtGetDeviceInfo(deviceId: u32, attr: aclrtDevAttr, value: *mut i64) -> aclError;
+            /// Writes the lowest (numerically largest) and the highest stream priority.
+            fn aclrtDeviceGetStreamPriorityRange(leastPriority: *mut i32, greatestPriority: *mut i32) -> aclError;
+            /// Writes the process's limit of cores of a kind (`ACL_RT_DEV_RES_*`) on `deviceId`.
+            fn aclrtGetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
+            /// Limits the cores of a kind the process's later work may use on `deviceId`.
+            fn aclrtSetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: u32) -> aclError;
+            /// Removes the process's core limits on `deviceId`.
+            fn aclrtResetDeviceResLimit(deviceId: i32) -> aclError;
+            /// Writes whether device `deviceId` is usable (`ACL_RT_DEVICE_STATUS_*`).
+            fn aclrtQueryDeviceStatus(deviceId: i32, deviceStatus: *mut aclrtDeviceStatus) -> aclError;
+            /// Writes the utilization (percent) of device `deviceId`'s units;
+            /// `utilizationInfo->utilizationExtend` must be NULL.
+            fn aclrtGetDeviceUtilizationRate(deviceId: i32, utilizationInfo: *mut aclrtUtilizationInfo) -> aclError;
+            /// Records `event` on `stream`; `flag` is `ACL_EVENT_RECORD_DEFAULT` (as
+            /// `aclrtRecordEvent`) or `ACL_EVENT_RECORD_EXTERNAL` (graph capture only).
+            fn aclrtRecordEventWithFlag(event: aclrtEvent, stream: aclrtStream, flag: u32) -> aclError;
+            /// Makes `stream` wait for `event` (timeout in seconds, 0: none); `flag` is
+            /// `ACL_EVENT_WAIT_DEFAULT` or `ACL_EVENT_WAIT_EXTERNAL` (graph capture only).
+            fn aclrtStreamWaitEventWithFlag(
+                stream: aclrtStream,
+                event: aclrtEvent,
+                timeout: u32,
+                flag: u32,
+            ) -> aclError;
+            /// Writes the id of `event`.
+            fn aclrtGetEventId(event: aclrtEvent, eventId: *mut u32) -> aclError;
+            /// Writes how many more events the current device can create.
+            fn aclrtGetEventAvailNum(eventCount: *mut u32) -> aclError;
+            /// Drops the tasks queued on `stream` (they never run) and stops the one it
+            /// runs; `stream` must not be NULL.
+            fn aclrtStreamAbort(stream: aclrtStream) -> aclError;
+            /// Stops the tasks `stream` is running without dropping its queue (they may
+            /// run later); only for `ACL_STREAM_DEVICE_USE_ONLY` streams, not NULL.
+            fn aclrtStreamStop(stream: aclrtStream) -> aclError;
         }
     };
 }

@@ -138,6 +138,10 @@ pub mod c_types {
     pub type aclrtCntNotifyRecordMode = ::std::os::raw::c_uint;
     #[doc = " What `aclrtCntNotifyWaitWithTimeout` waits for."]
     pub type aclrtCntNotifyWaitMode = ::std::os::raw::c_uint;
+    #[doc = " A device attribute `aclrtGetDeviceInfo` reports (hicann/runtime acl_rt.h)."]
+    pub type aclrtDevAttr = ::std::os::raw::c_uint;
+    #[doc = " Whether a device is usable (hicann/runtime acl_rt.h)."]
+    pub type aclrtDeviceStatus = ::std::os::raw::c_uint;
     #[doc = " Opaque runtime exception record, only ever used through a pointer."]
     #[repr(C)]
     #[derive(Debug, Copy, Clone)]
@@ -359,6 +363,26 @@ pub mod c_types {
         pub isClear: bool,
         #[doc = " Reserved."]
         pub rsv: [u8; 3usize],
+    }
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtUtilizationExtendInfo {
+        _unused: [u8; 0],
+    }
+    #[doc = " Utilization of a device's units, in percent (hicann/runtime acl_rt.h)."]
+    #[repr(C)]
+    #[derive(Debug, Copy, Clone)]
+    pub struct aclrtUtilizationInfo {
+        #[doc = " Cube cores."]
+        pub cubeUtilization: i32,
+        #[doc = " Vector cores."]
+        pub vectorUtilization: i32,
+        #[doc = " AI CPUs."]
+        pub aicpuUtilization: i32,
+        #[doc = " Device memory."]
+        pub memoryUtilization: i32,
+        #[doc = " Reserved: must be NULL."]
+        pub utilizationExtend: *mut aclrtUtilizationExtendInfo,
     }
     #[doc = " Host to host."]
     pub const ACL_MEMCPY_HOST_TO_HOST: aclrtMemcpyKind = 0;
@@ -1418,6 +1442,93 @@ pub mod c_types {
             [::std::mem::offset_of!(aclrtCntNotifyWaitInfo, isClear) - 12usize];
         ["Offset of field: aclrtCntNotifyWaitInfo::rsv"][::std::mem::offset_of!(aclrtCntNotifyWaitInfo, rsv) - 13usize];
     };
+    #[doc = " Number of AI CPUs."]
+    pub const ACL_DEV_ATTR_AICPU_CORE_NUM: aclrtDevAttr = 1;
+    #[doc = " Number of AI cores."]
+    pub const ACL_DEV_ATTR_AICORE_CORE_NUM: aclrtDevAttr = 101;
+    #[doc = " Number of cube cores."]
+    pub const ACL_DEV_ATTR_CUBE_CORE_NUM: aclrtDevAttr = 102;
+    #[doc = " Number of vector cores."]
+    pub const ACL_DEV_ATTR_VECTOR_CORE_NUM: aclrtDevAttr = 201;
+    #[doc = " Threads in a warp."]
+    pub const ACL_DEV_ATTR_WARP_SIZE: aclrtDevAttr = 202;
+    #[doc = " Most threads running at once on one vector core."]
+    pub const ACL_DEV_ATTR_MAX_THREAD_PER_VECTOR_CORE: aclrtDevAttr = 203;
+    #[doc = " Local (unified buffer) memory of one vector core, in bytes."]
+    pub const ACL_DEV_ATTR_UBUF_PER_VECTOR_CORE: aclrtDevAttr = 204;
+    #[doc = " Largest grid size along x."]
+    pub const ACL_DEV_ATTR_MAX_GRID_DIM_X: aclrtDevAttr = 205;
+    #[doc = " Largest grid size along y."]
+    pub const ACL_DEV_ATTR_MAX_GRID_DIM_Y: aclrtDevAttr = 206;
+    #[doc = " Largest grid size along z."]
+    pub const ACL_DEV_ATTR_MAX_GRID_DIM_Z: aclrtDevAttr = 207;
+    #[doc = " Most blocks in a grid."]
+    pub const ACL_DEV_ATTR_MAX_BLOCK_PER_GRID: aclrtDevAttr = 208;
+    #[doc = " Most threads in a block."]
+    pub const ACL_DEV_ATTR_MAX_THREADS_PER_BLOCK: aclrtDevAttr = 209;
+    #[doc = " Largest block size along x."]
+    pub const ACL_DEV_ATTR_MAX_BLOCK_DIM_X: aclrtDevAttr = 210;
+    #[doc = " Largest block size along y."]
+    pub const ACL_DEV_ATTR_MAX_BLOCK_DIM_Y: aclrtDevAttr = 211;
+    #[doc = " Largest block size along z."]
+    pub const ACL_DEV_ATTR_MAX_BLOCK_DIM_Z: aclrtDevAttr = 212;
+    #[doc = " Global memory of the device, in bytes."]
+    pub const ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE: aclrtDevAttr = 301;
+    #[doc = " L2 cache size, in bytes."]
+    pub const ACL_DEV_ATTR_L2_CACHE_SIZE: aclrtDevAttr = 302;
+    #[doc = " Identifies the OS the device runs under (devices sharing one report the same)."]
+    pub const ACL_DEV_ATTR_SMP_ID: aclrtDevAttr = 401;
+    #[doc = " Physical chip id."]
+    pub const ACL_DEV_ATTR_PHY_CHIP_ID: aclrtDevAttr = 402;
+    #[doc = " Device id within its super pod."]
+    pub const ACL_DEV_ATTR_SUPER_POD_DEVICE_ID: aclrtDevAttr = 403;
+    #[doc = " Server id within its super pod."]
+    pub const ACL_DEV_ATTR_SUPER_POD_SERVER_ID: aclrtDevAttr = 404;
+    #[doc = " Super pod id."]
+    pub const ACL_DEV_ATTR_SUPER_POD_ID: aclrtDevAttr = 405;
+    #[doc = " 1 when custom operators run privileged."]
+    pub const ACL_DEV_ATTR_CUST_OP_PRIVILEGE: aclrtDevAttr = 406;
+    #[doc = " Mainboard id."]
+    pub const ACL_DEV_ATTR_MAINBOARD_ID: aclrtDevAttr = 407;
+    #[doc = " How the host reaches the device (`ACL_HOST_DEVICE_CONNECT_TYPE_*`)."]
+    pub const ACL_DEV_ATTR_HD_CONNECT_TYPE: aclrtDevAttr = 408;
+    #[doc = " Form factor of the device (`ACL_DEVICE_FORM_FACTOR_*`)."]
+    pub const ACL_DEV_ATTR_DEVICE_FORM_FACTOR: aclrtDevAttr = 409;
+    #[doc = " Chassis id within its super pod."]
+    pub const ACL_DEV_ATTR_SUPER_POD_CHASSIS_ID: aclrtDevAttr = 410;
+    #[doc = " 1 when the device is a compute-power split (virtual) device."]
+    pub const ACL_DEV_ATTR_IS_VIRTUAL: aclrtDevAttr = 501;
+    #[doc = " NPU architecture number."]
+    pub const ACL_DEV_ATTR_NPU_ARCH: aclrtDevAttr = 601;
+    #[doc = " The device works."]
+    pub const ACL_RT_DEVICE_STATUS_NORMAL: aclrtDeviceStatus = 0;
+    #[doc = " The device is faulty."]
+    pub const ACL_RT_DEVICE_STATUS_ABNORMAL: aclrtDeviceStatus = 1;
+    #[doc = " Reserved value."]
+    pub const ACL_RT_DEVICE_STATUS_END: aclrtDeviceStatus = 65535;
+    #[allow(clippy::unnecessary_operation, clippy::identity_op)]
+    const _: () = {
+        ["Size of aclrtUtilizationInfo"][::std::mem::size_of::<aclrtUtilizationInfo>() - 24usize];
+        ["Alignment of aclrtUtilizationInfo"][::std::mem::align_of::<aclrtUtilizationInfo>() - 8usize];
+        ["Offset of field: aclrtUtilizationInfo::cubeUtilization"]
+            [::std::mem::offset_of!(aclrtUtilizationInfo, cubeUtilization) - 0usize];
+        ["Offset of field: aclrtUtilizationInfo::vectorUtilization"]
+            [::std::mem::offset_of!(aclrtUtilizationInfo, vectorUtilization) - 4usize];
+        ["Offset of field: aclrtUtilizationInfo::aicpuUtilization"]
+            [::std::mem::offset_of!(aclrtUtilizationInfo, aicpuUtilization) - 8usize];
+        ["Offset of field: aclrtUtilizationInfo::memoryUtilization"]
+            [::std::mem::offset_of!(aclrtUtilizationInfo, memoryUtilization) - 12usize];
+        ["Offset of field: aclrtUtilizationInfo::utilizationExtend"]
+            [::std::mem::offset_of!(aclrtUtilizationInfo, utilizationExtend) - 16usize];
+    };
+    #[doc = " `aclrtRecordEventWithFlag`: an ordinary record, as `aclrtRecordEvent`."]
+    pub const ACL_EVENT_RECORD_DEFAULT: u32 = 0;
+    #[doc = " `aclrtRecordEventWithFlag`: a record visible outside a stream being captured into a graph."]
+    pub const ACL_EVENT_RECORD_EXTERNAL: u32 = 1;
+    #[doc = " `aclrtStreamWaitEventWithFlag`: an ordinary wait, as `aclrtStreamWaitEventWithTimeout`."]
+    pub const ACL_EVENT_WAIT_DEFAULT: u32 = 0;
+    #[doc = " `aclrtStreamWaitEventWithFlag`: a captured graph waits for an event outside it."]
+    pub const ACL_EVENT_WAIT_EXTERNAL: u32 = 1;
     #[doc = " Value of one allocation attribute; the member used depends on the attribute kind."]
     #[repr(C)]
     #[derive(Copy, Clone)]
@@ -1621,6 +1732,15 @@ pub mod c_types {
         }
     }
     impl Default for aclrtCntNotifyWaitInfo {
+        fn default() -> Self {
+            let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
+            unsafe {
+                ::std::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+                s.assume_init()
+            }
+        }
+    }
+    impl Default for aclrtUtilizationInfo {
         fn default() -> Self {
             let mut s = ::std::mem::MaybeUninit::<Self>::uninit();
             unsafe {
@@ -2444,5 +2564,36 @@ pub mod c_functions {
         pub fn aclrtCntNotifyReset(cntNotify: aclrtCntNotify, stream: aclrtStream) -> aclError;
         #[doc = " Gets the count notify's id."]
         pub fn aclrtCntNotifyGetId(cntNotify: aclrtCntNotify, notifyId: *mut u32) -> aclError;
+        #[doc = " Writes an attribute of device `deviceId` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetDeviceInfo(deviceId: u32, attr: aclrtDevAttr, value: *mut i64) -> aclError;
+        #[doc = " Writes the lowest (numerically largest) and highest stream priorities (hicann/runtime acl_rt.h)."]
+        pub fn aclrtDeviceGetStreamPriorityRange(leastPriority: *mut i32, greatestPriority: *mut i32) -> aclError;
+        #[doc = " Writes the process's limit of a kind of core on device `deviceId` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: *mut u32) -> aclError;
+        #[doc = " Limits the cores of a kind the process's later work may use on device `deviceId` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtSetDeviceResLimit(deviceId: i32, type_: aclrtDevResLimitType, value: u32) -> aclError;
+        #[doc = " Removes the process's core limits on device `deviceId` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtResetDeviceResLimit(deviceId: i32) -> aclError;
+        #[doc = " Writes whether device `deviceId` is usable (hicann/runtime acl_rt.h)."]
+        pub fn aclrtQueryDeviceStatus(deviceId: i32, deviceStatus: *mut aclrtDeviceStatus) -> aclError;
+        #[doc = " Writes the utilization of device `deviceId`'s units (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetDeviceUtilizationRate(deviceId: i32, utilizationInfo: *mut aclrtUtilizationInfo) -> aclError;
+        #[doc = " Records `event` on `stream`, with `ACL_EVENT_RECORD_*` behaviour (hicann/runtime acl_rt.h)."]
+        pub fn aclrtRecordEventWithFlag(event: aclrtEvent, stream: aclrtStream, flag: u32) -> aclError;
+        #[doc = " Makes `stream` wait for `event` (timeout in seconds, 0: none), with `ACL_EVENT_WAIT_*` behaviour (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamWaitEventWithFlag(
+            stream: aclrtStream,
+            event: aclrtEvent,
+            timeout: u32,
+            flag: u32,
+        ) -> aclError;
+        #[doc = " Writes the id of `event` (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetEventId(event: aclrtEvent, eventId: *mut u32) -> aclError;
+        #[doc = " Writes how many more events the current device can create (hicann/runtime acl_rt.h)."]
+        pub fn aclrtGetEventAvailNum(eventCount: *mut u32) -> aclError;
+        #[doc = " Drops the tasks queued on `stream` and stops the one it runs (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamAbort(stream: aclrtStream) -> aclError;
+        #[doc = " Stops the tasks `stream` is running, without dropping them (hicann/runtime acl_rt.h)."]
+        pub fn aclrtStreamStop(stream: aclrtStream) -> aclError;
     }
 }

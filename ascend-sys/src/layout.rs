@@ -112,3 +112,12 @@ const _: () = assert!(align_of::<aclrtCntNotifyWaitInfo>() == 4);
 const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, timeout) == 8);
 const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, isClear) == 12);
 const _: () = assert!(offset_of!(aclrtCntNotifyWaitInfo, rsv) == 13);
+// aclrtUtilizationInfo (issue 41; not in the reference table, from
+// hicann/runtime acl_rt.h): { int32_t cube, vector, aicpu, memory;
+// aclrtUtilizationExtendInfo *utilizationExtend; } = 24 / 8.
+const _: () = assert!(size_of::<aclrtUtilizationInfo>() == 24);
+const _: () = assert!(align_of::<aclrtUtilizationInfo>() == 8);
+const _: () = assert!(offset_of!(aclrtUtilizationInfo, memoryUtilization) == 12);
+const _: () = assert!(offset_of!(aclrtUtilizationInfo, utilizationExtend) == 16);
+const _: () = assert!(size_of::<aclrtDevAttr>() == 4);
+const _: () = assert!(size_of::<aclrtDeviceStatus>() == 4);

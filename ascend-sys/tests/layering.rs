@@ -102,6 +102,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "host_register",
             "mbuf",
             "peer",
+            "res_limit",
             "share",
             "vmm",
         ],

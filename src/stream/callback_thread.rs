@@ -16,6 +16,21 @@ use std::thread::JoinHandle;
 const POLL_MS: i32 = 50;
 
 /// Whether the work queued after a callback waits for it.
+///
+/// ```
+/// use ascend::{Device, DeviceBuf, Stream};
+/// use ascend::stream::{CallbackBlock, CallbackThread};
+/// let device = Device::new(0)?;
+/// let stream = Stream::new(&device)?;
+/// let callbacks = CallbackThread::new(&stream)?;
+/// // NoBlock: the stream goes on while the callback runs (here: logs).
+/// callbacks.launch(CallbackBlock::NoBlock, || log::info!("reached"))?;
+/// // Block: the work queued after it waits until it returns.
+/// callbacks.launch(CallbackBlock::Block, || {})?;
+/// assert_ne!(CallbackBlock::Block, CallbackBlock::NoBlock);
+/// callbacks.finish()?;
+/// # Ok::<(), ascend::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CallbackBlock {
     /// The stream goes on while the callback runs (`ACL_CALLBACK_NO_BLOCK`).

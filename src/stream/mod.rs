@@ -70,6 +70,7 @@
 //! # Ok::<(), ascend::Error>(())
 //! ```
 
+mod abort;
 mod borrowed;
 mod callback_thread;
 mod cnt_notify;
@@ -78,6 +79,7 @@ mod copy2d;
 mod destroy;
 mod device_flag;
 mod event;
+mod event_flags;
 mod failure_mode;
 mod flags;
 mod held;
@@ -99,6 +101,7 @@ pub use cnt_notify::{CntCondition, CntNotify, CntRecord};
 pub use copy2d::Copy2d;
 pub use device_flag::{DeviceFlag, ValueCondition};
 pub use event::Event;
+pub use event_flags::{RecordMode, WaitMode};
 pub use failure_mode::FailureMode;
 pub use flags::{EventFlags, StreamFlags, StreamPriority};
 pub use held::{ScopedDevice, ScopedHost};

@@ -51,6 +51,7 @@ mod introspect;
 mod mbuf;
 mod peer;
 mod process;
+mod res_limit;
 mod share;
 mod started;
 mod vmm;

@@ -160,28 +160,15 @@ pub(crate) unsafe fn aclrtCtxGetCurrentDefaultStream(stream: *mut aclrtStream) -
     )
 }
 
-/// The cores of each kind the software device reports to
-/// `aclrtGetResInCurrentThread`: those of an Ascend 910B2 (24 cube cores,
-/// 48 vector cores). It runs no kernels, so no limit narrows them.
-const CUBE_CORES: u32 = 24;
-const VECTOR_CORES: u32 = 48;
-
 /// `aclrtGetResInCurrentThread`: the ACL layer's NULL check, then the
 /// runtime's: a type outside `aclrtDevResLimitType` → 107000, no current
-/// context → 107002.
+/// context → 107002. The cores of an Ascend 910B2 (24 cube, 48 vector),
+/// narrowed by a limit `aclrtSetDeviceResLimit` set on the current device.
 pub(crate) unsafe fn aclrtGetResInCurrentThread(type_: aclrtDevResLimitType, value: *mut u32) -> aclError {
     let outcome = non_null(value, "value").and_then(|()| {
-        let count = match type_ {
-            ACL_RT_DEV_RES_CUBE_CORE => CUBE_CORES,
-            ACL_RT_DEV_RES_VECTOR_CORE => VECTOR_CORES,
-            other => {
-                return fail(
-                    ACL_ERROR_RT_PARAM_INVALID,
-                    format!("type {other} is not an aclrtDevResLimitType (0 or 1)"),
-                );
-            }
-        };
-        current::require()?;
+        crate::soft::res_limit::cores(type_)?;
+        let device = current::require()?;
+        let count = crate::soft::res_limit::limit(device, type_)?;
         // SAFETY: checked non-NULL; valid by the call's contract.
         unsafe { put(value, count) };
         Ok(())

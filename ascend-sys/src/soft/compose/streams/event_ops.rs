@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The event `handle` refers to, or `ACL_ERROR_RT_INVALID_HANDLE`.
-fn lookup_event(streams: &Streams, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
+pub(super) fn lookup_event(streams: &Streams, handle: usize, role: &str) -> SoftResult<Arc<Event>> {
     match streams.events.get(&handle) {
         Some(event) => Ok(Arc::clone(event)),
         None => fail(
@@ -267,7 +267,7 @@ pub(crate) fn stream_wait_event_timeout(stream: usize, event: usize, timeout: i3
     enqueue_wait("aclrtStreamWaitEventWithTimeout", stream, event, timeout)
 }
 
-fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<Duration>) -> SoftResult {
+pub(super) fn enqueue_wait(api: &'static str, stream: usize, event: usize, timeout: Option<Duration>) -> SoftResult {
     let mut streams = lock()?;
     let explicit = lookup_stream(&streams, stream)?;
     if event == 0 {

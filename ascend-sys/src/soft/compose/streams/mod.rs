@@ -21,10 +21,12 @@
 //! is held while a worker moves bytes or while anybody waits. The family's
 //! place among the others is in [`crate::soft::core::lock_order`].
 
+mod abort;
 mod batch;
 mod callbacks;
 mod cmo;
 mod event;
+mod event_extras;
 mod event_ops;
 mod faulted_devices;
 mod force;
@@ -40,6 +42,7 @@ mod teardown;
 mod transfer;
 mod value;
 
+pub(crate) use abort::{abort_stream, stop_stream};
 pub(crate) use batch::{Batch, BatchEntry, memcpy_batch, memcpy_batch_async};
 pub(crate) use callbacks::{
     SubscriptionKind, launch_callback, launch_host_func, process as process_callbacks,
@@ -49,6 +52,7 @@ pub(crate) use cmo::{
     DESC_SIZE as CMO_DESC_SIZE, cmo_async, desc_async as cmo_desc_async, set_desc as cmo_set_desc, wait_barrier,
 };
 pub(crate) use event::{Event, EventMode};
+pub(crate) use event_extras::{event_id, events_available, record_event_with_flag, stream_wait_event_with_flag};
 pub(crate) use event_ops::{
     EventCreation, create_event, destroy_event, elapsed_time, event_timestamp, ipc_event_handle, open_ipc_event,
     query_event, query_event_old, query_event_wait_status, record_event, reset_event, stream_wait_event,
@@ -408,7 +412,7 @@ pub(crate) fn create_stream(priority: u32, flag: u32) -> SoftResult<usize> {
 
 /// The runtime's lowest stream priority (`RT_STREAM_LEAST_PRIORITY`); 0 is
 /// the highest.
-const LEAST_PRIORITY: u32 = 7;
+pub(crate) const LEAST_PRIORITY: u32 = 7;
 
 /// The stream a getter asks about: `handle`, or (NULL) the current device's
 /// default stream, started if need be. Handle first (107017); then, when

@@ -53,6 +53,9 @@ struct Queue {
     /// failure is pending (not yet reported by a synchronisation), later
     /// tasks are skipped.
     stop_on_failure: bool,
+    /// Set while `aclrtStreamAbort` runs: the worker starts no task, and the
+    /// tasks enqueued meanwhile are dropped too.
+    aborting: bool,
 }
 
 /// A stream: tasks run in the order they were enqueued, one at a time, on
@@ -253,6 +256,52 @@ impl Stream {
         dropped
     }
 
+    /// `aclrtStreamAbort`: takes every queued task out (they will never
+    /// run), ends a wait the worker is blocked in, waits until the task it
+    /// is running (a copy finishes) is over, then counts every task
+    /// enqueued before the call finished, so a synchronisation or a query
+    /// says complete. Tasks enqueued while the call runs are dropped too.
+    /// The stream stays usable: the worker keeps running, and tasks
+    /// enqueued after the call run as usual. Returns the dropped tasks.
+    pub(crate) fn abort_queued(&self, api: &'static str) -> Vec<Task> {
+        let mut queue = self.lock();
+        queue.aborting = true;
+        let mut dropped: Vec<Task> = queue.tasks.drain(..).collect();
+        queue.give_up = Some(GiveUp {
+            api,
+            through: u64::MAX,
+            events: true,
+        });
+        let running = queue
+            .running
+            .as_ref()
+            .map(|running| (running.number, running.event.clone()));
+        drop(queue);
+        self.changed.notify_all();
+        if let Some((number, event)) = running {
+            if let Some(event) = event {
+                event.wake();
+            }
+            super::value::wake_waiters();
+            self.wait_finished(number);
+        }
+        // Tasks enqueued during the call do not take effect either (on
+        // hardware, their submission fails while the abort runs).
+        let mut queue = self.lock();
+        dropped.extend(queue.tasks.drain(..));
+        let through = queue.submitted;
+        queue.finished = queue.finished.max(through);
+        queue.give_up = Some(GiveUp {
+            api,
+            through,
+            events: true,
+        });
+        queue.aborting = false;
+        drop(queue);
+        self.changed.notify_all();
+        dropped
+    }
+
     /// Marks every task enqueued so far finished (those dropped by
     /// [`Stream::drop_queued`] never run), once the worker has ended.
     pub(crate) fn finish_all(&self) {
@@ -291,11 +340,13 @@ pub(crate) fn run(stream: &Stream) {
         let (task, stopped) = {
             let mut queue = stream.lock();
             let task = loop {
-                if let Some(task) = queue.tasks.pop_front() {
-                    break task;
-                }
-                if queue.closing {
-                    return;
+                if !queue.aborting {
+                    if let Some(task) = queue.tasks.pop_front() {
+                        break task;
+                    }
+                    if queue.closing {
+                        return;
+                    }
                 }
                 queue = stream.wait(queue);
             };
@@ -340,7 +391,8 @@ pub(crate) fn run(stream: &Stream) {
         drop(task);
         let mut queue = stream.lock();
         queue.running = None;
-        queue.finished = number;
+        // `max`: `aclrtStreamAbort` may have counted later tasks finished.
+        queue.finished = queue.finished.max(number);
         if let Err(failure) = outcome
             && queue.failure.is_none()
         {
