@@ -291,12 +291,27 @@ fn a_transfer_holds_its_buffers_until_waited() {
                 })
                 .expect("queued");
             assert_eq!(offload.len(), 1);
-            // The transfer and its buffers go to another thread, which waits.
+            // MemFabric's wait finishes the calling thread's copies only: a
+            // wait on another thread is refused with the transfer back, and
+            // nothing is called.
             take_calls();
-            let waited = std::thread::spawn(move || offload.wait().map_err(FabricError::from))
+            let elsewhere = std::thread::spawn(move || offload.wait())
                 .join()
-                .expect("no panic")
-                .expect("waited");
+                .expect("no panic");
+            let offload = match elsewhere {
+                Err(TransferWaitError {
+                    transfer,
+                    error: FabricError::InvalidArgument { method, reason, .. },
+                    ..
+                }) => {
+                    assert_eq!(method, "OwnedTransfer::wait");
+                    assert!(reason.contains("thread"), "{reason}");
+                    transfer
+                }
+                other => panic!("expected the wait on another thread refused, got {other:?}"),
+            };
+            assert!(take_calls().is_empty(), "nothing called on the other thread");
+            let waited = offload.wait().expect("waited on the thread that queued");
             assert_eq!(take_calls(), ["smem_bm_wait"], "waited, nothing unregistered yet");
             let kv = waited.into_iter().next().expect("the registration back");
 
@@ -443,4 +458,39 @@ fn a_failed_wait_or_unregistration_leaks_and_never_frees() {
         // The leaked transfer holds the member: the rank stays joined.
         assert_eq!(Arc::strong_count(&member), 2, "the leaked registration's share");
     });
+}
+
+#[test]
+fn a_panic_after_queueing_still_waits_before_the_buffer_comes_back() {
+    in_child(
+        "a_panic_after_queueing_still_waits_before_the_buffer_comes_back",
+        |port| {
+            let device = Device::new(0).expect("device 0");
+            let bm = bm(port, &device);
+            let member = member(&bm, 8);
+            let data = pattern(4096, 11);
+            let source = member
+                .register_host(PinnedHostBuf::from_slice(&device, &data).expect("pinned"))
+                .expect("register");
+            let dram = member.peer_dram(0).expect("DRAM").slice(..4096).expect("4 KiB");
+            let mut transfer = member.transfer::<OwnedRegisteredHost<u8>>();
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                transfer.hold(source, |source, queue| {
+                    queue.copy(source.read(), dram)?; // H2GH, queued
+                    panic!("after queueing");
+                })
+            }));
+            assert!(unwound.is_err());
+            // The queued copy is still known: the wait runs it (on the software
+            // fabric the bytes move at this thread's wait).
+            let source = transfer.wait().expect("waited").pop().expect("held");
+            let back = member
+                .register_host(PinnedHostBuf::<u8>::zeroed(&device, 4096).expect("pinned"))
+                .expect("register");
+            let mut back = back;
+            member.copy(dram, back.write()).expect("GH2H");
+            assert_eq!(back.as_slice(), &data[..]);
+            drop((source, back));
+        },
+    );
 }

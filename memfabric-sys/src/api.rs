@@ -185,7 +185,8 @@ macro_rules! for_each_smem_function {
                 t: smem_bm_copy_type_t,
                 flags: u32,
             ) -> i32;
-            /// Waits for every asynchronous copy on the handle.
+            /// Waits for the calling thread's asynchronous copies on the handle (MemFabric
+            /// queues them on the thread's own stream).
             fn smem_bm_wait(handle: smem_bm_t) -> i32;
             /// Points the process at another config store URL (high availability).
             fn smem_bm_update_store_url(storeURL: *const c_char) -> i32;

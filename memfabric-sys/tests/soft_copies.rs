@@ -217,3 +217,81 @@ fn copies_are_validated_with_the_real_codes() {
         }
     });
 }
+
+/// One `smem_bm_copy` with `flags`.
+fn copy_with(bm: smem_bm_t, src: *const u8, dst: *mut u8, size: usize, kind: u32, flags: u32) -> i32 {
+    let mut params = smem_copy_params_t {
+        src: src.cast(),
+        dest: dst.cast(),
+        dataSize: size,
+        stream: null_mut(),
+    };
+    // SAFETY: the addresses are the test's buffers or GVAs of `bm`.
+    unsafe { smem_bm_copy(bm, &mut params, kind, flags) }
+}
+
+/// A handle that may cross threads (the test's, for the raw calls).
+#[derive(Clone, Copy)]
+struct Shared(smem_bm_t);
+// SAFETY: an opaque handle; the calls made with it on another thread are
+// part of what this test checks.
+unsafe impl Send for Shared {}
+
+#[test]
+fn an_asynchronous_copy_is_finished_by_its_own_threads_wait() {
+    scenario(
+        "an_asynchronous_copy_is_finished_by_its_own_threads_wait",
+        "async_per_thread",
+        || {
+            let port = common::free_port();
+            assert_eq!(init(port, 1, &config(None, true)), SMEM_OK);
+            let bm = create(9, 2 << 20, 0);
+            assert!(!bm.is_null(), "{:?}", last_error());
+            // SAFETY: a live handle.
+            assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK);
+            let host = gva(bm, SMEM_MEM_TYPE_HOST, 0);
+            let source = pattern(4096, 9);
+            let mut back = vec![0u8; 4096];
+            // SAFETY: the test's buffer, registered for the copies below.
+            assert_eq!(unsafe { smem_bm_register_user_mem(bm, source.as_ptr() as u64, 4096) }, SMEM_OK);
+
+            // Queued on this thread: another thread's wait does not run it.
+            assert_eq!(
+                copy_with(bm, source.as_ptr(), host, 4096, SMEMB_COPY_H2GH, ASYNC_COPY_FLAG),
+                SMEM_OK
+            );
+            let shared = Shared(bm);
+            let code = std::thread::spawn(move || {
+                let Shared(bm) = shared;
+                // SAFETY: a live handle.
+                unsafe { smem_bm_wait(bm) }
+            })
+            .join()
+            .unwrap();
+            assert_eq!(code, SMEM_OK, "another thread's wait has nothing of its own");
+            assert_eq!(copy(bm, host, back.as_mut_ptr(), 4096, SMEMB_COPY_GH2H), SMEM_OK);
+            assert_ne!(back, source, "not moved by the other thread's wait");
+            // SAFETY: a live handle.
+            assert_eq!(unsafe { smem_bm_wait(bm) }, SMEM_OK);
+            assert_eq!(copy(bm, host, back.as_mut_ptr(), 4096, SMEMB_COPY_GH2H), SMEM_OK);
+            assert_eq!(back, source, "moved by this thread's wait");
+
+            // Unregistered before the wait: the queued copy fails there
+            // instead of reading the memory.
+            assert_eq!(
+                copy_with(bm, source.as_ptr(), host, 4096, SMEMB_COPY_H2GH, ASYNC_COPY_FLAG),
+                SMEM_OK
+            );
+            // SAFETY: a live handle; the address registered above.
+            assert_eq!(unsafe { smem_bm_unregister_user_mem(bm, source.as_ptr() as u64) }, SMEM_OK);
+            // SAFETY: a live handle.
+            assert_eq!(unsafe { smem_bm_wait(bm) }, SMEM_ERROR);
+            assert!(last_error().1.contains("unregistered"), "{:?}", last_error());
+            // SAFETY: a live handle, then the world.
+            unsafe {
+                smem_bm_destroy(bm);
+                smem_bm_uninit(0);
+            }
+        },
+    );
+}

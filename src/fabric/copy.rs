@@ -149,33 +149,21 @@ pub(super) fn checked_pair<S: CopyTo<D>, D: Side>(
     Ok((from, to))
 }
 
-/// How a copy is submitted: its flags and the stream of the params.
+/// How a copy is submitted: its flags (the params' stream stays NULL:
+/// MemFabric 1.3 runs a copy without `ASYNC_COPY_FLAG` synchronously
+/// whatever the stream, see [`Member::copy_on`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Submit {
     flags: u32,
-    stream: *mut c_void,
 }
 
 impl Submit {
     /// Synchronously: the call returns when the bytes are there.
-    pub(super) const NOW: Submit = Submit {
-        flags: 0,
-        stream: std::ptr::null_mut(),
-    };
-    /// `ASYNC_COPY_FLAG`: finished by `smem_bm_wait`.
+    pub(super) const NOW: Submit = Submit { flags: 0 };
+    /// `ASYNC_COPY_FLAG`: finished by `smem_bm_wait` on the same thread.
     pub(super) const ASYNC: Submit = Submit {
         flags: sys::ASYNC_COPY_FLAG,
-        stream: std::ptr::null_mut(),
     };
-
-    /// `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`: queued on `stream`, finished
-    /// when the stream's work before it and it are.
-    pub(super) fn on_stream(stream: &crate::stream::Stream) -> Submit {
-        Submit {
-            flags: sys::SMEM_BM_FLAG_USE_EXTERNAL_STREAM,
-            stream: stream.as_raw().cast(),
-        }
-    }
 }
 
 /// `smem_bm_copy` of one checked pair (nothing for zero bytes).
@@ -192,7 +180,7 @@ pub(super) fn copy_raw(
         src: from.address as *const c_void,
         dest: to.address as *mut c_void,
         dataSize: from.len,
-        stream: submit.stream,
+        stream: std::ptr::null_mut(),
     };
     clear_last_error();
     // SAFETY: a live, joined handle; each side is registered local memory
@@ -238,7 +226,7 @@ pub(super) fn copy_batch_raw(
         destinations: destinations.as_mut_ptr(),
         dataSizes: sizes.as_ptr(),
         batchSize: count,
-        stream: submit.stream,
+        stream: std::ptr::null_mut(),
     };
     clear_last_error();
     // SAFETY: a live, joined handle; `count` entries in each array, alive

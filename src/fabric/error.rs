@@ -123,6 +123,25 @@ pub enum FabricError {
     /// }
     /// ```
     Device(crate::Error),
+    /// Synchronising the stream a copy is ordered after failed
+    /// ([`Member::copy_on`](super::Member::copy_on)); nothing was copied.
+    ///
+    /// ```
+    /// use ascend::fabric::FabricError;
+    /// fn stream_failed(error: &FabricError) -> Option<&ascend::Error> {
+    ///     match error {
+    ///         FabricError::Stream { error, .. } => Some(error),
+    ///         _ => None,
+    ///     }
+    /// }
+    /// ```
+    #[non_exhaustive]
+    Stream {
+        /// The method that synchronised.
+        method: &'static str,
+        /// The stream's error.
+        error: crate::Error,
+    },
     /// Any other failure, with the raw code (the library's `SMEM_*` codes,
     /// or a core `BM_*` code passed through) and its last message.
     #[non_exhaustive]
@@ -216,7 +235,8 @@ impl FabricError {
             | FabricError::InvalidArgument { .. }
             | FabricError::PlaintextStore { .. }
             | FabricError::AlreadyInitialized { .. }
-            | FabricError::Device(_) => None,
+            | FabricError::Device(_)
+            | FabricError::Stream { .. } => None,
         }
     }
 }
@@ -296,6 +316,9 @@ impl fmt::Display for FabricError {
                 code_text(*code),
                 said(message)
             ),
+            FabricError::Stream { method, error } => {
+                write!(f, "{method}: synchronising the stream failed, nothing was copied: {error}")
+            }
             FabricError::Device(error) => {
                 write!(f, "the BM's device cannot be made current on this thread: {error}")
             }
@@ -310,7 +333,7 @@ impl std::error::Error for FabricError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FabricError::Load(error) => Some(error),
-            FabricError::Device(error) => Some(error),
+            FabricError::Device(error) | FabricError::Stream { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -319,7 +342,7 @@ impl std::error::Error for FabricError {
 /// A fabric error as the crate's [`Error`](crate::Error), so that `?` works
 /// where both meet (a fabric copy inside a
 /// [`Stream::scope`](crate::stream::Stream::scope)): the device error of
-/// [`FabricError::Device`] as it was, any other as
+/// [`FabricError::Device`] and [`FabricError::Stream`] as it was, any other as
 /// [`Error::External`](crate::Error::External) with the context
 /// `"MemFabric"` (reach the `FabricError` with `downcast_ref`).
 ///
@@ -333,7 +356,7 @@ impl std::error::Error for FabricError {
 impl From<FabricError> for crate::Error {
     fn from(error: FabricError) -> Self {
         match error {
-            FabricError::Device(error) => error,
+            FabricError::Device(error) | FabricError::Stream { error, .. } => error,
             other => crate::Error::external("MemFabric", other),
         }
     }

@@ -167,7 +167,8 @@ pub(super) unsafe fn unregister(handle: Handle, address: u64) -> Result<(), Fabr
     check("smem_bm_unregister_user_mem", code)
 }
 
-/// Waits for every asynchronous copy queued on the handle (`smem_bm_wait`).
+/// Waits for the calling thread's asynchronous copies on the handle
+/// (`smem_bm_wait`: MemFabric waits for the calling thread's stream only).
 pub(super) fn wait(handle: Handle) -> Result<(), FabricError> {
     clear_last_error();
     // SAFETY: a live, joined handle (the caller's member).

@@ -298,10 +298,18 @@ impl OwnedMember {
 
     fn leave_now(&self) -> Result<(), FabricError> {
         let (rank, id) = (self.rank(), self.pool.id());
-        // SAFETY: this rank joined the handle (this member); every
-        // registration and transfer holds the member, so none is alive.
-        let left = self.call(|handle| unsafe { handle::leave(handle, rank, id) });
-        self.pool.left();
+        let mut called = false;
+        let left = self.call(|handle| {
+            called = true;
+            // SAFETY: this rank joined the handle (this member); every
+            // registration and transfer holds the member, so none is alive.
+            unsafe { handle::leave(handle, rank, id) }
+        });
+        // Only a leave that was called ends the join (the device may not
+        // have been made current, and then nothing was called).
+        if called {
+            self.pool.left();
+        }
         left
     }
 }

@@ -25,7 +25,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// concurrently, so every call the owned forms make on this pool's handle
 /// (join, leave, the global ranges, registrations, copies, waits) is
 /// serialised by a lock of the pool, and made on the calling thread with the
-/// BM's device current ([`Device::make_current`](crate::Device::make_current)).
+/// BM's device current ([`Device::make_current`](crate::Device::make_current)),
+/// which stays current on that thread afterwards.
 /// The library's last error is per thread, and each call reads its own
 /// under the lock. Copies from several threads therefore take turns; a
 /// batch ([`OwnedMember::copy_batch`]) moves many blocks in one call.

@@ -12,6 +12,7 @@ use super::{
 use crate::memory::DeviceStorageMut;
 use bytemuck::Pod;
 use std::cell::Cell;
+use std::thread::ThreadId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
@@ -109,10 +110,21 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 /// may still write. [`wait`](Self::wait) returns a failure with the
 /// transfer ([`TransferWaitError`]), to try again or drop.
 ///
-/// `smem_bm_wait` waits for every asynchronous copy of the pool, not only
-/// this transfer's, and it runs in the pool's turn ([`OwnedPool`](super::OwnedPool)).
+/// **One thread per round of copies.** MemFabric queues a thread's
+/// asynchronous copies on that thread's own stream, and `smem_bm_wait`
+/// synchronises the calling thread's stream only (MemFabric's source,
+/// `hybm_data_op_sdma.cpp`). So the copies a transfer queued are waited
+/// for on the thread that queued them: while copies are pending, a
+/// [`TransferQueue`] refuses copies from another thread, [`wait`](Self::wait)
+/// on another thread returns [`TransferWaitError`] (the transfer back, to
+/// wait on the right thread), and a drop on another thread leaks the held
+/// registrations (logged) instead of freeing memory a copy may still use.
+/// Once waited for, the transfer may move to another thread and start a
+/// new round there. The wait runs in the pool's turn
+/// ([`OwnedPool`](super::OwnedPool)).
 ///
-/// **Threads:** `OwnedTransfer` is `Send`, `Sync` and `'static`.
+/// **Threads:** `OwnedTransfer` is `Send`, `Sync` and `'static` (see
+/// above for which thread waits).
 ///
 /// ```
 /// # use std::sync::Arc;
@@ -128,12 +140,17 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 /// let back = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 4096)?)?;
 /// let (hbm, dram) = (member.peer_hbm(0)?.slice(..4096)?, member.peer_dram(0)?.slice(..4096)?);
 /// let mut offload = member.transfer();
-/// offload.hold(kv, |kv, queue| {
-///     queue.copy(kv.read(), hbm)?; // L2G, queued
-///     queue.copy(kv.read(), dram) // L2GH, queued
-/// })?;
-/// // The transfer can go to another thread; the buffers go with it.
-/// let kv = std::thread::spawn(move || offload.wait()).join().expect("no panic")?;
+/// // A worker thread queues the copies and waits for them; the buffers
+/// // go with the transfer.
+/// let kv = std::thread::spawn(move || {
+///     offload.hold(kv, |kv, queue| {
+///         queue.copy(kv.read(), hbm)?; // L2G, queued
+///         queue.copy(kv.read(), dram) // L2GH, queued
+///     })?;
+///     offload.wait().map_err(FabricError::from) // on the thread that queued them
+/// })
+/// .join()
+/// .expect("no panic")?;
 /// let mut fetch = member.transfer();
 /// fetch.hold(back, |mut back, queue| queue.copy(dram, back.write()))?; // GH2H
 /// let back = fetch.wait()?.pop().expect("the one it held");
@@ -144,8 +161,9 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 pub struct OwnedTransfer<R: OwnedRegistration> {
     member: Arc<OwnedMember>,
     held: Vec<R>,
-    /// Whether a copy may have been queued since the last successful wait.
-    queued: bool,
+    /// The thread whose copies may be pending since the last successful
+    /// wait (`smem_bm_wait` finishes the calling thread's copies only).
+    queued_on: Option<ThreadId>,
 }
 
 impl OwnedMember {
@@ -172,7 +190,7 @@ impl OwnedMember {
         OwnedTransfer {
             member: Arc::clone(self),
             held: Vec::new(),
-            queued: false,
+            queued_on: None,
         }
     }
 }
@@ -192,7 +210,8 @@ impl<R: OwnedRegistration> OwnedTransfer<R> {
     ///
     /// `queue`'s error: as [`OwnedMember::copy`] for each copy, and
     /// [`FabricError::InvalidArgument`] for a local side this transfer does
-    /// not hold.
+    /// not hold, or for a copy while copies queued on another thread are
+    /// not waited for.
     ///
     /// # Examples
     ///
@@ -227,11 +246,11 @@ impl<R: OwnedRegistration> OwnedTransfer<R> {
         let queue_of = TransferQueue {
             member: &self.member,
             held: self.held.iter().map(sealed::Held::registered).collect(),
-            queued: Cell::new(false),
+            // The transfer's own field: a copy marks it before it is queued,
+            // so a panic in `queue` cannot lose the mark.
+            queued_on: Cell::from_mut(&mut self.queued_on),
         };
-        let result = queue(sides, &queue_of);
-        self.queued |= queue_of.queued.get();
-        result
+        queue(sides, &queue_of)
     }
 
     /// The number of registrations held.
@@ -301,7 +320,9 @@ impl<R: OwnedRegistration> OwnedTransfer<R> {
     ///
     /// [`TransferWaitError`]: the wait's error, and this transfer, still
     /// holding its registrations: wait again, or drop it (which waits once
-    /// more and leaks them if that fails too).
+    /// more and leaks them if that fails too). Its error is
+    /// [`FabricError::InvalidArgument`], with nothing called, when the
+    /// pending copies were queued on another thread: wait there.
     ///
     /// # Examples
     ///
@@ -333,10 +354,12 @@ impl<R: OwnedRegistration> OwnedTransfer<R> {
     }
 
     fn wait_now(&mut self) -> Result<(), FabricError> {
-        if self.queued {
-            self.member.call(handle::wait)?;
-            self.queued = false;
-        }
+        let Some(queued_on) = self.queued_on else {
+            return Ok(());
+        };
+        other_thread("OwnedTransfer::wait", queued_on)?;
+        self.member.call(handle::wait)?;
+        self.queued_on = None;
         Ok(())
     }
 }
@@ -346,7 +369,7 @@ impl<R: OwnedRegistration> fmt::Debug for OwnedTransfer<R> {
         f.debug_struct("OwnedTransfer")
             .field("member", &self.member)
             .field("held", &self.held.len())
-            .field("queued", &self.queued)
+            .field("queued_on", &self.queued_on)
             .finish()
     }
 }
@@ -638,10 +661,36 @@ pub struct TransferQueue<'t> {
     member: &'t OwnedMember,
     /// The registered bytes of every registration the transfer holds.
     held: Vec<Raw>,
-    queued: Cell<bool>,
+    /// The transfer's thread of pending copies.
+    queued_on: &'t Cell<Option<ThreadId>>,
+}
+
+/// Refuses `method` on this thread when copies are pending on `queued_on`.
+fn other_thread(method: &'static str, queued_on: ThreadId) -> Result<(), FabricError> {
+    let here = std::thread::current().id();
+    if here == queued_on {
+        return Ok(());
+    }
+    Err(FabricError::InvalidArgument {
+        method,
+        reason: format!(
+            "copies queued on thread {queued_on:?} are not waited for, and smem_bm_wait on thread {here:?} \
+             would not wait for them (MemFabric waits for the calling thread's copies only): wait on {queued_on:?}"
+        ),
+    })
 }
 
 impl TransferQueue<'_> {
+    /// Marks the transfer's copies as pending on this thread, refusing when
+    /// another thread's are.
+    fn mark_queued(&self, method: &'static str) -> Result<(), FabricError> {
+        if let Some(queued_on) = self.queued_on.get() {
+            other_thread(method, queued_on)?;
+        }
+        self.queued_on.set(Some(std::thread::current().id()));
+        Ok(())
+    }
+
     /// Refuses a local side outside the held registrations.
     fn check_held(&self, method: &'static str, side: &impl Side, raw: Raw) -> Result<(), FabricError> {
         if !super::copy::is_local(side) || self.held.iter().any(|held| raw.within(held)) {
@@ -690,7 +739,7 @@ impl TransferQueue<'_> {
         let pair = checked_pair(self.member.pool_key(), METHOD, &src, &dst)?;
         self.check_held(METHOD, &src, pair.0)?;
         self.check_held(METHOD, &dst, pair.1)?;
-        self.queued.set(true);
+        self.mark_queued(METHOD)?;
         self.member.call(|raw| copy_raw(raw, pair, S::COPY_TYPE, Submit::ASYNC))
     }
 
@@ -735,7 +784,7 @@ impl TransferQueue<'_> {
             self.check_held(METHOD, dst, pair.1)?;
             checked.push(pair);
         }
-        self.queued.set(true);
+        self.mark_queued(METHOD)?;
         self.member
             .call(|raw| copy_batch_raw(raw, METHOD, checked.into_iter().map(Ok), S::COPY_TYPE, Submit::ASYNC))
     }

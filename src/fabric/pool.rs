@@ -4,6 +4,7 @@
 use super::handle::{self, Handle};
 use super::{BigMemory, FabricError, Member, sys};
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::fmt;
 
 bitflags::bitflags! {
@@ -247,6 +248,8 @@ pub struct GlobalPool<'bm> {
     id: u32,
     options: PoolOptions,
     joined: Cell<bool>,
+    /// Keeps it on its thread (not `Send`), as the threads note says.
+    _thread: PhantomData<*const ()>,
 }
 
 impl BigMemory {
@@ -287,6 +290,7 @@ impl BigMemory {
             id,
             options: options.clone(),
             joined: Cell::new(false),
+            _thread: PhantomData,
         })
     }
 }

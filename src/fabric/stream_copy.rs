@@ -1,33 +1,38 @@
-//! Copies ordered on a stream ([`Member::copy_on`], [`Member::copy_batch_on`]):
-//! MemFabric's `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`, queued inside a
-//! [`Stream::scope`](crate::stream::Stream::scope), so that they run after
-//! the stream's earlier work (a kernel writing the KV blocks, a copy in)
-//! and before its later work, and their sides stay borrowed until the
-//! scope has synchronised the stream.
+//! Copies in a stream's order ([`Member::copy_on`],
+//! [`Member::copy_batch_on`]), inside a
+//! [`Stream::scope`](crate::stream::Stream::scope): the stream is
+//! synchronised first, so a copy runs after the stream's earlier work (a
+//! kernel writing the KV blocks, a copy in), and the copy has finished
+//! when the call returns, so the stream's later work sees it.
+//!
+//! Why not MemFabric's `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`: in its source
+//! (1.3), a copy without `ASYNC_COPY_FLAG` runs synchronously on the
+//! thread's own stream whatever stream it is given, and an asynchronous
+//! copy on the given stream is honoured by some versions only (others
+//! queue it on the thread's stream, which the scope's synchronisation
+//! would not cover). Synchronising first is correct on all of them.
 
 use super::copy::{Submit, checked_pair, copy_batch_raw, copy_raw};
 use super::{CopyTo, FabricError, Member, Side};
 use crate::stream::AsyncScope;
 
 impl Member<'_> {
-    /// Queues a copy of `src` to `dst` on the stream of `scope`
-    /// (`smem_bm_copy` with `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`): it runs
-    /// after the work queued on that stream before it, and the work queued
-    /// after it sees its bytes. Both sides are borrowed until the scope has
-    /// synchronised the stream (`'scope`), so a registered buffer cannot be
-    /// read, written, unregistered or freed while the copy may still run,
-    /// and the member cannot leave. Zero bytes: nothing is queued.
+    /// Copies `src` to `dst` in the order of `scope`'s stream: it
+    /// synchronises the stream (the copy runs after the work queued on it
+    /// before), then copies (`smem_bm_copy`) and returns when the bytes are
+    /// there (the work queued after it sees them). Both sides stay borrowed
+    /// until the scope ends (`'scope`), as the scope's own transfers do, so
+    /// the member cannot leave meanwhile. Zero bytes: the stream is
+    /// synchronised, nothing is copied.
     ///
     /// # Errors
     ///
     /// - [`FabricError::InvalidArgument`]: the stream is on another device
     ///   than the BM, the sides' lengths differ, or a side belongs to
-    ///   another pool (nothing is queued);
-    /// - the library's error. On the software fabric, a copy between host
-    ///   memory and the global DRAM (H2GH, GH2H, or G2G between DRAM
-    ///   ranges) is refused as the software device refuses an
-    ///   asynchronous host-to-host copy (207000): order those with the
-    ///   stream by synchronising it and copying with [`copy`](Self::copy).
+    ///   another pool (nothing is called);
+    /// - [`FabricError::Stream`]: synchronising the stream failed (nothing
+    ///   is copied);
+    /// - the library's error.
     ///
     /// # Examples
     ///
@@ -60,8 +65,7 @@ impl Member<'_> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
-    /// Using a side's buffer while the stream may still copy it does not
-    /// compile:
+    /// Using a side's buffer inside the scope does not compile:
     ///
     /// ```compile_fail,E0502
     /// # use ascend::{DeviceBuf, stream::Stream};
@@ -77,7 +81,7 @@ impl Member<'_> {
     /// let slot = member.peer_dram(0)?.slice(..4096)?;
     /// stream.scope(|s| {
     ///     member.copy_on(s, slot, registered.write())?;
-    ///     registered.storage().to_vec()?; // the copy may still be writing it
+    ///     registered.storage().to_vec()?; // borrowed by the copy until the scope ends
     ///     Ok(())
     /// })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -96,12 +100,13 @@ impl Member<'_> {
         const METHOD: &str = "Member::copy_on";
         self.check_stream(METHOD, scope)?;
         let pair = checked_pair(self.pool_key(), METHOD, &src, &dst)?;
-        copy_raw(self.handle(), pair, S::COPY_TYPE, Submit::on_stream(scope.stream()))
+        synchronize(METHOD, scope)?;
+        copy_raw(self.handle(), pair, S::COPY_TYPE, Submit::NOW)
     }
 
-    /// Queues a batch of copies of one direction on the stream of `scope`
-    /// (`smem_bm_copy_batch` with `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`), as
-    /// [`copy_on`](Self::copy_on) does one. An empty batch queues nothing.
+    /// Copies a batch of one direction in the order of `scope`'s stream
+    /// (`smem_bm_copy_batch` after synchronising the stream), as
+    /// [`copy_on`](Self::copy_on) does one. An empty batch copies nothing.
     ///
     /// # Errors
     ///
@@ -143,13 +148,15 @@ impl Member<'_> {
         self.check_stream(METHOD, scope)?;
         let checked = pairs
             .iter()
-            .map(|(src, dst)| checked_pair(self.pool_key(), METHOD, src, dst));
+            .map(|(src, dst)| checked_pair(self.pool_key(), METHOD, src, dst))
+            .collect::<Result<Vec<_>, _>>()?;
+        synchronize(METHOD, scope)?;
         copy_batch_raw(
             self.handle(),
             METHOD,
-            checked,
+            checked.into_iter().map(Ok),
             S::COPY_TYPE,
-            Submit::on_stream(scope.stream()),
+            Submit::NOW,
         )
     }
 
@@ -168,4 +175,12 @@ impl Member<'_> {
         }
         Ok(())
     }
+}
+
+/// Waits for the work queued on `scope`'s stream before a copy.
+fn synchronize(method: &'static str, scope: &AsyncScope<'_, '_>) -> Result<(), FabricError> {
+    scope
+        .stream()
+        .synchronize()
+        .map_err(|error| FabricError::Stream { method, error })
 }

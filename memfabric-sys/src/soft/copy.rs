@@ -10,9 +10,17 @@
 //! direction declares (L and H: outside the BM's GVA ranges; G: in either
 //! range; GH: in the host range), or the copy is `SMEM_INVALID_PARAM`. A
 //! batch takes its classes from entry 0 only; it attempts every entry and
-//! returns `SMEM_PARTIAL_FAILED` when only some failed. `ASYNC_COPY_FLAG` copies
-//! complete before the call returns (so `smem_bm_wait` has nothing to wait
-//! for).
+//! returns `SMEM_PARTIAL_FAILED` when only some failed.
+//!
+//! Submission, as MemFabric 1.3's source does it: without
+//! `ASYNC_COPY_FLAG` a copy is synchronous, whatever the stream of
+//! `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`; with both, it is queued on the
+//! caller's stream; with `ASYNC_COPY_FLAG` alone it is queued for the
+//! calling thread, and only that thread's `smem_bm_wait` runs it (MemFabric
+//! puts a thread's asynchronous copies on the thread's own stream and
+//! waits for the calling thread's stream only). A waited copy whose local
+//! side was registered memory that has been unregistered meanwhile fails
+//! instead of touching it.
 
 use crate::soft::bm::handle::Bm;
 use crate::soft::bm::peer::Peer;
@@ -130,6 +138,8 @@ fn direction(bm: &Bm, src: u64, dst: u64, kind: smem_bm_copy_type) -> SoftResult
 struct Side {
     address: u64,
     device: bool,
+    /// Local memory (L or H), not a segment of the pool.
+    local: bool,
     _peer: Option<Arc<Peer>>,
 }
 
@@ -174,11 +184,13 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
         (Class::L, _) => Ok(Side {
             address,
             device: true,
+            local: true,
             _peer: None,
         }),
         (Class::H, _) => Ok(Side {
             address,
             device: false,
+            local: true,
             _peer: None,
         }),
         (_, Place::Host(rank, offset)) => {
@@ -188,6 +200,7 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
                 return Ok(Side {
                     address: base + offset,
                     device: false,
+                    local: false,
                     _peer: None,
                 });
             }
@@ -196,6 +209,7 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
             Ok(Side {
                 address: base + offset,
                 device: false,
+                local: false,
                 _peer: Some(peer),
             })
         }
@@ -206,6 +220,7 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
                 return Ok(Side {
                     address: base + offset,
                     device: true,
+                    local: false,
                     _peer: None,
                 });
             }
@@ -214,6 +229,7 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
             Ok(Side {
                 address: base + offset,
                 device: true,
+                local: false,
                 _peer: Some(peer),
             })
         }
@@ -237,7 +253,7 @@ fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, flags: u32, stream: *mut
     };
     let (to, from) = (dst.address as *mut c_void, src.address as *const c_void);
     with_device(bm.world.device, || {
-        let external = flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0;
+        let external = flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0 && flags & ASYNC_COPY_FLAG != 0;
         let code = if external {
             // SAFETY: the sides are the caller's memory (its contract) or
             // pool segments held alive by `src`/`dst` for this call; the
@@ -263,7 +279,7 @@ fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, flags: u32, stream: *mut
 }
 
 /// `smem_bm_copy` after the handle lookup.
-pub(crate) fn copy(bm: &Bm, params: &smem_copy_params_t, kind: smem_bm_copy_type, flags: u32) -> SoftResult {
+pub(crate) fn copy(bm: &Arc<Bm>, params: &smem_copy_params_t, kind: smem_bm_copy_type, flags: u32) -> SoftResult {
     let (src, dst) = (params.src as u64, params.dest as u64);
     if src == 0 || dst == 0 || params.dataSize == 0 || kind >= SMEMB_COPY_BUTT {
         return fail(
@@ -276,7 +292,77 @@ pub(crate) fn copy(bm: &Bm, params: &smem_copy_params_t, kind: smem_bm_copy_type
     let mut peers = Peers::new(bm);
     let source = resolve(&mut peers, from, src, size)?;
     let destination = resolve(&mut peers, to, dst, size)?;
-    transfer(bm, &source, &destination, size, flags, params.stream)
+    submit(bm, source, destination, size, flags, params.stream)
+}
+
+/// Moves the bytes now, or queues them for this thread's `smem_bm_wait`
+/// (`ASYNC_COPY_FLAG` without an external stream).
+fn submit(bm: &Arc<Bm>, source: Side, destination: Side, size: u64, flags: u32, stream: *mut c_void) -> SoftResult {
+    let external = flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0;
+    if flags & ASYNC_COPY_FLAG == 0 || external {
+        return transfer(bm, &source, &destination, size, flags, stream);
+    }
+    let registration = |side: &Side| {
+        side.local
+            .then(|| bm.registration_of(side.address, size))
+            .flatten()
+    };
+    let pending = Pending {
+        registrations: [registration(&source), registration(&destination)],
+        bm: Arc::clone(bm),
+        source,
+        destination,
+        size,
+    };
+    PENDING.with(|queue| queue.borrow_mut().push(pending));
+    Ok(())
+}
+
+/// An asynchronous copy queued for its thread's `smem_bm_wait`.
+struct Pending {
+    /// Its BM object, kept alive (its own segments) until the copy runs.
+    bm: Arc<Bm>,
+    source: Side,
+    destination: Side,
+    size: u64,
+    /// The registrations its local sides lay in when it was queued.
+    registrations: [Option<(u64, u64)>; 2],
+}
+
+thread_local! {
+    /// This thread's asynchronous copies, by BM object, in queue order.
+    static PENDING: std::cell::RefCell<Vec<Pending>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `smem_bm_wait`: runs this thread's queued copies of `bm`, in order; the
+/// first failure (the others still run).
+pub(crate) fn wait(bm: &Arc<Bm>) -> SoftResult {
+    let mine: Vec<Pending> = PENDING.with(|queue| {
+        let mut queue = queue.borrow_mut();
+        let (mine, others): (Vec<_>, Vec<_>) = queue.drain(..).partition(|pending| Arc::ptr_eq(&pending.bm, bm));
+        *queue = others;
+        mine
+    });
+    let mut first = None;
+    for pending in mine {
+        let result = if pending
+            .registrations
+            .iter()
+            .flatten()
+            .any(|&(start, len)| bm.registration_of(start, len) != Some((start, len)))
+        {
+            fail(
+                SMEM_ERROR,
+                "a local side of an asynchronous copy was unregistered before smem_bm_wait: the copy is dropped",
+            )
+        } else {
+            transfer(bm, &pending.source, &pending.destination, pending.size, 0, std::ptr::null_mut())
+        };
+        if let Err(error) = result {
+            first.get_or_insert(error);
+        }
+    }
+    first.map_or(Ok(()), Err)
 }
 
 /// `smem_bm_copy_batch` after the handle lookup: the direction from entry 0,
@@ -287,7 +373,7 @@ pub(crate) fn copy(bm: &Bm, params: &smem_copy_params_t, kind: smem_bm_copy_type
 ///
 /// The arrays of `params` hold `batchSize` entries.
 pub(crate) unsafe fn copy_batch(
-    bm: &Bm,
+    bm: &Arc<Bm>,
     params: &smem_batch_copy_params_t,
     kind: smem_bm_copy_type,
     flags: u32,
@@ -327,7 +413,7 @@ pub(crate) unsafe fn copy_batch(
             _ if src.is_null() || dst.is_null() || size == 0 => fail(SMEM_INVALID_PARAM, "NULL address or size 0"),
             _ => resolve(&mut peers, from, src as u64, size).and_then(|source| {
                 let destination = resolve(&mut peers, to, dst as u64, size)?;
-                transfer(bm, &source, &destination, size, flags, params.stream)
+                submit(bm, source, destination, size, flags, params.stream)
             }),
         };
         if let Err(error) = result {

@@ -47,8 +47,12 @@
 //! - **Copies**: every copy type with the real validation (see
 //!   `smem_bm_copy`), the bytes moved by the software device's
 //!   `aclrtMemcpy` (or `aclrtMemcpyAsync` on `params->stream` with
-//!   `SMEM_BM_FLAG_USE_EXTERNAL_STREAM`). `ASYNC_COPY_FLAG` copies complete
-//!   before returning; `smem_bm_wait` has nothing to wait for.
+//!   `SMEM_BM_FLAG_USE_EXTERNAL_STREAM` together with `ASYNC_COPY_FLAG`;
+//!   without it the stream is ignored and the copy is synchronous, as in
+//!   MemFabric's source). `ASYNC_COPY_FLAG` alone queues the copy for the
+//!   calling thread: only that thread's `smem_bm_wait` moves its bytes
+//!   (MemFabric waits for the calling thread's own stream only), and one
+//!   whose registered local side was unregistered meanwhile fails there.
 //! - **Registration**: the same address and size again is OK, another size
 //!   −1, unregistering an unknown address OK.
 //! - **A rank that dies or leaves** (its store connection closes without
@@ -67,8 +71,7 @@
 //! - **Fault injection** ([`inject_fault`]): a call that fails with a
 //!   chosen code, a call that times out, a batch entry that fails.
 //!
-//! Not emulated yet: asynchronous completion behind `ASYNC_COPY_FLAG`,
-//! `dynamicWorldSize`, TLS.
+//! Not emulated yet: `dynamicWorldSize`, TLS.
 //!
 //! Layers, bottom up: `core` (last error, URLs, GVA arithmetic), `store`
 //! (protocol, server, client), `memory` (DRAM and HBM segments), `bm` (the

@@ -254,6 +254,14 @@ impl Bm {
         }
     }
 
+    /// The registration (start, size) that holds `size` bytes at `address`,
+    /// if one does.
+    pub(crate) fn registration_of(&self, address: u64, size: u64) -> Option<(u64, u64)> {
+        let registered = lock(&self.registered);
+        let (&start, &len) = registered.range(..=address).next_back()?;
+        (address.checked_add(size)? <= start.checked_add(len)?).then_some((start, len))
+    }
+
     /// `smem_bm_unregister_user_mem` (an unknown address is fine).
     pub(crate) fn unregister(&self, address: u64) {
         lock(&self.registered).remove(&address);

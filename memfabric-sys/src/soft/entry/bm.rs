@@ -206,7 +206,7 @@ pub(crate) unsafe fn smem_bm_copy_batch(
 
 /// Copies complete before they return, so there is nothing to wait for.
 pub(crate) unsafe fn smem_bm_wait(handle: smem_bm_t) -> i32 {
-    finish("smem_bm_wait", handle::get(handle).map(drop))
+    finish("smem_bm_wait", handle::get(handle).and_then(|bm| copy::wait(&bm)))
 }
 
 /// A no-op, as in the real 1.3.
