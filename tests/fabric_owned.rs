@@ -295,9 +295,7 @@ fn a_transfer_holds_its_buffers_until_waited() {
             // wait on another thread is refused with the transfer back, and
             // nothing is called.
             take_calls();
-            let elsewhere = std::thread::spawn(move || offload.wait())
-                .join()
-                .expect("no panic");
+            let elsewhere = std::thread::spawn(move || offload.wait()).join().expect("no panic");
             let offload = match elsewhere {
                 Err(TransferWaitError {
                     transfer,

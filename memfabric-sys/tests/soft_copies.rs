@@ -253,7 +253,10 @@ fn an_asynchronous_copy_is_finished_by_its_own_threads_wait() {
             let source = pattern(4096, 9);
             let mut back = vec![0u8; 4096];
             // SAFETY: the test's buffer, registered for the copies below.
-            assert_eq!(unsafe { smem_bm_register_user_mem(bm, source.as_ptr() as u64, 4096) }, SMEM_OK);
+            assert_eq!(
+                unsafe { smem_bm_register_user_mem(bm, source.as_ptr() as u64, 4096) },
+                SMEM_OK
+            );
 
             // Queued on this thread: another thread's wait does not run it.
             assert_eq!(
@@ -262,7 +265,8 @@ fn an_asynchronous_copy_is_finished_by_its_own_threads_wait() {
             );
             let shared = Shared(bm);
             let code = std::thread::spawn(move || {
-                let Shared(bm) = shared;
+                let whole = shared; // the whole value, not its field (closures capture fields)
+                let Shared(bm) = whole;
                 // SAFETY: a live handle.
                 unsafe { smem_bm_wait(bm) }
             })
@@ -283,7 +287,10 @@ fn an_asynchronous_copy_is_finished_by_its_own_threads_wait() {
                 SMEM_OK
             );
             // SAFETY: a live handle; the address registered above.
-            assert_eq!(unsafe { smem_bm_unregister_user_mem(bm, source.as_ptr() as u64) }, SMEM_OK);
+            assert_eq!(
+                unsafe { smem_bm_unregister_user_mem(bm, source.as_ptr() as u64) },
+                SMEM_OK
+            );
             // SAFETY: a live handle.
             assert_eq!(unsafe { smem_bm_wait(bm) }, SMEM_ERROR);
             assert!(last_error().1.contains("unregistered"), "{:?}", last_error());

@@ -130,7 +130,7 @@ pub enum FabricError {
     /// use ascend::fabric::FabricError;
     /// fn stream_failed(error: &FabricError) -> Option<&ascend::Error> {
     ///     match error {
-    ///         FabricError::Stream { error, .. } => Some(error),
+    ///         FabricError::Stream { error, .. } => Some(&**error),
     ///         _ => None,
     ///     }
     /// }
@@ -139,8 +139,9 @@ pub enum FabricError {
     Stream {
         /// The method that synchronised.
         method: &'static str,
-        /// The stream's error.
-        error: crate::Error,
+        /// The stream's error (boxed: it is rare, and keeps `FabricError`
+        /// small).
+        error: Box<crate::Error>,
     },
     /// Any other failure, with the raw code (the library's `SMEM_*` codes,
     /// or a core `BM_*` code passed through) and its last message.
@@ -317,7 +318,10 @@ impl fmt::Display for FabricError {
                 said(message)
             ),
             FabricError::Stream { method, error } => {
-                write!(f, "{method}: synchronising the stream failed, nothing was copied: {error}")
+                write!(
+                    f,
+                    "{method}: synchronising the stream failed, nothing was copied: {error}"
+                )
             }
             FabricError::Device(error) => {
                 write!(f, "the BM's device cannot be made current on this thread: {error}")
@@ -333,7 +337,8 @@ impl std::error::Error for FabricError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FabricError::Load(error) => Some(error),
-            FabricError::Device(error) | FabricError::Stream { error, .. } => Some(error),
+            FabricError::Device(error) => Some(error),
+            FabricError::Stream { error, .. } => Some(&**error),
             _ => None,
         }
     }
@@ -356,7 +361,8 @@ impl std::error::Error for FabricError {
 impl From<FabricError> for crate::Error {
     fn from(error: FabricError) -> Self {
         match error {
-            FabricError::Device(error) | FabricError::Stream { error, .. } => error,
+            FabricError::Device(error) => error,
+            FabricError::Stream { error, .. } => *error,
             other => crate::Error::external("MemFabric", other),
         }
     }

@@ -12,11 +12,11 @@ use super::{
 use crate::memory::DeviceStorageMut;
 use bytemuck::Pod;
 use std::cell::Cell;
-use std::thread::ThreadId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 mod sealed {
     use super::{Raw, Side};
@@ -138,11 +138,12 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 /// # let member = Arc::new(pool.join()?);
 /// let kv = member.register_device(ascend::DeviceBuf::from_slice(&device, &[9u8; 4096])?)?;
 /// let back = member.register_host(ascend::PinnedHostBuf::<u8>::zeroed(&device, 4096)?)?;
-/// let (hbm, dram) = (member.peer_hbm(0)?.slice(..4096)?, member.peer_dram(0)?.slice(..4096)?);
 /// let mut offload = member.transfer();
 /// // A worker thread queues the copies and waits for them; the buffers
 /// // go with the transfer.
+/// let worker = Arc::clone(&member);
 /// let kv = std::thread::spawn(move || {
+///     let (hbm, dram) = (worker.peer_hbm(0)?.slice(..4096)?, worker.peer_dram(0)?.slice(..4096)?);
 ///     offload.hold(kv, |kv, queue| {
 ///         queue.copy(kv.read(), hbm)?; // L2G, queued
 ///         queue.copy(kv.read(), dram) // L2GH, queued
@@ -151,6 +152,7 @@ impl<T: Pod> OwnedRegistration for OwnedRegisteredHost<T> {}
 /// })
 /// .join()
 /// .expect("no panic")?;
+/// let dram = member.peer_dram(0)?.slice(..4096)?;
 /// let mut fetch = member.transfer();
 /// fetch.hold(back, |mut back, queue| queue.copy(dram, back.write()))?; // GH2H
 /// let back = fetch.wait()?.pop().expect("the one it held");

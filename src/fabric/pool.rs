@@ -4,8 +4,8 @@
 use super::handle::{self, Handle};
 use super::{BigMemory, FabricError, Member, sys};
 use std::cell::Cell;
-use std::marker::PhantomData;
 use std::fmt;
+use std::marker::PhantomData;
 
 bitflags::bitflags! {
     /// The transports a pool may move data over (`smem_bm_data_op_type`,

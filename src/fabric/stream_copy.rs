@@ -179,8 +179,8 @@ impl Member<'_> {
 
 /// Waits for the work queued on `scope`'s stream before a copy.
 fn synchronize(method: &'static str, scope: &AsyncScope<'_, '_>) -> Result<(), FabricError> {
-    scope
-        .stream()
-        .synchronize()
-        .map_err(|error| FabricError::Stream { method, error })
+    scope.stream().synchronize().map_err(|error| FabricError::Stream {
+        method,
+        error: Box::new(error),
+    })
 }

@@ -302,11 +302,7 @@ fn submit(bm: &Arc<Bm>, source: Side, destination: Side, size: u64, flags: u32, 
     if flags & ASYNC_COPY_FLAG == 0 || external {
         return transfer(bm, &source, &destination, size, flags, stream);
     }
-    let registration = |side: &Side| {
-        side.local
-            .then(|| bm.registration_of(side.address, size))
-            .flatten()
-    };
+    let registration = |side: &Side| side.local.then(|| bm.registration_of(side.address, size)).flatten();
     let pending = Pending {
         registrations: [registration(&source), registration(&destination)],
         bm: Arc::clone(bm),
@@ -356,7 +352,14 @@ pub(crate) fn wait(bm: &Arc<Bm>) -> SoftResult {
                 "a local side of an asynchronous copy was unregistered before smem_bm_wait: the copy is dropped",
             )
         } else {
-            transfer(bm, &pending.source, &pending.destination, pending.size, 0, std::ptr::null_mut())
+            transfer(
+                bm,
+                &pending.source,
+                &pending.destination,
+                pending.size,
+                0,
+                std::ptr::null_mut(),
+            )
         };
         if let Err(error) = result {
             first.get_or_insert(error);
