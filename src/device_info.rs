@@ -4,7 +4,7 @@
 //! [`Device::stream_priority_range`] (`aclrtDeviceGetStreamPriorityRange`).
 
 use crate::Device;
-use crate::error::{Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 
 /// An attribute of a device that [`Device::info`] reads (`aclrtDevAttr`).
@@ -202,7 +202,12 @@ impl Device {
     /// ```
     #[doc(alias = "aclrtGetDeviceInfo")]
     pub fn info(&self, attribute: DeviceAttribute) -> Result<i64> {
-        let id = u32::try_from(self.id()).unwrap_or(u32::MAX);
+        let id = u32::try_from(self.id()).map_err(|_| {
+            Error::invalid(
+                Call::new("Device::info", "aclrtGetDeviceInfo"),
+                format!("device id {} is negative", self.id()),
+            )
+        })?;
         let mut value = 0_i64;
         // SAFETY: `value` is a valid out-pointer; the attribute is valid.
         check("aclrtGetDeviceInfo", unsafe {

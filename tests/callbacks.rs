@@ -87,3 +87,57 @@ fn a_callback_thread_runs_blocking_and_non_blocking_callbacks() -> ascend::Resul
     drop(CallbackThread::new(&stream)?);
     Ok(())
 }
+
+#[test]
+fn a_stream_dropped_inside_its_own_host_function_is_leaked_not_destroyed() -> ascend::Result<()> {
+    use ascend::stream::DeviceFlag;
+    let device = Device::new(0)?;
+    let stream = Arc::new(Stream::new(&device)?);
+    let flag = DeviceFlag::new(&device, 0)?;
+    let last = Arc::clone(&stream);
+    let (done, finished) = std::sync::mpsc::channel();
+    stream.launch_host_fn(move || {
+        // Hold back the queue, then drop the last owner of the stream here.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(last);
+        let _ = done.send(());
+    })?;
+    // Queued behind the host function: it writes the flag's device memory.
+    stream.write_value(&flag, 1)?;
+    let watched = Arc::clone(&flag);
+    drop(flag);
+    drop(stream);
+    finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the host function ran to its end (no hang, no panic)");
+    // The stream could not wait for the write queued behind the host
+    // function, so it kept (leaked) the flag that write uses: the flag's
+    // memory is still allocated, and the write lands in it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while watched.get()? != 1 {
+        assert!(std::time::Instant::now() < deadline, "the queued write never ran");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        Arc::strong_count(&watched),
+        2,
+        "the stream's hold on the flag was leaked, not dropped"
+    );
+    Ok(())
+}
+
+#[test]
+fn finishing_a_callback_thread_runs_a_no_block_callback_queued_last() -> ascend::Result<()> {
+    let device = Device::new(0)?;
+    let stream = Stream::new(&device)?;
+    let callbacks = CallbackThread::new(&stream)?;
+    let (sent, received) = std::sync::mpsc::channel();
+    callbacks.launch(CallbackBlock::NoBlock, move || {
+        let _ = sent.send(7);
+    })?;
+    // A NoBlock callback does not hold the stream back: `finish` must still
+    // see it run before it unsubscribes.
+    callbacks.finish()?;
+    assert_eq!(received.try_recv().ok(), Some(7));
+    Ok(())
+}

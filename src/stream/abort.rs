@@ -11,9 +11,10 @@
 //! succeeds and the records it dropped count as reached.
 //!
 //! `aclrtStreamStop` has no safe form: the tasks it stops stay queued and
-//! may run later, so it could never let anything go, and the runtime stops
-//! only streams created with `ACL_STREAM_DEVICE_USE_ONLY`, which this crate
-//! does not create.
+//! may run later, so it could never let anything go. (The runtime stops
+//! only streams created with `ACL_STREAM_DEVICE_USE_ONLY`,
+//! [`StreamFlags::DEVICE_USE_ONLY`](super::StreamFlags::DEVICE_USE_ONLY),
+//! which the software device refuses to create.)
 
 use super::Stream;
 use crate::error::{Result, check};
@@ -26,9 +27,13 @@ impl Stream {
     /// usual.
     ///
     /// What becomes safe, and when:
-    /// - When this returns `Ok`, every task queued on the stream before the
-    ///   call has either run or will never run, and the runtime said so
-    ///   (its synchronisation succeeded). Memory that work touched is let
+    /// - When this returns `Ok`, every device task queued on the stream
+    ///   before the call has either run or will never run, and the runtime
+    ///   said so (its synchronisation succeeded). Host code is the
+    ///   exception: a callback already handed to its thread, or a host
+    ///   function already running, cannot be stopped and may still run or
+    ///   finish after this returns (its closure is `'static`, so it borrows
+    ///   nothing the abort could let go). Memory that work touched is let
     ///   go by whoever holds it, as after any completed work: a
     ///   [`scope`](Stream::scope) ends its borrows at its end, an
     ///   [`Ordered`](super::Ordered) owner or a pool block is free for other

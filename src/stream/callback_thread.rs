@@ -171,7 +171,8 @@ impl<'s> CallbackThread<'s> {
         launched
     }
 
-    /// Waits for the stream (so every queued callback has run), then
+    /// Waits for the stream, with a blocking no-op queued last (so every
+    /// queued callback has run, `NoBlock` ones too), then
     /// unsubscribes (`aclrtUnSubscribeReport`) and ends the thread.
     ///
     /// ```
@@ -195,7 +196,22 @@ impl<'s> CallbackThread<'s> {
         if self.worker.is_none() {
             return Ok(());
         }
-        let synchronized = self.stream.synchronize();
+        // A blocking no-op last: the stream waits for it, so once
+        // synchronised every callback before it has been handed to this
+        // thread and run (a `NoBlock` one alone would not hold the stream).
+        // From one of its own callbacks it cannot wait for the stream (the
+        // stream would wait for this very thread): it only unsubscribes,
+        // and the callbacks still queued are dropped by the runtime.
+        let on_itself = self
+            .worker
+            .as_ref()
+            .is_some_and(|worker| worker.thread().id() == std::thread::current().id());
+        let synchronized = if on_itself {
+            Ok(())
+        } else {
+            let drained = self.launch(CallbackBlock::Block, || {});
+            drained.and(self.stream.synchronize())
+        };
         // SAFETY: the handle is live (borrowed); no pointers.
         let unsubscribed = check("aclrtUnSubscribeReport", unsafe {
             sys::aclrtUnSubscribeReport(self.thread_id, self.stream.as_raw())
@@ -206,9 +222,15 @@ impl<'s> CallbackThread<'s> {
 
     fn end_thread(&mut self) {
         self.stop.store(true, Ordering::Release);
-        if let Some(worker) = self.worker.take()
-            && worker.join().is_err()
-        {
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        // Ended by one of its own callbacks: it stops after this callback
+        // returns; joining itself would fail.
+        if worker.thread().id() == std::thread::current().id() {
+            return;
+        }
+        if worker.join().is_err() {
             log::error!("the callback thread panicked");
         }
     }

@@ -85,6 +85,12 @@ pub enum CntCondition {
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///
+/// **Dropping** destroys it at once, as an [`Event`](super::Event) is: a
+/// wait or record on it that a stream has queued but not reached loses its
+/// ordering (the software device ends such a wait and records the misuse).
+/// Keep it alive until the streams have passed it. No memory is freed on
+/// its account, so this loses an order, never soundness.
+///
 /// **Threads:** `CntNotify` is `Send` and `Sync`, like [`Notify`](super::Notify).
 pub struct CntNotify {
     /// The handle; `None` once destroyed.

@@ -4,7 +4,7 @@
 
 use super::stream::Stream;
 use crate::ErrorCode;
-use crate::error::{Result, check};
+use crate::error::{Call, Error, Result, check};
 use ascend_sys as sys;
 use std::time::Duration;
 
@@ -75,7 +75,28 @@ impl Stream {
         self.release_force()
     }
 
+    /// Inside a stream callback or host function the stream cannot be
+    /// destroyed: the destruction would wait for the queued work, which the
+    /// running callback holds back (and the runtime could not prove it ran).
+    /// The handle and every flag held for queued work are leaked instead.
+    fn leak_inside_callback(&mut self, api: &'static str) -> Result<()> {
+        let handle = self.handle.take();
+        self.values().leak_all();
+        log::error!(
+            "stream {handle:?} dropped inside a stream callback or host function: leaked, not destroyed (its \
+             queued work could still run)"
+        );
+        Err(Error::invalid(
+            Call::new("Stream::destroy", api),
+            "called inside a stream callback or host function: the stream and what its queued work holds are \
+             leaked instead",
+        ))
+    }
+
     fn release(&mut self) -> Result<()> {
+        if self.handle.is_some() && super::host_fn::in_stream_callback() {
+            return self.leak_inside_callback("aclrtDestroyStream");
+        }
         if self.handle.is_some()
             && self.values().has_waits()
             && let Err(error) = self.synchronize_timeout(Self::VALUE_WAIT_LIMIT)
@@ -114,6 +135,9 @@ impl Stream {
     }
 
     fn release_force(&mut self) -> Result<()> {
+        if self.handle.is_some() && super::host_fn::in_stream_callback() {
+            return self.leak_inside_callback("aclrtDestroyStreamForce");
+        }
         let Some(handle) = self.handle else {
             return Ok(());
         };

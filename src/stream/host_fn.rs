@@ -37,9 +37,27 @@ pub(crate) unsafe extern "C" fn run_job(data: *mut c_void) {
     // SAFETY: the runtime calls this once with the pointer `into_raw` made
     // for the launch that queued it.
     let job = unsafe { Box::from_raw(data.cast::<Job>()) };
-    if catch_unwind(AssertUnwindSafe(job)).is_err() {
+    IN_CALLBACK.with(|depth| depth.set(depth.get() + 1));
+    let outcome = catch_unwind(AssertUnwindSafe(job));
+    IN_CALLBACK.with(|depth| depth.set(depth.get().saturating_sub(1)));
+    if let Err(payload) = outcome {
+        // Dropping the payload could panic again (its own `Drop`), and a
+        // panic must not unwind into C: leak it.
+        std::mem::forget(payload);
         log::error!("a stream callback panicked; the panic was contained and the stream goes on");
     }
+}
+
+thread_local! {
+    /// How many stream callbacks or host functions this thread is running.
+    static IN_CALLBACK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is running a stream callback or host function (of
+/// this crate): a stream destroyed here could not wait for its queued work,
+/// which this very call holds back.
+pub(crate) fn in_stream_callback() -> bool {
+    IN_CALLBACK.with(std::cell::Cell::get) > 0
 }
 
 impl Stream {

@@ -32,6 +32,12 @@ use std::time::Duration;
 /// # Ok::<(), ascend::Error>(())
 /// ```
 ///
+/// **Dropping** destroys it at once, as an [`Event`](super::Event) is: a
+/// wait or record on it that a stream has queued but not reached loses its
+/// ordering (the software device ends such a wait and records the misuse).
+/// Keep it alive until the streams have passed it. No memory is freed on
+/// its account, so this loses an order, never soundness.
+///
 /// **Threads:** `Notify` is `Send` and `Sync`: an opaque handle, usable from
 /// any thread, with the device made current before each call.
 pub struct Notify {

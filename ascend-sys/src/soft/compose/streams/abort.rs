@@ -32,14 +32,20 @@ fn named_stream(api: &str, handle: usize) -> SoftResult<Arc<super::Stream>> {
 /// enqueued before the call touches memory afterwards. An event record
 /// among the dropped tasks counts as reached (everything before it on the
 /// stream has finished or will never run), so a query or a wait for it
-/// completes. Once the call returns, a synchronisation of the stream
+/// completes, and a memory pool free's marker is set (its block may be
+/// reused). Once the call returns, a synchronisation of the stream
 /// succeeds at once for that work; the stream stays usable.
 pub(crate) fn abort_stream(handle: usize) -> SoftResult {
     let stream = named_stream("aclrtStreamAbort", handle)?;
     let dropped = stream.abort_queued("aclrtStreamAbort");
     for task in &dropped {
-        if let Work::Record { event, number } = &task.work {
-            event.reach(*number);
+        match &task.work {
+            Work::Record { event, number } => event.reach(*number),
+            // A pool free's marker: the block's earlier work on this stream
+            // is over or never runs, so the block may be reused (as the
+            // stop-on-failure skip does).
+            Work::Signal { done } => done.store(true, std::sync::atomic::Ordering::Release),
+            _ => {}
         }
         log::debug!("aclrtStreamAbort: {} dropped", task.describe());
     }

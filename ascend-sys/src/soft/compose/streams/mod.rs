@@ -474,6 +474,22 @@ fn take_for_destruction(handle: usize) -> SoftResult<StreamEntry> {
     };
     let device = current::require()?;
     target_stream(&mut streams, Some(stream), device)?;
+    // A host function running on the stream's own worker cannot wait for
+    // the stream's queue to drain: it is part of that queue.
+    let on_its_worker = streams.created.get(&handle).is_some_and(|entry| {
+        entry
+            .worker
+            .as_ref()
+            .is_some_and(|worker| worker.thread().id() == std::thread::current().id())
+    });
+    if on_its_worker {
+        return fail(
+            ACL_ERROR_RT_PARAM_INVALID,
+            format!(
+                "stream {handle:#x} cannot be destroyed by a host function running on it (it would wait for itself)"
+            ),
+        );
+    }
     match streams.created.remove(&handle) {
         Some(entry) => Ok(entry),
         None if streams.default_aliases.contains_key(&handle) => fail(

@@ -53,9 +53,10 @@ struct Queue {
     /// failure is pending (not yet reported by a synchronisation), later
     /// tasks are skipped.
     stop_on_failure: bool,
-    /// Set while `aclrtStreamAbort` runs: the worker starts no task, and the
-    /// tasks enqueued meanwhile are dropped too.
-    aborting: bool,
+    /// How many `aclrtStreamAbort` calls are running: while any is, the
+    /// worker starts no task, and the tasks enqueued meanwhile are dropped
+    /// too.
+    aborting: u32,
 }
 
 /// A stream: tasks run in the order they were enqueued, one at a time, on
@@ -265,7 +266,9 @@ impl Stream {
     /// enqueued after the call run as usual. Returns the dropped tasks.
     pub(crate) fn abort_queued(&self, api: &'static str) -> Vec<Task> {
         let mut queue = self.lock();
-        queue.aborting = true;
+        // A count, not a flag: with two aborts at once, the worker starts
+        // nothing until the last one has counted what it dropped.
+        queue.aborting += 1;
         let mut dropped: Vec<Task> = queue.tasks.drain(..).collect();
         queue.give_up = Some(GiveUp {
             api,
@@ -296,7 +299,7 @@ impl Stream {
             through,
             events: true,
         });
-        queue.aborting = false;
+        queue.aborting = queue.aborting.saturating_sub(1);
         drop(queue);
         self.changed.notify_all();
         dropped
@@ -340,7 +343,7 @@ pub(crate) fn run(stream: &Stream) {
         let (task, stopped) = {
             let mut queue = stream.lock();
             let task = loop {
-                if !queue.aborting {
+                if queue.aborting == 0 {
                     if let Some(task) = queue.tasks.pop_front() {
                         break task;
                     }
