@@ -187,3 +187,29 @@ fn a_satisfied_wait_lets_drop_wait_for_the_work() {
     writer.join().unwrap().unwrap();
     assert_eq!(done.get().unwrap(), 9);
 }
+
+/// A write the runtime refused still keeps its flag until the stream's
+/// next proven completion: a runtime that returned an error might have
+/// queued it anyway (fault injection: software device only).
+#[test]
+fn a_refused_write_keeps_its_flag_until_the_next_synchronisation() {
+    // Alone in a child process: an injected fault is process-wide, and the
+    // other tests of this file write values too.
+    software_only(|| common::run_child("child_a_refused_write_keeps_its_flag"));
+}
+
+#[test]
+#[ignore = "run in a child process by a_refused_write_keeps_its_flag_until_the_next_synchronisation"]
+fn child_a_refused_write_keeps_its_flag() {
+    software_only(|| {
+        let device = device();
+        let stream = Stream::new(&device).expect("stream");
+        let flag = DeviceFlag::new(&device, 0).expect("flag");
+        soft::inject_fault("aclrtValueWrite", 1, ascend::sys::ACL_ERROR_RT_INTERNAL_ERROR).expect("a bound function");
+        assert!(stream.write_value(&flag, 1).is_err(), "the injected refusal");
+        assert_eq!(Arc::strong_count(&flag), 2, "held by the stream all the same");
+        stream.synchronize().expect("synchronize");
+        assert_eq!(Arc::strong_count(&flag), 1, "released by the proven completion");
+    });
+    println!("child child_a_refused_write_keeps_its_flag done");
+}

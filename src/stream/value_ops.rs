@@ -127,18 +127,25 @@ impl Stream {
     ///
     /// The runtime's code: a flag whose memory is not device memory
     /// reachable from this stream, or a chip without value waits
-    /// (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`). Nothing is queued then.
+    /// (`ACL_ERROR_RT_FEATURE_NOT_SUPPORT`). The stream still keeps `flag`
+    /// until its next proven completion (a runtime that returned an error
+    /// might have queued the wait anyway).
     #[doc(alias = "aclrtValueWait")]
     pub fn wait_value(&self, flag: &Arc<DeviceFlag>, value: u64, condition: ValueCondition) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: the word is a live 8-byte device allocation, kept alive by
         // the hold pushed below until the queued wait is proven finished;
         // the stream handle is live.
-        check("aclrtValueWait", unsafe {
+        let queued = check("aclrtValueWait", unsafe {
             sys::aclrtValueWait(flag.as_raw(), value, condition.raw(), self.as_raw())
-        })?;
+        });
+        // Held even when refused: a runtime that returned an error might
+        // still have queued the wait, and the hold costs only until the
+        // stream's next proven completion. (Pushed after the call, so that a
+        // synchronisation on another thread cannot release it before the
+        // work is queued.)
         self.values().push(flag, Use::Wait);
-        Ok(())
+        queued
     }
 
     /// Queues a write of `value` to `flag`'s word (`aclrtValueWrite`): it
@@ -172,17 +179,18 @@ impl Stream {
     ///
     /// # Errors
     ///
-    /// The runtime's code, as for [`Stream::wait_value`]. Nothing is queued
-    /// then.
+    /// The runtime's code, as for [`Stream::wait_value`] (the stream keeps
+    /// `flag` until its next proven completion all the same).
     #[doc(alias = "aclrtValueWrite")]
     pub fn write_value(&self, flag: &Arc<DeviceFlag>, value: u64) -> Result<()> {
         self.device().make_current()?;
         // SAFETY: as in `wait_value`; the reserved flag is 0.
-        check("aclrtValueWrite", unsafe {
+        let queued = check("aclrtValueWrite", unsafe {
             sys::aclrtValueWrite(flag.as_raw(), value, 0, self.as_raw())
-        })?;
+        });
+        // Held even when refused, as in `wait_value`.
         self.values().push(flag, Use::Write);
-        Ok(())
+        queued
     }
 }
 
