@@ -1,5 +1,6 @@
 //! Sharing memory with other processes: shareable handles of physical
-//! allocations ([`handle`]) and key-based IPC memory ([`ipc`]).
+//! allocations ([`handle`]), key-based IPC memory ([`ipc`]), and the
+//! one-page shared records the IPC events and notifies keep ([`token_page`]).
 //!
 //! Memory really crosses processes. Each export is a `memfd` (a physical
 //! allocation's own, or a small metadata file naming a range of the
@@ -17,6 +18,7 @@ mod import_view;
 mod ipc;
 mod proc_fd;
 mod tables;
+mod token_page;
 
 pub(crate) use handle::{Exportable, export, fabric, open as open_export, parse_fabric, set_pids, withdraw};
 pub(crate) use header::random_token;
@@ -25,6 +27,7 @@ pub(crate) use ipc::{
 };
 pub(crate) use proc_fd::{Refusal as ProcFdRefusal, open as open_proc_fd, own_pid};
 pub(crate) use tables::{ShareReader, read, read_if_started, write};
+pub(crate) use token_page::{TokenHeader, TokenLayout, TokenPage};
 
 use crate::soft::core::physical_memory::PhysicalMemory;
 use crate::soft::core::resource::{LiveResource, ResourceKind};

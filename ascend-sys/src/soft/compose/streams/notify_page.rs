@@ -13,29 +13,19 @@
 //! a file system; the page goes when the last process holding it closes it.
 
 use crate::soft::core::soft_result::{SoftResult, fail};
-use crate::soft::share::{ProcFdRefusal, open_proc_fd, own_pid, random_token};
+use crate::soft::share::{TokenHeader, TokenLayout, TokenPage, own_pid};
 use crate::types::*;
-use rustix::fd::{AsRawFd, OwnedFd};
-use rustix::fs::{MemfdFlags, ftruncate, memfd_create};
-use rustix::mm::{MapFlags, ProtFlags, mmap, munmap};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
-/// The `memfd` name (after `ascend-soft-`).
-const NAME: &str = "ipc-notify";
-const MAGIC: u64 = u64::from_le_bytes(*b"ASNTFIPC");
 /// The key's prefix.
 const KEY_PREFIX: &str = "ascend-soft-notify:";
-/// Bytes of the page.
-const PAGE: usize = 4096;
 /// Whitelisted pids one page holds.
 pub(crate) const MAX_PIDS: usize = 1000;
 
 /// The shared page.
 #[repr(C)]
 struct Page {
-    magic: AtomicU64,
-    token: AtomicU64,
+    header: TokenHeader,
     /// The notify's id in the exporting process.
     id: AtomicU32,
     /// The notify's bit (0 or 1).
@@ -47,56 +37,19 @@ struct Page {
     pids: [AtomicI32; MAX_PIDS],
 }
 
-const _: () = assert!(size_of::<Page>() <= PAGE);
-
-/// One process's mapping of an IPC notify's page.
-pub(crate) struct NotifyPage {
-    page: NonNull<Page>,
-    /// The `memfd` (the exporter's own, or the importer's open of it).
-    fd: OwnedFd,
-    /// The exporter's pid.
-    pid: u32,
-    /// The exporter's descriptor number (the key names it).
-    exporter_fd: u32,
-    token: u64,
-}
-
-// SAFETY: the page is shared memory accessed through atomics only, mapped
-// for as long as the value lives.
-unsafe impl Send for NotifyPage {}
-// SAFETY: as above.
-unsafe impl Sync for NotifyPage {}
-
-fn map(fd: &OwnedFd) -> SoftResult<NonNull<Page>> {
-    // SAFETY: a fresh mapping of PAGE bytes of `fd`, which has at least
-    // that many (checked or set by the callers); nothing else is at the
-    // address the kernel picks.
-    let address = unsafe {
-        mmap(
-            std::ptr::null_mut(),
-            PAGE,
-            ProtFlags::READ | ProtFlags::WRITE,
-            MapFlags::SHARED,
-            fd,
-            0,
-        )
-    };
-    match address {
-        Ok(address) => NonNull::new(address.cast::<Page>()).map_or_else(
-            || {
-                fail(
-                    ACL_ERROR_RT_INTERNAL_ERROR,
-                    "mmap of an IPC notify's page returned NULL",
-                )
-            },
-            Ok,
-        ),
-        Err(error) => fail(
-            ACL_ERROR_RT_MEMORY_ALLOCATION,
-            format!("mmap of an IPC notify's page failed: {error}"),
-        ),
+// SAFETY: `#[repr(C)]`, the header first, atomics only, valid all-zero,
+// and within a page (checked where it is mapped).
+unsafe impl TokenLayout for Page {
+    const MAGIC: u64 = u64::from_le_bytes(*b"ASNTFIPC");
+    const NAME: &'static str = "ipc-notify";
+    const WHAT: &'static str = "IPC notify";
+    fn header(&self) -> &TokenHeader {
+        &self.header
     }
 }
+
+/// One process's mapping of an IPC notify's page.
+pub(crate) struct NotifyPage(TokenPage<Page>);
 
 /// The parts of a key: the exporter's pid, its descriptor, the token.
 fn parse(key: &str) -> Option<(u32, u32, u64)> {
@@ -111,33 +64,11 @@ impl NotifyPage {
     /// A new page for a notify of this process with id `id` whose bit is
     /// `bit` now.
     pub(crate) fn create(id: u32, bit: u32) -> SoftResult<Self> {
-        let token = random_token()?;
-        let fd = memfd_create(format!("ascend-soft-{NAME}"), MemfdFlags::CLOEXEC).or_else(|error| {
-            fail(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                format!("memfd_create for an IPC notify failed: {error}"),
-            )
-        })?;
-        ftruncate(&fd, PAGE as u64).or_else(|error| {
-            fail(
-                ACL_ERROR_RT_MEMORY_ALLOCATION,
-                format!("sizing an IPC notify's page failed: {error}"),
-            )
-        })?;
-        let page = map(&fd)?;
-        let shared = Self {
-            page,
-            exporter_fd: fd.as_raw_fd() as u32,
-            fd,
-            pid: own_pid(),
-            token,
-        };
-        let page = shared.page();
-        page.id.store(id, Ordering::Relaxed);
-        page.bit.store(bit, Ordering::Relaxed);
-        page.token.store(token, Ordering::Release);
-        page.magic.store(MAGIC, Ordering::Release);
-        Ok(shared)
+        TokenPage::create(|page: &Page| {
+            page.id.store(id, Ordering::Relaxed);
+            page.bit.store(bit, Ordering::Relaxed);
+        })
+        .map(Self)
     }
 
     /// Opens the page `key` names for this process: a key that names no
@@ -152,31 +83,7 @@ impl NotifyPage {
                 format!("\"{key}\" is not a notify key (aclrtNotifyGetExportKey makes them)"),
             );
         };
-        let (fd, size) = open_proc_fd(pid, exporter_fd, NAME).or_else(|refusal| match refusal {
-            ProcFdRefusal::Gone(why) => fail(
-                ACL_ERROR_RT_PARAM_INVALID,
-                format!("the IPC notify is gone (destroyed, or its process exited): {why}"),
-            ),
-            ProcFdRefusal::Denied(why) => fail(ACL_ERROR_RT_NO_PERMISSION, why),
-        })?;
-        if size < PAGE as u64 {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "the key names no IPC notify's page");
-        }
-        let page = map(&fd)?;
-        let shared = Self {
-            page,
-            fd,
-            pid,
-            exporter_fd,
-            token,
-        };
-        let page = shared.page();
-        if page.magic.load(Ordering::Acquire) != MAGIC || page.token.load(Ordering::Acquire) != token {
-            return fail(
-                ACL_ERROR_RT_PARAM_INVALID,
-                "the key's token does not match: the IPC notify it named is gone",
-            );
-        }
+        let shared = Self(TokenPage::open(pid, exporter_fd, token)?);
         let me = own_pid();
         if me != pid && !shared.allows(me as i32) {
             return fail(
@@ -191,13 +98,17 @@ impl NotifyPage {
     }
 
     fn page(&self) -> &Page {
-        // SAFETY: mapped for as long as `self` lives; only atomics.
-        unsafe { self.page.as_ref() }
+        self.0.page()
     }
 
     /// The key: prefix, pid, descriptor, token.
     pub(crate) fn key(&self) -> String {
-        format!("{KEY_PREFIX}{}:{}:{:016x}", self.pid, self.exporter_fd, self.token)
+        format!(
+            "{KEY_PREFIX}{}:{}:{:016x}",
+            self.0.pid(),
+            self.0.exporter_fd(),
+            self.0.token()
+        )
     }
 
     /// The bit (0 or 1).
@@ -250,17 +161,6 @@ impl NotifyPage {
             page.count.store(count as u32, Ordering::Release);
         }
         Ok(())
-    }
-}
-
-impl Drop for NotifyPage {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, unmapped once; no reference
-        // into it outlives `self`.
-        if let Err(error) = unsafe { munmap(self.page.as_ptr().cast(), PAGE) } {
-            log::warn!("munmap of an IPC notify's page failed: {error}");
-        }
-        let _ = &self.fd;
     }
 }
 
