@@ -1,6 +1,7 @@
 //! [`CntNotify`]: a 32-bit counter streams record into and wait on
 //! (`aclrtCntNotify`).
 
+use super::device_handle::destroy_once;
 use super::notify::whole_seconds;
 use super::stream::Stream;
 use crate::Device;
@@ -326,15 +327,15 @@ impl CntNotify {
     }
 
     fn release(&mut self) -> Result<()> {
-        let Some(handle) = self.handle.take() else {
-            return Ok(());
-        };
-        self.device.make_current()?;
-        // SAFETY: the handle came from `aclrtCntNotifyCreate` and is
-        // destroyed once (`take` above).
-        check("aclrtCntNotifyDestroy", unsafe {
-            sys::aclrtCntNotifyDestroy(handle.as_ptr())
-        })
+        // SAFETY: the handle came from `aclrtCntNotifyCreate`.
+        unsafe {
+            destroy_once(
+                &mut self.handle,
+                &self.device,
+                "aclrtCntNotifyDestroy",
+                sys::aclrtCntNotifyDestroy,
+            )
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`Event`]: a marker in a stream's work (`aclrtEvent`).
 
+use super::device_handle::destroy_once;
 use super::flags::EventFlags;
 use super::stream::Stream;
 use crate::Device;
@@ -542,13 +543,15 @@ impl Event {
     }
 
     fn release(&mut self) -> Result<()> {
-        let Some(handle) = self.handle.take() else {
-            return Ok(());
-        };
-        self.device.make_current()?;
-        // SAFETY: the handle came from `aclrtCreateEvent*` and is destroyed
-        // once (`take` above).
-        check("aclrtDestroyEvent", unsafe { sys::aclrtDestroyEvent(handle.as_ptr()) })
+        // SAFETY: the handle came from `aclrtCreateEvent*`.
+        unsafe {
+            destroy_once(
+                &mut self.handle,
+                &self.device,
+                "aclrtDestroyEvent",
+                sys::aclrtDestroyEvent,
+            )
+        }
     }
 }
 

@@ -78,6 +78,7 @@ mod completion;
 mod copy2d;
 mod destroy;
 mod device_flag;
+mod device_handle;
 mod event;
 mod event_flags;
 mod failure_mode;

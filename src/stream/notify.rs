@@ -1,5 +1,6 @@
 //! [`Notify`]: a one-bit signal between streams (`aclrtNotify`).
 
+use super::device_handle::destroy_once;
 use super::stream::Stream;
 use crate::Device;
 use crate::error::{Call, Error, Result, check};
@@ -282,15 +283,16 @@ impl Notify {
     }
 
     fn release(&mut self) -> Result<()> {
-        let Some(handle) = self.handle.take() else {
-            return Ok(());
-        };
-        self.device.make_current()?;
         // SAFETY: the handle came from `aclrtCreateNotify` or
-        // `aclrtNotifyImportByKey` and is destroyed once (`take` above).
-        check("aclrtDestroyNotify", unsafe {
-            sys::aclrtDestroyNotify(handle.as_ptr())
-        })
+        // `aclrtNotifyImportByKey`.
+        unsafe {
+            destroy_once(
+                &mut self.handle,
+                &self.device,
+                "aclrtDestroyNotify",
+                sys::aclrtDestroyNotify,
+            )
+        }
     }
 }
 
