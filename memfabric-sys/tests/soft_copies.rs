@@ -302,3 +302,75 @@ fn an_asynchronous_copy_is_finished_by_its_own_threads_wait() {
         },
     );
 }
+
+#[test]
+fn the_external_stream_counts_only_with_the_async_flag() {
+    scenario(
+        "the_external_stream_counts_only_with_the_async_flag",
+        "external_stream",
+        || {
+            use ascend_sys::soft::direct as acl;
+            let port = common::free_port();
+            assert_eq!(init(port, 1, &config(None, true)), SMEM_OK);
+            let bm = create(10, 0, 2 << 20);
+            assert!(!bm.is_null(), "{:?}", last_error());
+            // SAFETY: a live handle.
+            assert_eq!(unsafe { smem_bm_join(bm, 0) }, SMEM_OK);
+            let hbm = gva(bm, SMEM_MEM_TYPE_DEVICE, 0);
+            let local = device_alloc(4096);
+            let (source, later) = (pattern(4096, 4), pattern(4096, 5));
+            let with_stream = |from: &[u8], flags: u32, stream: *mut std::ffi::c_void| {
+                let mut params = smem_copy_params_t {
+                    src: from.as_ptr().cast(),
+                    dest: hbm.cast(),
+                    dataSize: 4096,
+                    stream,
+                };
+                // SAFETY: the test's buffer and a GVA of `bm`.
+                unsafe { smem_bm_copy(bm, &mut params, SMEMB_COPY_H2G, flags) }
+            };
+            // Without ASYNC_COPY_FLAG the stream is ignored (even one that is
+            // no stream): the copy is synchronous.
+            assert_eq!(
+                with_stream(&source, SMEM_BM_FLAG_USE_EXTERNAL_STREAM, 0x10 as *mut _),
+                SMEM_OK,
+                "{:?}",
+                last_error()
+            );
+            assert_eq!(copy(bm, hbm, local, 4096, SMEMB_COPY_G2L), SMEM_OK);
+            assert_eq!(device_read(local, 4096), source);
+            // With it, the copy is queued on the stream: the software device
+            // validates the stream (a bogus one is refused), a real one runs
+            // it in its order.
+            assert_ne!(
+                with_stream(
+                    &later,
+                    SMEM_BM_FLAG_USE_EXTERNAL_STREAM | ASYNC_COPY_FLAG,
+                    0x10 as *mut _
+                ),
+                SMEM_OK
+            );
+            let mut stream = null_mut();
+            // SAFETY: a valid out-pointer.
+            assert_eq!(unsafe { acl::aclrtCreateStream(&mut stream) }, ascend_sys::ACL_SUCCESS);
+            assert_eq!(
+                with_stream(&later, SMEM_BM_FLAG_USE_EXTERNAL_STREAM | ASYNC_COPY_FLAG, stream),
+                SMEM_OK,
+                "{:?}",
+                last_error()
+            );
+            // SAFETY: a live stream, destroyed once.
+            unsafe {
+                assert_eq!(acl::aclrtSynchronizeStream(stream), ascend_sys::ACL_SUCCESS);
+                assert_eq!(acl::aclrtDestroyStream(stream), ascend_sys::ACL_SUCCESS);
+            }
+            assert_eq!(copy(bm, hbm, local, 4096, SMEMB_COPY_G2L), SMEM_OK);
+            assert_eq!(device_read(local, 4096), later, "the stream's copy ran");
+            // SAFETY: a live handle, then the world.
+            unsafe {
+                smem_bm_destroy(bm);
+                smem_bm_uninit(0);
+            }
+        },
+    );
+}

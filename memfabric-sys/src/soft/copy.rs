@@ -240,8 +240,9 @@ fn resolve(peers: &mut Peers<'_>, class: Class, address: u64, size: u64) -> Soft
     }
 }
 
-/// Moves `size` bytes between resolved sides.
-fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, flags: u32, stream: *mut c_void) -> SoftResult {
+/// Moves `size` bytes between resolved sides: now (`aclrtMemcpy`), or
+/// queued on `stream` (`aclrtMemcpyAsync`).
+fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, stream: Option<*mut c_void>) -> SoftResult {
     let kind = match (src.device, dst.device) {
         (false, false) => ACL_MEMCPY_HOST_TO_HOST,
         (false, true) => ACL_MEMCPY_HOST_TO_DEVICE,
@@ -253,8 +254,7 @@ fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, flags: u32, stream: *mut
     };
     let (to, from) = (dst.address as *mut c_void, src.address as *const c_void);
     with_device(bm.world.device, || {
-        let external = flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0 && flags & ASYNC_COPY_FLAG != 0;
-        let code = if external {
+        let code = if let Some(stream) = stream {
             // SAFETY: the sides are the caller's memory (its contract) or
             // pool segments held alive by `src`/`dst` for this call; the
             // software device validates both ranges and the stream.
@@ -266,7 +266,11 @@ fn transfer(bm: &Bm, src: &Side, dst: &Side, size: u64, flags: u32, stream: *mut
         if code == ACL_SUCCESS {
             Ok(())
         } else {
-            let what = if external { "aclrtMemcpyAsync" } else { "aclrtMemcpy" };
+            let what = if stream.is_some() {
+                "aclrtMemcpyAsync"
+            } else {
+                "aclrtMemcpy"
+            };
             fail(
                 SMEM_ERROR,
                 format!(
@@ -298,9 +302,11 @@ pub(crate) fn copy(bm: &Arc<Bm>, params: &smem_copy_params_t, kind: smem_bm_copy
 /// Moves the bytes now, or queues them for this thread's `smem_bm_wait`
 /// (`ASYNC_COPY_FLAG` without an external stream).
 fn submit(bm: &Arc<Bm>, source: Side, destination: Side, size: u64, flags: u32, stream: *mut c_void) -> SoftResult {
-    let external = flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0;
-    if flags & ASYNC_COPY_FLAG == 0 || external {
-        return transfer(bm, &source, &destination, size, flags, stream);
+    if flags & ASYNC_COPY_FLAG == 0 {
+        return transfer(bm, &source, &destination, size, None);
+    }
+    if flags & SMEM_BM_FLAG_USE_EXTERNAL_STREAM != 0 {
+        return transfer(bm, &source, &destination, size, Some(stream));
     }
     let registration = |side: &Side| side.local.then(|| bm.registration_of(side.address, size)).flatten();
     let pending = Pending {
@@ -352,14 +358,7 @@ pub(crate) fn wait(bm: &Arc<Bm>) -> SoftResult {
                 "a local side of an asynchronous copy was unregistered before smem_bm_wait: the copy is dropped",
             )
         } else {
-            transfer(
-                bm,
-                &pending.source,
-                &pending.destination,
-                pending.size,
-                0,
-                std::ptr::null_mut(),
-            )
+            transfer(bm, &pending.source, &pending.destination, pending.size, None)
         };
         if let Err(error) = result {
             first.get_or_insert(error);
