@@ -42,6 +42,7 @@ use segments::sleep;
 use state::{Shared, State};
 use std::fmt;
 use std::sync::Arc;
+use thread_cache::Cached;
 
 /// A caching device allocator for one device: blocks are placed best-fit
 /// in two expandable segments (a small and a large pool, as torch_npu's),
@@ -249,19 +250,25 @@ impl DevicePool {
     /// assert!(matches!(too_big, Err(Error::PoolExhausted { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PoolBlock>> {
         // The hit, inlined into the caller: a small size of the default
-        // tag that this thread's cache holds.
-        // Its common case only, with no call on any path (so the caller
-        // saves no registers for it); everything else is `alloc_in`'s.
+        // tag that this thread's cache holds, with no call on any path.
+        // The owner is built here, after the hit and the miss meet, so
+        // that it goes to the caller's place in registers: built in the
+        // miss's returned memory instead, a move out of it (any `?`) read
+        // the hit's word-by-word stores with wider loads, which cannot be
+        // forwarded from them, and the hit waited for its own stores.
         let shared = &*self.shared;
-        if let Some(size) = shared.small_size(bytes)
-            && let Some((node, tracks)) = shared.caches.take_idle(0, size)
-        {
-            return Ok(PoolBlock::ordered(node, bytes, tracks));
-        }
-        self.alloc_in(None, bytes)
+        let hit = match shared.small_size(bytes) {
+            Some(size) => shared.caches.take_idle(0, size),
+            None => None,
+        };
+        let (node, tracks) = match hit {
+            Some(hit) => hit,
+            None => self.miss(None, bytes)?,
+        };
+        Ok(PoolBlock::ordered(node, bytes, tracks))
     }
 
     /// [`DevicePool::alloc`] for memory tagged `tag` (for example
@@ -288,11 +295,15 @@ impl DevicePool {
     /// # Ok::<(), ascend::Error>(())
     /// ```
     pub fn alloc_tagged(&self, bytes: usize, tag: &str) -> Result<Ordered<PoolBlock>> {
-        self.alloc_in(Some(tag), bytes)
+        let (node, tracks) = self.miss(Some(tag), bytes)?;
+        Ok(PoolBlock::ordered(node, bytes, tracks))
     }
 
+    /// The block for a request of `bytes` of `tag`'s memory that
+    /// [`DevicePool::alloc`]'s inlined hit did not serve, with the uses
+    /// that may be queued on it (its length not yet set).
     #[inline(never)]
-    fn alloc_in(&self, tag: Option<&str>, bytes: usize) -> Result<Ordered<PoolBlock>> {
+    fn miss(&self, tag: Option<&str>, bytes: usize) -> Result<Cached> {
         let shared = &self.shared;
         let size = shared.rounded(bytes).ok_or_else(|| {
             let api = if tag.is_some() {
@@ -321,9 +332,9 @@ impl DevicePool {
         // memory goes through the state, which counts it by tag.
         if class == SMALL
             && arena == 0
-            && let Some((node, tracks)) = shared.caches.take(arena, size)
+            && let Some(cached) = shared.caches.take(arena, size)
         {
-            return Ok(PoolBlock::ordered(node, bytes, tracks));
+            return Ok(cached);
         }
         self.placed(arena, class, size, bytes)
     }
@@ -332,7 +343,7 @@ impl DevicePool {
     /// (a miss of the thread cache, or a large block), of length `bytes`
     /// (at most `size`).
     #[inline(never)]
-    fn placed(&self, arena: usize, class: usize, size: usize, bytes: usize) -> Result<Ordered<PoolBlock>> {
+    fn placed(&self, arena: usize, class: usize, size: usize, bytes: usize) -> Result<Cached> {
         let shared = &self.shared;
         let (block, tracks, gate) = shared.alloc_from_state(arena, class, size)?;
         let node = Box::new(BlockNode {
@@ -343,7 +354,7 @@ impl DevicePool {
             class,
             len: bytes,
         });
-        Ok(PoolBlock::ordered(node, bytes, tracks))
+        Ok((node, tracks))
     }
 
     /// Gives the cached chunks past the last live block of each segment

@@ -120,7 +120,7 @@ impl Shared {
     /// `bytes` rounded, when that is a small block's size (a request the
     /// thread caches may serve) and the rounding is a plain power of two;
     /// `None` otherwise, also when the divisions round it (the pool hit's
-    /// inlined path calls nothing: `DevicePool::alloc_in` rounds those).
+    /// inlined path calls nothing: `DevicePool::miss` rounds those).
     #[inline]
     pub(super) fn small_size(&self, bytes: usize) -> Option<usize> {
         if self.divides {

@@ -62,7 +62,7 @@ impl Hasher for SizeHasher {
 }
 
 /// A cached block with the uses that may still be queued on it.
-type Cached = (Box<BlockNode>, Tracks);
+pub(super) type Cached = (Box<BlockNode>, Tracks);
 
 /// No key: what [`Blocks::hot_key`] is before the first block (no block
 /// has size 0).
