@@ -122,19 +122,25 @@ impl Lanes {
         if len < 2 * LANE_BYTES {
             Self::One(Lane::new(tracks))
         } else {
-            Self::split(len, tracks)
+            // Boxed out of line, wrapped here: a `Lanes` returned by the
+            // cold call would be built in memory, where the common branch
+            // then built its own, read back with wider loads than its
+            // stores (a store-forwarding stall on every pool hit of a
+            // size unknown at compile time).
+            Self::Many(Self::split(len, tracks))
         }
     }
 
+    /// The lanes of `len` bytes (at least two lanes' worth).
     #[cold]
     #[inline(never)]
-    fn split(len: usize, tracks: Tracks) -> Self {
+    fn split(len: usize, tracks: Tracks) -> Box<ManyLanes> {
         let span = LANE_BYTES.max((len / MOST_LANES).next_power_of_two());
         let (shift, count) = (span.trailing_zeros(), len.div_ceil(span));
         let lanes = (0..count)
             .map(|index| PaddedLane(Lane::new(tracks.clipped(&lane_bytes(shift, count, index)))))
             .collect();
-        Self::Many(Box::new(ManyLanes { shift, lanes }))
+        Box::new(ManyLanes { shift, lanes })
     }
 
     fn count(&self) -> usize {
