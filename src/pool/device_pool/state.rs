@@ -29,6 +29,10 @@ pub(super) struct Shared {
     /// Whether [`PoolConfig::roundup_power2_divisions`] divides some
     /// interval (else rounding is a mask).
     divides: bool,
+    /// The largest rounded size the inlined pool hit serves: the small
+    /// blocks' limit, or 0 while the divisions round (one comparison on
+    /// the hit for both).
+    hit_limit: usize,
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
     /// `state`, then a cache).
@@ -73,6 +77,7 @@ impl Shared {
             prop,
             caches: ThreadCaches::new(config.large_chunk),
             divides: config.divides(),
+            hit_limit: if config.divides() { 0 } else { config.small_limit },
             config,
             state: Mutex::new(State {
                 arenas: vec![default],
@@ -123,12 +128,11 @@ impl Shared {
     /// inlined path calls nothing: `DevicePool::miss` rounds those).
     #[inline]
     pub(super) fn small_size(&self, bytes: usize) -> Option<usize> {
-        if self.divides {
-            return None;
-        }
         let mask = self.config.rounding - 1;
         let size = bytes.max(1).checked_add(mask)? & !mask;
-        (self.class_of(size) == SMALL).then_some(size)
+        // A small block's size (`class_of` is SMALL up to the limit), and
+        // none while the divisions round (the limit is then 0).
+        (size <= self.hit_limit).then_some(size)
     }
 
     /// Moves every thread cache's blocks back into the free lists
@@ -485,20 +489,17 @@ impl Shared {
     pub(super) unsafe fn give_back(this: *const Self, node: Box<BlockNode>, tracks: Tracks) {
         // Small blocks are kept whole for the next request of their size;
         // large ones coalesce at once, which keeps large-pool fragmentation
-        // low.
-        if node.class == SMALL && node.arena == 0 {
-            // The common case, with no call on any path; the rest is
-            // `give_back_slowly`'s, a tail call.
-            // SAFETY: `node` holds the pool until a cache keeps it, and
-            // `put_idle` keeps no reference across letting go of the cache.
-            match unsafe { ThreadCaches::put_idle(&raw const (*this).caches, node, tracks) } {
-                Ok(()) => {}
-                // SAFETY: `node` holds the pool.
-                Err((node, tracks)) => unsafe { Self::give_back_slowly(this, node, tracks) },
-            }
-        } else {
+        // low. The common case, with no call on any path; the rest is
+        // `give_back_slowly`'s, a tail call. `put_idle` keeps only a block
+        // of its hot stack's key: a small size of the default tag (only
+        // `put` sets that key, for such blocks), so a large or tagged block
+        // goes on without a test of its own here.
+        // SAFETY: `node` holds the pool until a cache keeps it, and
+        // `put_idle` keeps no reference across letting go of the cache.
+        match unsafe { ThreadCaches::put_idle(&raw const (*this).caches, node, tracks) } {
+            Ok(()) => {}
             // SAFETY: `node` holds the pool.
-            unsafe { Self::give_back_slowly(this, node, tracks) };
+            Err((node, tracks)) => unsafe { Self::give_back_slowly(this, node, tracks) },
         }
     }
 

@@ -24,6 +24,7 @@
 //! otherwise (never below it).
 
 use super::block::BlockNode;
+use super::segments::arena::SMALL;
 use crate::pool::per_thread::cache_slot::{CacheSlot, SlotHold, hold_all};
 use crate::pool::per_thread::shared_total::SharedTotal;
 use crate::pool::per_thread::thread_token::{named_token, token};
@@ -383,6 +384,9 @@ impl ThreadCaches {
             {
                 return Err((node, tracks));
             }
+            // The hot key is a small size of the default tag (see
+            // `Shared::give_back`).
+            debug_assert!(node.class == SMALL && node.arena == 0, "a large or tagged block cached");
             counts.given_back(len);
             // Live bytes become idle: both totals fall, within the
             // headrooms' cap.
