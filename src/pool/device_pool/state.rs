@@ -29,9 +29,10 @@ pub(super) struct Shared {
     /// Whether [`PoolConfig::roundup_power2_divisions`] divides some
     /// interval (else rounding is a mask).
     divides: bool,
-    /// The largest rounded size the inlined pool hit serves: the small
-    /// blocks' limit, or 0 while the divisions round (one comparison on
-    /// the hit for both).
+    /// The largest request the inlined pool hit serves: the small blocks'
+    /// limit rounded down to the rounding (so a request up to it rounds
+    /// to at most it, without overflow), or 0 while the divisions round
+    /// (one comparison on the hit for both).
     hit_limit: usize,
     pub(super) state: Mutex<State>,
     /// Whole freed blocks per thread, in front of `state` (lock order:
@@ -62,6 +63,16 @@ pub(super) struct State {
     pub(super) history: Recorder,
 }
 
+/// [`Shared::hit_limit`] of `config`.
+fn hit_limit(config: &PoolConfig) -> usize {
+    if config.divides() {
+        return 0;
+    }
+    // The rounding is a power of two (checked with the config).
+    let mask = config.rounding - 1;
+    config.small_limit.min(usize::MAX - mask) & !mask
+}
+
 impl Shared {
     /// A new pool's hub: `default` is the arena of the default tag,
     /// `limit` the cap on reserved bytes.
@@ -77,7 +88,7 @@ impl Shared {
             prop,
             caches: ThreadCaches::new(config.large_chunk),
             divides: config.divides(),
-            hit_limit: if config.divides() { 0 } else { config.small_limit },
+            hit_limit: hit_limit(&config),
             config,
             state: Mutex::new(State {
                 arenas: vec![default],
@@ -128,11 +139,15 @@ impl Shared {
     /// inlined path calls nothing: `DevicePool::miss` rounds those).
     #[inline]
     pub(super) fn small_size(&self, bytes: usize) -> Option<usize> {
+        // 1 to `hit_limit` bytes (0 wraps above it: `DevicePool::miss`
+        // serves it); none while the divisions round (the limit is 0).
+        if bytes.wrapping_sub(1) >= self.hit_limit {
+            return None;
+        }
+        // At most `hit_limit`, a multiple of the rounding within the small
+        // blocks' limit (so `class_of` is SMALL), and no overflow.
         let mask = self.config.rounding - 1;
-        let size = bytes.max(1).checked_add(mask)? & !mask;
-        // A small block's size (`class_of` is SMALL up to the limit), and
-        // none while the divisions round (the limit is then 0).
-        (size <= self.hit_limit).then_some(size)
+        Some((bytes + mask) & !mask)
     }
 
     /// Moves every thread cache's blocks back into the free lists

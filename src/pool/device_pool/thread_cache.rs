@@ -191,7 +191,11 @@ const RECORDING: u8 = 8;
 
 /// The per-thread caches of one pool.
 pub(super) struct ThreadCaches {
+    /// A power of two of slots (never resized), so that a token masked by
+    /// `mask` is always one's index.
     caches: Box<[CacheSlot<Cache, CacheCounts>]>,
+    /// `caches.len() - 1`.
+    mask: usize,
     /// Why blocks go through the pool's state instead ([`ASLEEP`],
     /// [`CLOSED`], [`RECORDING`], and with the feature `testing` `WATCHED`): one load
     /// tells a hit whether it may use a cache.
@@ -286,6 +290,7 @@ impl ThreadCaches {
             .map_or(4, |threads| threads.get() * 2)
             .next_power_of_two();
         Self {
+            mask: count - 1,
             caches: (0..count)
                 .map(|_| CacheSlot::new(Cache::default(), CacheCounts::default()))
                 .collect(),
@@ -300,8 +305,18 @@ impl ThreadCaches {
     #[inline]
     fn my_slot(&self) -> (&CacheSlot<Cache, CacheCounts>, usize) {
         let token = token();
-        // The count is a power of two: a mask instead of a division.
-        (&self.caches[token & (self.caches.len() - 1)], token)
+        (self.slot(token), token)
+    }
+
+    /// The slot of `token`: the count is a power of two, so a mask instead
+    /// of a division, and no bounds test.
+    #[inline(always)]
+    fn slot(&self, token: usize) -> &CacheSlot<Cache, CacheCounts> {
+        debug_assert!(self.caches.len().is_power_of_two() && self.mask == self.caches.len() - 1);
+        // SAFETY: `mask` is `caches.len() - 1` for a power-of-two length,
+        // both fixed when the caches were made, so the masked token is
+        // below the length.
+        unsafe { self.caches.get_unchecked(token & self.mask) }
     }
 
     /// The calling thread's cache, once no one else holds it.
@@ -315,8 +330,7 @@ impl ThreadCaches {
     #[inline(always)]
     fn my_named_slot(&self) -> Option<(&CacheSlot<Cache, CacheCounts>, usize)> {
         let token = named_token()?;
-        // The count is a power of two: a mask instead of a division.
-        Some((self.caches.get(token & (self.caches.len() - 1))?, token))
+        Some((self.slot(token), token))
     }
 
     /// The pool hit's take: [`ThreadCaches::take`] in its common case
