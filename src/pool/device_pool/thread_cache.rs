@@ -286,8 +286,11 @@ impl ThreadCaches {
     /// rounded up to a power of two (more threads share them), keeping at
     /// most `headroom_cap` bytes of headroom each.
     pub(super) fn new(headroom_cap: usize) -> Self {
+        // At most 2^16 slots, so that the power of two cannot overflow:
+        // `slot` relies on a power-of-two count of at least one.
         let count = std::thread::available_parallelism()
-            .map_or(4, |threads| threads.get() * 2)
+            .map_or(4, |threads| threads.get().saturating_mul(2))
+            .min(1 << 16)
             .next_power_of_two();
         Self {
             mask: count - 1,
