@@ -306,24 +306,24 @@ impl PinnedPool {
     /// assert!(matches!(overflow, Err(Error::InvalidArgument { .. })));
     /// # Ok::<(), ascend::Error>(())
     /// ```
+    #[inline(always)]
     pub fn alloc(&self, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
-        let size = self.bucket_size(bytes).ok_or_else(|| {
-            Error::invalid(
-                Call::rust("PinnedPool::alloc"),
-                format!("{bytes} bytes overflow usize when rounded up to a power of two"),
-            )
-        })?;
+        let Some(size) = self.bucket_size(bytes) else {
+            return Err(overflow(bytes));
+        };
         let token = token();
-        // The hit, handed out on its own path: merged with the slow
-        // paths' results, the buffer went through memory, with copies
-        // that read across stores the processor cannot forward.
-        if let Some((buffer, tracks)) = self.shared.take_owned(token, size, bytes) {
+        // The hit, inlined into the caller, and the slow paths meet before
+        // the owner is built, so that it goes to the caller's place in
+        // registers: built in returned memory instead, a move out of it
+        // (any `?`) read the word-by-word stores with wider loads, which
+        // cannot be forwarded from them (as for `DevicePool::alloc`).
+        let (buffer, tracks, carried) = match self.shared.take_owned(token, size, bytes) {
             // SAFETY: the cached buffer held a count of the state, which
             // moves to its `Ordered` (see `Shared`).
-            let carried = unsafe { Carried::from_raw(self.carrier()) };
-            return Ok(self.hand_out(buffer, tracks, carried, size, bytes));
-        }
-        self.alloc_slowly(token, size, bytes)
+            Some((buffer, tracks)) => (buffer, tracks, unsafe { Carried::from_raw(self.carrier()) }),
+            None => self.take_or_allocate(token, size, bytes)?,
+        };
+        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
     }
 
     /// `len` elements of `T` (its length), in a buffer of the pool: the
@@ -427,18 +427,11 @@ impl PinnedPool {
         }
     }
 
-    /// [`PinnedPool::alloc`] past an owner's hit of the caller's shard.
-    #[cold]
-    #[inline(never)]
-    fn alloc_slowly(&self, token: usize, size: usize, bytes: usize) -> Result<Ordered<PinnedHostBuf<u8>>> {
-        let (buffer, tracks, carried) = self.take_or_allocate(token, size, bytes)?;
-        Ok(self.hand_out(buffer, tracks, carried, size, bytes))
-    }
-
     /// A buffer of `size` bytes for a request of `bytes` past an owner's
     /// hit of the caller's shard (from the shards, or allocated), with its
     /// uses and its count of the state.
     #[allow(clippy::type_complexity)]
+    #[inline(never)]
     fn take_or_allocate(
         &self,
         token: usize,
@@ -607,4 +600,14 @@ impl fmt::Debug for PinnedPool {
             .field("stats", &self.stats())
             .finish()
     }
+}
+
+/// [`PinnedPool::alloc`]'s error for `bytes` whose power of two overflows.
+#[cold]
+#[inline(never)]
+fn overflow(bytes: usize) -> Error {
+    Error::invalid(
+        Call::rust("PinnedPool::alloc"),
+        format!("{bytes} bytes overflow usize when rounded up to a power of two"),
+    )
 }
