@@ -166,18 +166,8 @@ pub(crate) unsafe fn aclrtIpcMemImportPidInterServer(
         if key.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, "key is NULL");
         }
-        if serverPids.is_null() {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids is NULL");
-        }
-        if num == 0 {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
-        }
-        // SAFETY: checked non-NULL; `serverPids` holds `num` entries by the
-        // call's contract.
-        let entries = unsafe { std::slice::from_raw_parts(serverPids, num) };
-        if let Some(index) = entries.iter().position(|entry| entry.pid.is_null()) {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, format!("serverPids[{index}].pid is NULL"));
-        }
+        // SAFETY: `serverPids` holds `num` entries by the call's contract.
+        unsafe { check_server_pids(serverPids, num) }?;
         fail(
             ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
             "whitelisting processes of other servers exists only on Atlas A3; the software device models the common chips",

@@ -26,6 +26,29 @@ fn non_null<T>(pointer: *const T, name: &str) -> SoftResult {
     }
 }
 
+/// The runtime's checks of an inter-server whitelist (`aclrtServerPid`
+/// entries), shared by `aclrtNotifySetImportPidInterServer` and
+/// `aclrtIpcMemImportPidInterServer`: the list not NULL, `num` not 0, and
+/// no entry's `pid` NULL, each `ACL_ERROR_RT_PARAM_INVALID`.
+///
+/// # Safety
+///
+/// A non-NULL `server_pids` must hold `num` entries.
+unsafe fn check_server_pids(server_pids: *const aclrtServerPid, num: usize) -> SoftResult {
+    if server_pids.is_null() {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids is NULL");
+    }
+    if num == 0 {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
+    }
+    // SAFETY: checked non-NULL; `num` entries by the caller's promise.
+    let entries = unsafe { std::slice::from_raw_parts(server_pids, num) };
+    if let Some(index) = entries.iter().position(|entry| entry.pid.is_null()) {
+        return fail(ACL_ERROR_RT_PARAM_INVALID, format!("serverPids[{index}].pid is NULL"));
+    }
+    Ok(())
+}
+
 /// Writes `value` through an out-pointer already checked non-NULL.
 ///
 /// # Safety

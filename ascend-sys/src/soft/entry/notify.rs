@@ -122,18 +122,8 @@ pub(crate) unsafe fn aclrtNotifySetImportPidInterServer(
         if notify.is_null() {
             return fail(ACL_ERROR_RT_PARAM_INVALID, "notify is NULL");
         }
-        if serverPids.is_null() {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "serverPids is NULL");
-        }
-        if num == 0 {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, "num is 0");
-        }
-        // SAFETY: checked non-NULL; `serverPids` holds `num` entries by the
-        // call's contract.
-        let entries = unsafe { std::slice::from_raw_parts(serverPids, num) };
-        if let Some(index) = entries.iter().position(|entry| entry.pid.is_null()) {
-            return fail(ACL_ERROR_RT_PARAM_INVALID, format!("serverPids[{index}].pid is NULL"));
-        }
+        // SAFETY: `serverPids` holds `num` entries by the call's contract.
+        unsafe { check_server_pids(serverPids, num) }?;
         streams::notify_set_import_pids_inter_server(notify as usize)
     })();
     finish("aclrtNotifySetImportPidInterServer", outcome)
