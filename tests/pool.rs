@@ -1064,3 +1064,27 @@ fn typed_pinned_requests_that_cannot_be_served_are_refused_without_a_panic() {
     );
     assert_eq!(pool.alloc_typed::<u32>(4).unwrap().len(), 4, "still usable");
 }
+
+/// The thread cache's give-back tests no block's tag or class of its own:
+/// it keeps only a block of its hot stack's key, a small size of the
+/// default tag. A tagged block of the same size, dropped after a cached
+/// default block, goes back to its tag, so the next default request gets
+/// the default block, not the tagged one (which a cache holding it would
+/// hand out first).
+#[test]
+fn a_tagged_block_of_a_cached_size_goes_back_to_its_tag() {
+    let (_serial, device, _granule) = common::pool::start();
+    let pool = DevicePool::new(&device, PoolConfig::default()).unwrap();
+    let default = pool.alloc(4096).unwrap();
+    let default_address = default.device_ptr();
+    drop(default); // cached: the hot key is (default tag, 4096)
+    let tagged = pool.alloc_tagged(4096, "kv").unwrap();
+    let tagged_address = tagged.device_ptr();
+    assert_ne!(tagged_address, default_address);
+    drop(tagged);
+    let next = pool.alloc(4096).unwrap();
+    assert_eq!(next.device_ptr(), default_address, "the default tag's cached block");
+    drop(next);
+    let again = pool.alloc_tagged(4096, "kv").unwrap();
+    assert_eq!(again.device_ptr(), tagged_address, "the tag's own freed block");
+}
