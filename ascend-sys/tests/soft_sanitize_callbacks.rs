@@ -8,21 +8,13 @@ mod soft_common;
 
 use ascend_sys::*;
 use soft_common::on_device;
+use soft_common::sanitize::ok;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 const N: usize = 4096;
-
-fn ok(code: aclError, what: &str) {
-    assert_eq!(
-        code,
-        ACL_SUCCESS,
-        "{what}: {}",
-        soft::recent_error().unwrap_or_default()
-    );
-}
 
 fn races(body: impl FnOnce() + Send) -> Vec<String> {
     let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

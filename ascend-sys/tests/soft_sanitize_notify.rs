@@ -10,83 +10,10 @@
 mod soft_common;
 
 use ascend_sys::*;
-use soft_common::on_device;
-use std::ffi::c_void;
+use soft_common::sanitize::{done, fill, free, malloc, ok, planted, reports, stream};
 use std::ptr::null_mut;
-use std::sync::Mutex;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 const N: usize = 4096;
-
-fn ok(code: aclError, what: &str) {
-    assert_eq!(
-        code,
-        ACL_SUCCESS,
-        "{what}: {}",
-        soft::recent_error().unwrap_or_default()
-    );
-}
-
-/// The sanitizer's race reports while `body` runs on device 0.
-fn reports(body: impl FnOnce() + Send) -> Vec<String> {
-    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    soft::start_sanitizer(soft::Checks::all());
-    let watch = soft::MisuseWatch::start();
-    on_device(body);
-    watch
-        .seen()
-        .into_iter()
-        .map(|misuse| misuse.description)
-        .filter(|text| text.starts_with("race") || text.starts_with("sync misuse"))
-        .collect()
-}
-
-/// `body(false)` (the hazard) is reported once, with every word of `words`;
-/// `body(true)` (its synchronised twin) is not reported.
-fn planted(words: &[&str], body: impl Fn(bool) + Sync) {
-    let found = reports(|| body(false));
-    assert_eq!(found.len(), 1, "one report expected, got {found:#?}");
-    for word in words {
-        assert!(found[0].contains(word), "{word:?} missing from {:?}", found[0]);
-    }
-    let twin = reports(|| body(true));
-    assert!(twin.is_empty(), "the synchronised twin was reported: {twin:#?}");
-}
-
-fn stream() -> aclrtStream {
-    let mut stream = null_mut();
-    // SAFETY: valid out-pointer.
-    ok(unsafe { aclrtCreateStream(&mut stream) }, "create stream");
-    stream
-}
-
-fn done(stream: aclrtStream) {
-    // SAFETY: a live stream.
-    ok(unsafe { aclrtSynchronizeStream(stream) }, "synchronize");
-    // SAFETY: a live stream, destroyed once.
-    ok(unsafe { aclrtDestroyStream(stream) }, "destroy stream");
-}
-
-fn malloc(size: usize) -> *mut c_void {
-    let mut ptr = null_mut();
-    // SAFETY: valid out-pointer.
-    ok(
-        unsafe { aclrtMalloc(&mut ptr, size, ACL_MEM_MALLOC_HUGE_FIRST) },
-        "malloc",
-    );
-    ptr
-}
-
-fn free(ptr: *mut c_void) {
-    // SAFETY: a live allocation, freed once.
-    ok(unsafe { aclrtFree(ptr) }, "free");
-}
-
-fn fill(ptr: *mut c_void, value: i32, len: usize, stream: aclrtStream) {
-    // SAFETY: `ptr` is device memory of at least `len` bytes.
-    ok(unsafe { aclrtMemsetAsync(ptr, len, value, len, stream) }, "memsetAsync");
-}
 
 #[test]
 fn a_race_through_a_notify() {

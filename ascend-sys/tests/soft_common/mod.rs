@@ -6,6 +6,7 @@
 
 pub mod peer;
 pub mod raw;
+pub mod sanitize;
 
 use ascend_sys::*;
 use std::ffi::CStr;
